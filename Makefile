@@ -1,0 +1,94 @@
+# M100 NPU stack: top-level build.  `make help` lists the targets.
+#
+# Userspace is C11 with -Wall -Wextra -Werror.  The device core is built
+# twice: optimised (tools, benchmarks) and with ASan/UBSan (unit tests).
+
+CC       ?= gcc
+BUILD    := build
+OPTFLAGS ?= -O3
+CSTD     := -std=c11 -D_GNU_SOURCE
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+INCS     := -Iuapi -Iqemu-device/core
+CFLAGS_COMMON := $(CSTD) $(WARN) $(INCS) -g -pthread -fPIC
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDLIBS_CORE := -lm -pthread
+
+CORE_SRCS := $(sort $(wildcard qemu-device/core/*.c))
+CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard uapi/npu/*.h)
+CORE_OBJS_OPT := $(patsubst qemu-device/core/%.c,$(BUILD)/obj/core/%.o,$(CORE_SRCS))
+CORE_OBJS_SAN := $(patsubst qemu-device/core/%.c,$(BUILD)/obj/core-san/%.o,$(CORE_SRCS))
+LIBCORE     := $(BUILD)/lib/libnpucore.a
+LIBCORE_SAN := $(BUILD)/lib/libnpucore-san.a
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
+UNIT_BIN  := $(BUILD)/tests/unit-core
+BENCH_BIN := $(BUILD)/bin/npu-bench-core
+DEMO_BIN  := $(BUILD)/bin/npu-core-demo
+
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+
+DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev
+
+.PHONY: all deps run check check-unit bench clean help
+all: $(LIBCORE) $(DEMO_BIN)
+
+help:
+	@echo "make deps        install the Debian packages the project needs (root)"
+	@echo "make             build everything"
+	@echo "make run         run the sample program on the device core"
+	@echo "make check       build and run every test"
+	@echo "make check-unit  device-core unit tests (Check, ASan/UBSan)"
+	@echo "make bench       benchmarks, as ratios against references"
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "all packages present"; fi
+
+$(BUILD)/obj/core/%.o: qemu-device/core/%.c $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) -c $< -o $@
+
+$(BUILD)/obj/core-san/%.o: qemu-device/core/%.c $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -O1 $(SANFLAGS) -c $< -o $@
+
+$(LIBCORE): $(CORE_OBJS_OPT)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBCORE_SAN): $(CORE_OBJS_SAN)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(UNIT_BIN): $(UNIT_SRCS) $(wildcard tests/unit/*.h) $(LIBCORE_SAN)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -O1 $(SANFLAGS) $(CHECK_CFLAGS) -Itests/unit $(UNIT_SRCS) \
+	  $(LIBCORE_SAN) $(CHECK_LIBS) $(LDLIBS_CORE) -o $@
+
+$(BENCH_BIN): $(wildcard tests/bench/*.c) $(LIBCORE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) $(wildcard tests/bench/*.c) $(LIBCORE) -ldnnl $(LDLIBS_CORE) -o $@
+
+$(DEMO_BIN): tools/npu-core-demo/*.c $(LIBCORE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) tools/npu-core-demo/*.c $(LIBCORE) $(LDLIBS_CORE) -o $@
+
+run: $(DEMO_BIN)
+	$(DEMO_BIN)
+
+check: check-unit
+
+check-unit: $(UNIT_BIN)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_BIN)
+
+bench: $(BENCH_BIN)
+	$(BENCH_BIN)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The M100 device core: a plain C library with no QEMU dependency.
+ *
+ * It implements the BAR0 registers, the task queues, the device MMU and
+ * the execution of programs with real results, plus a cycle model.  The
+ * host (the QEMU PCI shell, or libnpu's in-process emulator backend)
+ * supplies physical memory access and interrupt delivery.
+ *
+ * Threading: MMIO calls, npu_core_job_fetch() and npu_core_job_complete()
+ * must be serialised by the host (QEMU: under the BQL).  Different jobs may
+ * run npu_core_job_execute() concurrently on worker threads, alongside
+ * MMIO calls.
+ */
+#ifndef NPU_CORE_H
+#define NPU_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu/npu_hw.h"
+
+struct npu_core;
+struct npu_core_job;
+
+/* Instance parameters; npu_core_config_default() gives the M100. */
+struct npu_core_config {
+	unsigned clusters;		/* 1..NPU_HW_MAX_CLUSTERS */
+	unsigned tpbs_per_cluster;	/* 1..NPU_HW_MAX_TPBS_PER_CLUSTER */
+	unsigned mesh_x, mesh_y;	/* clusters + 2 <= mesh_x * mesh_y <= 16 */
+	uint32_t defect_mask;		/* fused clusters */
+	unsigned clock_mhz;		/* 1..100000 */
+	uint32_t hbsm_size;		/* per TPB: 64 KiB..2 MiB, power of two */
+	uint32_t sram_size;		/* 1 MiB..32 MiB, multiple of 4 KiB banks */
+	unsigned threads;		/* execution threads per job, 0 = auto */
+	bool timing;			/* reported in NPU_CAP_TIMING only */
+};
+
+struct npu_core_host {
+	/* DDR access by physical address; return 0, or -1 if unbacked. */
+	int (*mem_read)(void *opaque, uint64_t pa, void *buf, size_t len);
+	int (*mem_write)(void *opaque, uint64_t pa, const void *buf, size_t len);
+	/* The masked interrupt status changed (level: 0 = deasserted). */
+	void (*irq)(void *opaque, uint32_t pending);
+	/* Queue @queue has new work: call npu_core_job_fetch() soon, but not
+	 * from inside the MMIO callback. May be NULL (host polls). */
+	void (*kick)(void *opaque, unsigned queue);
+	void *opaque;
+};
+
+void npu_core_config_default(struct npu_core_config *cfg);
+/* 0 if valid, else -1 with a message naming the bad parameter in err. */
+int npu_core_config_check(const struct npu_core_config *cfg, char *err,
+			  size_t errlen);
+
+struct npu_core *npu_core_create(const struct npu_core_config *cfg,
+				 const struct npu_core_host *host, char *err,
+				 size_t errlen);
+void npu_core_destroy(struct npu_core *core);
+
+uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t offset);
+void npu_core_mmio_write(struct npu_core *core, uint32_t offset, uint32_t value);
+/* Power-on reset; same as writing NPU_RESET_MAGIC to NPU_REG_RESET. */
+void npu_core_reset(struct npu_core *core);
+
+/*
+ * Job lifecycle, one task at a time per queue:
+ *  fetch    - host context: reads the next ring entry of @queue; NULL when
+ *             the queue is idle, disabled, or already has a job out.
+ *  execute  - any thread: runs the task (validation, compute, cycle model).
+ *  complete - host context: writes the completion record, advances HEAD,
+ *             updates counters and interrupts, frees the job.  A job whose
+ *             queue was reset after fetch completes silently.
+ */
+struct npu_core_job *npu_core_job_fetch(struct npu_core *core, unsigned queue);
+void npu_core_job_execute(struct npu_core_job *job);
+uint64_t npu_core_job_cycles(const struct npu_core_job *job);
+unsigned npu_core_job_status(const struct npu_core_job *job);
+void npu_core_job_complete(struct npu_core_job *job);
+
+/* Run every queue until idle, synchronously (in-process backend, tests). */
+void npu_core_run_pending(struct npu_core *core);
+
+/* Human-readable name of an enum npu_hw_task_status. */
+const char *npu_core_status_str(unsigned status);
+
+#endif /* NPU_CORE_H */

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/* Device-core internals shared by npu_core.c, npu_queue.c, npu_mmu.c and npu_task.c. */
+#ifndef NPU_CORE_PRIV_H
+#define NPU_CORE_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "npu_core.h"
+#include "npu_exec.h"
+
+/* Performance counters, in the layout order of the registers. */
+struct npu_perf {
+	uint64_t cycles;
+	uint64_t cluster_busy[NPU_HW_MAX_CLUSTERS];
+	uint64_t unit_busy[NPU_HW_MAX_CLUSTERS][NPU_PERF_UNITS];
+	uint64_t hbsm_conflicts[NPU_HW_MAX_CLUSTERS];
+	uint64_t dma_bytes[NPU_HW_NUM_DMA_ENGINES];
+	uint64_t gsdu_bytes;
+	uint64_t link_bytes[NPU_HW_MAX_LINKS];
+	uint64_t link_stalls[NPU_HW_MAX_LINKS];
+};
+
+struct npu_queue {
+	uint64_t base;
+	uint32_t size_log2;
+	uint32_t head, tail;
+	uint32_t ctrl;
+	uint32_t state;
+	uint32_t last_status;
+	uint64_t done_seq;
+	uint64_t tasks;
+	uint64_t busy;
+	bool job_out;			/* a job was fetched and not completed */
+	struct npu_core_job *job;	/* that job */
+};
+
+struct npu_core {
+	struct npu_core_config cfg;
+	struct npu_core_host host;
+	uint8_t node_of_cluster[NPU_HW_MAX_CLUSTERS];
+	uint8_t ccb_node, ddr_node;
+
+	/*
+	 * Device memories.  Written by executing jobs without a lock: the
+	 * driver gives concurrent tasks disjoint clusters and SRAM windows,
+	 * and a racing program only corrupts its own data.
+	 */
+	uint8_t *hbsm;			/* clusters * tpbs * hbsm_size */
+	uint8_t *sram;
+
+	/*
+	 * lock protects the register state below (queues, irq, fault, perf,
+	 * mmu_ctrl) against concurrent MMIO and job completion; jobs read
+	 * nothing from it while executing.
+	 */
+	pthread_mutex_t lock;
+	struct npu_queue q[NPU_HW_NUM_QUEUES];
+	uint32_t irq_status, irq_mask;
+	uint32_t fault_status;
+	uint64_t fault_addr;
+	uint32_t mmu_ctrl;
+	uint32_t perf_ctrl;
+	uint32_t bad_access;
+	uint32_t scratch;
+	uint64_t latch_hi;		/* upper half latched by a _LO read */
+	struct npu_perf perf;
+	uint32_t generation;		/* bumped by reset: orphans old jobs */
+	struct npu_pool *pool;		/* execution threads, shared by jobs */
+};
+
+/* A fetched task. */
+struct npu_core_job {
+	struct npu_core *core;
+	unsigned queue;
+	uint32_t generation;
+	uint32_t ring_index;
+	struct npu_hw_task desc;
+	struct npu_hw_completion comp;
+	bool desc_ok;			/* ring entry was readable */
+	atomic_bool abort;
+	uint64_t cycles;
+	struct npu_perf perf;		/* this job's contribution */
+	bool mmu_fault;
+	bool mmu_fault_write;
+	bool mmu_on;			/* NPU_MMU_CTRL_ENABLE at fetch */
+};
+
+/* npu_mmu.c: translate a device VA for a job; 0 or NPU_TASK_MMU_FAULT /
+ * NPU_TASK_BUS_ERROR with the completion's fault fields filled. */
+struct npu_mmu_tlb {
+	uint64_t vpn[16];
+	uint64_t pa[16];
+	uint8_t perm[16];
+	bool valid[16];
+};
+int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+		      uint64_t va, bool write, uint64_t *pa,
+		      uint64_t *fault_addr, uint32_t *detail);
+/* Copy between DDR (virtual) and a host buffer; handles page crossings. */
+int npu_mmu_read(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+		 uint64_t va, void *buf, size_t len, uint64_t *fault_addr,
+		 uint32_t *detail);
+int npu_mmu_write(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+		  uint64_t va, const void *buf, size_t len,
+		  uint64_t *fault_addr, uint32_t *detail);
+
+/* npu_task.c: run a fetched, readable task descriptor to completion. */
+void npu_task_run(struct npu_core_job *job);
+/* Memories of a running job (npu_task.c), used by the walker layer. */
+uint8_t *npu_job_hbsm(struct npu_job *job, unsigned lcluster, unsigned tpb);
+uint8_t *npu_job_sram(struct npu_job *job, uint32_t *size);
+struct npu_core_job *npu_job_core_job(struct npu_job *job);
+
+/* npu_core.c */
+uint8_t *npu_core_hbsm_of(struct npu_core *core, unsigned pcluster,
+			  unsigned tpb);
+void npu_core_update_irq_locked(struct npu_core *core);
+
+#endif /* NPU_CORE_PRIV_H */

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal interface between the task engine (npu_task.c), the walker
+ * layer (npu_walk.c) and the functional units (npu_unit_*.c).
+ *
+ * A unit implements two callbacks per opcode:
+ *  validate - called for every instruction before the task starts; checks
+ *             dtypes, shapes and parameters and returns 0 or an
+ *             enum npu_hw_insn_error.  It may fill di->priv.
+ *  exec     - runs one iteration; reads operands through npu_opnd_*,
+ *             writes results, and accounts its cost in ctx->cost.
+ *             Returns an enum npu_hw_task_status (NPU_TASK_OK normally).
+ */
+#ifndef NPU_EXEC_H
+#define NPU_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu/npu_hw.h"
+
+struct npu_job;
+struct npu_tpb_state;
+struct npu_mmu_tlb;
+
+/* A decoded Tensor Walker: levels[0] innermost. */
+struct npu_walk {
+	uint64_t base;
+	unsigned space;		/* enum npu_hw_space */
+	unsigned dtype;
+	unsigned esz;		/* element size in bytes */
+	unsigned nlevels;
+	int64_t initial[NPU_TWU_MAX_LEVELS];
+	int64_t step[NPU_TWU_MAX_LEVELS];	/* 0 for broadcast levels */
+	uint32_t count[NPU_TWU_MAX_LEVELS];
+	uint16_t cluster_mask;
+	uint8_t tpb_mask;
+};
+
+/*
+ * One operand of one iteration: the semantic levels of a walker with the
+ * repeat-level offset folded into base.  dims[0] is innermost; strides
+ * are in bytes.
+ */
+struct npu_view {
+	uint64_t base;		/* first element's address in its space */
+	unsigned space, dtype, esz;
+	unsigned ndims;
+	uint32_t dims[NPU_TWU_MAX_LEVELS];
+	int64_t strides[NPU_TWU_MAX_LEVELS];
+	uint16_t cluster_mask;
+	uint8_t tpb_mask;
+};
+
+/* A transfer between mesh nodes, for the NoC part of the cycle model. */
+struct npu_xfer {
+	uint8_t src_node, dst_node;
+	uint64_t bytes;
+};
+
+#define NPU_COST_MAX_XFERS 32
+
+/* What one iteration cost; the engine turns this into time. */
+struct npu_cost {
+	uint64_t cycles;		/* unit-local cycles (compute/stream) */
+	uint64_t conflicts;		/* HBSM bank conflicts (also stall cycles) */
+	uint64_t dma_bytes;		/* CCB DMA engine bytes */
+	uint64_t gsdu_bytes;
+	unsigned nxfers;
+	struct npu_xfer xfer[NPU_COST_MAX_XFERS];
+};
+
+/* A decoded instruction. */
+struct npu_dinsn {
+	struct npu_hw_insn raw;
+	uint32_t index;			/* position in the program */
+	unsigned nrep;			/* repeat levels */
+	uint32_t rep_count[NPU_MAX_REPEAT_LEVELS];	/* [0] innermost */
+	uint64_t iters;			/* product of rep_count */
+	struct npu_walk opnd[NPU_OPNDS];
+	bool used[NPU_OPNDS];
+	uint64_t work;			/* elements touched per iteration (threading) */
+	uint64_t priv[8];		/* unit scratch filled by validate */
+};
+
+/* Execution context of one iteration. */
+struct npu_exec_ctx {
+	struct npu_job *job;
+	struct npu_tpb_state *tpb;	/* NULL for CCB (DMA) instructions */
+	const struct npu_dinsn *di;
+	uint64_t iter;
+	struct npu_cost *cost;
+	struct npu_mmu_tlb *tlb;	/* engine-owned translation cache */
+	/* failure details for the completion record */
+	uint64_t fault_addr;
+	uint32_t detail, detail2;
+	/* scratch allocations released after the iteration */
+	void *scratch[32];
+	unsigned nscratch;
+};
+
+struct npu_unit_ops {
+	int (*validate)(struct npu_job *job, struct npu_dinsn *di);
+	int (*exec)(struct npu_exec_ctx *ctx);
+};
+
+/* Per-unit dispatch: returns NULL for an unknown (unit, opcode). */
+const struct npu_unit_ops *npu_unit_lookup(unsigned unit, unsigned opcode);
+const struct npu_unit_ops *npu_unit_tcu(unsigned opcode);
+const struct npu_unit_ops *npu_unit_cvu(unsigned opcode);
+const struct npu_unit_ops *npu_unit_dtdu(unsigned opcode);
+const struct npu_unit_ops *npu_unit_csu(unsigned opcode);
+const struct npu_unit_ops *npu_unit_sync(unsigned opcode);
+const struct npu_unit_ops *npu_unit_dma(unsigned opcode);
+
+/* ---- Walkers (npu_walk.c) ---- */
+
+/* Decode and check a walker; 0 or an enum npu_hw_insn_error. */
+int npu_walk_decode(const struct npu_hw_twu *twu, struct npu_walk *w);
+/* Lowest and highest element start address the walker can produce. */
+void npu_walk_bounds(const struct npu_walk *w, uint64_t *lo, uint64_t *hi);
+/* Number of elements over levels [0, nlevels). */
+uint64_t npu_walk_elems(const struct npu_walk *w, unsigned nlevels);
+
+/* Semantic view of operand o of the context's current iteration. */
+void npu_opnd_view(const struct npu_exec_ctx *ctx, unsigned o,
+		   struct npu_view *v);
+/* Element count of a view. */
+uint64_t npu_view_elems(const struct npu_view *v);
+/* True if the view is densely packed row-major (dims[0] innermost). */
+bool npu_view_dense(const struct npu_view *v);
+
+/*
+ * Read a view into a dense buffer of its own dtype (allocated in the
+ * context scratch, or pointing straight into local HBSM/SRAM when the
+ * view is dense).  Returns NULL and sets *status on MMU fault/OOM.
+ */
+const void *npu_view_load(struct npu_exec_ctx *ctx, const struct npu_view *v,
+			  int *status);
+/* The same, converted to fp32 (always a scratch copy). */
+float *npu_view_load_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
+			 int *status);
+/* Write a dense buffer of the view's dtype through the view (every
+ * destination of a remote broadcast). Returns a task status. */
+int npu_view_store(struct npu_exec_ctx *ctx, const struct npu_view *v,
+		   const void *data);
+/* Convert dense fp32 values to the view's dtype (round_mode for ints)
+ * and store them. */
+int npu_view_store_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
+		       const float *data, unsigned round_mode);
+/* Scratch memory owned by the context, freed after the iteration. */
+void *npu_ctx_alloc(struct npu_exec_ctx *ctx, size_t bytes);
+
+/* Shorthand: operand o of the current iteration, loaded. */
+const void *npu_opnd_load(struct npu_exec_ctx *ctx, unsigned o, int *status);
+float *npu_opnd_load_f32(struct npu_exec_ctx *ctx, unsigned o, int *status);
+
+/* ---- Cycle-model helpers (npu_cycles.c) ---- */
+/* Bank conflicts of a view's 32-byte accesses (seed 000 HBSM). */
+uint64_t npu_cycles_hbsm_conflicts(const struct npu_view *v, unsigned banks,
+				   unsigned bank_bytes);
+/* Mesh node of a logical cluster / of the CCB and the DDR port. */
+unsigned npu_job_cluster_node(const struct npu_job *job, unsigned lcluster);
+unsigned npu_job_ccb_node(const struct npu_job *job);
+unsigned npu_job_ddr_node(const struct npu_job *job);
+/* Record a NoC transfer in the iteration cost. */
+void npu_cost_xfer(struct npu_cost *cost, unsigned src_node,
+		   unsigned dst_node, uint64_t bytes);
+/* Logical cluster / TPB index of the executing TPB. */
+unsigned npu_ctx_lcluster(const struct npu_exec_ctx *ctx);
+unsigned npu_ctx_tpb_index(const struct npu_exec_ctx *ctx);
+/* Local HBSM of the executing TPB, and the job's geometry. */
+uint8_t *npu_ctx_hbsm(const struct npu_exec_ctx *ctx);
+uint32_t npu_job_hbsm_size(const struct npu_job *job);
+unsigned npu_job_nclusters(const struct npu_job *job);
+unsigned npu_job_tpbs(const struct npu_job *job);
+
+/* Raw byte access to any space (GSDU chains): 0 or a task status. */
+int npu_space_read(struct npu_exec_ctx *ctx, unsigned space,
+		   unsigned lcluster, unsigned tpb, uint64_t addr,
+		   void *buf, size_t len);
+int npu_space_write(struct npu_exec_ctx *ctx, unsigned space,
+		    unsigned lcluster, unsigned tpb, uint64_t addr,
+		    const void *buf, size_t len);
+
+#endif /* NPU_EXEC_H */

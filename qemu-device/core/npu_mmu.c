@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device MMU: three-level page-table walk (npu_hw_mmu.h) with a small
+ * per-walker TLB.  A task only ever walks the tables named by its own
+ * descriptor, which is what isolates contexts from each other.
+ */
+#include <string.h>
+
+#include "npu_core_priv.h"
+
+#define PERM_R 1
+#define PERM_W 2
+
+static int walk(struct npu_core_job *job, uint64_t va, uint64_t *page_pa,
+		uint8_t *perm, uint32_t *detail)
+{
+	struct npu_core *core = job->core;
+	uint64_t table = job->desc.pt_base, pte = 0;
+
+	for (int level = NPU_MMU_LEVELS - 1; level >= 0; level--) {
+		uint64_t ea = table + 8 * NPU_MMU_INDEX(va, level);
+
+		if (core->host.mem_read(core->host.opaque, ea, &pte, sizeof(pte))) {
+			*detail = NPU_FAULT_DETAIL_BAD_PTE;
+			return NPU_TASK_MMU_FAULT;
+		}
+		if (!(pte & NPU_PTE_VALID)) {
+			*detail = NPU_FAULT_DETAIL_NOT_MAPPED;
+			return NPU_TASK_MMU_FAULT;
+		}
+		if (pte & ~(level ? NPU_PTE_TABLE_KNOWN : NPU_PTE_LEAF_KNOWN)) {
+			*detail = NPU_FAULT_DETAIL_BAD_PTE;
+			return NPU_TASK_MMU_FAULT;
+		}
+		table = pte & NPU_PTE_ADDR_MASK;
+	}
+	*page_pa = table;
+	*perm = (pte & NPU_PTE_READ ? PERM_R : 0) | (pte & NPU_PTE_WRITE ? PERM_W : 0);
+	return 0;
+}
+
+int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+		      uint64_t va, bool write, uint64_t *pa,
+		      uint64_t *fault_addr, uint32_t *detail)
+{
+	uint64_t vpn = va >> NPU_MMU_PAGE_SHIFT, page_pa = 0;
+	unsigned slot = vpn % 16;
+	uint8_t perm = 0;
+	int ret;
+
+	*detail = write ? NPU_FAULT_DETAIL_WRITE : 0;
+	if (!job->mmu_on) {
+		*pa = va;	/* bring-up mode: DDR addresses are physical */
+		return 0;
+	}
+	if (va >> NPU_MMU_VA_BITS) {
+		*detail |= NPU_FAULT_DETAIL_NOT_MAPPED;
+		ret = NPU_TASK_MMU_FAULT;
+		goto fault;
+	}
+	if (tlb && tlb->valid[slot] && tlb->vpn[slot] == vpn) {
+		page_pa = tlb->pa[slot];
+		perm = tlb->perm[slot];
+	} else {
+		uint32_t why = 0;
+
+		ret = walk(job, va, &page_pa, &perm, &why);
+		if (ret) {
+			*detail |= why;
+			goto fault;
+		}
+		if (tlb) {
+			tlb->valid[slot] = true;
+			tlb->vpn[slot] = vpn;
+			tlb->pa[slot] = page_pa;
+			tlb->perm[slot] = perm;
+		}
+	}
+	if (!(perm & (write ? PERM_W : PERM_R))) {
+		*detail |= NPU_FAULT_DETAIL_PERM;
+		ret = NPU_TASK_MMU_FAULT;
+		goto fault;
+	}
+	*pa = page_pa | (va & (NPU_MMU_PAGE_SIZE - 1));
+	return 0;
+fault:
+	*fault_addr = va;
+	return ret;
+}
+
+static int copy(struct npu_core_job *job, struct npu_mmu_tlb *tlb, uint64_t va,
+		void *buf, size_t len, bool write, uint64_t *fault_addr,
+		uint32_t *detail)
+{
+	struct npu_core *core = job->core;
+	uint8_t *p = buf;
+
+	while (len) {
+		size_t chunk = NPU_MMU_PAGE_SIZE - (va & (NPU_MMU_PAGE_SIZE - 1));
+		uint64_t pa;
+		int ret;
+
+		if (chunk > len)
+			chunk = len;
+		ret = npu_mmu_translate(job, tlb, va, write, &pa, fault_addr, detail);
+		if (ret)
+			return ret;
+		ret = write ? core->host.mem_write(core->host.opaque, pa, p, chunk) :
+			      core->host.mem_read(core->host.opaque, pa, p, chunk);
+		if (ret) {
+			/* Mapped, but the physical page is not backed. */
+			*fault_addr = pa;
+			return NPU_TASK_BUS_ERROR;
+		}
+		va += chunk;
+		p += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+int npu_mmu_read(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+		 uint64_t va, void *buf, size_t len, uint64_t *fault_addr,
+		 uint32_t *detail)
+{
+	return copy(job, tlb, va, buf, len, false, fault_addr, detail);
+}
+
+int npu_mmu_write(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+		  uint64_t va, const void *buf, size_t len,
+		  uint64_t *fault_addr, uint32_t *detail)
+{
+	return copy(job, tlb, va, (void *)buf, len, true, fault_addr, detail);
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Task queues: fetching ring entries, running them, writing completions.
+ *
+ * HEAD advances only in npu_core_job_complete(), after the completion
+ * record is in memory, so a driver that sees HEAD move can reuse the entry
+ * and trust the fence.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_core_priv.h"
+
+struct npu_core_job *npu_core_job_fetch(struct npu_core *core, unsigned qi)
+{
+	struct npu_core_job *job = NULL;
+	struct npu_queue *q;
+	uint32_t size;
+	uint64_t addr;
+
+	if (qi >= NPU_HW_NUM_QUEUES)
+		return NULL;
+	pthread_mutex_lock(&core->lock);
+	q = &core->q[qi];
+	if (!(q->ctrl & NPU_Q_CTRL_ENABLE) || q->job_out ||
+	    q->state == NPU_Q_STATE_ERROR)
+		goto out;
+	size = 1u << q->size_log2;
+	if (q->tail >= size) {
+		/* A doorbell beyond the ring: stop the queue, report it. */
+		q->state = NPU_Q_STATE_ERROR;
+		q->last_status = NPU_TASK_BAD_DESCRIPTOR;
+		core->irq_status |= NPU_IRQ_ERROR;
+		npu_core_update_irq_locked(core);
+		goto out;
+	}
+	if (q->head == q->tail) {
+		q->state = NPU_Q_STATE_IDLE;
+		goto out;
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		goto out;
+	job->core = core;
+	job->queue = qi;
+	job->generation = core->generation;
+	job->ring_index = q->head;
+	atomic_init(&job->abort, false);
+	job->mmu_on = core->mmu_ctrl & NPU_MMU_CTRL_ENABLE;
+	addr = q->base + (uint64_t)q->head * sizeof(struct npu_hw_task);
+	job->desc_ok = core->host.mem_read(core->host.opaque, addr, &job->desc,
+					   sizeof(job->desc)) == 0;
+	if (!job->desc_ok) {
+		job->comp.status = NPU_TASK_BUS_ERROR;
+		job->comp.fault_addr = addr;
+		job->comp.insn_index = UINT32_MAX;
+	}
+	q->job_out = true;
+	q->job = job;
+	q->state = NPU_Q_STATE_RUNNING;
+out:
+	pthread_mutex_unlock(&core->lock);
+	return job;
+}
+
+void npu_core_job_execute(struct npu_core_job *job)
+{
+	if (job->desc_ok)
+		npu_task_run(job);
+}
+
+uint64_t npu_core_job_cycles(const struct npu_core_job *job)
+{
+	return job->cycles;
+}
+
+unsigned npu_core_job_status(const struct npu_core_job *job)
+{
+	return job->comp.status;
+}
+
+static void add_perf(struct npu_perf *dst, const struct npu_perf *src)
+{
+	const uint64_t *s = (const uint64_t *)src;
+	uint64_t *d = (uint64_t *)dst;
+
+	/* struct npu_perf is an array of uint64_t counters in disguise. */
+	for (size_t i = 0; i < sizeof(*src) / sizeof(uint64_t); i++)
+		d[i] += s[i];
+}
+
+void npu_core_job_complete(struct npu_core_job *job)
+{
+	struct npu_core *core = job->core;
+	struct npu_queue *q = &core->q[job->queue];
+	struct npu_hw_completion *c = &job->comp;
+	uint64_t seq = job->desc.seqno;
+	bool fence_ok = true;
+
+	pthread_mutex_lock(&core->lock);
+	if (job->generation != core->generation || q->job != job) {
+		/* The device was reset after fetch: the job no longer exists. */
+		pthread_mutex_unlock(&core->lock);
+		free(job);
+		return;
+	}
+	c->cycles = job->cycles;
+	if (job->desc_ok && job->desc.fence_addr) {
+		/* Everything but the seqno first: the seqno is the "done" flag. */
+		c->seqno = 0;
+		if (job->desc.fence_addr & 7)
+			fence_ok = false;
+		else
+			fence_ok = core->host.mem_write(core->host.opaque,
+							job->desc.fence_addr + 8,
+							(uint8_t *)c + 8,
+							sizeof(*c) - 8) == 0 &&
+				   core->host.mem_write(core->host.opaque,
+							job->desc.fence_addr,
+							&seq, sizeof(seq)) == 0;
+	}
+	if (!fence_ok && c->status == NPU_TASK_OK)
+		c->status = NPU_TASK_BUS_ERROR;
+	if (core->perf_ctrl & NPU_PERF_CTRL_ENABLE) {
+		job->perf.cycles = job->cycles;
+		add_perf(&core->perf, &job->perf);
+	}
+	if (job->mmu_fault && !(core->fault_status & NPU_FAULT_VALID)) {
+		core->fault_status = NPU_FAULT_VALID |
+			(job->mmu_fault_write ? NPU_FAULT_WRITE : 0) |
+			(uint32_t)job->queue << 16 | job->desc.asid;
+		core->fault_addr = c->fault_addr;
+		core->irq_status |= NPU_IRQ_MMU_FAULT;
+	}
+	q->head = (q->head + 1) & ((1u << q->size_log2) - 1);
+	q->done_seq = seq;
+	q->tasks++;
+	q->busy += job->cycles;
+	q->last_status = c->status;
+	q->job_out = false;
+	q->job = NULL;
+	q->state = (q->ctrl & NPU_Q_CTRL_ENABLE) ?
+		   (q->head == q->tail ? NPU_Q_STATE_IDLE : NPU_Q_STATE_RUNNING) :
+		   NPU_Q_STATE_DISABLED;
+	if (c->status != NPU_TASK_OK)
+		core->irq_status |= NPU_IRQ_ERROR;
+	if (!job->desc_ok || (job->desc.flags & NPU_TASK_F_IRQ) ||
+	    c->status != NPU_TASK_OK)
+		core->irq_status |= NPU_IRQ_QUEUE(job->queue);
+	npu_core_update_irq_locked(core);
+	if (q->head != q->tail && (q->ctrl & NPU_Q_CTRL_ENABLE) && core->host.kick)
+		core->host.kick(core->host.opaque, job->queue);
+	pthread_mutex_unlock(&core->lock);
+	free(job);
+}
+
+void npu_core_run_pending(struct npu_core *core)
+{
+	bool progress = true;
+
+	while (progress) {
+		progress = false;
+		for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
+			struct npu_core_job *job = npu_core_job_fetch(core, q);
+
+			if (!job)
+				continue;
+			npu_core_job_execute(job);
+			npu_core_job_complete(job);
+			progress = true;
+		}
+	}
+}

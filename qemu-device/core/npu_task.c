@@ -1,0 +1,1004 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The task engine: load and validate a program, dispatch its instructions
+ * to the unit queues of the partition's TPBs (and the CCB DMA engines),
+ * then run them as a dataflow machine.
+ *
+ * Execution proceeds in rounds.  In each round every unit whose head
+ * instruction's next iteration has its waits met runs that iteration;
+ * signals are applied after the round, in a fixed order, so results and
+ * the cycle model are deterministic whatever the thread count.  A round in
+ * which nothing can run while work remains is a deadlock: the task ends
+ * with the first blocked counter instead of hanging.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_core_priv.h"
+#include "npu_pool.h"
+
+#define CTIME_RING 64			/* signal times remembered per counter */
+#define BARRIER_FLAG 0x80000000u	/* unit-queue entry is a barrier marker */
+#define MAX_TASK_ITERATIONS (1ull << 32)
+
+struct unit_q {
+	uint32_t *ent;			/* instruction indices or barrier markers */
+	uint32_t n, cap, pos;
+	uint64_t iter;			/* next iteration of the head instruction */
+	uint64_t free_at;		/* simulated time the unit is free */
+	uint64_t busy;
+	bool arrived;			/* at the head barrier */
+};
+
+struct counters {
+	uint64_t val[NPU_HW_SU_COUNTERS];
+	uint64_t time[NPU_HW_SU_COUNTERS][CTIME_RING];
+};
+
+struct npu_tpb_state {
+	unsigned lcluster, tpb, pcluster;
+	uint8_t *hbsm;
+	struct unit_q unit[NPU_TPB_UNITS];
+	struct counters ctr;
+	uint64_t first_start, last_end;
+	bool active;
+};
+
+struct barrier {
+	uint32_t insn;
+	uint32_t expected, arrived;
+	bool released;
+};
+
+struct runnable {
+	struct npu_tpb_state *tpb;	/* NULL: CCB DMA engine */
+	struct unit_q *uq;
+	unsigned unit;
+	struct npu_dinsn *di;
+	uint64_t iter;
+	struct npu_cost cost;
+	int status;
+	uint64_t fault_addr;
+	uint32_t detail, detail2;
+};
+
+struct npu_job {
+	struct npu_core_job *cj;
+	struct npu_core *core;
+	struct npu_dinsn *insns;
+	uint32_t ninsns;
+	unsigned nclusters, tpbs;
+	struct npu_tpb_state *tpb;	/* nclusters * tpbs */
+	struct unit_q dma[NPU_HW_NUM_DMA_ENGINES];
+	struct counters ccb;
+	struct barrier *bar;
+	uint32_t nbar;
+	uint8_t *sram;
+	uint32_t sram_size;
+	uint64_t link_free[NPU_HW_MAX_LINKS];
+	uint64_t timeout;
+	uint64_t end_time;
+	uint64_t iterations;
+	struct runnable *run;
+	size_t run_cap;
+	struct npu_mmu_tlb *tlbs;	/* one per pool worker */
+};
+
+/* ---- accessors used by units and the walker layer ---- */
+
+uint8_t *npu_job_hbsm(struct npu_job *job, unsigned lcluster, unsigned tpb)
+{
+	if (lcluster >= job->nclusters || tpb >= job->tpbs)
+		return NULL;
+	return job->tpb[lcluster * job->tpbs + tpb].hbsm;
+}
+
+uint8_t *npu_job_sram(struct npu_job *job, uint32_t *size)
+{
+	*size = job->sram_size;
+	return job->sram;
+}
+
+struct npu_core_job *npu_job_core_job(struct npu_job *job)
+{
+	return job->cj;
+}
+
+uint32_t npu_job_hbsm_size(const struct npu_job *job)
+{
+	return job->core->cfg.hbsm_size;
+}
+
+unsigned npu_job_nclusters(const struct npu_job *job)
+{
+	return job->nclusters;
+}
+
+unsigned npu_job_tpbs(const struct npu_job *job)
+{
+	return job->tpbs;
+}
+
+unsigned npu_job_cluster_node(const struct npu_job *job, unsigned lcluster)
+{
+	if (lcluster >= job->nclusters)
+		return job->core->ccb_node;
+	return job->core->node_of_cluster[job->cj->desc.cluster_map[lcluster]];
+}
+
+unsigned npu_job_ccb_node(const struct npu_job *job)
+{
+	return job->core->ccb_node;
+}
+
+unsigned npu_job_ddr_node(const struct npu_job *job)
+{
+	return job->core->ddr_node;
+}
+
+unsigned npu_ctx_lcluster(const struct npu_exec_ctx *ctx)
+{
+	return ctx->tpb ? ctx->tpb->lcluster : 0;
+}
+
+unsigned npu_ctx_tpb_index(const struct npu_exec_ctx *ctx)
+{
+	return ctx->tpb ? ctx->tpb->tpb : 0;
+}
+
+uint8_t *npu_ctx_hbsm(const struct npu_exec_ctx *ctx)
+{
+	return ctx->tpb ? ctx->tpb->hbsm : NULL;
+}
+
+/* ---- failure reporting ---- */
+
+static void fail(struct npu_job *job, unsigned status, uint32_t insn,
+		 uint32_t detail, uint32_t detail2, uint64_t addr)
+{
+	struct npu_hw_completion *c = &job->cj->comp;
+
+	if (c->status != NPU_TASK_OK)
+		return;		/* keep the first error */
+	c->status = status;
+	c->insn_index = insn;
+	c->detail = detail;
+	c->detail2 = detail2;
+	c->fault_addr = addr;
+}
+
+/* ---- loading ---- */
+
+static bool all_zero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+static int check_desc(struct npu_job *job)
+{
+	const struct npu_hw_task *d = &job->cj->desc;
+	const struct npu_core_config *cfg = &job->core->cfg;
+	uint32_t seen = 0;
+
+	if (d->magic != NPU_TASK_MAGIC || d->flags & ~NPU_TASK_F_KNOWN ||
+	    d->pad0 || !all_zero(d->reserved, sizeof(d->reserved)) ||
+	    d->nclusters < 1 || d->nclusters > cfg->clusters ||
+	    d->pt_base & (NPU_MMU_PAGE_SIZE - 1) ||
+	    d->sram_base & (NPU_MMU_PAGE_SIZE - 1) ||
+	    d->sram_base > cfg->sram_size ||
+	    d->sram_size > cfg->sram_size - d->sram_base ||
+	    d->timeout_cycles > NPU_TASK_MAX_TIMEOUT ||
+	    d->prog_size < sizeof(struct npu_hw_prog))
+		return NPU_TASK_BAD_DESCRIPTOR;
+	for (unsigned i = d->nclusters; i < NPU_HW_MAX_CLUSTERS; i++)
+		if (d->cluster_map[i])
+			return NPU_TASK_BAD_DESCRIPTOR;
+	for (unsigned i = 0; i < d->nclusters; i++) {
+		unsigned p = d->cluster_map[i];
+
+		if (p >= cfg->clusters || seen & (1u << p))
+			return NPU_TASK_BAD_DESCRIPTOR;
+		seen |= 1u << p;
+		if (cfg->defect_mask & (1u << p)) {
+			fail(job, NPU_TASK_DEFECTIVE_CLUSTER, UINT32_MAX, p, i, 0);
+			return NPU_TASK_DEFECTIVE_CLUSTER;
+		}
+	}
+	return 0;
+}
+
+static int check_sync(const struct npu_job *job, const struct npu_hw_insn *in)
+{
+	for (unsigned i = 0; i < NPU_SYNC_WAITS; i++) {
+		const struct npu_hw_sync_wait *w = &in->sync.wait[i];
+
+		if (w->flags & ~NPU_WAIT_KNOWN || w->reserved)
+			return NPU_IE_RESERVED;
+		if (!w->flags) {
+			if (w->counter || w->value || w->iter_step)
+				return NPU_IE_RESERVED;
+			continue;
+		}
+		if (w->counter >= NPU_HW_SU_COUNTERS)
+			return NPU_IE_SYNC;
+	}
+	for (unsigned i = 0; i < NPU_SYNC_SIGNALS; i++) {
+		const struct npu_hw_sync_signal *s = &in->sync.signal[i];
+
+		if (s->flags & ~NPU_SIGNAL_KNOWN || s->reserved0 || s->reserved1)
+			return NPU_IE_RESERVED;
+		if (!(s->flags & NPU_SIGNAL_ENABLE)) {
+			if (s->flags || s->counter || s->tpb_mask || s->cluster_mask)
+				return NPU_IE_RESERVED;
+			continue;
+		}
+		if (s->counter >= NPU_HW_SU_COUNTERS)
+			return NPU_IE_SYNC;
+		if (s->flags & NPU_SIGNAL_REMOTE) {
+			if (s->flags & NPU_SIGNAL_CCB || !s->tpb_mask ||
+			    !s->cluster_mask || s->tpb_mask >> job->tpbs ||
+			    s->cluster_mask >> job->nclusters)
+				return NPU_IE_SYNC;
+		} else if (s->tpb_mask || s->cluster_mask) {
+			return NPU_IE_SYNC;
+		}
+	}
+	return 0;
+}
+
+static int check_operand_range(const struct npu_job *job, const struct npu_walk *w)
+{
+	uint64_t lo, hi, limit;
+
+	npu_walk_bounds(w, &lo, &hi);
+	switch (w->space) {
+	case NPU_SPACE_HBSM:
+	case NPU_SPACE_HBSM_REMOTE:
+		limit = job->core->cfg.hbsm_size;
+		break;
+	case NPU_SPACE_SRAM:
+		limit = job->sram_size;
+		break;
+	default:
+		limit = 1ull << NPU_MMU_VA_BITS;
+		break;
+	}
+	if (lo == UINT64_MAX || hi >= limit || limit - hi < w->esz)
+		return NPU_IE_RANGE;
+	if (w->space == NPU_SPACE_HBSM_REMOTE &&
+	    (!w->cluster_mask || !w->tpb_mask ||
+	     w->cluster_mask >> job->nclusters || w->tpb_mask >> job->tpbs))
+		return NPU_IE_DEST;
+	return 0;
+}
+
+/* Decode one instruction; returns a task status, filling the failure. */
+static int decode_insn(struct npu_job *job, struct npu_dinsn *di)
+{
+	const struct npu_hw_insn *in = &di->raw;
+	const struct npu_unit_ops *ops;
+	bool tpb_unit = in->unit < NPU_TPB_UNITS;
+	int err;
+
+	ops = npu_unit_lookup(in->unit, in->opcode);
+	if (in->unit >= NPU_UNIT_COUNT) {
+		err = NPU_IE_UNIT;
+		goto bad;
+	}
+	if (!ops) {
+		err = NPU_IE_OPCODE;
+		goto bad;
+	}
+	if (in->flags || in->reserved[0] || in->reserved[1]) {
+		err = NPU_IE_RESERVED;
+		goto bad;
+	}
+	if (tpb_unit) {
+		if (!in->cluster_mask || !in->tpb_mask || in->tpb_mask >> job->tpbs) {
+			err = NPU_IE_DEST;
+			goto bad;
+		}
+		if (in->cluster_mask >> job->nclusters) {
+			/* Names a cluster outside the partition. */
+			unsigned lc = job->nclusters;
+
+			while (!(in->cluster_mask & (1u << lc)))
+				lc++;
+			fail(job, NPU_TASK_DEFECTIVE_CLUSTER, di->index, lc, 0, 0);
+			return NPU_TASK_DEFECTIVE_CLUSTER;
+		}
+	} else if (in->cluster_mask || in->tpb_mask) {
+		err = NPU_IE_DEST;
+		goto bad;
+	}
+	if (in->repeat_levels > NPU_MAX_REPEAT_LEVELS) {
+		err = NPU_IE_WALKER;
+		goto bad;
+	}
+	err = check_sync(job, in);
+	if (err)
+		goto bad;
+	di->nrep = in->repeat_levels;
+	di->iters = 1;
+	for (unsigned o = 0; o < NPU_OPNDS; o++) {
+		struct npu_walk *w = &di->opnd[o];
+
+		if (!in->opnd[o].nlevels) {
+			if (!all_zero(&in->opnd[o], sizeof(in->opnd[o]))) {
+				err = NPU_IE_RESERVED;
+				goto bad;
+			}
+			continue;
+		}
+		err = npu_walk_decode(&in->opnd[o], w);
+		if (err)
+			goto bad;
+		if (w->nlevels <= di->nrep) {
+			err = NPU_IE_WALKER;
+			goto bad;
+		}
+		if ((w->space == NPU_SPACE_HBSM || w->space == NPU_SPACE_HBSM_REMOTE) &&
+		    !tpb_unit && w->space == NPU_SPACE_HBSM) {
+			err = NPU_IE_SPACE;	/* the CCB has no local HBSM */
+			goto bad;
+		}
+		err = check_operand_range(job, w);
+		if (err)
+			goto bad;
+		if (npu_walk_elems(w, w->nlevels - di->nrep) > (1u << 24)) {
+			err = NPU_IE_WALKER;
+			goto bad;
+		}
+		for (unsigned j = 0; j < di->nrep; j++) {
+			uint32_t c = w->count[w->nlevels - di->nrep + j];
+			bool first = true;
+
+			for (unsigned p = 0; p < o; p++)
+				if (di->used[p])
+					first = false;
+			if (first) {
+				di->rep_count[j] = c;
+			} else if (di->rep_count[j] != c) {
+				err = NPU_IE_SHAPE;
+				goto bad;
+			}
+		}
+		di->used[o] = true;
+		di->work += npu_walk_elems(w, w->nlevels - di->nrep);
+	}
+	if (di->nrep) {
+		bool any = false;
+
+		for (unsigned o = 0; o < NPU_OPNDS; o++)
+			any |= di->used[o];
+		if (!any) {
+			err = NPU_IE_WALKER;	/* repeats need an operand to count them */
+			goto bad;
+		}
+		for (unsigned j = 0; j < di->nrep; j++)
+			di->iters *= di->rep_count[j];
+		if (di->iters > MAX_TASK_ITERATIONS) {
+			err = NPU_IE_WALKER;
+			goto bad;
+		}
+	}
+	err = ops->validate(job, di);
+	if (err)
+		goto bad;
+	return 0;
+bad:
+	fail(job, NPU_TASK_ILLEGAL_INSN, di->index, (uint32_t)err, 0, 0);
+	return NPU_TASK_ILLEGAL_INSN;
+}
+
+static int load_program(struct npu_job *job)
+{
+	const struct npu_hw_task *d = &job->cj->desc;
+	struct npu_hw_prog hdr;
+	struct npu_mmu_tlb tlb = { 0 };
+	uint64_t fa = 0;
+	uint32_t detail = 0;
+	struct npu_hw_insn *raw;
+	int ret;
+
+	ret = npu_mmu_read(job->cj, &tlb, d->prog_va, &hdr, sizeof(hdr), &fa, &detail);
+	if (ret)
+		goto mem_fail;
+	if (hdr.magic != NPU_PROG_MAGIC ||
+	    hdr.version_major != NPU_PROG_VERSION_MAJOR || hdr.flags ||
+	    !all_zero(hdr.reserved, sizeof(hdr.reserved)) ||
+	    hdr.insn_count > NPU_PROG_MAX_INSNS ||
+	    hdr.insn_offset % 64 || hdr.insn_offset < sizeof(hdr) ||
+	    (uint64_t)hdr.insn_offset + (uint64_t)hdr.insn_count * NPU_INSN_SIZE >
+	    d->prog_size) {
+		fail(job, NPU_TASK_BAD_DESCRIPTOR, UINT32_MAX, 0, 0, d->prog_va);
+		return NPU_TASK_BAD_DESCRIPTOR;
+	}
+	job->ninsns = hdr.insn_count;
+	job->insns = calloc(hdr.insn_count ? hdr.insn_count : 1, sizeof(*job->insns));
+	raw = malloc((size_t)(hdr.insn_count ? hdr.insn_count : 1) * NPU_INSN_SIZE);
+	if (!job->insns || !raw) {
+		free(raw);
+		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
+		return NPU_TASK_INTERNAL;
+	}
+	ret = npu_mmu_read(job->cj, &tlb, d->prog_va + hdr.insn_offset, raw,
+			   (size_t)hdr.insn_count * NPU_INSN_SIZE, &fa, &detail);
+	if (ret) {
+		free(raw);
+		goto mem_fail;
+	}
+	for (uint32_t i = 0; i < hdr.insn_count; i++) {
+		job->insns[i].raw = raw[i];
+		job->insns[i].index = i;
+		ret = decode_insn(job, &job->insns[i]);
+		if (ret) {
+			free(raw);
+			return ret;
+		}
+	}
+	free(raw);
+	return 0;
+mem_fail:
+	if (ret == NPU_TASK_MMU_FAULT) {
+		job->cj->mmu_fault = true;
+		job->cj->mmu_fault_write = false;
+	}
+	fail(job, ret, UINT32_MAX, detail, 0, fa);
+	return ret;
+}
+
+/* ---- dispatch ---- */
+
+static int uq_push(struct unit_q *q, uint32_t v)
+{
+	if (q->n == q->cap) {
+		uint32_t cap = q->cap ? q->cap * 2 : 16;
+		uint32_t *e = realloc(q->ent, cap * sizeof(*e));
+
+		if (!e)
+			return -1;
+		q->ent = e;
+		q->cap = cap;
+	}
+	q->ent[q->n++] = v;
+	return 0;
+}
+
+static int dispatch(struct npu_job *job)
+{
+	for (uint32_t i = 0; i < job->ninsns; i++) {
+		const struct npu_hw_insn *in = &job->insns[i].raw;
+		bool barrier = in->unit == NPU_UNIT_SYNC &&
+			       in->opcode == NPU_SYNC_BARRIER;
+		uint32_t participants = 0;
+
+		if (in->unit == NPU_UNIT_DMA) {
+			if (uq_push(&job->dma[in->params.dma.engine], i))
+				return -1;
+			continue;
+		}
+		for (unsigned c = 0; c < job->nclusters; c++) {
+			if (!(in->cluster_mask & (1u << c)))
+				continue;
+			for (unsigned t = 0; t < job->tpbs; t++) {
+				struct npu_tpb_state *tp = &job->tpb[c * job->tpbs + t];
+
+				if (!(in->tpb_mask & (1u << t)))
+					continue;
+				tp->active = true;
+				if (!barrier) {
+					if (uq_push(&tp->unit[in->unit], i))
+						return -1;
+					continue;
+				}
+				for (unsigned u = 0; u < NPU_TPB_UNITS; u++)
+					if (uq_push(&tp->unit[u], BARRIER_FLAG | job->nbar))
+						return -1;
+				participants += NPU_TPB_UNITS;
+			}
+		}
+		if (barrier) {
+			struct barrier *b = realloc(job->bar, (job->nbar + 1) * sizeof(*b));
+
+			if (!b)
+				return -1;
+			job->bar = b;
+			b[job->nbar].insn = i;
+			b[job->nbar].expected = participants;
+			b[job->nbar].arrived = 0;
+			b[job->nbar].released = false;
+			job->nbar++;
+		}
+	}
+	return 0;
+}
+
+/* ---- sync ---- */
+
+static struct counters *wait_counters(struct npu_job *job, struct npu_tpb_state *tp)
+{
+	return tp ? &tp->ctr : &job->ccb;
+}
+
+static uint64_t wait_value(const struct npu_hw_sync_wait *w, uint64_t iter)
+{
+	return (uint64_t)w->value + iter * (uint64_t)w->iter_step;
+}
+
+static bool waits_met(const struct counters *ctr, const struct npu_dinsn *di,
+		      uint64_t iter, unsigned *blocked)
+{
+	for (unsigned i = 0; i < NPU_SYNC_WAITS; i++) {
+		const struct npu_hw_sync_wait *w = &di->raw.sync.wait[i];
+
+		if (!(w->flags & NPU_WAIT_ENABLE))
+			continue;
+		if (ctr->val[w->counter] < wait_value(w, iter)) {
+			if (blocked)
+				*blocked = i;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Simulated time at which a counter reached value v. */
+static uint64_t reached_at(const struct counters *ctr, unsigned c, uint64_t v)
+{
+	if (v == 0 || ctr->val[c] - v >= CTIME_RING)
+		return 0;
+	return ctr->time[c][v % CTIME_RING];
+}
+
+static void bump(struct counters *ctr, unsigned c, uint64_t when)
+{
+	uint64_t v = ++ctr->val[c];
+	uint64_t prev = ctr->time[c][(v - 1) % CTIME_RING];
+
+	/* "reached v" is monotonic: never earlier than "reached v-1". */
+	ctr->time[c][v % CTIME_RING] = when > prev || v == 1 ? when : prev;
+}
+
+static unsigned hops(const struct npu_job *job, unsigned a, unsigned b)
+{
+	unsigned mx = job->core->cfg.mesh_x;
+	int dx = (int)(a % mx) - (int)(b % mx), dy = (int)(a / mx) - (int)(b / mx);
+
+	return (unsigned)(abs(dx) + abs(dy));
+}
+
+static void apply_signals(struct npu_job *job, struct runnable *r, uint64_t end)
+{
+	const struct npu_dinsn *di = r->di;
+	bool last = r->iter + 1 == di->iters;
+	unsigned here = r->tpb ? npu_job_cluster_node(job, r->tpb->lcluster) :
+				 job->core->ccb_node;
+
+	for (unsigned i = 0; i < NPU_SYNC_SIGNALS; i++) {
+		const struct npu_hw_sync_signal *s = &di->raw.sync.signal[i];
+
+		if (!(s->flags & NPU_SIGNAL_ENABLE))
+			continue;
+		if (!(s->flags & NPU_SIGNAL_PER_ITER) && !last)
+			continue;
+		if (s->flags & NPU_SIGNAL_CCB) {
+			bump(&job->ccb, s->counter,
+			     end + NPU_M100_HOP_LATENCY * hops(job, here, job->core->ccb_node));
+		} else if (s->flags & NPU_SIGNAL_REMOTE) {
+			for (unsigned c = 0; c < job->nclusters; c++) {
+				unsigned lat;
+
+				if (!(s->cluster_mask & (1u << c)))
+					continue;
+				lat = NPU_M100_HOP_LATENCY *
+				      hops(job, here, npu_job_cluster_node(job, c));
+				for (unsigned t = 0; t < job->tpbs; t++)
+					if (s->tpb_mask & (1u << t))
+						bump(&job->tpb[c * job->tpbs + t].ctr,
+						     s->counter, end + lat);
+			}
+		} else {
+			bump(wait_counters(job, r->tpb), s->counter, end);
+		}
+	}
+}
+
+/* ---- NoC ---- */
+
+/* XY routing: add bytes to each link on the path; returns transfer time. */
+static uint64_t route(struct npu_job *job, const struct npu_xfer *x,
+		      uint64_t start)
+{
+	struct npu_perf *perf = &job->cj->perf;
+	unsigned mx = job->core->cfg.mesh_x;
+	unsigned x0 = x->src_node % mx, y0 = x->src_node / mx;
+	unsigned x1 = x->dst_node % mx, y1 = x->dst_node / mx;
+	uint64_t ser = (x->bytes + NPU_M100_LINK_BYTES_PER_CYCLE - 1) /
+		       NPU_M100_LINK_BYTES_PER_CYCLE;
+	uint64_t t = start, nh = 0;
+
+	while (x0 != x1 || y0 != y1) {
+		unsigned dir, node = y0 * mx + x0, link;
+
+		if (x0 != x1)
+			dir = x1 > x0 ? NPU_LINK_EAST : NPU_LINK_WEST;
+		else
+			dir = y1 > y0 ? NPU_LINK_SOUTH : NPU_LINK_NORTH;
+		link = node * NPU_HW_LINK_DIRS + dir;
+		if (link < NPU_HW_MAX_LINKS) {
+			perf->link_bytes[link] += x->bytes;
+			if (job->link_free[link] > t) {
+				perf->link_stalls[link] += job->link_free[link] - t;
+				t = job->link_free[link];
+			}
+			job->link_free[link] = t + ser;
+		}
+		t += NPU_M100_HOP_LATENCY;
+		nh++;
+		switch (dir) {
+		case NPU_LINK_EAST: x0++; break;
+		case NPU_LINK_WEST: x0--; break;
+		case NPU_LINK_SOUTH: y0++; break;
+		default: y0--; break;
+		}
+	}
+	return nh ? t - start + ser : 0;
+}
+
+/* ---- execution ---- */
+
+static void exec_one(void *arg, unsigned i)
+{
+	struct npu_job *job = arg;
+	struct runnable *r = &job->run[i];
+	const struct npu_unit_ops *ops = npu_unit_lookup(r->di->raw.unit,
+							 r->di->raw.opcode);
+	struct npu_exec_ctx ctx = {
+		.job = job, .tpb = r->tpb, .di = r->di, .iter = r->iter,
+		.cost = &r->cost,
+		.tlb = &job->tlbs[npu_pool_worker_index()],
+	};
+
+	memset(&r->cost, 0, sizeof(r->cost));
+	r->status = ops->exec(&ctx);
+	r->fault_addr = ctx.fault_addr;
+	r->detail = ctx.detail;
+	r->detail2 = ctx.detail2;
+	for (unsigned s = 0; s < ctx.nscratch; s++)
+		free(ctx.scratch[s]);
+}
+
+static int add_run(struct npu_job *job, size_t *n, struct npu_tpb_state *tp,
+		   struct unit_q *uq, unsigned unit, struct npu_dinsn *di)
+{
+	if (*n == job->run_cap) {
+		size_t cap = job->run_cap ? job->run_cap * 2 : 64;
+		struct runnable *r = realloc(job->run, cap * sizeof(*r));
+
+		if (!r)
+			return -1;
+		job->run = r;
+		job->run_cap = cap;
+	}
+	job->run[*n] = (struct runnable){ .tpb = tp, .uq = uq, .unit = unit,
+					  .di = di, .iter = uq->iter };
+	(*n)++;
+	return 0;
+}
+
+static void account(struct npu_job *job, struct runnable *r)
+{
+	struct npu_perf *perf = &job->cj->perf;
+	const struct npu_dinsn *di = r->di;
+	struct counters *ctr = wait_counters(job, r->tpb);
+	uint64_t start = r->uq->free_at, end, dur;
+
+	for (unsigned i = 0; i < NPU_SYNC_WAITS; i++) {
+		const struct npu_hw_sync_wait *w = &di->raw.sync.wait[i];
+		uint64_t t;
+
+		if (!(w->flags & NPU_WAIT_ENABLE))
+			continue;
+		t = reached_at(ctr, w->counter, wait_value(w, r->iter));
+		if (t > start)
+			start = t;
+	}
+	dur = r->cost.cycles + r->cost.conflicts;
+	for (unsigned x = 0; x < r->cost.nxfers; x++) {
+		uint64_t t = route(job, &r->cost.xfer[x], start);
+
+		if (t > dur)
+			dur = t;
+	}
+	if (!dur)
+		dur = 1;
+	end = start + dur;
+	r->uq->free_at = end;
+	r->uq->busy += dur;
+	if (end > job->end_time)
+		job->end_time = end;
+	if (r->tpb) {
+		unsigned pc = r->tpb->pcluster;
+
+		if (!r->tpb->first_start || start < r->tpb->first_start)
+			r->tpb->first_start = start ? start : 1;
+		if (end > r->tpb->last_end)
+			r->tpb->last_end = end;
+		if (r->unit < NPU_PERF_UNITS)
+			perf->unit_busy[pc][r->unit] += dur;
+		perf->hbsm_conflicts[pc] += r->cost.conflicts;
+	} else {
+		perf->dma_bytes[di->raw.params.dma.engine] += r->cost.dma_bytes;
+	}
+	perf->gsdu_bytes += r->cost.gsdu_bytes;
+	apply_signals(job, r, end);
+	if (++r->uq->iter == di->iters) {
+		r->uq->iter = 0;
+		r->uq->pos++;
+	}
+}
+
+static void report_deadlock(struct npu_job *job)
+{
+	for (unsigned i = 0; i < job->nclusters * job->tpbs; i++) {
+		struct npu_tpb_state *tp = &job->tpb[i];
+
+		for (unsigned u = 0; u < NPU_TPB_UNITS; u++) {
+			struct unit_q *q = &tp->unit[u];
+			struct npu_dinsn *di;
+			unsigned w = 0;
+
+			if (q->pos == q->n)
+				continue;
+			if (q->ent[q->pos] & BARRIER_FLAG) {
+				struct barrier *b = &job->bar[q->ent[q->pos] & ~BARRIER_FLAG];
+
+				fail(job, NPU_TASK_SYNC_DEADLOCK, b->insn,
+				     NPU_DEADLOCK_DETAIL(tp->lcluster, tp->tpb,
+							 NPU_DEADLOCK_BARRIER),
+				     job->insns[b->insn].raw.params.sync.barrier_id, 0);
+				return;
+			}
+			di = &job->insns[q->ent[q->pos]];
+			waits_met(&tp->ctr, di, q->iter, &w);
+			fail(job, NPU_TASK_SYNC_DEADLOCK, di->index,
+			     NPU_DEADLOCK_DETAIL(tp->lcluster, tp->tpb,
+						 di->raw.sync.wait[w].counter),
+			     (uint32_t)wait_value(&di->raw.sync.wait[w], q->iter), 0);
+			return;
+		}
+	}
+	for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++) {
+		struct unit_q *q = &job->dma[e];
+		struct npu_dinsn *di;
+		unsigned w = 0;
+
+		if (q->pos == q->n)
+			continue;
+		di = &job->insns[q->ent[q->pos]];
+		waits_met(&job->ccb, di, q->iter, &w);
+		fail(job, NPU_TASK_SYNC_DEADLOCK, di->index,
+		     NPU_DEADLOCK_DETAIL(NPU_DEADLOCK_CCB, e,
+					 di->raw.sync.wait[w].counter),
+		     (uint32_t)wait_value(&di->raw.sync.wait[w], q->iter), 0);
+		return;
+	}
+}
+
+/* Barrier markers at queue heads: arrive, and release complete barriers. */
+static bool step_barriers(struct npu_job *job)
+{
+	bool progress = false;
+
+	for (unsigned i = 0; i < job->nclusters * job->tpbs; i++) {
+		for (unsigned u = 0; u < NPU_TPB_UNITS; u++) {
+			struct unit_q *q = &job->tpb[i].unit[u];
+
+			if (q->pos < q->n && q->ent[q->pos] & BARRIER_FLAG && !q->arrived) {
+				q->arrived = true;
+				job->bar[q->ent[q->pos] & ~BARRIER_FLAG].arrived++;
+				progress = true;
+			}
+		}
+	}
+	for (uint32_t b = 0; b < job->nbar; b++) {
+		struct barrier *bar = &job->bar[b];
+		uint64_t t = 0;
+
+		if (bar->released || bar->arrived < bar->expected)
+			continue;
+		/* Everyone is here: release at the latest arrival time. */
+		for (int pass = 0; pass < 2; pass++) {
+			for (unsigned i = 0; i < job->nclusters * job->tpbs; i++) {
+				for (unsigned u = 0; u < NPU_TPB_UNITS; u++) {
+					struct unit_q *q = &job->tpb[i].unit[u];
+
+					if (q->pos >= q->n || q->ent[q->pos] != (BARRIER_FLAG | b))
+						continue;
+					if (pass == 0) {
+						if (q->free_at > t)
+							t = q->free_at;
+					} else {
+						q->free_at = t + 1;
+						q->arrived = false;
+						q->pos++;
+					}
+				}
+			}
+		}
+		bar->released = true;
+		progress = true;
+	}
+	return progress;
+}
+
+static int run_rounds(struct npu_job *job)
+{
+	struct npu_pool *pool = job->core->pool;
+
+	for (;;) {
+		size_t n = 0;
+		bool progress, pending = false;
+		uint64_t work = 0;
+
+		if (atomic_load(&job->cj->abort)) {
+			fail(job, NPU_TASK_ABORTED, UINT32_MAX, 0, 0, 0);
+			return NPU_TASK_ABORTED;
+		}
+		progress = step_barriers(job);
+		for (unsigned i = 0; i < job->nclusters * job->tpbs; i++) {
+			struct npu_tpb_state *tp = &job->tpb[i];
+
+			for (unsigned u = 0; u < NPU_TPB_UNITS; u++) {
+				struct unit_q *q = &tp->unit[u];
+				struct npu_dinsn *di;
+
+				if (q->pos == q->n)
+					continue;
+				pending = true;
+				if (q->ent[q->pos] & BARRIER_FLAG)
+					continue;
+				di = &job->insns[q->ent[q->pos]];
+				if (!waits_met(&tp->ctr, di, q->iter, NULL))
+					continue;
+				if (add_run(job, &n, tp, q, u, di))
+					goto oom;
+				work += di->work;
+			}
+		}
+		for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++) {
+			struct unit_q *q = &job->dma[e];
+			struct npu_dinsn *di;
+
+			if (q->pos == q->n)
+				continue;
+			pending = true;
+			di = &job->insns[q->ent[q->pos]];
+			if (!waits_met(&job->ccb, di, q->iter, NULL))
+				continue;
+			if (add_run(job, &n, NULL, q, NPU_UNIT_DMA, di))
+				goto oom;
+			work += di->work;
+		}
+		if (!pending)
+			return 0;
+		if (!n) {
+			if (progress)
+				continue;
+			report_deadlock(job);
+			return NPU_TASK_SYNC_DEADLOCK;
+		}
+		/* Small rounds run inline: a thread hand-off costs more. */
+		if (n > 1 && work >= 65536)
+			npu_pool_run(pool, (unsigned)n, exec_one, job);
+		else
+			for (size_t i = 0; i < n; i++)
+				exec_one(job, (unsigned)i);
+		for (size_t i = 0; i < n; i++) {
+			struct runnable *r = &job->run[i];
+
+			if (r->status != NPU_TASK_OK) {
+				fail(job, (unsigned)r->status, r->di->index, r->detail,
+				     r->detail2, r->fault_addr);
+				return r->status;
+			}
+			account(job, r);
+		}
+		job->iterations += n;
+		if (job->end_time > job->timeout) {
+			fail(job, NPU_TASK_TIMEOUT, UINT32_MAX, 0, 0, 0);
+			return NPU_TASK_TIMEOUT;
+		}
+	}
+oom:
+	fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
+	return NPU_TASK_INTERNAL;
+}
+
+static void job_free(struct npu_job *job)
+{
+	if (job->tpb) {
+		for (unsigned i = 0; i < job->nclusters * job->tpbs; i++)
+			for (unsigned u = 0; u < NPU_TPB_UNITS; u++)
+				free(job->tpb[i].unit[u].ent);
+	}
+	for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++)
+		free(job->dma[e].ent);
+	free(job->tpb);
+	free(job->insns);
+	free(job->bar);
+	free(job->run);
+	free(job->tlbs);
+	free(job);
+}
+
+void npu_task_run(struct npu_core_job *cj)
+{
+	struct npu_core *core = cj->core;
+	const struct npu_hw_task *d = &cj->desc;
+	struct npu_job *job = calloc(1, sizeof(*job));
+	int ret;
+
+	cj->comp.status = NPU_TASK_OK;
+	cj->comp.insn_index = UINT32_MAX;
+	if (!job) {
+		cj->comp.status = NPU_TASK_INTERNAL;
+		return;
+	}
+	job->cj = cj;
+	job->core = core;
+	job->nclusters = d->nclusters;
+	job->tpbs = core->cfg.tpbs_per_cluster;
+	job->timeout = d->timeout_cycles ? d->timeout_cycles : NPU_TASK_DEFAULT_TIMEOUT;
+	ret = check_desc(job);
+	if (ret) {
+		fail(job, (unsigned)ret, UINT32_MAX, 0, 0, 0);
+		goto out;
+	}
+	job->sram = core->sram + d->sram_base;
+	job->sram_size = d->sram_size;
+	job->tpb = calloc((size_t)job->nclusters * job->tpbs, sizeof(*job->tpb));
+	job->tlbs = calloc(npu_pool_size(core->pool) + 1, sizeof(*job->tlbs));
+	if (!job->tpb || !job->tlbs) {
+		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
+		goto out;
+	}
+	for (unsigned c = 0; c < job->nclusters; c++) {
+		for (unsigned t = 0; t < job->tpbs; t++) {
+			struct npu_tpb_state *tp = &job->tpb[c * job->tpbs + t];
+
+			tp->lcluster = c;
+			tp->tpb = t;
+			tp->pcluster = d->cluster_map[c];
+			tp->hbsm = npu_core_hbsm_of(core, tp->pcluster, t);
+		}
+	}
+	if (load_program(job))
+		goto out;
+	if (dispatch(job)) {
+		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
+		goto out;
+	}
+	run_rounds(job);
+	for (unsigned i = 0; i < job->nclusters * job->tpbs; i++) {
+		struct npu_tpb_state *tp = &job->tpb[i];
+
+		if (tp->last_end > tp->first_start && tp->first_start) {
+			uint64_t span = tp->last_end - tp->first_start;
+			uint64_t *busy = &cj->perf.cluster_busy[tp->pcluster];
+
+			/* A cluster is busy while any of its TPBs is. */
+			if (span > *busy)
+				*busy = span;
+		}
+	}
+out:
+	cj->cycles = job->end_time;
+	job_free(job);
+}

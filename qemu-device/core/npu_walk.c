@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Tensor Walker Units: decoding, bounds, and moving operand views between
+ * the address spaces and dense buffers.
+ *
+ * A walker is decoded and bounds-checked once per instruction (before the
+ * task runs), so the per-iteration paths below never check element
+ * addresses again for HBSM and SRAM; DDR goes through the MMU per run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_core_priv.h"
+#include "npu_kern.h"
+
+/* Largest semantic view of one operand in one iteration (elements). */
+#define NPU_VIEW_MAX_ELEMS (1ull << 24)
+/* Base addresses above this are out of every space (keeps sums in int64). */
+#define NPU_WALK_MAX_BASE (1ull << 40)
+
+int npu_walk_decode(const struct npu_hw_twu *twu, struct npu_walk *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (twu->nlevels == 0 || twu->nlevels > NPU_TWU_MAX_LEVELS)
+		return NPU_IE_WALKER;
+	if (twu->flags || twu->pad || twu->reserved)
+		return NPU_IE_RESERVED;
+	if (twu->space == NPU_SPACE_NONE || twu->space >= NPU_SPACE_COUNT)
+		return NPU_IE_SPACE;
+	if (twu->space != NPU_SPACE_HBSM_REMOTE &&
+	    (twu->cluster_mask || twu->tpb_mask))
+		return NPU_IE_RESERVED;
+	if (twu->base >= NPU_WALK_MAX_BASE)
+		return NPU_IE_RANGE;
+	w->esz = (unsigned)npu_dtype_size(twu->dtype);
+	if (!w->esz)
+		return NPU_IE_DTYPE;
+	w->base = twu->base;
+	w->space = twu->space;
+	w->dtype = twu->dtype;
+	w->nlevels = twu->nlevels;
+	w->cluster_mask = twu->cluster_mask;
+	w->tpb_mask = twu->tpb_mask;
+	for (unsigned l = 0; l < NPU_TWU_MAX_LEVELS; l++) {
+		const struct npu_hw_twu_level *lv = &twu->level[l];
+		int64_t diff;
+
+		if (l >= twu->nlevels) {
+			if (lv->initial || lv->step || lv->final)
+				return NPU_IE_RESERVED;
+			continue;
+		}
+		w->initial[l] = lv->initial;
+		w->step[l] = lv->step;
+		if (lv->step == 0) {
+			/* Broadcast level: Value stays, final is the count. */
+			if (lv->final < 1 || lv->final > NPU_TWU_MAX_COUNT)
+				return NPU_IE_WALKER;
+			w->count[l] = (uint32_t)lv->final;
+			continue;
+		}
+		diff = (int64_t)lv->final - lv->initial;
+		if (diff % lv->step || diff / lv->step < 0 ||
+		    diff / lv->step >= NPU_TWU_MAX_COUNT)
+			return NPU_IE_WALKER;
+		w->count[l] = (uint32_t)(diff / lv->step + 1);
+	}
+	return 0;
+}
+
+void npu_walk_bounds(const struct npu_walk *w, uint64_t *lo, uint64_t *hi)
+{
+	int64_t mn = (int64_t)w->base, mx = (int64_t)w->base;
+
+	for (unsigned l = 0; l < w->nlevels; l++) {
+		int64_t first = w->initial[l];
+		int64_t last = w->initial[l] + w->step[l] * (int64_t)(w->count[l] - 1);
+
+		mn += first < last ? first : last;
+		mx += first > last ? first : last;
+	}
+	/* A negative lowest address wraps to a huge one: out of every space. */
+	*lo = mn < 0 ? UINT64_MAX : (uint64_t)mn;
+	*hi = mx < 0 ? UINT64_MAX : (uint64_t)mx;
+	if (mn < 0)
+		*hi = UINT64_MAX;
+}
+
+uint64_t npu_walk_elems(const struct npu_walk *w, unsigned nlevels)
+{
+	uint64_t n = 1;
+
+	for (unsigned l = 0; l < nlevels && l < w->nlevels; l++)
+		n *= w->count[l];
+	return n;
+}
+
+void npu_opnd_view(const struct npu_exec_ctx *ctx, unsigned o,
+		   struct npu_view *v)
+{
+	const struct npu_dinsn *di = ctx->di;
+	const struct npu_walk *w = &di->opnd[o];
+	unsigned nsem = w->nlevels - di->nrep;
+	int64_t addr = (int64_t)w->base;
+	uint64_t r = ctx->iter;
+
+	memset(v, 0, sizeof(*v));
+	for (unsigned j = 0; j < di->nrep; j++) {
+		unsigned l = nsem + j;
+		uint64_t idx = r % w->count[l];
+
+		r /= w->count[l];
+		addr += w->initial[l] + w->step[l] * (int64_t)idx;
+	}
+	for (unsigned l = 0; l < nsem; l++) {
+		addr += w->initial[l];
+		v->dims[l] = w->count[l];
+		v->strides[l] = w->step[l];
+	}
+	v->base = (uint64_t)addr;
+	v->space = w->space;
+	v->dtype = w->dtype;
+	v->esz = w->esz;
+	v->ndims = nsem;
+	v->cluster_mask = w->cluster_mask;
+	v->tpb_mask = w->tpb_mask;
+}
+
+uint64_t npu_view_elems(const struct npu_view *v)
+{
+	uint64_t n = 1;
+
+	for (unsigned l = 0; l < v->ndims; l++)
+		n *= v->dims[l];
+	return n;
+}
+
+bool npu_view_dense(const struct npu_view *v)
+{
+	int64_t expect = v->esz;
+
+	for (unsigned l = 0; l < v->ndims; l++) {
+		if (v->dims[l] != 1 && v->strides[l] != expect)
+			return false;
+		expect *= v->dims[l];
+	}
+	return true;
+}
+
+void *npu_ctx_alloc(struct npu_exec_ctx *ctx, size_t bytes)
+{
+	void *p;
+
+	if (ctx->nscratch == sizeof(ctx->scratch) / sizeof(ctx->scratch[0]))
+		return NULL;
+	p = malloc(bytes ? bytes : 1);
+	if (p)
+		ctx->scratch[ctx->nscratch++] = p;
+	return p;
+}
+
+/* Host pointer for a (space, cluster, tpb) target, or NULL for DDR. */
+static uint8_t *space_ptr(struct npu_exec_ctx *ctx, unsigned space,
+			  unsigned lcluster, unsigned tpb, uint64_t *limit)
+{
+	uint32_t size;
+	uint8_t *p;
+
+	switch (space) {
+	case NPU_SPACE_HBSM:
+		*limit = npu_job_hbsm_size(ctx->job);
+		return npu_ctx_hbsm(ctx);
+	case NPU_SPACE_HBSM_REMOTE:
+		*limit = npu_job_hbsm_size(ctx->job);
+		return npu_job_hbsm(ctx->job, lcluster, tpb);
+	case NPU_SPACE_SRAM:
+		p = npu_job_sram(ctx->job, &size);
+		*limit = size;
+		return p;
+	default:
+		*limit = 0;
+		return NULL;
+	}
+}
+
+static int ddr_access(struct npu_exec_ctx *ctx, uint64_t va, void *buf,
+		      size_t len, bool write)
+{
+	struct npu_core_job *cj = npu_job_core_job(ctx->job);
+	int ret;
+
+	ret = write ? npu_mmu_write(cj, ctx->tlb, va, buf, len, &ctx->fault_addr,
+				    &ctx->detail) :
+		      npu_mmu_read(cj, ctx->tlb, va, buf, len, &ctx->fault_addr,
+				   &ctx->detail);
+	if (ret == NPU_TASK_MMU_FAULT) {
+		cj->mmu_fault = true;
+		cj->mmu_fault_write = write;
+	}
+	return ret;
+}
+
+int npu_space_read(struct npu_exec_ctx *ctx, unsigned space,
+		   unsigned lcluster, unsigned tpb, uint64_t addr,
+		   void *buf, size_t len)
+{
+	uint64_t limit;
+	uint8_t *p;
+
+	if (space == NPU_SPACE_DDR)
+		return ddr_access(ctx, addr, buf, len, false);
+	p = space_ptr(ctx, space, lcluster, tpb, &limit);
+	if (!p || addr > limit || len > limit - addr) {
+		ctx->fault_addr = addr;
+		ctx->detail = NPU_IE_RANGE;
+		return NPU_TASK_ILLEGAL_INSN;
+	}
+	memcpy(buf, p + addr, len);
+	return 0;
+}
+
+int npu_space_write(struct npu_exec_ctx *ctx, unsigned space,
+		    unsigned lcluster, unsigned tpb, uint64_t addr,
+		    const void *buf, size_t len)
+{
+	uint64_t limit;
+	uint8_t *p;
+
+	if (space == NPU_SPACE_DDR)
+		return ddr_access(ctx, addr, (void *)buf, len, true);
+	p = space_ptr(ctx, space, lcluster, tpb, &limit);
+	if (!p || addr > limit || len > limit - addr) {
+		ctx->fault_addr = addr;
+		ctx->detail = NPU_IE_RANGE;
+		return NPU_TASK_ILLEGAL_INSN;
+	}
+	memmove(p + addr, buf, len);
+	return 0;
+}
+
+/*
+ * Walk every innermost run of a view, calling fn(run address, dense
+ * offset).  A run is dims[0] elements when strides[0] == esz (one memcpy),
+ * else one element.
+ */
+typedef int (*run_fn)(void *arg, uint64_t addr, size_t off, size_t len);
+
+static int for_each_run(const struct npu_view *v, run_fn fn, void *arg)
+{
+	uint32_t idx[NPU_TWU_MAX_LEVELS] = { 0 };
+	bool contig = v->ndims == 0 || v->strides[0] == (int64_t)v->esz ||
+		      v->dims[0] == 1;
+	size_t run_elems = contig && v->ndims ? v->dims[0] : 1;
+	unsigned first = contig ? 1 : 0;
+	uint64_t total = npu_view_elems(v);
+	size_t off = 0;
+
+	if (v->ndims == 0)
+		return fn(arg, v->base, 0, v->esz);
+	for (uint64_t done = 0; done < total; done += run_elems) {
+		int64_t addr = (int64_t)v->base;
+		int ret;
+
+		for (unsigned l = first; l < v->ndims; l++)
+			addr += v->strides[l] * (int64_t)idx[l];
+		if (!contig)
+			addr += v->strides[0] * (int64_t)idx[0];
+		ret = fn(arg, (uint64_t)addr, off, run_elems * v->esz);
+		if (ret)
+			return ret;
+		off += run_elems * v->esz;
+		for (unsigned l = first; l < v->ndims; l++) {
+			if (++idx[l] < v->dims[l])
+				break;
+			idx[l] = 0;
+		}
+	}
+	return 0;
+}
+
+struct run_arg {
+	struct npu_exec_ctx *ctx;
+	uint8_t *host;		/* space pointer, NULL for DDR */
+	uint8_t *buf;		/* dense buffer */
+	unsigned space;
+	bool write;
+};
+
+static int run_copy(void *arg, uint64_t addr, size_t off, size_t len)
+{
+	struct run_arg *a = arg;
+
+	if (a->host) {
+		if (a->write)
+			memcpy(a->host + addr, a->buf + off, len);
+		else
+			memcpy(a->buf + off, a->host + addr, len);
+		return 0;
+	}
+	return ddr_access(a->ctx, addr, a->buf + off, len, a->write);
+}
+
+/* Fast gather for the common 2-D/1-D strided cases on host memory. */
+static bool gather_fast(const struct npu_view *v, const uint8_t *host,
+			uint8_t *dst)
+{
+	if (v->ndims == 2 && v->strides[0] == (int64_t)v->esz) {
+		size_t row = (size_t)v->dims[0] * v->esz;
+
+		for (uint32_t r = 0; r < v->dims[1]; r++)
+			memcpy(dst + r * row, host + v->base + v->strides[1] * (int64_t)r, row);
+		return true;
+	}
+	if (v->ndims >= 1 && v->strides[0] == 0 && npu_view_elems(v) == v->dims[0]) {
+		npu_kern_fill(dst, v->esz, v->dims[0], host + v->base);
+		return true;
+	}
+	return false;
+}
+
+static int view_io(struct npu_exec_ctx *ctx, const struct npu_view *v,
+		   unsigned lcluster, unsigned tpb, uint8_t *buf, bool write)
+{
+	struct run_arg a = { .ctx = ctx, .buf = buf, .space = v->space,
+			     .write = write };
+	uint64_t limit = 0;
+
+	if (v->space != NPU_SPACE_DDR) {
+		a.host = space_ptr(ctx, v->space, lcluster, tpb, &limit);
+		if (!a.host) {
+			ctx->detail = NPU_IE_DEST;
+			return NPU_TASK_ILLEGAL_INSN;
+		}
+		if (!write && gather_fast(v, a.host, buf))
+			return 0;
+	}
+	return for_each_run(v, run_copy, &a);
+}
+
+const void *npu_view_load(struct npu_exec_ctx *ctx, const struct npu_view *v,
+			  int *status)
+{
+	uint64_t n = npu_view_elems(v), limit;
+	unsigned lc = 0, tpb = 0;
+	uint8_t *buf;
+
+	*status = 0;
+	if (v->space == NPU_SPACE_HBSM_REMOTE) {
+		/* A remote source names exactly one TPB. */
+		lc = (unsigned)__builtin_ctz(v->cluster_mask | 0x10000);
+		tpb = (unsigned)__builtin_ctz(v->tpb_mask | 0x100);
+	}
+	if (v->space != NPU_SPACE_DDR && npu_view_dense(v)) {
+		uint8_t *host = space_ptr(ctx, v->space, lc, tpb, &limit);
+
+		if (host)
+			return host + v->base;
+	}
+	if (n > NPU_VIEW_MAX_ELEMS) {
+		*status = NPU_TASK_INTERNAL;
+		return NULL;
+	}
+	buf = npu_ctx_alloc(ctx, n * v->esz);
+	if (!buf) {
+		*status = NPU_TASK_INTERNAL;
+		return NULL;
+	}
+	*status = view_io(ctx, v, lc, tpb, buf, false);
+	return *status ? NULL : buf;
+}
+
+float *npu_view_load_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
+			 int *status)
+{
+	uint64_t n = npu_view_elems(v);
+	const void *raw = npu_view_load(ctx, v, status);
+	float *f;
+
+	if (!raw)
+		return NULL;
+	f = npu_ctx_alloc(ctx, n * sizeof(float));
+	if (!f) {
+		*status = NPU_TASK_INTERNAL;
+		return NULL;
+	}
+	npu_kern_to_f32(f, raw, v->dtype, n);
+	return f;
+}
+
+int npu_view_store(struct npu_exec_ctx *ctx, const struct npu_view *v,
+		   const void *data)
+{
+	unsigned ncl = npu_job_nclusters(ctx->job), ntpb = npu_job_tpbs(ctx->job);
+	int ret;
+
+	if (v->space != NPU_SPACE_HBSM_REMOTE)
+		return view_io(ctx, v, 0, 0, (uint8_t *)data, true);
+	/* Broadcast: every TPB of every masked cluster gets the data. */
+	for (unsigned c = 0; c < ncl; c++) {
+		if (!(v->cluster_mask & (1u << c)))
+			continue;
+		for (unsigned t = 0; t < ntpb; t++) {
+			if (!(v->tpb_mask & (1u << t)))
+				continue;
+			ret = view_io(ctx, v, c, t, (uint8_t *)data, true);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+int npu_view_store_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
+		       const float *data, unsigned round_mode)
+{
+	uint64_t n = npu_view_elems(v);
+	void *raw = npu_ctx_alloc(ctx, n * v->esz);
+
+	if (!raw)
+		return NPU_TASK_INTERNAL;
+	npu_kern_from_f32(raw, v->dtype, data, n, round_mode);
+	return npu_view_store(ctx, v, raw);
+}
+
+const void *npu_opnd_load(struct npu_exec_ctx *ctx, unsigned o, int *status)
+{
+	struct npu_view v;
+
+	npu_opnd_view(ctx, o, &v);
+	return npu_view_load(ctx, &v, status);
+}
+
+float *npu_opnd_load_f32(struct npu_exec_ctx *ctx, unsigned o, int *status)
+{
+	struct npu_view v;
+
+	npu_opnd_view(ctx, o, &v);
+	return npu_view_load_f32(ctx, &v, status);
+}
