@@ -20,7 +20,7 @@ CORE_OBJS_SAN := $(patsubst qemu-device/core/%.c,$(BUILD)/obj/core-san/%.o,$(COR
 LIBCORE     := $(BUILD)/lib/libnpucore.a
 LIBCORE_SAN := $(BUILD)/lib/libnpucore-san.a
 
-UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
+UNIT_SRCS := $(sort $(wildcard tests/unit/*.c)) tests/common/npu_tdev.c
 UNIT_BIN  := $(BUILD)/tests/unit-core
 BENCH_BIN := $(BUILD)/bin/npu-bench-core
 DEMO_BIN  := $(BUILD)/bin/npu-core-demo
@@ -66,18 +66,18 @@ $(LIBCORE_SAN): $(CORE_OBJS_SAN)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(UNIT_BIN): $(UNIT_SRCS) $(wildcard tests/unit/*.h) $(LIBCORE_SAN)
+$(UNIT_BIN): $(UNIT_SRCS) $(wildcard tests/unit/*.h tests/common/*.h) $(LIBCORE_SAN)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) -O1 $(SANFLAGS) $(CHECK_CFLAGS) -Itests/unit $(UNIT_SRCS) \
+	$(CC) $(CFLAGS_COMMON) -O1 $(SANFLAGS) $(CHECK_CFLAGS) -Itests/unit -Itests/common $(UNIT_SRCS) \
 	  $(LIBCORE_SAN) $(CHECK_LIBS) $(LDLIBS_CORE) -o $@
 
 $(BENCH_BIN): $(wildcard tests/bench/*.c) $(LIBCORE)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) $(wildcard tests/bench/*.c) $(LIBCORE) -ldnnl $(LDLIBS_CORE) -o $@
 
-$(DEMO_BIN): tools/npu-core-demo/*.c $(LIBCORE)
+$(DEMO_BIN): tools/npu-core-demo/*.c tests/common/npu_tdev.c tests/common/npu_tdev.h $(LIBCORE)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) tools/npu-core-demo/*.c $(LIBCORE) $(LDLIBS_CORE) -o $@
+	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) -Itests/common tools/npu-core-demo/*.c tests/common/npu_tdev.c $(LIBCORE) $(LDLIBS_CORE) -o $@
 
 run: $(DEMO_BIN)
 	$(DEMO_BIN)

@@ -204,6 +204,7 @@ static void reset_locked(struct npu_core *core)
 	core->mmu_ctrl = NPU_MMU_CTRL_ENABLE;
 	core->perf_ctrl = NPU_PERF_CTRL_ENABLE;
 	core->scratch = 0;
+	core->bad_access = 0;
 	core->latch_hi = 0;
 	memset(&core->perf, 0, sizeof(core->perf));
 	npu_core_update_irq_locked(core);
@@ -392,13 +393,20 @@ static void queue_write(struct npu_core *core, unsigned qi, uint32_t r,
 
 	switch (r) {
 	case NPU_Q_BASE_LO:
-		q->base = (q->base & ~0xffffffffull) | val;
-		break;
 	case NPU_Q_BASE_HI:
-		q->base = (q->base & 0xffffffffull) | (uint64_t)val << 32;
-		break;
 	case NPU_Q_SIZE_LOG2:
-		q->size_log2 = val;
+		/* The ring is fixed while enabled: a moving ring would let
+		 * the device read entries the driver no longer owns. */
+		if (q->ctrl & NPU_Q_CTRL_ENABLE) {
+			core->bad_access++;
+			return;
+		}
+		if (r == NPU_Q_BASE_LO)
+			q->base = (q->base & ~0xffffffffull) | val;
+		else if (r == NPU_Q_BASE_HI)
+			q->base = (q->base & 0xffffffffull) | (uint64_t)val << 32;
+		else
+			q->size_log2 = val;
 		break;
 	case NPU_Q_TAIL:
 		q->tail = val;
@@ -510,4 +518,21 @@ const char *npu_core_status_str(unsigned status)
 	};
 
 	return status < NPU_TASK_STATUS_COUNT ? names[status] : "unknown status";
+}
+
+uint8_t *npu_core_debug_hbsm(struct npu_core *core, unsigned cluster,
+			     unsigned tpb, size_t *size)
+{
+	if (cluster >= core->cfg.clusters || tpb >= core->cfg.tpbs_per_cluster)
+		return NULL;
+	if (size)
+		*size = core->cfg.hbsm_size;
+	return npu_core_hbsm_of(core, cluster, tpb);
+}
+
+uint8_t *npu_core_debug_sram(struct npu_core *core, size_t *size)
+{
+	if (size)
+		*size = core->cfg.sram_size;
+	return core->sram;
 }

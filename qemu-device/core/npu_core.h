@@ -82,6 +82,15 @@ void npu_core_job_complete(struct npu_core_job *job);
 /* Run every queue until idle, synchronously (in-process backend, tests). */
 void npu_core_run_pending(struct npu_core *core);
 
+/*
+ * Debug backdoor into device memories (tests, tracing tools): the HBSM of
+ * physical cluster @cluster, TPB @tpb, or the CCB SRAM.  NULL if out of
+ * range.  Not synchronised with running jobs.
+ */
+uint8_t *npu_core_debug_hbsm(struct npu_core *core, unsigned cluster,
+			     unsigned tpb, size_t *size);
+uint8_t *npu_core_debug_sram(struct npu_core *core, size_t *size);
+
 /* Human-readable name of an enum npu_hw_task_status. */
 const char *npu_core_status_str(unsigned status);
 

@@ -63,8 +63,8 @@ struct npu_xfer {
 
 /* What one iteration cost; the engine turns this into time. */
 struct npu_cost {
-	uint64_t cycles;		/* unit-local cycles (compute/stream) */
-	uint64_t conflicts;		/* HBSM bank conflicts (also stall cycles) */
+	uint64_t cycles;		/* unit-local cycles, conflict stalls included */
+	uint64_t conflicts;		/* HBSM bank conflicts (count, for perf) */
 	uint64_t dma_bytes;		/* CCB DMA engine bytes */
 	uint64_t gsdu_bytes;
 	unsigned nxfers;

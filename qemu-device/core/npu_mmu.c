@@ -12,7 +12,7 @@
 #define PERM_W 2
 
 static int walk(struct npu_core_job *job, uint64_t va, uint64_t *page_pa,
-		uint8_t *perm, uint32_t *detail)
+		uint8_t *perm, uint32_t *detail, uint64_t *fault_pa)
 {
 	struct npu_core *core = job->core;
 	uint64_t table = job->desc.pt_base, pte = 0;
@@ -21,8 +21,11 @@ static int walk(struct npu_core_job *job, uint64_t va, uint64_t *page_pa,
 		uint64_t ea = table + 8 * NPU_MMU_INDEX(va, level);
 
 		if (core->host.mem_read(core->host.opaque, ea, &pte, sizeof(pte))) {
-			*detail = NPU_FAULT_DETAIL_BAD_PTE;
-			return NPU_TASK_MMU_FAULT;
+			/* The table itself is not in memory: a bus error at
+			 * the entry's physical address, not a translation fault. */
+			*detail = 0;
+			*fault_pa = ea;
+			return NPU_TASK_BUS_ERROR;
 		}
 		if (!(pte & NPU_PTE_VALID)) {
 			*detail = NPU_FAULT_DETAIL_NOT_MAPPED;
@@ -64,7 +67,13 @@ int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 	} else {
 		uint32_t why = 0;
 
-		ret = walk(job, va, &page_pa, &perm, &why);
+		uint64_t fault_pa = 0;
+
+		ret = walk(job, va, &page_pa, &perm, &why, &fault_pa);
+		if (ret == NPU_TASK_BUS_ERROR) {
+			*fault_addr = fault_pa;
+			return ret;
+		}
 		if (ret) {
 			*detail |= why;
 			goto fault;

@@ -41,6 +41,7 @@ struct npu_tpb_state {
 	struct unit_q unit[NPU_TPB_UNITS];
 	struct counters ctr;
 	uint64_t first_start, last_end;
+	bool started;			/* ran at least one iteration */
 	bool active;
 };
 
@@ -709,7 +710,8 @@ static void account(struct npu_job *job, struct runnable *r)
 		if (t > start)
 			start = t;
 	}
-	dur = r->cost.cycles + r->cost.conflicts;
+	/* Units fold conflict stalls into cycles; conflicts is the count. */
+	dur = r->cost.cycles;
 	for (unsigned x = 0; x < r->cost.nxfers; x++) {
 		uint64_t t = route(job, &r->cost.xfer[x], start);
 
@@ -726,8 +728,9 @@ static void account(struct npu_job *job, struct runnable *r)
 	if (r->tpb) {
 		unsigned pc = r->tpb->pcluster;
 
-		if (!r->tpb->first_start || start < r->tpb->first_start)
-			r->tpb->first_start = start ? start : 1;
+		if (!r->tpb->started || start < r->tpb->first_start)
+			r->tpb->first_start = start;
+		r->tpb->started = true;
 		if (end > r->tpb->last_end)
 			r->tpb->last_end = end;
 		if (r->unit < NPU_PERF_UNITS)
@@ -986,17 +989,22 @@ void npu_task_run(struct npu_core_job *cj)
 		goto out;
 	}
 	run_rounds(job);
-	for (unsigned i = 0; i < job->nclusters * job->tpbs; i++) {
-		struct npu_tpb_state *tp = &job->tpb[i];
+	/* A cluster is busy from its first TPB's start to its last TPB's end. */
+	for (unsigned c = 0; c < job->nclusters; c++) {
+		uint64_t first = UINT64_MAX, last = 0;
 
-		if (tp->last_end > tp->first_start && tp->first_start) {
-			uint64_t span = tp->last_end - tp->first_start;
-			uint64_t *busy = &cj->perf.cluster_busy[tp->pcluster];
+		for (unsigned t = 0; t < job->tpbs; t++) {
+			struct npu_tpb_state *tp = &job->tpb[c * job->tpbs + t];
 
-			/* A cluster is busy while any of its TPBs is. */
-			if (span > *busy)
-				*busy = span;
+			if (!tp->started)
+				continue;
+			if (tp->first_start < first)
+				first = tp->first_start;
+			if (tp->last_end > last)
+				last = tp->last_end;
 		}
+		if (last > first)
+			cj->perf.cluster_busy[d->cluster_map[c]] += last - first;
 	}
 out:
 	cj->cycles = job->end_time;

@@ -263,8 +263,6 @@ static int for_each_run(const struct npu_view *v, run_fn fn, void *arg)
 
 		for (unsigned l = first; l < v->ndims; l++)
 			addr += v->strides[l] * (int64_t)idx[l];
-		if (!contig)
-			addr += v->strides[0] * (int64_t)idx[0];
 		ret = fn(arg, (uint64_t)addr, off, run_elems * v->esz);
 		if (ret)
 			return ret;

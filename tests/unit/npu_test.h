@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit-test registration: each tests/unit/*.c file builds one Check suite
+ * Unit-test registration: each test file under tests/unit builds one suite
  * and registers it with NPU_TEST_SUITE(), so files never edit a shared list.
  */
 #ifndef NPU_TEST_H

@@ -6,8 +6,9 @@
  * reads/writes.  64-bit counters are exposed as _LO/_HI pairs: reading _LO
  * latches the full 64-bit value so that the following read of _HI returns
  * the matching upper half (a 64-bit aligned access reads both at once).
- * Reads of undefined offsets return 0; writes to them and to read-only
- * registers are ignored (and counted in NPU_REG_BAD_ACCESS).
+ * Reads of undefined offsets return 0 and writes to them are ignored;
+ * both are counted in NPU_REG_BAD_ACCESS, as are writes to a queue's
+ * BASE/SIZE registers while the queue is enabled.
  */
 #ifndef NPU_HW_REGS_H
 #define NPU_HW_REGS_H

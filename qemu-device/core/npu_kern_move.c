@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Data-movement kernels (DTDU): transpose, HWC padding and fill, for any
+ * element size.
+ *
+ * Elements are moved with memcpy of a compile-time size for the common
+ * sizes (1, 2, 4, 8 bytes): that compiles to a single load/store, needs no
+ * alignment (operands are byte addresses in device memory) and keeps the
+ * code free of type-punning.  Other sizes take a generic variable-size
+ * memcpy path.
+ *
+ * Output and input must not overlap unless stated otherwise.
+ */
+#include <string.h>
+
+#include "npu_kern.h"
+
+/* ---- fill ---- */
+
+/*
+ * Fill by doubling: write one element, then copy the filled prefix onto
+ * the rest, doubling each time.  That is O(log n) large memcpys for any
+ * element size, and memset when every byte of the element is equal
+ * (zeros, 0xff..., all int8 values).  A NULL value fills zeros.
+ */
+void npu_kern_fill(void *y, size_t esz, size_t n, const void *value)
+{
+	unsigned char *d = y;
+	const unsigned char *v = value;
+	size_t total = esz * n, done;
+	bool uniform = true;
+
+	if (total == 0)
+		return;
+	if (!v) {
+		memset(d, 0, total);
+		return;
+	}
+	for (size_t i = 1; i < esz; i++)
+		if (v[i] != v[0]) {
+			uniform = false;
+			break;
+		}
+	if (uniform) {
+		memset(d, v[0], total);
+		return;
+	}
+	memcpy(d, v, esz);
+	for (done = esz; done < total; done *= 2) {
+		size_t len = total - done < done ? total - done : done;
+
+		memcpy(d + done, d, len);
+	}
+}
+
+/* ---- transpose ---- */
+
+/*
+ * 32x32 tiles: for 4-byte elements a tile's source rows and destination
+ * rows (4 KiB each side) stay in L1 while the tile is written, instead of
+ * streaming one strided column through the cache per output row.
+ */
+#define TILE 32
+
+#define DEFINE_TRANSPOSE(name, ESZ)					\
+static void name(unsigned char *y, const unsigned char *x, size_t rows, \
+		 size_t cols)						\
+{									\
+	for (size_t r0 = 0; r0 < rows; r0 += TILE) {			\
+		size_t r1 = r0 + TILE < rows ? r0 + TILE : rows;	\
+									\
+		for (size_t c0 = 0; c0 < cols; c0 += TILE) {		\
+			size_t c1 = c0 + TILE < cols ? c0 + TILE : cols; \
+									\
+			/* contiguous writes, reads strided within the tile */ \
+			for (size_t c = c0; c < c1; c++) {		\
+				unsigned char *yd = y + (c * rows) * (ESZ); \
+				const unsigned char *xs = x + c * (ESZ); \
+									\
+				for (size_t r = r0; r < r1; r++)	\
+					memcpy(yd + r * (ESZ),		\
+					       xs + r * cols * (ESZ), (ESZ)); \
+			}						\
+		}							\
+	}								\
+}
+
+DEFINE_TRANSPOSE(transpose_1, 1)
+DEFINE_TRANSPOSE(transpose_2, 2)
+DEFINE_TRANSPOSE(transpose_4, 4)
+DEFINE_TRANSPOSE(transpose_8, 8)
+
+static void transpose_any(unsigned char *y, const unsigned char *x,
+			  size_t esz, size_t rows, size_t cols)
+{
+	for (size_t r0 = 0; r0 < rows; r0 += TILE) {
+		size_t r1 = r0 + TILE < rows ? r0 + TILE : rows;
+
+		for (size_t c0 = 0; c0 < cols; c0 += TILE) {
+			size_t c1 = c0 + TILE < cols ? c0 + TILE : cols;
+
+			for (size_t c = c0; c < c1; c++)
+				for (size_t r = r0; r < r1; r++)
+					memcpy(y + (c * rows + r) * esz,
+					       x + (r * cols + c) * esz, esz);
+		}
+	}
+}
+
+void npu_kern_transpose(void *y, const void *x, size_t esz, size_t rows,
+			size_t cols)
+{
+	if (esz == 0 || rows == 0 || cols == 0)
+		return;
+	/* a single row or column has the same layout either way */
+	if (rows == 1 || cols == 1) {
+		memmove(y, x, rows * cols * esz);
+		return;
+	}
+	switch (esz) {
+	case 1:
+		transpose_1(y, x, rows, cols);
+		break;
+	case 2:
+		transpose_2(y, x, rows, cols);
+		break;
+	case 4:
+		transpose_4(y, x, rows, cols);
+		break;
+	case 8:
+		transpose_8(y, x, rows, cols);
+		break;
+	default:
+		transpose_any(y, x, esz, rows, cols);
+		break;
+	}
+}
+
+/* ---- pad ---- */
+
+/*
+ * Source index for output position i (relative to the first real element,
+ * so negative in the leading pad) under EDGE or REFLECT, for an axis of
+ * n >= 1 elements.  REFLECT mirrors without repeating the edge element
+ * (numpy "reflect", ONNX reflect); pads wider than n - 1 keep reflecting
+ * back and forth (period 2 (n - 1)), and n == 1 repeats the only element.
+ */
+static size_t pad_src_index(long i, size_t n, unsigned mode)
+{
+	long ln = (long)n;
+
+	if (mode == NPU_PAD_EDGE)
+		return i < 0 ? 0 : (i >= ln ? n - 1 : (size_t)i);
+	if (n == 1)
+		return 0;
+	{
+		long period = 2 * (ln - 1);
+
+		i %= period;
+		if (i < 0)
+			i += period;
+		return (size_t)(i < ln ? i : period - i);
+	}
+}
+
+/*
+ * y [H+pt+pb][W+pl+pr][C] from x [H][W][C].  CONSTANT fills the border
+ * with *value (one element of esz bytes; NULL means zero).  EDGE and
+ * REFLECT copy whole C-element pixels from the mapped source position.
+ * An unknown mode, or EDGE/REFLECT with an empty input (nothing to
+ * replicate), pads as CONSTANT.
+ */
+void npu_kern_pad_hwc(void *y, const void *x, size_t esz, size_t H, size_t W,
+		      size_t C, size_t pt, size_t pl, size_t pb, size_t pr,
+		      unsigned mode, const void *value)
+{
+	unsigned char *d = y;
+	const unsigned char *s = x;
+	size_t px = C * esz;			/* bytes per pixel */
+	size_t OW = W + pl + pr, OH = H + pt + pb;
+	size_t orow = OW * px, irow = W * px;
+	bool constant = (mode != NPU_PAD_EDGE && mode != NPU_PAD_REFLECT) ||
+			H == 0 || W == 0;
+
+	if (px == 0 || OW == 0 || OH == 0)
+		return;
+
+	if (constant) {
+		/* top and bottom bands are contiguous runs of the value */
+		npu_kern_fill(d, esz, pt * OW * C, value);
+		for (size_t h = 0; h < H; h++) {
+			unsigned char *o = d + (pt + h) * orow;
+
+			npu_kern_fill(o, esz, pl * C, value);
+			memcpy(o + pl * px, s + h * irow, irow);
+			npu_kern_fill(o + (pl + W) * px, esz, pr * C, value);
+		}
+		npu_kern_fill(d + (pt + H) * orow, esz, pb * OW * C, value);
+		return;
+	}
+
+	for (size_t oh = 0; oh < OH; oh++) {
+		size_t ih = pad_src_index((long)oh - (long)pt, H, mode);
+		const unsigned char *src = s + ih * irow;
+		unsigned char *o = d + oh * orow;
+
+		for (size_t ow = 0; ow < pl; ow++) {
+			size_t iw = pad_src_index((long)ow - (long)pl, W, mode);
+
+			memcpy(o + ow * px, src + iw * px, px);
+		}
+		memcpy(o + pl * px, src, irow);
+		for (size_t ow = pl + W; ow < OW; ow++) {
+			size_t iw = pad_src_index((long)ow - (long)pl, W, mode);
+
+			memcpy(o + ow * px, src + iw * px, px);
+		}
+	}
+}

@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Cube Vector Unit: elementwise, reduction, softmax, layer norm and
+ * pooling operations on the executing TPB's HBSM, all computed in fp32.
+ *
+ * One iteration: every source is loaded as fp32 (dequantised with
+ * NPU_CVU_F_IN_QUANT when its dtype is an integer), the operation writes
+ * a dense fp32 result, the configurable pipeline stages run over it in
+ * order, and the result is converted (requantised with
+ * NPU_CVU_F_OUT_QUANT for an integer destination) and stored.  Sources
+ * are always scratch copies, so a destination overlapping a source is
+ * well defined.
+ */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "npu_exec.h"
+#include "npu_kern.h"
+
+/*
+ * Per-iteration operand size limit, the one the walker layer applies to
+ * loads: rejecting larger shapes at validation turns a run-time
+ * NPU_TASK_INTERNAL into an illegal instruction.
+ */
+#define CVU_MAX_ELEMS (1ull << 24)
+#define CVU_MAX_REDUCE_LEVELS 4
+
+#define BIT(o) (1u << (o))
+
+/* Semantic (non-repeat) shape of a used operand. */
+struct shape {
+	unsigned nd;
+	uint32_t d[NPU_TWU_MAX_LEVELS];
+	uint64_t elems;		/* saturates at UINT64_MAX */
+};
+
+static void opnd_shape(const struct npu_dinsn *di, unsigned o, struct shape *s)
+{
+	const struct npu_walk *w = &di->opnd[o];
+
+	memset(s, 0, sizeof(*s));
+	if (!di->used[o])
+		return;
+	s->nd = w->nlevels - di->nrep;
+	s->elems = 1;
+	for (unsigned l = 0; l < s->nd; l++) {
+		s->d[l] = w->count[l];
+		/* counts are >= 1 (walker decode), so the division is safe */
+		if (s->elems > UINT64_MAX / w->count[l])
+			s->elems = UINT64_MAX;
+		else
+			s->elems *= w->count[l];
+	}
+}
+
+static bool same_shape(const struct shape *a, const struct shape *b)
+{
+	if (a->nd != b->nd)
+		return false;
+	for (unsigned l = 0; l < a->nd; l++)
+		if (a->d[l] != b->d[l])
+			return false;
+	return true;
+}
+
+static bool all_zero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+/* Value range of an integer dtype; false for float types. */
+static bool int_range(unsigned dt, int32_t *lo, int32_t *hi)
+{
+	switch (dt) {
+	case NPU_DT_INT8:
+		*lo = INT8_MIN;
+		*hi = INT8_MAX;
+		return true;
+	case NPU_DT_UINT8:
+		*lo = 0;
+		*hi = UINT8_MAX;
+		return true;
+	case NPU_DT_INT32:
+		*lo = INT32_MIN;
+		*hi = INT32_MAX;
+		return true;
+	default:
+		*lo = *hi = 0;
+		return false;
+	}
+}
+
+/* Operand slots each opcode reads (SRC*) and writes (DST). */
+static unsigned op_operands(unsigned op)
+{
+	switch (op) {
+	case NPU_CVU_BINARY:
+		return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_SRC1) | BIT(NPU_OPND_DST);
+	case NPU_CVU_LAYERNORM:
+		return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_SRC1) |
+		       BIT(NPU_OPND_SRC2) | BIT(NPU_OPND_DST);
+	default:
+		return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_DST);
+	}
+}
+
+static bool op_is_rowwise(unsigned op)
+{
+	return op == NPU_CVU_SOFTMAX || op == NPU_CVU_LOGSOFTMAX ||
+	       op == NPU_CVU_LAYERNORM;
+}
+
+/* ---- validation ---- */
+
+/*
+ * Reserved fields, flags, stages and quantisation framing: everything
+ * that does not depend on the opcode's geometry.
+ */
+static int check_params(const struct npu_dinsn *di)
+{
+	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
+	unsigned dst = di->opnd[NPU_OPND_DST].dtype;
+	int32_t lo, hi;
+
+	if (p->flags & ~NPU_CVU_F_KNOWN)
+		return NPU_IE_RESERVED;
+	if (!all_zero(p->reserved0, sizeof(p->reserved0)) ||
+	    !all_zero(p->reserved, sizeof(p->reserved)))
+		return NPU_IE_RESERVED;
+	if (p->nstages > NPU_CVU_STAGES)
+		return NPU_IE_PARAM;
+	for (unsigned s = 0; s < NPU_CVU_STAGES; s++) {
+		const struct npu_hw_cvu_stage *st = &p->stage[s];
+
+		if (!all_zero(st->reserved, sizeof(st->reserved)))
+			return NPU_IE_RESERVED;
+		if (s >= p->nstages) {
+			/* a disabled stage is reserved space */
+			if (st->fn || st->imm)
+				return NPU_IE_RESERVED;
+			continue;
+		}
+		if (!npu_fn_is_unary(st->fn) && !npu_fn_is_binary(st->fn))
+			return NPU_IE_PARAM;
+	}
+	if (p->round > NPU_ROUND_HALF_AWAY)
+		return NPU_IE_PARAM;
+	if ((p->flags & NPU_CVU_F_IN_QUANT) &&
+	    !isfinite(npu_f32_from_bits(p->in_scale)))
+		return NPU_IE_PARAM;
+	if (p->flags & NPU_CVU_F_OUT_QUANT) {
+		float s = npu_f32_from_bits(p->out_scale);
+
+		if (!isfinite(s) || s == 0.0f)
+			return NPU_IE_PARAM;
+		if (int_range(dst, &lo, &hi) &&
+		    (p->out_zp < lo || p->out_zp > hi))
+			return NPU_IE_PARAM;
+	}
+	if ((p->flags & NPU_CVU_F_COUNT_PAD) &&
+	    (di->raw.opcode != NPU_CVU_POOL || p->fn != NPU_POOL_AVG))
+		return NPU_IE_PARAM;
+	return 0;
+}
+
+/* Pooling geometry is reserved outside POOL. */
+static bool pool_params_zero(const struct npu_hw_cvu_params *p)
+{
+	return !p->kernel_h && !p->kernel_w && !p->stride_h && !p->stride_w &&
+	       !p->pad_top && !p->pad_left && !p->pad_bottom &&
+	       !p->pad_right && !p->dil_h && !p->dil_w;
+}
+
+/*
+ * One pooling axis: the output extent must match and every window must
+ * contain at least one real input tap (else MAX has no value and AVG
+ * divides by zero).  With pad < dilated kernel extent that holds for
+ * dilation 1; larger dilations can step over a short input entirely, so
+ * each window is checked (O(1) per window).
+ */
+static int pool_axis(uint32_t in, uint32_t out, unsigned k, unsigned stride,
+		     unsigned dil, unsigned pad0, unsigned pad1)
+{
+	int64_t ext = (int64_t)dil * (k - 1) + 1;
+	int64_t span = (int64_t)in + pad0 + pad1 - ext;
+
+	if (k < 1 || stride < 1 || dil < 1)
+		return NPU_IE_PARAM;
+	if (pad0 >= ext || pad1 >= ext)
+		return NPU_IE_PARAM;
+	if (span < 0 || span / stride + 1 != out)
+		return NPU_IE_SHAPE;
+	if (dil == 1)
+		return 0;
+	for (uint32_t o = 0; o < out; o++) {
+		int64_t start = (int64_t)o * stride - pad0;
+		/* first tap at or after 0 */
+		int64_t i = start >= 0 ? 0 : (-start + dil - 1) / dil;
+
+		if (i >= k || start + i * dil >= in)
+			return NPU_IE_PARAM;
+	}
+	return 0;
+}
+
+static int check_pool(const struct npu_hw_cvu_params *p,
+		      const struct shape *x, const struct shape *y)
+{
+	int ret;
+
+	if (p->fn > NPU_POOL_AVG)
+		return NPU_IE_PARAM;
+	/* x [C, W, H] -> y [C, OW, OH] */
+	if (x->nd != 3 || y->nd != 3 || x->d[0] != y->d[0])
+		return NPU_IE_SHAPE;
+	ret = pool_axis(x->d[2], y->d[2], p->kernel_h, p->stride_h, p->dil_h,
+			p->pad_top, p->pad_bottom);
+	if (ret)
+		return ret;
+	return pool_axis(x->d[1], y->d[1], p->kernel_w, p->stride_w, p->dil_w,
+			 p->pad_left, p->pad_right);
+}
+
+static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
+{
+	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
+	unsigned op = di->raw.opcode, need = op_operands(op);
+	struct shape sh[NPU_OPNDS];
+	const struct shape *x = &sh[NPU_OPND_SRC0], *y = &sh[NPU_OPND_DST];
+	bool uses_imm0 = false, uses_imm1 = false, uses_rl = false;
+	unsigned r = p->reduce_levels;
+	int ret;
+
+	(void)job;
+	/* operands: required ones present, the others entirely zero */
+	for (unsigned o = 0; o < NPU_OPNDS; o++) {
+		bool want = need & BIT(o);
+
+		if (want && !di->used[o])
+			return NPU_IE_SHAPE;
+		if (!want && (di->used[o] ||
+			      !all_zero(&di->raw.opnd[o], sizeof(di->raw.opnd[o]))))
+			return NPU_IE_RESERVED;
+	}
+	for (unsigned o = 0; o < NPU_OPNDS; o++) {
+		if (!di->used[o])
+			continue;
+		if (di->opnd[o].space != NPU_SPACE_HBSM)
+			return NPU_IE_SPACE;
+		if (!npu_dtype_size(di->opnd[o].dtype))
+			return NPU_IE_DTYPE;
+	}
+	for (unsigned o = 0; o < NPU_OPNDS; o++) {
+		opnd_shape(di, o, &sh[o]);
+		if (sh[o].elems > CVU_MAX_ELEMS)
+			return NPU_IE_SHAPE;
+	}
+	ret = check_params(di);
+	if (ret)
+		return ret;
+	if (op != NPU_CVU_POOL && !pool_params_zero(p))
+		return NPU_IE_PARAM;
+
+	switch (op) {
+	case NPU_CVU_UNARY:
+		if (!npu_fn_is_unary(p->fn))
+			return NPU_IE_PARAM;
+		uses_imm0 = uses_imm1 = true;
+		if (!same_shape(x, y))
+			return NPU_IE_SHAPE;
+		break;
+	case NPU_CVU_BINARY:
+		if (!npu_fn_is_binary(p->fn))
+			return NPU_IE_PARAM;
+		if (!same_shape(x, y) || !same_shape(&sh[NPU_OPND_SRC1], y))
+			return NPU_IE_SHAPE;
+		break;
+	case NPU_CVU_REDUCE:
+		if (p->fn > NPU_REDUCE_MIN)
+			return NPU_IE_PARAM;
+		uses_rl = true;
+		if (r < 1 || r > CVU_MAX_REDUCE_LEVELS || r > x->nd)
+			return NPU_IE_PARAM;
+		if (r == x->nd) {
+			/* everything reduced: a single-element destination */
+			if (y->nd != 1 || y->d[0] != 1)
+				return NPU_IE_SHAPE;
+		} else {
+			if (y->nd != x->nd - r)
+				return NPU_IE_SHAPE;
+			for (unsigned l = 0; l < y->nd; l++)
+				if (y->d[l] != x->d[l + r])
+					return NPU_IE_SHAPE;
+		}
+		break;
+	case NPU_CVU_SOFTMAX:
+	case NPU_CVU_LOGSOFTMAX:
+	case NPU_CVU_LAYERNORM:
+		if (p->fn)
+			return NPU_IE_PARAM;
+		uses_rl = true;
+		if (r < 1 || r > CVU_MAX_REDUCE_LEVELS || r > x->nd)
+			return NPU_IE_PARAM;
+		if (!same_shape(x, y))
+			return NPU_IE_SHAPE;
+		if (op == NPU_CVU_LAYERNORM) {
+			float eps = npu_f32_from_bits(p->imm[0]);
+
+			uses_imm0 = true;
+			if (!isfinite(eps) || eps < 0.0f)
+				return NPU_IE_PARAM;
+			if (!same_shape(&sh[NPU_OPND_SRC1], x) ||
+			    !same_shape(&sh[NPU_OPND_SRC2], x))
+				return NPU_IE_SHAPE;
+		}
+		break;
+	case NPU_CVU_POOL:
+		ret = check_pool(p, x, y);
+		if (ret)
+			return ret;
+		break;
+	default:
+		return NPU_IE_OPCODE;
+	}
+	/* parameters the opcode does not read must be zero */
+	if ((!uses_imm0 && p->imm[0]) || (!uses_imm1 && p->imm[1]) ||
+	    (!uses_rl && p->reduce_levels))
+		return NPU_IE_PARAM;
+	return 0;
+}
+
+/* ---- execution ---- */
+
+static int status_or_internal(int st)
+{
+	return st ? st : NPU_TASK_INTERNAL;
+}
+
+/*
+ * Round v, add the zero point and saturate to [lo, hi], exactly as
+ * sat(round(v) + zp) even when round(v) is outside int32: at magnitudes
+ * >= 2^24 a float is already integral, so only smaller values need
+ * npu_round_sat (NaN goes there too and becomes 0 + zp, as in the
+ * walker layer's plain conversions).
+ */
+static int32_t requant(float v, unsigned round, int32_t zp, int32_t lo,
+		       int32_t hi)
+{
+	int64_t r;
+
+	if (fabsf(v) >= 0x1p24f) {
+		double d = v;
+
+		/* clamp before converting: inf and huge values */
+		d = d > 0x1p40 ? 0x1p40 : d < -0x1p40 ? -0x1p40 : d;
+		r = (int64_t)d;
+	} else {
+		r = npu_round_sat(v, round, INT32_MIN, INT32_MAX);
+	}
+	r += zp;
+	return (int32_t)(r < lo ? lo : r > hi ? hi : r);
+}
+
+/* Source operand o as fp32, dequantised if asked and integer. */
+static float *load_src(struct npu_exec_ctx *ctx, unsigned o, size_t *n,
+		       int *st)
+{
+	const struct npu_hw_cvu_params *p = &ctx->di->raw.params.cvu;
+	struct npu_view v;
+	float *f;
+
+	npu_opnd_view(ctx, o, &v);
+	*n = (size_t)npu_view_elems(&v);
+	f = npu_view_load_f32(ctx, &v, st);
+	if (!f) {
+		*st = status_or_internal(*st);
+		return NULL;
+	}
+	if ((p->flags & NPU_CVU_F_IN_QUANT) && npu_dtype_is_int(v.dtype)) {
+		float zp = (float)p->in_zp;
+		float s = npu_f32_from_bits(p->in_scale);
+
+		/* the fp32 copy is our own scratch: convert in place */
+		for (size_t i = 0; i < *n; i++)
+			f[i] = (f[i] - zp) * s;
+	}
+	return f;
+}
+
+/* Product of dims [from, to) of a view. */
+static size_t dims_prod(const struct npu_view *v, unsigned from, unsigned to)
+{
+	size_t n = 1;
+
+	for (unsigned l = from; l < to && l < v->ndims; l++)
+		n *= v->dims[l];
+	return n;
+}
+
+/*
+ * Cycle model: the CVU streams max(input, output) bytes per pass at
+ * NPU_M100_CVU_BYTES_PER_CYCLE; softmax and layer norm take three passes
+ * (statistics, normalisation, write), anything else one, and a non-empty
+ * stage pipeline one more.  Plus HBSM latency and bank-conflict stalls.
+ */
+static void cvu_cost(struct npu_exec_ctx *ctx)
+{
+	const struct npu_dinsn *di = ctx->di;
+	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
+	uint64_t in = 0, out = 0, conf = 0, passes;
+
+	for (unsigned o = 0; o < NPU_OPNDS; o++) {
+		struct npu_view v;
+		uint64_t bytes;
+
+		if (!di->used[o])
+			continue;
+		npu_opnd_view(ctx, o, &v);
+		bytes = npu_view_elems(&v) * v.esz;
+		if (o == NPU_OPND_DST)
+			out = bytes;
+		else
+			in += bytes;
+		conf += npu_cycles_hbsm_conflicts(&v, NPU_M100_HBSM_BANKS,
+						  NPU_M100_HBSM_BANK_BYTES);
+	}
+	passes = op_is_rowwise(di->raw.opcode) ? 3 : 1;
+	if (p->nstages)
+		passes++;
+	if (out > in)
+		in = out;
+	if (ctx->cost) {
+		ctx->cost->cycles += passes * ((in + NPU_M100_CVU_BYTES_PER_CYCLE - 1) /
+					       NPU_M100_CVU_BYTES_PER_CYCLE) +
+				     NPU_M100_HBSM_LATENCY + conf;
+		ctx->cost->conflicts += conf;
+	}
+}
+
+/* The result in the destination's dtype, then the store. */
+static int store_result(struct npu_exec_ctx *ctx, const float *y, size_t n)
+{
+	const struct npu_hw_cvu_params *p = &ctx->di->raw.params.cvu;
+	struct npu_view dv;
+	int32_t lo, hi;
+	float s;
+
+	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+	if (!(p->flags & NPU_CVU_F_OUT_QUANT) || !int_range(dv.dtype, &lo, &hi))
+		return npu_view_store_f32(ctx, &dv, y, p->round);
+
+	s = npu_f32_from_bits(p->out_scale);
+	if (dv.dtype == NPU_DT_INT32) {
+		int32_t *q = npu_ctx_alloc(ctx, n * sizeof(*q));
+
+		if (!q)
+			return NPU_TASK_INTERNAL;
+		for (size_t i = 0; i < n; i++)
+			q[i] = requant(y[i] / s, p->round, p->out_zp, lo, hi);
+		return npu_view_store(ctx, &dv, q);
+	} else {
+		uint8_t *q = npu_ctx_alloc(ctx, n);
+
+		if (!q)
+			return NPU_TASK_INTERNAL;
+		for (size_t i = 0; i < n; i++) {
+			int32_t r = requant(y[i] / s, p->round, p->out_zp, lo,
+					    hi);
+
+			/* two's complement byte for int8, plain for uint8 */
+			q[i] = (uint8_t)(r & 0xff);
+		}
+		return npu_view_store(ctx, &dv, q);
+	}
+}
+
+static int cvu_exec(struct npu_exec_ctx *ctx)
+{
+	const struct npu_dinsn *di = ctx->di;
+	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
+	unsigned op = di->raw.opcode;
+	float *src[NPU_OPND_SRC2 + 1] = { NULL };
+	size_t nsrc[NPU_OPND_SRC2 + 1] = { 0 };
+	struct npu_view xv, dv;
+	float *y, *cur;
+	size_t n, inner, outer;
+	int st = 0;
+
+	cvu_cost(ctx);
+	for (unsigned o = NPU_OPND_SRC0; o <= NPU_OPND_SRC2; o++) {
+		if (!di->used[o])
+			continue;
+		src[o] = load_src(ctx, o, &nsrc[o], &st);
+		if (!src[o])
+			return st;
+	}
+	npu_opnd_view(ctx, NPU_OPND_SRC0, &xv);
+	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+	n = (size_t)npu_view_elems(&dv);
+	y = npu_ctx_alloc(ctx, n * sizeof(float));
+	if (!y)
+		return NPU_TASK_INTERNAL;
+	/* rows for the row-wise ops: the inner reduce_levels dims are a row */
+	inner = dims_prod(&xv, 0, p->reduce_levels);
+	outer = dims_prod(&xv, p->reduce_levels, xv.ndims);
+
+	switch (op) {
+	case NPU_CVU_UNARY:
+		npu_kern_unary(y, src[0], n, p->fn, npu_f32_from_bits(p->imm[0]),
+			       npu_f32_from_bits(p->imm[1]));
+		break;
+	case NPU_CVU_BINARY:
+		npu_kern_binary(y, src[0], src[1], n, p->fn);
+		break;
+	case NPU_CVU_REDUCE:
+		npu_kern_reduce(y, src[0], outer, inner, p->fn);
+		break;
+	case NPU_CVU_SOFTMAX:
+	case NPU_CVU_LOGSOFTMAX:
+		npu_kern_softmax(y, src[0], outer, inner,
+				 op == NPU_CVU_LOGSOFTMAX);
+		break;
+	case NPU_CVU_LAYERNORM:
+		npu_kern_layernorm(y, src[0], src[1], src[2], outer, inner,
+				   npu_f32_from_bits(p->imm[0]));
+		break;
+	case NPU_CVU_POOL: {
+		struct npu_kern_pool kp = {
+			.C = (int)xv.dims[0], .W = (int)xv.dims[1],
+			.H = (int)xv.dims[2],
+			.OW = (int)dv.dims[1], .OH = (int)dv.dims[2],
+			.KH = p->kernel_h, .KW = p->kernel_w,
+			.stride_h = p->stride_h, .stride_w = p->stride_w,
+			.dil_h = p->dil_h, .dil_w = p->dil_w,
+			.pad_top = p->pad_top, .pad_left = p->pad_left,
+			.fn = p->fn,
+			.count_pad = p->flags & NPU_CVU_F_COUNT_PAD,
+		};
+
+		npu_kern_pool2d(y, src[0], &kp);
+		break;
+	}
+	default:
+		/* validate accepted only the opcodes above */
+		ctx->detail = NPU_IE_OPCODE;
+		return NPU_TASK_ILLEGAL_INSN;
+	}
+
+	/* pipeline stages, ping-ponging between two buffers */
+	cur = y;
+	if (p->nstages) {
+		float *bufs[2] = { y, npu_ctx_alloc(ctx, n * sizeof(float)) };
+
+		if (!bufs[1])
+			return NPU_TASK_INTERNAL;
+		for (unsigned s = 0; s < p->nstages && s < NPU_CVU_STAGES; s++) {
+			const struct npu_hw_cvu_stage *stg = &p->stage[s];
+			float *next = bufs[(s + 1) & 1];
+			float imm = npu_f32_from_bits(stg->imm);
+
+			if (npu_fn_is_binary(stg->fn))
+				npu_kern_binary_scalar(next, cur, imm, n, stg->fn);
+			else
+				npu_kern_unary(next, cur, n, stg->fn, imm, 0.0f);
+			cur = next;
+		}
+	}
+	return store_result(ctx, cur, n);
+}
+
+static const struct npu_unit_ops cvu_ops = {
+	.validate = cvu_validate,
+	.exec = cvu_exec,
+};
+
+const struct npu_unit_ops *npu_unit_cvu(unsigned opcode)
+{
+	switch (opcode) {
+	case NPU_CVU_UNARY:
+	case NPU_CVU_BINARY:
+	case NPU_CVU_REDUCE:
+	case NPU_CVU_SOFTMAX:
+	case NPU_CVU_LOGSOFTMAX:
+	case NPU_CVU_LAYERNORM:
+	case NPU_CVU_POOL:
+		return &cvu_ops;
+	default:
+		return NULL;
+	}
+}

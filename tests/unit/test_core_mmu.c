@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device MMU as seen by tasks: translation faults and their detail
+ * bits, bad PTEs, the fault registers and interrupt, context isolation,
+ * recovery after a fault, the program fetch path, page crossings,
+ * unbacked memory and the MMU bring-up (disabled) mode.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_tdev.h"
+#include "npu_test.h"
+
+#define RD(d, off) npu_core_mmio_read((d)->core, (off))
+#define WR(d, off, v) npu_core_mmio_write((d)->core, (off), (v))
+
+#define VA_IN  0x20000000ull
+#define VA_OUT 0x30000000ull
+
+static struct npu_tdev *small_dev(void)
+{
+	struct npu_core_config cfg;
+	struct npu_tdev *d;
+
+	npu_core_config_default(&cfg);
+	cfg.clusters = 2;
+	cfg.tpbs_per_cluster = 2;
+	cfg.mesh_x = 4;
+	cfg.mesh_y = 1;
+	cfg.hbsm_size = 64u << 10;
+	cfg.sram_size = 1u << 20;
+	cfg.threads = 1;
+	d = npu_tdev_create(&cfg, 64);
+	ck_assert_ptr_nonnull(d);
+	return d;
+}
+
+static struct npu_hw_insn *add_dma(struct npu_tprog *p, unsigned sspace,
+				   uint64_t src, unsigned dspace, uint64_t dst,
+				   uint32_t n)
+{
+	struct npu_hw_insn *in = npu_tprog_add(p, NPU_UNIT_DMA, NPU_DMA_COPY, 0, 0);
+	uint32_t dims[1] = { n };
+
+	npu_twu_dense(&in->opnd[NPU_OPND_SRC0], sspace, NPU_DT_UINT8, src, 1, dims);
+	npu_twu_dense(&in->opnd[NPU_OPND_DST], dspace, NPU_DT_UINT8, dst, 1, dims);
+	return in;
+}
+
+static void pattern(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i * 13);
+}
+
+static bool all_bytes(const uint8_t *p, size_t n, uint8_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+/* Run a DDR -> DDR copy of n bytes under root; returns the status. */
+static int run_copy(struct npu_tdev *d, uint64_t root, unsigned queue,
+		    uint64_t src, uint64_t dst, uint32_t n,
+		    struct npu_hw_completion *c)
+{
+	struct npu_tdev_submit o = { .root = root, .queue = queue };
+	struct npu_tprog p;
+	int st;
+
+	npu_tprog_init(&p);
+	add_dma(&p, NPU_SPACE_DDR, src, NPU_SPACE_DDR, dst, n);
+	st = npu_tdev_run(d, &p, &o, c);
+	npu_tprog_free(&p);
+	ck_assert_int_ge(st, 0);
+	ck_assert_uint_lt(st, NPU_TASK_STATUS_COUNT);
+	return st;
+}
+
+/* Leaf PTE of va in root (the tdev tables), or NULL. */
+static uint64_t *leaf_pte(struct npu_tdev *d, uint64_t root, uint64_t va)
+{
+	uint64_t table = root;
+
+	for (int level = NPU_MMU_LEVELS - 1; level > 0; level--) {
+		uint64_t *pte = (uint64_t *)npu_tdev_ptr(d, table) + NPU_MMU_INDEX(va, level);
+
+		if (!(*pte & NPU_PTE_VALID))
+			return NULL;
+		table = *pte & NPU_PTE_ADDR_MASK;
+	}
+	return (uint64_t *)npu_tdev_ptr(d, table) + NPU_MMU_INDEX(va, 0);
+}
+
+START_TEST(test_fault_unmapped_read)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_hw_completion c;
+	uint8_t *out = npu_tdev_buf(d, root, VA_OUT, 4096, true);
+
+	npu_tdev_buf(d, root, VA_IN, 4096, false);
+	/* the second page of the source is not mapped */
+	ck_assert_int_eq(run_copy(d, root, 0, VA_IN + 0xf80, VA_OUT, 256, &c),
+			 NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, VA_IN + 0x1000);
+	ck_assert(c.detail & NPU_FAULT_DETAIL_NOT_MAPPED);
+	ck_assert_uint_eq(c.detail & NPU_FAULT_DETAIL_WRITE, 0);
+	ck_assert_uint_eq(c.detail & NPU_FAULT_DETAIL_BAD_PTE, 0);
+	ck_assert_uint_eq(c.insn_index, 0);
+	ck_assert(all_bytes(out, 256, 0));
+	/* entirely unmapped, far away in the VA space */
+	ck_assert_int_eq(run_copy(d, root, 0, 0x7fdeadb000ull, VA_OUT, 64, &c),
+			 NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, 0x7fdeadb000ull);
+	ck_assert_uint_eq(c.detail, NPU_FAULT_DETAIL_NOT_MAPPED);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_fault_write_readonly)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_hw_completion c;
+	uint64_t pa = npu_tdev_alloc(d, 8192);
+	uint8_t *src = npu_tdev_buf(d, root, VA_IN, 4096, false);
+
+	pattern(src, 4096, 1);
+	/* first page writable, second read-only */
+	npu_tdev_map(d, root, VA_OUT, pa, 4096, true, true);
+	npu_tdev_map(d, root, VA_OUT + 4096, pa + 4096, 4096, true, false);
+	ck_assert_int_eq(run_copy(d, root, 0, VA_IN, VA_OUT + 0xf80, 256, &c),
+			 NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, VA_OUT + 0x1000);
+	ck_assert_uint_eq(c.detail, NPU_FAULT_DETAIL_WRITE | NPU_FAULT_DETAIL_PERM);
+	/* nothing reached the read-only page */
+	ck_assert(all_bytes(npu_tdev_ptr(d, pa + 4096), 4096, 0));
+	/* a read-only source is fine */
+	ck_assert_int_eq(run_copy(d, root, 0, VA_IN, VA_OUT, 256, &c), NPU_TASK_OK);
+	ck_assert_mem_eq(npu_tdev_ptr(d, pa), src, 256);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_fault_read_writeonly)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_hw_completion c;
+	uint64_t pa = npu_tdev_alloc(d, 4096);
+
+	npu_tdev_buf(d, root, VA_OUT, 4096, true);
+	npu_tdev_map(d, root, VA_IN, pa, 4096, false, true);
+	ck_assert_int_eq(run_copy(d, root, 0, VA_IN + 8, VA_OUT, 16, &c),
+			 NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, VA_IN + 8);
+	ck_assert_uint_eq(c.detail, NPU_FAULT_DETAIL_PERM);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_fault_bad_pte)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_hw_completion c;
+	uint64_t *pte;
+
+	npu_tdev_buf(d, root, VA_IN, 8192, false);
+	npu_tdev_buf(d, root, VA_OUT, 4096, true);
+	/* reserved bit in a leaf */
+	pte = leaf_pte(d, root, VA_IN);
+	ck_assert_ptr_nonnull(pte);
+	*pte |= 1ull << 60;
+	ck_assert_int_eq(run_copy(d, root, 1, VA_IN, VA_OUT, 64, &c),
+			 NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, VA_IN);
+	ck_assert(c.detail & NPU_FAULT_DETAIL_BAD_PTE);
+	ck_assert_uint_eq(c.detail & NPU_FAULT_DETAIL_WRITE, 0);
+	*pte &= ~(1ull << 60);
+	ck_assert_int_eq(run_copy(d, root, 1, VA_IN, VA_OUT, 64, &c), NPU_TASK_OK);
+	/* permission bits in a table entry are reserved too */
+	{
+		uint64_t *l2 = (uint64_t *)npu_tdev_ptr(d, root) + NPU_MMU_INDEX(VA_IN, 2);
+
+		*l2 |= NPU_PTE_READ;
+		ck_assert_int_eq(run_copy(d, root, 1, VA_IN, VA_OUT, 64, &c),
+				 NPU_TASK_MMU_FAULT);
+		ck_assert(c.detail & NPU_FAULT_DETAIL_BAD_PTE);
+		*l2 &= ~NPU_PTE_READ;
+	}
+	/* bits 63:52 of a leaf */
+	pte = leaf_pte(d, root, VA_IN + 4096);
+	*pte |= 1ull << 52;
+	ck_assert_int_eq(run_copy(d, root, 1, VA_IN + 4096, VA_OUT, 64, &c),
+			 NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, VA_IN + 4096);
+	ck_assert(c.detail & NPU_FAULT_DETAIL_BAD_PTE);
+	/* an invalid entry with junk is just "not mapped" */
+	*pte = 0xfff0ull << 48;
+	ck_assert_int_eq(run_copy(d, root, 1, VA_IN + 4096, VA_OUT, 64, &c),
+			 NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.detail, NPU_FAULT_DETAIL_NOT_MAPPED);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_fault_registers_and_irq)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_hw_completion c;
+	const uint64_t bad = 0x7f12345008ull;
+	uint32_t fs;
+
+	npu_tdev_buf(d, root, VA_IN, 4096, false);
+	npu_tdev_buf(d, root, VA_OUT, 4096, false);	/* read-only */
+	ck_assert_uint_eq(RD(d, NPU_REG_FAULT_STATUS), 0);
+	WR(d, NPU_REG_IRQ_MASK, NPU_IRQ_MMU_FAULT);
+	/* write fault on queue 2: latched with queue, asid and address */
+	ck_assert_int_eq(run_copy(d, root, 2, VA_IN, VA_OUT + 0x10, 16, &c),
+			 NPU_TASK_MMU_FAULT);
+	fs = RD(d, NPU_REG_FAULT_STATUS);
+	ck_assert(fs & NPU_FAULT_VALID);
+	ck_assert(fs & NPU_FAULT_WRITE);
+	ck_assert_uint_eq(NPU_FAULT_QUEUE(fs), 2);
+	ck_assert_uint_eq(NPU_FAULT_ASID(fs), 1);
+	ck_assert_uint_eq(RD(d, NPU_REG_FAULT_ADDR_LO), (uint32_t)(VA_OUT + 0x10));
+	ck_assert_uint_eq(RD(d, NPU_REG_FAULT_ADDR_HI), 0);
+	/* tdev clears the interrupt status after each run; the fault
+	 * registers stay latched until FAULT_CLEAR */
+	ck_assert_uint_eq(RD(d, NPU_REG_IRQ_RAW), 0);
+
+	/* a second fault does not overwrite the first */
+	ck_assert_int_eq(run_copy(d, root, 3, bad, VA_IN, 16, &c), NPU_TASK_MMU_FAULT);
+	fs = RD(d, NPU_REG_FAULT_STATUS);
+	ck_assert_uint_eq(NPU_FAULT_QUEUE(fs), 2);
+	ck_assert(fs & NPU_FAULT_WRITE);
+	ck_assert_uint_eq(RD(d, NPU_REG_FAULT_ADDR_LO), (uint32_t)(VA_OUT + 0x10));
+
+	/* clear, then fault again: a read fault at a high address */
+	WR(d, NPU_REG_FAULT_CLEAR, 0);		/* bit 0 clear: no effect */
+	ck_assert(RD(d, NPU_REG_FAULT_STATUS) & NPU_FAULT_VALID);
+	WR(d, NPU_REG_FAULT_CLEAR, 1);
+	ck_assert_uint_eq(RD(d, NPU_REG_FAULT_STATUS), 0);
+	ck_assert_uint_eq(RD(d, NPU_REG_FAULT_ADDR_LO), 0);
+	ck_assert_uint_eq(RD(d, NPU_REG_FAULT_ADDR_HI), 0);
+	ck_assert_int_eq(run_copy(d, root, 1, bad, VA_IN, 16, &c), NPU_TASK_MMU_FAULT);
+	fs = RD(d, NPU_REG_FAULT_STATUS);
+	ck_assert(fs & NPU_FAULT_VALID);
+	ck_assert_uint_eq(fs & NPU_FAULT_WRITE, 0);
+	ck_assert_uint_eq(NPU_FAULT_QUEUE(fs), 1);
+	ck_assert_uint_eq(RD(d, NPU_REG_FAULT_ADDR_LO), (uint32_t)bad);
+	ck_assert_uint_eq(RD(d, NPU_REG_FAULT_ADDR_HI), (uint32_t)(bad >> 32));
+	ck_assert_uint_eq(c.fault_addr, bad);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_fault_irq_line)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_hw_task desc = { 0 };
+	struct npu_hw_completion *fence;
+	struct npu_hw_prog *hdr;
+	struct npu_hw_insn in = { 0 };
+	uint32_t dims[1] = { 16 };
+	uint8_t *mem;
+
+	/* hand-built task: the interrupt stays pending for inspection */
+	mem = npu_tdev_buf(d, root, 0x10000000, 4096, false);
+	hdr = (struct npu_hw_prog *)mem;
+	hdr->magic = NPU_PROG_MAGIC;
+	hdr->version_major = NPU_PROG_VERSION_MAJOR;
+	hdr->insn_count = 1;
+	hdr->insn_offset = sizeof(*hdr);
+	in.unit = NPU_UNIT_DMA;
+	in.opcode = NPU_DMA_COPY;
+	npu_twu_dense(&in.opnd[NPU_OPND_SRC0], NPU_SPACE_DDR, NPU_DT_UINT8, VA_IN, 1, dims);
+	npu_twu_dense(&in.opnd[NPU_OPND_DST], NPU_SPACE_SRAM, NPU_DT_UINT8, 0, 1, dims);
+	memcpy(mem + sizeof(*hdr), &in, sizeof(in));
+	desc.magic = NPU_TASK_MAGIC;
+	desc.seqno = 42;
+	desc.fence_addr = d->fence_pa;
+	desc.pt_base = root;
+	desc.prog_va = 0x10000000;
+	desc.prog_size = sizeof(*hdr) + sizeof(in);
+	desc.asid = 0x1234;
+	desc.nclusters = 1;
+	desc.sram_size = 4096;
+	memcpy(npu_tdev_ptr(d, d->ring_pa[3]), &desc, sizeof(desc));
+	WR(d, NPU_REG_IRQ_STATUS, 0xffffffff);
+	WR(d, NPU_REG_IRQ_MASK, NPU_IRQ_MMU_FAULT);
+	WR(d, NPU_REG_Q(3, NPU_Q_TAIL), 1);
+	npu_core_run_pending(d->core);
+	fence = npu_tdev_ptr(d, d->fence_pa);
+	ck_assert_uint_eq(fence->seqno, 42);
+	ck_assert_uint_eq(fence->status, NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(RD(d, NPU_REG_IRQ_RAW),
+			  NPU_IRQ_MMU_FAULT | NPU_IRQ_ERROR | NPU_IRQ_QUEUE(3));
+	ck_assert_uint_eq(RD(d, NPU_REG_IRQ_STATUS), NPU_IRQ_MMU_FAULT);
+	ck_assert_uint_eq(d->irq_pending, NPU_IRQ_MMU_FAULT);
+	ck_assert_uint_eq(NPU_FAULT_ASID(RD(d, NPU_REG_FAULT_STATUS)), 0x1234);
+	ck_assert_uint_eq(NPU_FAULT_QUEUE(RD(d, NPU_REG_FAULT_STATUS)), 3);
+	WR(d, NPU_REG_IRQ_STATUS, NPU_IRQ_MMU_FAULT);
+	ck_assert_uint_eq(d->irq_pending, 0);
+	ck_assert_uint_eq(RD(d, NPU_REG_IRQ_RAW), NPU_IRQ_ERROR | NPU_IRQ_QUEUE(3));
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_context_isolation)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t a = npu_tdev_ctx(d), b = npu_tdev_ctx(d);
+	struct npu_hw_completion c;
+	uint8_t *secret = npu_tdev_buf(d, a, VA_IN, 4096, false);
+	uint8_t *out_b = npu_tdev_buf(d, b, VA_OUT, 4096, true);
+	uint8_t *mine;
+
+	memset(secret, 0x5e, 4096);
+	/* B has nothing at A's VA */
+	ck_assert_int_eq(run_copy(d, b, 0, VA_IN, VA_OUT, 64, &c), NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, VA_IN);
+	ck_assert(c.detail & NPU_FAULT_DETAIL_NOT_MAPPED);
+	ck_assert(all_bytes(out_b, 64, 0));
+	/* B maps its own page at the same VA and sees only that */
+	mine = npu_tdev_buf(d, b, VA_IN, 4096, false);
+	memset(mine, 0x4b, 4096);
+	ck_assert_int_eq(run_copy(d, b, 0, VA_IN, VA_OUT, 64, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(out_b, 64, 0x4b));
+	/* A cannot write B's output: it is not in A's tables */
+	ck_assert_int_eq(run_copy(d, a, 1, VA_IN, VA_OUT, 64, &c), NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, VA_OUT);
+	ck_assert(c.detail & NPU_FAULT_DETAIL_WRITE);
+	ck_assert(all_bytes(out_b, 64, 0x4b));
+	/* and B's program VA under A's root is A's business only */
+	ck_assert(all_bytes(secret, 4096, 0x5e));
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_next_task_after_fault)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_hw_completion c;
+	uint8_t *src = npu_tdev_buf(d, root, VA_IN, 4096, false);
+	uint8_t *dst = npu_tdev_buf(d, root, VA_OUT, 4096, true);
+
+	pattern(src, 4096, 7);
+	for (unsigned i = 0; i < 4; i++) {
+		ck_assert_int_eq(run_copy(d, root, 0, VA_IN + 0x100000, VA_OUT, 64, &c),
+				 NPU_TASK_MMU_FAULT);
+		memset(dst, 0, 4096);
+		ck_assert_int_eq(run_copy(d, root, 0, VA_IN, VA_OUT, 4096, &c),
+				 NPU_TASK_OK);
+		ck_assert_mem_eq(dst, src, 4096);
+		ck_assert_uint_eq(c.fault_addr, 0);
+		ck_assert_uint_eq(c.detail, 0);
+	}
+	ck_assert_uint_eq(NPU_Q_LAST_STATUS(RD(d, NPU_REG_Q(0, NPU_Q_STATUS))),
+			  NPU_TASK_OK);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_program_fault)
+{
+	struct npu_tdev *d = small_dev();
+	struct npu_hw_task desc = { 0 };
+	struct npu_hw_completion c;
+	struct npu_hw_insn in = { 0 };
+	uint64_t root = npu_tdev_ctx(d);
+	uint64_t pa = npu_tdev_alloc(d, 4096), pa2;
+	struct npu_hw_prog *h = npu_tdev_ptr(d, pa + 4096 - 64);
+	uint32_t dims[1] = { 16 };
+
+	/* the header ends its page; the instruction page is not mapped */
+	npu_tdev_map(d, root, 0x40000000, pa, 4096, true, false);
+	h->magic = NPU_PROG_MAGIC;
+	h->version_major = NPU_PROG_VERSION_MAJOR;
+	h->insn_count = 1;
+	h->insn_offset = 64;
+	in.unit = NPU_UNIT_DTDU;
+	in.opcode = NPU_DTDU_FILL;
+	in.cluster_mask = 1;
+	in.tpb_mask = 1;
+	npu_twu_dense(&in.opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_UINT8, 0, 1, dims);
+	desc.magic = NPU_TASK_MAGIC;
+	desc.seqno = 9;
+	desc.pt_base = root;
+	desc.prog_va = 0x40000000 + 4096 - 64;
+	desc.prog_size = 64 + 512;
+	desc.asid = 3;
+	desc.nclusters = 1;
+	desc.sram_size = 4096;
+	ck_assert_int_eq(npu_tdev_run_desc(d, 0, &desc, &c), NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, 0x40001000);
+	ck_assert(c.detail & NPU_FAULT_DETAIL_NOT_MAPPED);
+	ck_assert_uint_eq(c.detail & NPU_FAULT_DETAIL_WRITE, 0);
+	ck_assert_uint_eq(c.insn_index, 0xffffffffu);
+	ck_assert(RD(d, NPU_REG_FAULT_STATUS) & NPU_FAULT_VALID);
+	ck_assert_uint_eq(NPU_FAULT_ASID(RD(d, NPU_REG_FAULT_STATUS)), 3);
+	ck_assert_uint_eq(RD(d, NPU_REG_FAULT_ADDR_LO), 0x40001000);
+
+	/* program VA not mapped at all */
+	desc.prog_va = 0x50000000;
+	desc.seqno = 10;
+	ck_assert_int_eq(npu_tdev_run_desc(d, 0, &desc, &c), NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, 0x50000000);
+	ck_assert_uint_eq(c.detail, NPU_FAULT_DETAIL_NOT_MAPPED);
+	/* beyond the 39-bit VA space */
+	desc.prog_va = 1ull << NPU_MMU_VA_BITS;
+	desc.seqno = 11;
+	ck_assert_int_eq(npu_tdev_run_desc(d, 0, &desc, &c), NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, 1ull << NPU_MMU_VA_BITS);
+	ck_assert(c.detail & NPU_FAULT_DETAIL_NOT_MAPPED);
+	/* a program page mapped without read permission */
+	pa2 = npu_tdev_alloc(d, 4096);
+	memcpy(npu_tdev_ptr(d, pa2), &in, sizeof(in));
+	npu_tdev_map(d, root, 0x40001000, pa2, 4096, false, false);
+	desc.prog_va = 0x40000000 + 4096 - 64;
+	desc.seqno = 12;
+	ck_assert_int_eq(npu_tdev_run_desc(d, 0, &desc, &c), NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, 0x40001000);
+	ck_assert_uint_eq(c.detail, NPU_FAULT_DETAIL_PERM);
+	/* readable: the program runs across the page boundary */
+	npu_tdev_map(d, root, 0x40001000, pa2, 4096, true, false);
+	desc.seqno = 13;
+	npu_tdev_hbsm(d, 0, 0)[0] = 0xff;
+	ck_assert_int_eq(npu_tdev_run_desc(d, 0, &desc, &c), NPU_TASK_OK);
+	ck_assert_uint_eq(npu_tdev_hbsm(d, 0, 0)[0], 0);	/* FILL value 0 */
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_page_crossing_scattered)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_hw_completion c;
+	uint64_t pa[4];
+	uint8_t *dst = npu_tdev_buf(d, root, VA_OUT, 16384, true);
+	uint8_t expect[16384];
+
+	/* four source pages in reverse physical order */
+	for (int i = 3; i >= 0; i--) {
+		pa[i] = npu_tdev_alloc(d, 4096);
+		npu_tdev_alloc(d, 4096);	/* a hole between them */
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		npu_tdev_map(d, root, VA_IN + 4096 * i, pa[i], 4096, true, false);
+		pattern(npu_tdev_ptr(d, pa[i]), 4096, 31 * i + 1);
+		memcpy(expect + 4096 * i, npu_tdev_ptr(d, pa[i]), 4096);
+	}
+	ck_assert_int_eq(run_copy(d, root, 0, VA_IN + 100, VA_OUT + 7, 16000, &c),
+			 NPU_TASK_OK);
+	ck_assert_mem_eq(dst + 7, expect + 100, 16000);
+	ck_assert_uint_eq(dst[6], 0);
+	ck_assert_uint_eq(dst[16007], 0);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_remap_between_tasks)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_hw_completion c;
+	uint64_t pa1 = npu_tdev_alloc(d, 4096), pa2 = npu_tdev_alloc(d, 4096);
+	uint8_t *dst = npu_tdev_buf(d, root, VA_OUT, 4096, true);
+
+	memset(npu_tdev_ptr(d, pa1), 0x11, 4096);
+	memset(npu_tdev_ptr(d, pa2), 0x22, 4096);
+	npu_tdev_map(d, root, VA_IN, pa1, 4096, true, false);
+	ck_assert_int_eq(run_copy(d, root, 0, VA_IN, VA_OUT, 64, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(dst, 64, 0x11));
+	/* the driver changes the mapping and invalidates */
+	npu_tdev_map(d, root, VA_IN, pa2, 4096, true, false);
+	WR(d, NPU_REG_MMU_INVALIDATE, 1);
+	ck_assert_int_eq(run_copy(d, root, 0, VA_IN, VA_OUT, 64, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(dst, 64, 0x22));
+	/* unmapping takes effect too */
+	*leaf_pte(d, root, VA_IN) = 0;
+	WR(d, NPU_REG_MMU_INVALIDATE, NPU_MMU_INV_ALL);
+	ck_assert_int_eq(run_copy(d, root, 0, VA_IN, VA_OUT, 64, &c), NPU_TASK_MMU_FAULT);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_unbacked_physical_page)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_hw_completion c;
+	const uint64_t far_pa = 1ull << 36;	/* far beyond the 64 MB DDR */
+
+	npu_tdev_buf(d, root, VA_OUT, 4096, true);
+	npu_tdev_map(d, root, VA_IN, far_pa, 4096, true, true);
+	ck_assert_int_eq(run_copy(d, root, 0, VA_IN + 0x10, VA_OUT, 64, &c),
+			 NPU_TASK_BUS_ERROR);
+	ck_assert_uint_eq(c.fault_addr, far_pa + 0x10);
+	ck_assert_uint_eq(c.insn_index, 0);
+	/* a bus error is not an MMU fault */
+	ck_assert_uint_eq(RD(d, NPU_REG_FAULT_STATUS), 0);
+	ck_assert_int_eq(run_copy(d, root, 0, VA_OUT, VA_IN + 0x20, 64, &c),
+			 NPU_TASK_BUS_ERROR);
+	ck_assert_uint_eq(c.fault_addr, far_pa + 0x20);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_unbacked_page_table)
+{
+	struct npu_tdev *d = small_dev();
+	struct npu_tprog p;
+	struct npu_hw_task desc = { 0 };
+	struct npu_hw_completion c;
+	const uint64_t far_root = 1ull << 36;
+
+	npu_tprog_init(&p);
+	desc.magic = NPU_TASK_MAGIC;
+	desc.seqno = 5;
+	desc.pt_base = far_root;	/* page tables in unbacked memory */
+	desc.prog_va = 0x10000000;
+	desc.prog_size = 64;
+	desc.asid = 2;
+	desc.nclusters = 1;
+	desc.sram_size = 4096;
+	ck_assert_int_eq(npu_tdev_run_desc(d, 0, &desc, &c) >= 0, 1);
+	/*
+	 * BUG: npu_mmu.c walk() reports a failed page-table read as
+	 * NPU_TASK_MMU_FAULT with NPU_FAULT_DETAIL_BAD_PTE and the VA, but
+	 * npu_hw_queue.h defines NPU_TASK_BUS_ERROR for "a physical access
+	 * (ring, page table, fence) failed; @fault_addr is the physical
+	 * address".
+	 */
+	ck_assert_uint_eq(c.status, NPU_TASK_BUS_ERROR);
+	ck_assert_uint_eq(c.fault_addr, far_root + 8 * NPU_MMU_INDEX(0x10000000ull, 2));
+	npu_tprog_free(&p);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_mmu_disabled_physical)
+{
+	struct npu_tdev *d = small_dev();
+	struct npu_hw_task desc = { 0 };
+	struct npu_hw_completion c;
+	struct npu_hw_insn in = { 0 };
+	struct npu_hw_prog *hdr;
+	uint32_t dims[1] = { 256 };
+	uint64_t prog = npu_tdev_alloc(d, 4096);
+	uint64_t src = npu_tdev_alloc(d, 4096), dst = npu_tdev_alloc(d, 4096);
+
+	pattern(npu_tdev_ptr(d, src), 256, 3);
+	hdr = npu_tdev_ptr(d, prog);
+	hdr->magic = NPU_PROG_MAGIC;
+	hdr->version_major = NPU_PROG_VERSION_MAJOR;
+	hdr->insn_count = 1;
+	hdr->insn_offset = sizeof(*hdr);
+	in.unit = NPU_UNIT_DMA;
+	in.opcode = NPU_DMA_COPY;
+	npu_twu_dense(&in.opnd[NPU_OPND_SRC0], NPU_SPACE_DDR, NPU_DT_UINT8, src, 1, dims);
+	npu_twu_dense(&in.opnd[NPU_OPND_DST], NPU_SPACE_DDR, NPU_DT_UINT8, dst, 1, dims);
+	memcpy((uint8_t *)hdr + sizeof(*hdr), &in, sizeof(in));
+	desc.magic = NPU_TASK_MAGIC;
+	desc.seqno = 77;
+	desc.pt_base = 0;		/* no tables at all */
+	desc.prog_va = prog;		/* physical in bring-up mode */
+	desc.prog_size = sizeof(*hdr) + sizeof(in);
+	desc.nclusters = 1;
+	desc.sram_size = 4096;
+	/* with the MMU on, VA == PA is simply unmapped */
+	ck_assert_int_eq(npu_tdev_run_desc(d, 0, &desc, &c), NPU_TASK_MMU_FAULT);
+	WR(d, NPU_REG_MMU_CTRL, 0);
+	desc.seqno = 78;
+	ck_assert_int_eq(npu_tdev_run_desc(d, 0, &desc, &c), NPU_TASK_OK);
+	ck_assert_mem_eq(npu_tdev_ptr(d, dst), npu_tdev_ptr(d, src), 256);
+	/* an address past the DDR is a bus error, not a fault */
+	memset(npu_tdev_ptr(d, dst), 0, 256);
+	((struct npu_hw_insn *)((uint8_t *)hdr + sizeof(*hdr)))->opnd[NPU_OPND_SRC0].base =
+		1ull << 36;
+	desc.seqno = 79;
+	ck_assert_int_eq(npu_tdev_run_desc(d, 0, &desc, &c), NPU_TASK_BUS_ERROR);
+	ck_assert_uint_eq(c.fault_addr, 1ull << 36);
+	WR(d, NPU_REG_MMU_CTRL, NPU_MMU_CTRL_ENABLE);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+static Suite *core_mmu_suite(void)
+{
+	Suite *s = suite_create("core_mmu");
+	TCase *f = tcase_create("faults");
+	TCase *t = tcase_create("translation");
+
+	tcase_add_test(f, test_fault_unmapped_read);
+	tcase_add_test(f, test_fault_write_readonly);
+	tcase_add_test(f, test_fault_read_writeonly);
+	tcase_add_test(f, test_fault_bad_pte);
+	tcase_add_test(f, test_fault_registers_and_irq);
+	tcase_add_test(f, test_fault_irq_line);
+	tcase_add_test(f, test_program_fault);
+	tcase_add_test(f, test_next_task_after_fault);
+	tcase_add_test(f, test_unbacked_physical_page);
+	tcase_add_test(f, test_unbacked_page_table);
+	tcase_add_test(t, test_context_isolation);
+	tcase_add_test(t, test_page_crossing_scattered);
+	tcase_add_test(t, test_remap_between_tasks);
+	tcase_add_test(t, test_mmu_disabled_physical);
+	suite_add_tcase(s, f);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+NPU_TEST_SUITE(core_mmu_suite)
