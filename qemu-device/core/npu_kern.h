@@ -48,6 +48,8 @@ void npu_kern_gemm_i8(int M, int N, int K,
 void npu_kern_gemm_bf16(int M, int N, int K,
 			const uint16_t *A, long lda, const uint16_t *B, long ldb,
 			float *C, long ldc, bool accumulate);
+/* Tests: force the portable (non-SIMD) GEMM paths on or off. */
+void npu_kern_gemm_force_portable(bool on);
 /* The same with fp32 inputs (used for fp16 operands after widening). */
 void npu_kern_gemm_f32(int M, int N, int K,
 		       const float *A, long lda, const float *B, long ldb,

@@ -217,6 +217,7 @@ static inline float round_half_away(float x)
 	return copysignf(t, x);
 }
 
+/* any mode other than NPU_ROUND_HALF_AWAY rounds half to even */
 static inline float round_mode(float x, unsigned mode)
 {
 	return mode == NPU_ROUND_HALF_AWAY ? round_half_away(x) :

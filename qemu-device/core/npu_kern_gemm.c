@@ -57,11 +57,10 @@
 #endif
 
 /*
- * Test hook, deliberately not in npu_kern.h: when on, every GEMM (and so
+ * Test hook (declared in npu_kern.h): when on, every GEMM (and so
  * every convolution) takes the portable path, so the unit tests can check
  * both implementations on a machine that has AVX-512.
  */
-void npu_kern_gemm_force_portable(bool on);
 
 static atomic_bool force_portable;
 

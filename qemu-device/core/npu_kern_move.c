@@ -21,7 +21,8 @@
  * Fill by doubling: write one element, then copy the filled prefix onto
  * the rest, doubling each time.  That is O(log n) large memcpys for any
  * element size, and memset when every byte of the element is equal
- * (zeros, 0xff..., all int8 values).  A NULL value fills zeros.
+ * (zeros, 0xff..., all int8 values).  A NULL value fills zeros; value may
+ * point at y's first element.
  */
 void npu_kern_fill(void *y, size_t esz, size_t n, const void *value)
 {
@@ -45,7 +46,8 @@ void npu_kern_fill(void *y, size_t esz, size_t n, const void *value)
 		memset(d, v[0], total);
 		return;
 	}
-	memcpy(d, v, esz);
+	if (d != v)
+		memmove(d, v, esz);
 	for (done = esz; done < total; done *= 2) {
 		size_t len = total - done < done ? total - done : done;
 

@@ -322,11 +322,19 @@ static ALWAYS_INLINE void exp_loop_body(float *y, const float *x, size_t n)
 }
 DISPATCH_DEFINE(exp_loop, (float *y, const float *x, size_t n), (y, x, n))
 
-/* 1 / (1 + e^-x): e^-x -> inf gives 0, -> 0 gives 1; no cancellation */
+/*
+ * With e = e^-|x| in (0, 1]: sigmoid(x) = 1 / (1 + e) for x >= 0 and
+ * e / (1 + e) for x < 0.  e never overflows, so very negative x still get
+ * their tiny (subnormal) values instead of 1 / (1 + inf) = 0.
+ */
 static ALWAYS_INLINE void sigmoid_loop_body(float *y, const float *x, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		y[i] = 1.0f / (1.0f + exp_fast(-x[i]));
+	for (size_t i = 0; i < n; i++) {
+		float e = exp_fast(-fabsf(x[i]));
+		float r = 1.0f / (1.0f + e);
+
+		y[i] = select_f(x[i] < 0.0f, e * r, r);
+	}
 }
 DISPATCH_DEFINE(sigmoid_loop, (float *y, const float *x, size_t n), (y, x, n))
 

@@ -8,36 +8,32 @@
  *  TOPK  - per-row k largest/smallest values and their indices.
  *  NMS   - greedy non-maximum suppression over boxes and scores.
  *
- * Semantics, check order and error codes follow Documentation/hw/isa.md;
- * costs follow Documentation/hw/cycle-model.md (CSU_OVH plus the work,
- * no HBSM latency).
+ * Being software on a service processor, every CSU iteration pays a fixed
+ * service overhead on top of its work.  Checks and semantics are those of
+ * Documentation/hw/isa.md ("CSU"), costs those of cycle-model.md.
  */
 #include <string.h>
 
-#include "npu_core_priv.h"	/* npu_job_sram(): the task's SRAM window */
 #include "npu_exec.h"
 #include "npu_kern.h"
 
-#define CSU_OVH			200	/* service routine start, per iteration */
-#define GSDU_DESC_CYCLES	50	/* the CPU programs one transfer */
-#define VEC_BW			NPU_M100_DTDU_BYTES_PER_CYCLE
+#define CSU_SERVICE_CYCLES	200
+#define GSDU_DESC_CYCLES	50	/* fetch and program one descriptor */
+#define GSDU_BYTES_PER_CYCLE	64	/* one link's rate */
 /*
- * Largest transfer one descriptor may describe (rows * row_bytes).  Not
- * in isa.md: without it a stride-0 descriptor could ask for 2^64 bytes of
- * copying and stall the emulator for hours.  Longer moves take several
- * descriptors.
+ * Largest transfer one descriptor may describe (rows * row_bytes): without
+ * a bound a stride-0 descriptor could ask for 2^64 bytes of copying.
+ * Longer moves take several descriptors.
  */
 #define GSDU_MAX_DESC_BYTES	(64ull << 20)
 /* Rows move through a bounce buffer in pieces of this size. */
 #define GSDU_BOUNCE_BYTES	(64u << 10)
-/* DDR addresses are device VAs of NPU_MMU_VA_BITS. */
-#define DDR_SPACE_BYTES		(1ull << NPU_MMU_VA_BITS)
 /* Per-iteration operand limit, as in the engine's walker checks. */
 #define CSU_MAX_ELEMS		(1ull << 24)
 /*
- * Most boxes NMS accepts (not in isa.md): as many [4] fp32 boxes as the
- * largest HBSM holds.  More can only come from broadcast walker levels and
- * would make the quadratic suppression arbitrarily slow.
+ * Most boxes NMS accepts: as many [4] fp32 boxes as the largest HBSM
+ * could hold.  More can only come from broadcast walker levels, and would
+ * just make the quadratic suppression arbitrarily slow.
  */
 #define NMS_MAX_BOXES		(1u << 17)
 
@@ -45,8 +41,8 @@
 
 struct shape {
 	unsigned nd;
-	uint32_t d[NPU_TWU_MAX_LEVELS];	/* 1 beyond nd */
-	uint64_t elems;			/* saturates at UINT64_MAX */
+	uint32_t d[NPU_TWU_MAX_LEVELS];
+	uint64_t elems;		/* saturates at UINT64_MAX */
 };
 
 static void opnd_shape(const struct npu_dinsn *di, unsigned o, struct shape *s)
@@ -54,8 +50,6 @@ static void opnd_shape(const struct npu_dinsn *di, unsigned o, struct shape *s)
 	const struct npu_walk *w = &di->opnd[o];
 
 	memset(s, 0, sizeof(*s));
-	for (unsigned l = 0; l < NPU_TWU_MAX_LEVELS; l++)
-		s->d[l] = 1;
 	s->nd = w->nlevels - di->nrep;
 	s->elems = 1;
 	for (unsigned l = 0; l < s->nd; l++) {
@@ -79,28 +73,30 @@ static bool all_zero(const void *p, size_t n)
 }
 
 /*
- * Operand slots in order: those in @must are used, those in @may are
- * optional, all others unused; used ones are in the local HBSM (CSU
- * compute operands must be).  isa.md check 7: NPU_IE_SPACE.
+ * Operands in @need used (NPU_IE_SHAPE) and in the local HBSM, as CSU
+ * compute operands must be (NPU_IE_SPACE); every other slot entirely zero
+ * (NPU_IE_RESERVED).
  */
-static int check_opnds(const struct npu_dinsn *di, unsigned must, unsigned may)
+static int check_opnds(const struct npu_dinsn *di, unsigned need)
 {
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {
-		unsigned bit = 1u << o;
+		bool want = need & (1u << o);
 
-		if (!di->used[o]) {
-			if (must & bit)
-				return NPU_IE_SPACE;
+		if (!want) {
+			if (di->used[o] ||
+			    !all_zero(&di->raw.opnd[o], sizeof(di->raw.opnd[o])))
+				return NPU_IE_RESERVED;
 			continue;
 		}
-		if (!((must | may) & bit))
-			return NPU_IE_SPACE;
+		if (!di->used[o])
+			return NPU_IE_SHAPE;
 		if (di->opnd[o].space != NPU_SPACE_HBSM)
 			return NPU_IE_SPACE;
 	}
 	return 0;
 }
 
+/* The reserved words of the CSU parameter block. */
 static bool params_reserved_clear(const struct npu_hw_csu_params *p)
 {
 	return !p->reserved0 && !p->reserved1 &&
@@ -112,16 +108,21 @@ static bool is_float_dtype(unsigned dt)
 	return dt == NPU_DT_FP32 || dt == NPU_DT_BF16 || dt == NPU_DT_FP16;
 }
 
-/* L(n) = max(1, ceil(log2 n)) of the cycle model. */
-static uint64_t log2_ceil_min1(uint64_t n)
+static bool f32_bits_finite(uint32_t bits)
 {
-	return n <= 2 ? 1 : 64u - (unsigned)__builtin_clzll(n - 1);
+	return ((bits >> 23) & 0xff) != 0xff;
 }
 
-/* ceil(n * L(n) / 8): the CPU's sort-like work on n elements. */
+/* b(n) = floor(log2 n) + 1 = ceil(log2(n + 1)): the bit length of n. */
+static unsigned bit_length(uint64_t n)
+{
+	return n ? 64u - (unsigned)__builtin_clzll(n) : 0;
+}
+
+/* Sort-like service cost of n elements: floor(n * b(n) / 8). */
 static uint64_t sort_cycles(uint64_t n)
 {
-	return (n * log2_ceil_min1(n) + 7) / 8;
+	return n * bit_length(n) / 8;
 }
 
 /* ---- GSDU ---- */
@@ -129,31 +130,26 @@ static uint64_t sort_cycles(uint64_t n)
 static int validate_gsdu(struct npu_job *job, struct npu_dinsn *di)
 {
 	const struct npu_hw_csu_params *p = &di->raw.params.csu;
-	uint64_t limit;
 	int ret;
 
-	if (!params_reserved_clear(p))
-		return NPU_IE_RESERVED;
-	/* Nothing to repeat over: a chain runs once. */
-	if (di->raw.repeat_levels || di->nrep)
-		return NPU_IE_PARAM;
-	ret = check_opnds(di, 0, 0);
+	(void)job;
+	ret = check_opnds(di, 0);
 	if (ret)
 		return ret;
-	if (p->chain_space != NPU_SPACE_HBSM && p->chain_space != NPU_SPACE_DDR)
-		return NPU_IE_SPACE;
+	/* Nothing to repeat over: a chain runs once.  (The engine already
+	 * refuses repeat levels without an operand to count them.) */
+	if (di->raw.repeat_levels || di->nrep)
+		return NPU_IE_PARAM;
+	if (!params_reserved_clear(p))
+		return NPU_IE_RESERVED;
 	if (p->largest || p->box_format || p->k || p->max_out ||
 	    p->iou_threshold || p->score_threshold || p->count_addr)
 		return NPU_IE_PARAM;
+	if (p->chain_space != NPU_SPACE_HBSM && p->chain_space != NPU_SPACE_DDR)
+		return NPU_IE_SPACE;
+	/* The chain itself is read, and checked, only while running. */
 	if (p->chain_addr & 7)
 		return NPU_IE_PARAM;
-	/* The first descriptor must lie in its space; later ones are
-	 * checked as the chain is walked. */
-	limit = p->chain_space == NPU_SPACE_HBSM ? npu_job_hbsm_size(job) :
-						   DDR_SPACE_BYTES;
-	if (p->chain_addr > limit ||
-	    limit - p->chain_addr < sizeof(struct npu_hw_gsdu_desc))
-		return NPU_IE_RANGE;
 	return 0;
 }
 
@@ -161,10 +157,8 @@ struct gsdu_run {
 	struct npu_exec_ctx *ctx;
 	unsigned own_cl, own_tpb;	/* the executing TPB */
 	unsigned ncl, ntpb;		/* partition geometry */
-	unsigned own_node, ccb_node, ddr_node;
-	uint64_t hbsm_size, sram_size;
+	unsigned own_node;
 	uint8_t *bounce;
-	uint32_t *index;		/* INDEXED: the table, read once */
 	/*
 	 * NoC traffic, summed per (source node, destination node) over the
 	 * whole chain so a long chain does not exhaust the cost's transfer
@@ -173,136 +167,62 @@ struct gsdu_run {
 	uint64_t traffic[NPU_HW_MAX_MESH_NODES][NPU_HW_MAX_MESH_NODES];
 };
 
-/* Outcome of checking one descriptor. */
-enum { DESC_OK, DESC_BAD, DESC_DEFECTIVE };
-
-static uint64_t space_limit(const struct gsdu_run *g, unsigned space)
+static void traffic_add(struct gsdu_run *g, unsigned from, unsigned to,
+			uint64_t bytes)
 {
-	switch (space) {
-	case NPU_SPACE_HBSM:
-	case NPU_SPACE_HBSM_REMOTE:
-		return g->hbsm_size;
-	case NPU_SPACE_SRAM:
-		return g->sram_size;
-	default:
-		return DDR_SPACE_BYTES;
-	}
+	if (from == to || from >= NPU_HW_MAX_MESH_NODES ||
+	    to >= NPU_HW_MAX_MESH_NODES)
+		return;
+	g->traffic[from][to] += bytes;
 }
 
 /*
- * Is [base + off, base + off + len) inside [0, limit)?  off is a signed
- * row offset (|off| < 2^63), so the sum is formed without overflow.
+ * The descriptor checks of isa.md ("NPU_CSU_GSDU", step 3); any failure
+ * is NPU_IE_CHAIN, including logical clusters outside the partition.
+ * Addresses are not checked here but as they are used (NPU_IE_RANGE from
+ * npu_space_read/write, or an MMU fault).
  */
-static bool row_in(uint64_t base, int64_t off, uint64_t len, uint64_t limit)
+static bool gsdu_desc_ok(const struct gsdu_run *g,
+			 const struct npu_hw_gsdu_desc *d)
 {
-	uint64_t a;
-
-	if (base > limit)
+	if (d->flags & ~NPU_GSDU_F_KNOWN)
 		return false;
-	if (off < 0) {
-		if ((uint64_t)-off > base)
-			return false;
-		a = base - (uint64_t)-off;
-	} else {
-		if ((uint64_t)off > limit)
-			return false;
-		a = base + (uint64_t)off;
-	}
-	return a <= limit && len <= limit - a;
-}
-
-/* Rows base + i * stride, i < rows: the extremes bound all others. */
-static bool rows_in(uint64_t base, uint32_t rows, int32_t stride, uint64_t len,
-		    uint64_t limit)
-{
-	if (!rows)
-		return true;
-	/* |(rows - 1) * stride| < 2^32 * 2^31: fits in int64 */
-	return row_in(base, 0, len, limit) &&
-	       row_in(base, (int64_t)(rows - 1) * stride, len, limit);
-}
-
-/*
- * The checks of isa.md "NPU_CSU_GSDU" step 2, in its order.  A logical
- * cluster outside the partition is NPU_TASK_DEFECTIVE_CLUSTER (*cluster),
- * anything else NPU_IE_CHAIN.  For INDEXED, the index table is read into
- * g->index here so that the source rows it selects can be checked before
- * anything is copied.
- */
-static int gsdu_check(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
-		      unsigned *cluster, int *status)
-{
-	uint64_t len = d->row_bytes, srclim, dstlim;
-
-	*status = 0;
-	if ((d->flags & ~NPU_GSDU_F_KNOWN) || d->reserved0 || d->reserved1 ||
+	if (d->reserved0 || d->reserved1 ||
 	    !all_zero(d->reserved, sizeof(d->reserved)))
-		return DESC_BAD;
+		return false;
 	if (d->src_space == NPU_SPACE_NONE || d->src_space >= NPU_SPACE_COUNT ||
 	    d->dst_space == NPU_SPACE_NONE || d->dst_space >= NPU_SPACE_COUNT)
-		return DESC_BAD;
+		return false;
+	if (!d->rows || !d->row_bytes ||
+	    (uint64_t)d->rows * d->row_bytes > GSDU_MAX_DESC_BYTES)
+		return false;
+	/* A remote source is exactly one TPB; other spaces name none. */
 	if (d->src_space == NPU_SPACE_HBSM_REMOTE) {
-		if (d->src_cluster >= g->ncl) {
-			*cluster = d->src_cluster;
-			return DESC_DEFECTIVE;
-		}
-		if (d->src_tpb >= g->ntpb)
-			return DESC_BAD;
+		if (d->src_cluster >= g->ncl || d->src_tpb >= g->ntpb)
+			return false;
+	} else if (d->src_cluster || d->src_tpb) {
+		return false;
 	}
+	/* A remote destination is a non-empty broadcast inside the
+	 * partition; other spaces name none. */
 	if (d->dst_space == NPU_SPACE_HBSM_REMOTE) {
-		if (!d->dst_cluster_mask || !d->dst_tpb_mask)
-			return DESC_BAD;
-		if (d->dst_cluster_mask >> g->ncl) {
-			*cluster = g->ncl;
-			while (!(d->dst_cluster_mask & (1u << *cluster)))
-				(*cluster)++;
-			return DESC_DEFECTIVE;
-		}
-		if (d->dst_tpb_mask >> g->ntpb)
-			return DESC_BAD;
+		if (!d->dst_cluster_mask || (d->dst_cluster_mask >> g->ncl) ||
+		    !d->dst_tpb_mask || (d->dst_tpb_mask >> g->ntpb))
+			return false;
+	} else if (d->dst_cluster_mask || d->dst_tpb_mask) {
+		return false;
 	}
-	if ((d->src_space != NPU_SPACE_HBSM_REMOTE &&
-	     (d->src_cluster || d->src_tpb)) ||
-	    (d->dst_space != NPU_SPACE_HBSM_REMOTE &&
-	     (d->dst_cluster_mask || d->dst_tpb_mask)))
-		return DESC_BAD;
-	if ((uint64_t)d->rows * len > GSDU_MAX_DESC_BYTES)
-		return DESC_BAD;
-	srclim = space_limit(g, d->src_space);
-	dstlim = space_limit(g, d->dst_space);
-	if (!rows_in(d->dst, d->rows, d->dst_stride, len, dstlim))
-		return DESC_BAD;
-	if (!(d->flags & NPU_GSDU_F_INDEXED))
-		return rows_in(d->src, d->rows, d->src_stride, len, srclim) ?
-			DESC_OK : DESC_BAD;
-
-	if ((d->index_addr & 3) ||
-	    !row_in(d->index_addr, 0, 4ull * d->rows, g->hbsm_size))
-		return DESC_BAD;
-	if (!d->rows)
-		return DESC_OK;
-	if (!g->index) {
-		/* Any table fits in the HBSM, so one buffer that size
-		 * serves the whole chain. */
-		g->index = npu_ctx_alloc(g->ctx, g->hbsm_size);
-		if (!g->index) {
-			*status = NPU_TASK_INTERNAL;
-			return DESC_BAD;
-		}
+	/* The index table is __u32s; without INDEXED it must not be named. */
+	if (d->flags & NPU_GSDU_F_INDEXED) {
+		if (d->index_addr & 3)
+			return false;
+	} else if (d->index_addr) {
+		return false;
 	}
-	*status = npu_space_read(g->ctx, NPU_SPACE_HBSM, g->own_cl, g->own_tpb,
-				 d->index_addr, g->index, 4ull * d->rows);
-	if (*status)
-		return DESC_BAD;
-	for (uint32_t i = 0; i < d->rows; i++)
-		/* |index * stride| < 2^32 * 2^31: fits in int64 */
-		if (!row_in(d->src, (int64_t)g->index[i] * d->src_stride, len,
-			    srclim))
-			return DESC_BAD;
-	return DESC_OK;
+	return true;
 }
 
-/* Write one piece to the descriptor's destination(s). */
+/* Write one piece to the descriptor's destination(s), clusters in order. */
 static int gsdu_put(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 		    uint64_t addr, size_t len)
 {
@@ -326,8 +246,12 @@ static int gsdu_put(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 	return 0;
 }
 
-/* Move @len bytes from src to dst through the bounce buffer.  Overlapping
- * rows see the effect of earlier pieces, as a streaming engine would. */
+/*
+ * Move @len bytes from src to dst through the bounce buffer, piece by
+ * piece (each read, then written everywhere).  Address arithmetic wraps
+ * like the hardware's: a wrapped HBSM/SRAM address fails the space's
+ * bounds check, a wrapped DDR address faults in the MMU.
+ */
 static int gsdu_move(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 		     uint64_t src, uint64_t dst, uint64_t len)
 {
@@ -353,159 +277,89 @@ static int gsdu_move(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 	return 0;
 }
 
-/* Address of source row i (checked by gsdu_check). */
-static uint64_t gsdu_src_row(const struct gsdu_run *g,
-			     const struct npu_hw_gsdu_desc *d, uint32_t i)
+/* Account the mesh traffic of one descriptor: everything flows through
+ * this TPB's GSDU, so data enters and leaves via its cluster node. */
+static void gsdu_account(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
+			 uint64_t bytes)
 {
-	uint64_t k = (d->flags & NPU_GSDU_F_INDEXED) ? g->index[i] : i;
+	struct npu_job *job = g->ctx->job;
 
-	return d->src + (uint64_t)((int64_t)k * d->src_stride);
+	switch (d->src_space) {
+	case NPU_SPACE_SRAM:
+		traffic_add(g, npu_job_ccb_node(job), g->own_node, bytes);
+		break;
+	case NPU_SPACE_DDR:
+		traffic_add(g, npu_job_ddr_node(job), g->own_node, bytes);
+		break;
+	case NPU_SPACE_HBSM_REMOTE:
+		if (d->src_cluster != g->own_cl)
+			traffic_add(g, npu_job_cluster_node(job, d->src_cluster),
+				    g->own_node, bytes);
+		break;
+	default:
+		break;
+	}
+	switch (d->dst_space) {
+	case NPU_SPACE_SRAM:
+		traffic_add(g, g->own_node, npu_job_ccb_node(job), bytes);
+		break;
+	case NPU_SPACE_DDR:
+		traffic_add(g, g->own_node, npu_job_ddr_node(job), bytes);
+		break;
+	case NPU_SPACE_HBSM_REMOTE:
+		for (unsigned c = 0; c < g->ncl; c++)
+			if (c != g->own_cl && (d->dst_cluster_mask & (1u << c)))
+				traffic_add(g, g->own_node,
+					    npu_job_cluster_node(job, c), bytes);
+		break;
+	default:
+		break;
+	}
 }
 
-static int gsdu_copy(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d)
+static int gsdu_run_desc(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d)
 {
 	uint64_t row = d->row_bytes;
+	int st;
 
-	if (!row || !d->rows)
-		return 0;
 	/* Densely packed rows on both sides move as one block. */
 	if (!(d->flags & NPU_GSDU_F_INDEXED) &&
 	    (d->rows == 1 || ((int64_t)d->src_stride == (int64_t)row &&
 			      (int64_t)d->dst_stride == (int64_t)row)))
 		return gsdu_move(g, d, d->src, d->dst, row * d->rows);
-	for (uint32_t i = 0; i < d->rows; i++) {
-		int st = gsdu_move(g, d, gsdu_src_row(g, d, i),
-				   d->dst + (uint64_t)((int64_t)i * d->dst_stride),
-				   row);
 
+	for (uint32_t i = 0; i < d->rows; i++) {
+		int64_t soff;
+
+		if (d->flags & NPU_GSDU_F_INDEXED) {
+			uint32_t idx;
+
+			/* Read as used: an earlier row may have rewritten it. */
+			st = npu_space_read(g->ctx, NPU_SPACE_HBSM, g->own_cl,
+					    g->own_tpb,
+					    (uint64_t)d->index_addr + 4ull * i,
+					    &idx, sizeof(idx));
+			if (st)
+				return st;
+			/* |idx * stride| < 2^63: no overflow */
+			soff = (int64_t)idx * d->src_stride;
+		} else {
+			soff = (int64_t)i * d->src_stride;
+		}
+		st = gsdu_move(g, d, d->src + (uint64_t)soff,
+			       d->dst + (uint64_t)((int64_t)i * d->dst_stride),
+			       row);
 		if (st)
 			return st;
 	}
 	return 0;
 }
 
-/* Add the bytes of [addr, addr + len) in the SRAM window to its banks:
- * bank = (window base + offset) >> 12 & 3.  The window base is 4 KiB
- * aligned, so it only rotates the banks, which leaves their maximum (all
- * the model uses) unchanged: offsets alone suffice. */
-static void sram_banks_add(uint64_t bank[4], uint64_t addr, uint64_t len)
-{
-	while (len) {
-		uint64_t n = ((addr | 4095) + 1) - addr;
-
-		if (n > len)
-			n = len;
-		bank[(addr >> 12) & 3] += n;
-		addr += n;
-		len -= n;
-	}
-}
-
-static unsigned space_node(const struct gsdu_run *g, unsigned space,
-			   unsigned lcluster)
-{
-	switch (space) {
-	case NPU_SPACE_HBSM:
-		return g->own_node;
-	case NPU_SPACE_HBSM_REMOTE:
-		return npu_job_cluster_node(g->ctx->job, lcluster);
-	case NPU_SPACE_SRAM:
-		return g->ccb_node;
-	default:
-		return g->ddr_node;
-	}
-}
-
-static void traffic_add(struct gsdu_run *g, unsigned from, unsigned to,
-			uint64_t bytes)
-{
-	if (from == to || from >= NPU_HW_MAX_MESH_NODES ||
-	    to >= NPU_HW_MAX_MESH_NODES)
-		return;
-	g->traffic[from][to] += bytes;
-}
-
-/*
- * Transfer time of one descriptor (cycle-model.md, CSU GSDU).  Between
- * TPBs of one cluster (or within the local HBSM) it streams at VEC_BW.
- * Otherwise it is a transfer between the source's node and each
- * destination's node, as long as its slowest resource: the mesh links
- * (LINK_BW), the DDR port (bytes read plus written, DDR_BW), the SRAM
- * (busiest bank, SRAM_BANK_BW).  Hop latency is left to the engine's
- * routing of the recorded transfers.  Descriptors run one after the
- * other, so these times add up in cost->cycles.
- */
-static uint64_t gsdu_time(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
-			  uint64_t bytes)
-{
-	unsigned src_node = space_node(g, d->src_space, d->src_cluster);
-	uint64_t t = 0, ddr_bytes = 0, bank[4] = { 0 };
-	bool links = false, resource = false;
-
-	if (d->dst_space == NPU_SPACE_HBSM_REMOTE) {
-		for (unsigned c = 0; c < g->ncl; c++) {
-			unsigned n;
-
-			if (!(d->dst_cluster_mask & (1u << c)))
-				continue;
-			n = npu_job_cluster_node(g->ctx->job, c);
-			if (n != src_node) {
-				links = true;
-				traffic_add(g, src_node, n, bytes);
-			}
-		}
-	} else {
-		unsigned n = space_node(g, d->dst_space, 0);
-
-		if (n != src_node) {
-			links = true;
-			traffic_add(g, src_node, n, bytes);
-		}
-	}
-	if (links) {
-		t = (bytes + NPU_M100_LINK_BYTES_PER_CYCLE - 1) /
-		    NPU_M100_LINK_BYTES_PER_CYCLE;
-		resource = true;
-	}
-	if (d->src_space == NPU_SPACE_DDR)
-		ddr_bytes += bytes;
-	if (d->dst_space == NPU_SPACE_DDR)
-		ddr_bytes += bytes;
-	if (ddr_bytes) {
-		uint64_t td = (ddr_bytes + NPU_M100_DDR_BYTES_PER_CYCLE - 1) /
-			      NPU_M100_DDR_BYTES_PER_CYCLE;
-
-		t = td > t ? td : t;
-		resource = true;
-	}
-	if ((d->src_space == NPU_SPACE_SRAM || d->dst_space == NPU_SPACE_SRAM) &&
-	    bytes) {
-		for (uint32_t i = 0; i < d->rows; i++) {
-			if (d->src_space == NPU_SPACE_SRAM)
-				sram_banks_add(bank, gsdu_src_row(g, d, i),
-					       d->row_bytes);
-			if (d->dst_space == NPU_SPACE_SRAM)
-				sram_banks_add(bank, d->dst + (uint64_t)((int64_t)i *
-									 d->dst_stride),
-					       d->row_bytes);
-		}
-		for (unsigned b = 0; b < 4; b++) {
-			uint64_t tb = (bank[b] + 63) / 64;	/* SRAM_BANK_BW */
-
-			t = tb > t ? tb : t;
-		}
-		resource = true;
-	}
-	if (!resource)
-		t = (bytes + VEC_BW - 1) / VEC_BW;
-	return t;
-}
-
-static int chain_fault(struct npu_exec_ctx *ctx, uint64_t addr, unsigned pos)
+/* A chain failure: fault_addr names the descriptor; detail2 stays 0. */
+static int chain_fault(struct npu_exec_ctx *ctx, uint64_t addr)
 {
 	ctx->fault_addr = addr;
 	ctx->detail = NPU_IE_CHAIN;
-	ctx->detail2 = pos;
 	return NPU_TASK_ILLEGAL_INSN;
 }
 
@@ -513,9 +367,8 @@ static int exec_gsdu(struct npu_exec_ctx *ctx)
 {
 	const struct npu_hw_csu_params *p = &ctx->di->raw.params.csu;
 	struct npu_cost *cost = ctx->cost;
-	uint64_t addr = p->chain_addr, chain_limit;
 	struct gsdu_run *g;
-	uint32_t sram_size;
+	uint64_t addr = p->chain_addr;
 	int st = NPU_TASK_OK;
 
 	/* ~2 KiB of traffic table: scratch rather than stack. */
@@ -529,56 +382,47 @@ static int exec_gsdu(struct npu_exec_ctx *ctx)
 	g->ncl = npu_job_nclusters(ctx->job);
 	g->ntpb = npu_job_tpbs(ctx->job);
 	g->own_node = npu_job_cluster_node(ctx->job, g->own_cl);
-	g->ccb_node = npu_job_ccb_node(ctx->job);
-	g->ddr_node = npu_job_ddr_node(ctx->job);
-	g->hbsm_size = npu_job_hbsm_size(ctx->job);
-	npu_job_sram(ctx->job, &sram_size);
-	g->sram_size = sram_size;
 	g->bounce = npu_ctx_alloc(ctx, GSDU_BOUNCE_BYTES);
 	if (!g->bounce)
 		return NPU_TASK_INTERNAL;
-	chain_limit = space_limit(g, p->chain_space);
 
-	cost->cycles += CSU_OVH;
-	for (unsigned pos = 0;; pos++) {
+	cost->cycles += CSU_SERVICE_CYCLES;
+	for (unsigned n = 0;; n++) {
 		struct npu_hw_gsdu_desc d;
-		unsigned cluster = 0;
 		uint64_t bytes;
-		int res;
 
-		/* Also what stops a cyclic chain. */
-		if (pos == NPU_GSDU_MAX_CHAIN) {
-			st = chain_fault(ctx, addr, pos);
+		/* Bounds the work of a cyclic or runaway chain. */
+		if (n == NPU_GSDU_MAX_CHAIN) {
+			st = chain_fault(ctx, addr);
 			break;
 		}
-		if ((addr & 7) || !row_in(addr, 0, sizeof(d), chain_limit)) {
-			st = chain_fault(ctx, addr, pos);
-			break;
-		}
+		/* HBSM: NPU_IE_RANGE outside the space; DDR: the MMU. */
 		st = npu_space_read(ctx, p->chain_space, g->own_cl, g->own_tpb,
 				    addr, &d, sizeof(d));
 		if (st)
 			break;
-		res = gsdu_check(g, &d, &cluster, &st);
-		if (st)
-			break;
-		if (res == DESC_DEFECTIVE) {
-			ctx->detail = cluster;
-			st = NPU_TASK_DEFECTIVE_CLUSTER;
-			break;
-		}
-		if (res != DESC_OK) {
-			st = chain_fault(ctx, addr, pos);
+		cost->cycles += GSDU_DESC_CYCLES;
+		if (p->chain_space == NPU_SPACE_DDR)
+			traffic_add(g, npu_job_ddr_node(ctx->job), g->own_node,
+				    sizeof(d));
+		if (!gsdu_desc_ok(g, &d)) {
+			st = chain_fault(ctx, addr);
 			break;
 		}
-		st = gsdu_copy(g, &d);
+		st = gsdu_run_desc(g, &d);
 		if (st)
 			break;
 		bytes = (uint64_t)d.rows * d.row_bytes;
-		cost->cycles += GSDU_DESC_CYCLES + gsdu_time(g, &d, bytes);
+		cost->cycles += bytes / GSDU_BYTES_PER_CYCLE;
 		cost->gsdu_bytes += bytes;
+		gsdu_account(g, &d, bytes);
 		if (!d.next)
 			break;
+		/* This descriptor has been performed; the link is bad. */
+		if (d.next & 7) {
+			st = chain_fault(ctx, addr);
+			break;
+		}
 		addr = d.next;
 	}
 	for (unsigned i = 0; i < NPU_HW_MAX_MESH_NODES; i++)
@@ -593,52 +437,43 @@ static int exec_gsdu(struct npu_exec_ctx *ctx)
 static int validate_topk(struct npu_job *job, struct npu_dinsn *di)
 {
 	const struct npu_hw_csu_params *p = &di->raw.params.csu;
-	bool has_val = di->used[NPU_OPND_DST], has_idx = di->used[NPU_OPND_SRC2];
 	struct shape s, v, ix;
 	int ret;
 
 	(void)job;
-	if (!params_reserved_clear(p))
-		return NPU_IE_RESERVED;
-	/* values (DST) and indices (SRC2) are each optional, not both */
-	ret = check_opnds(di, 1u << NPU_OPND_SRC0,
-			  (1u << NPU_OPND_SRC2) | (1u << NPU_OPND_DST));
+	ret = check_opnds(di, (1u << NPU_OPND_SRC0) | (1u << NPU_OPND_SRC2) |
+				      (1u << NPU_OPND_DST));
 	if (ret)
 		return ret;
-	if (!has_val && !has_idx)
-		return NPU_IE_SPACE;
-	if (!is_float_dtype(di->opnd[NPU_OPND_SRC0].dtype) ||
-	    (has_val && di->opnd[NPU_OPND_DST].dtype !=
-			di->opnd[NPU_OPND_SRC0].dtype) ||
-	    (has_idx && di->opnd[NPU_OPND_SRC2].dtype != NPU_DT_INT32))
-		return NPU_IE_DTYPE;
-	opnd_shape(di, NPU_OPND_SRC0, &s);
+	if (!params_reserved_clear(p))
+		return NPU_IE_RESERVED;
 	if (p->chain_space || p->box_format || p->chain_addr || p->max_out ||
 	    p->iou_threshold || p->score_threshold || p->count_addr ||
-	    p->largest > 1 || p->k < 1 || p->k > s.d[0])
+	    p->largest > 1)
 		return NPU_IE_PARAM;
-	/* x [n, rows] -> [k, rows]: two semantic levels each, leaving room
-	 * for at most 3 repeat levels. */
-	if (s.nd != 2 || s.elems > CSU_MAX_ELEMS)
+	if (!is_float_dtype(di->opnd[NPU_OPND_SRC0].dtype) ||
+	    !is_float_dtype(di->opnd[NPU_OPND_DST].dtype) ||
+	    di->opnd[NPU_OPND_SRC2].dtype != NPU_DT_INT32)
+		return NPU_IE_DTYPE;
+	opnd_shape(di, NPU_OPND_SRC0, &s);
+	opnd_shape(di, NPU_OPND_DST, &v);
+	opnd_shape(di, NPU_OPND_SRC2, &ix);
+	/* [n, rows] -> [k, rows]; a single row may drop the rows level. */
+	if (s.nd < 1 || s.nd > 2 || v.nd != s.nd || ix.nd != s.nd)
 		return NPU_IE_SHAPE;
-	if (has_val) {
-		opnd_shape(di, NPU_OPND_DST, &v);
-		if (v.nd != 2 || v.d[0] != p->k || v.d[1] != s.d[1])
-			return NPU_IE_SHAPE;
-	}
-	if (has_idx) {
-		opnd_shape(di, NPU_OPND_SRC2, &ix);
-		if (ix.nd != 2 || ix.d[0] != p->k || ix.d[1] != s.d[1])
-			return NPU_IE_SHAPE;
-	}
+	if (s.elems > CSU_MAX_ELEMS || v.elems > CSU_MAX_ELEMS)
+		return NPU_IE_SHAPE;
+	if (p->k < 1 || p->k > s.d[0])
+		return NPU_IE_PARAM;
+	if (v.d[0] != p->k || ix.d[0] != p->k ||
+	    (s.nd == 2 && (v.d[1] != s.d[1] || ix.d[1] != s.d[1])))
+		return NPU_IE_SHAPE;
 	return 0;
 }
 
 static int exec_topk(struct npu_exec_ctx *ctx)
 {
 	const struct npu_hw_csu_params *p = &ctx->di->raw.params.csu;
-	bool has_val = ctx->di->used[NPU_OPND_DST];
-	bool has_idx = ctx->di->used[NPU_OPND_SRC2];
 	struct npu_view s, v, ix;
 	size_t n, rows, k = p->k;
 	const float *x;
@@ -646,23 +481,16 @@ static int exec_topk(struct npu_exec_ctx *ctx)
 	int32_t *idx;
 	int st;
 
-	memset(&v, 0, sizeof(v));
-	memset(&ix, 0, sizeof(ix));
 	npu_opnd_view(ctx, NPU_OPND_SRC0, &s);
+	npu_opnd_view(ctx, NPU_OPND_DST, &v);
+	npu_opnd_view(ctx, NPU_OPND_SRC2, &ix);
 	n = s.dims[0];
 	rows = s.ndims == 2 ? s.dims[1] : 1;
 	/* What validate established; never index past the buffers. */
-	if (k < 1 || k > n)
-		goto shape;
-	if (has_val) {
-		npu_opnd_view(ctx, NPU_OPND_DST, &v);
-		if (npu_view_elems(&v) != rows * k)
-			goto shape;
-	}
-	if (has_idx) {
-		npu_opnd_view(ctx, NPU_OPND_SRC2, &ix);
-		if (npu_view_elems(&ix) != rows * k || ix.esz != sizeof(int32_t))
-			goto shape;
+	if (k < 1 || k > n || npu_view_elems(&v) != rows * k ||
+	    npu_view_elems(&ix) != rows * k || ix.esz != sizeof(int32_t)) {
+		ctx->detail = NPU_IE_SHAPE;
+		return NPU_TASK_ILLEGAL_INSN;
 	}
 	x = npu_view_load_f32(ctx, &s, &st);
 	if (!x)
@@ -672,22 +500,15 @@ static int exec_topk(struct npu_exec_ctx *ctx)
 	if (!vals || !idx)
 		return NPU_TASK_INTERNAL;
 	npu_kern_topk(vals, idx, x, rows, n, k, p->largest != 0);
-	/* Same dtype as the source, so the round trip through fp32 is exact. */
-	if (has_val) {
-		st = npu_view_store_f32(ctx, &v, vals, NPU_ROUND_HALF_EVEN);
-		if (st)
-			return st;
-	}
-	if (has_idx) {
-		st = npu_view_store(ctx, &ix, idx);
-		if (st)
-			return st;
-	}
-	ctx->cost->cycles += CSU_OVH + rows * sort_cycles(n);
+	/* Values convert to DST's float dtype, rounding to nearest even. */
+	st = npu_view_store_f32(ctx, &v, vals, NPU_ROUND_HALF_EVEN);
+	if (st)
+		return st;
+	st = npu_view_store(ctx, &ix, idx);
+	if (st)
+		return st;
+	ctx->cost->cycles += CSU_SERVICE_CYCLES + rows * sort_cycles(n);
 	return NPU_TASK_OK;
-shape:
-	ctx->detail = NPU_IE_SHAPE;
-	return NPU_TASK_ILLEGAL_INSN;
 }
 
 /* ---- NMS ---- */
@@ -698,36 +519,36 @@ static int validate_nms(struct npu_job *job, struct npu_dinsn *di)
 	struct shape b, s, d;
 	int ret;
 
-	if (!params_reserved_clear(p))
-		return NPU_IE_RESERVED;
+	ret = check_opnds(di, (1u << NPU_OPND_SRC0) | (1u << NPU_OPND_SRC1) |
+				      (1u << NPU_OPND_DST));
+	if (ret)
+		return ret;
 	/* The kept count has one fixed address: iterations would race on
 	 * it, so NMS runs exactly once. */
 	if (di->raw.repeat_levels || di->nrep)
 		return NPU_IE_PARAM;
-	ret = check_opnds(di, (1u << NPU_OPND_SRC0) | (1u << NPU_OPND_SRC1) |
-				      (1u << NPU_OPND_DST), 0);
-	if (ret)
-		return ret;
+	if (!params_reserved_clear(p))
+		return NPU_IE_RESERVED;
+	if (p->chain_space || p->largest || p->chain_addr || p->k ||
+	    p->box_format > 1 || !f32_bits_finite(p->iou_threshold) ||
+	    !f32_bits_finite(p->score_threshold) || p->max_out < 1 ||
+	    (p->count_addr & 3))
+		return NPU_IE_PARAM;
+	if ((uint64_t)p->count_addr + sizeof(int32_t) > npu_job_hbsm_size(job))
+		return NPU_IE_RANGE;
 	if (di->opnd[NPU_OPND_SRC0].dtype != NPU_DT_FP32 ||
 	    di->opnd[NPU_OPND_SRC1].dtype != NPU_DT_FP32 ||
 	    di->opnd[NPU_OPND_DST].dtype != NPU_DT_INT32)
 		return NPU_IE_DTYPE;
-	/* Thresholds are any fp32 bits: the kernel defines NaN and inf
-	 * (a NaN iou_threshold suppresses nothing, -inf keeps all scores). */
-	if (p->chain_space || p->largest || p->chain_addr || p->k ||
-	    p->box_format > 1 || (p->count_addr & 3))
-		return NPU_IE_PARAM;
 	opnd_shape(di, NPU_OPND_SRC0, &b);
 	opnd_shape(di, NPU_OPND_SRC1, &s);
 	opnd_shape(di, NPU_OPND_DST, &d);
 	/* boxes [4, n], scores [n], dst [max_out] */
 	if (b.nd != 2 || b.d[0] != 4 || s.nd != 1 || s.d[0] != b.d[1] ||
-	    d.nd != 1 || p->max_out < 1 || d.d[0] != p->max_out)
+	    d.nd != 1 || d.d[0] != p->max_out)
 		return NPU_IE_SHAPE;
 	if (b.d[1] > NMS_MAX_BOXES || d.elems > CSU_MAX_ELEMS)
 		return NPU_IE_SHAPE;
-	if ((uint64_t)p->count_addr + sizeof(int32_t) > npu_job_hbsm_size(job))
-		return NPU_IE_RANGE;
 	return 0;
 }
 
@@ -776,7 +597,7 @@ static int exec_nms(struct npu_exec_ctx *ctx)
 			     sizeof(count));
 	if (st)
 		return st;
-	ctx->cost->cycles += CSU_OVH + sort_cycles(n);
+	ctx->cost->cycles += CSU_SERVICE_CYCLES + sort_cycles(n);
 	return NPU_TASK_OK;
 }
 

@@ -771,10 +771,9 @@ START_TEST(test_fuzz_mmio)
 		    rnd() % 4)
 			val = 0;
 		/*
-		 * BUG: a random NPU_Q_SIZE_LOG2 written while the queue is
-		 * enabled reaches "1u << q->size_log2" in npu_queue.c
-		 * unchecked (see test_queue_reconfigure_while_enabled in
-		 * test_core_regs.c): UBSan stops this test there.
+		 * Random ring registers land on enabled queues too: they
+		 * must not reach "1u << size_log2" unchecked (a UBSan
+		 * shift error found by this test, since fixed).
 		 */
 		if (rnd() % 3)
 			WR(d, off, val);

@@ -535,11 +535,10 @@ START_TEST(test_unbacked_page_table)
 	desc.sram_size = 4096;
 	ck_assert_int_eq(npu_tdev_run_desc(d, 0, &desc, &c) >= 0, 1);
 	/*
-	 * BUG: npu_mmu.c walk() reports a failed page-table read as
-	 * NPU_TASK_MMU_FAULT with NPU_FAULT_DETAIL_BAD_PTE and the VA, but
-	 * npu_hw_queue.h defines NPU_TASK_BUS_ERROR for "a physical access
-	 * (ring, page table, fence) failed; @fault_addr is the physical
-	 * address".
+	 * npu_hw_queue.h: NPU_TASK_BUS_ERROR is "a physical access (ring,
+	 * page table, fence) failed; @fault_addr is the physical address".
+	 * (Regression: the walk once reported this as an MMU fault with
+	 * NPU_FAULT_DETAIL_BAD_PTE and the VA.)
 	 */
 	ck_assert_uint_eq(c.status, NPU_TASK_BUS_ERROR);
 	ck_assert_uint_eq(c.fault_addr, far_root + 8 * NPU_MMU_INDEX(0x10000000ull, 2));

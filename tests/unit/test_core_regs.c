@@ -105,6 +105,14 @@ static struct npu_hw_completion *queue_desc(struct npu_tdev *d, unsigned q,
 	return fence;
 }
 
+static bool all_zero_bytes(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 /* One small OK task through npu_tdev_run on queue q. */
 static void run_fill(struct npu_tdev *d, unsigned q, struct npu_hw_completion *c)
 {
@@ -748,13 +756,11 @@ START_TEST(test_queue_reconfigure_while_enabled)
 	WR(d, NPU_REG_Q(1, NPU_Q_SIZE_LOG2), 40);
 	fence = queue_desc(d, 1, &desc);
 	/*
-	 * BUG: npu_core.c queue_write() stores NPU_Q_SIZE_LOG2 (and BASE)
-	 * unchecked while the queue is enabled; the ring is validated only
-	 * when ENABLE is set.  npu_queue.c npu_core_job_fetch() (line 28,
-	 * "1u << q->size_log2") and npu_core_job_complete() ("1u <<
-	 * q->size_log2") then shift by up to 2^32-1: undefined behaviour,
-	 * caught by UBSan.  Either ignore ring writes while enabled or put
-	 * the queue in NPU_Q_STATE_ERROR.
+	 * The ring is validated when ENABLE is set, so it must not change
+	 * under an enabled queue: either the write is ignored or the queue
+	 * stops in NPU_Q_STATE_ERROR.  (Regression: the value once reached
+	 * "1u << q->size_log2" in npu_queue.c unchecked, undefined
+	 * behaviour caught by UBSan.)
 	 */
 	npu_core_run_pending(d->core);
 	st = RD(d, NPU_REG_Q(1, NPU_Q_STATUS));
@@ -794,6 +800,88 @@ START_TEST(test_queue_disabled_does_not_run)
 }
 END_TEST
 
+START_TEST(test_queue_ring_unbacked)
+{
+	struct npu_tdev *d = small_dev(2, 2, 0);
+	struct npu_hw_completion c;
+	uint32_t st;
+
+	WR(d, NPU_REG_IRQ_STATUS, 0xffffffff);
+	/* a ring the host cannot read: the entry ends BUS_ERROR */
+	st = enable_ring(d, 2, 1ull << 40, 2);
+	ck_assert_uint_eq(NPU_Q_STATE(st), NPU_Q_STATE_IDLE);
+	WR(d, NPU_REG_Q(2, NPU_Q_TAIL), 1);
+	npu_core_run_pending(d->core);
+	st = RD(d, NPU_REG_Q(2, NPU_Q_STATUS));
+	ck_assert_uint_eq(NPU_Q_LAST_STATUS(st), NPU_TASK_BUS_ERROR);
+	ck_assert_uint_eq(NPU_Q_STATE(st), NPU_Q_STATE_IDLE);
+	ck_assert_uint_eq(RD(d, NPU_REG_Q(2, NPU_Q_HEAD)), 1);
+	ck_assert_uint_eq(rd64(d, NPU_REG_Q(2, NPU_Q_TASKS_LO)), 1);
+	ck_assert_uint_eq(RD(d, NPU_REG_IRQ_RAW), NPU_IRQ_QUEUE(2) | NPU_IRQ_ERROR);
+	/* the rest of the device is fine */
+	run_fill(d, 0, &c);
+	ck_assert_uint_eq(c.status, NPU_TASK_OK);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_fence_addresses)
+{
+	struct npu_tdev *d = small_dev(2, 2, 0);
+	struct npu_tprog p;
+	struct npu_hw_task desc;
+	struct npu_hw_completion *fence;
+	uint8_t *h = npu_tdev_hbsm(d, 0, 0);
+	uint32_t tail;
+
+	npu_tprog_init(&p);
+	add_fill(&p, 1, 1, 0, 64, 0x44);
+	/* no fence: runs, counted, DONE_SEQ updated */
+	prep_desc(d, &p, 1, &desc);
+	desc.seqno = 0x77;
+	tail = RD(d, NPU_REG_Q(0, NPU_Q_TAIL));
+	memcpy(npu_tdev_ptr(d, d->ring_pa[0] + tail * sizeof(desc)), &desc, sizeof(desc));
+	WR(d, NPU_REG_Q(0, NPU_Q_TAIL), tail + 1);
+	npu_core_run_pending(d->core);
+	ck_assert_uint_eq(h[0], 0x44);
+	ck_assert_uint_eq(RD(d, NPU_REG_Q(0, NPU_Q_DONE_SEQ_LO)), 0x77);
+	ck_assert_uint_eq(NPU_Q_LAST_STATUS(RD(d, NPU_REG_Q(0, NPU_Q_STATUS))), NPU_TASK_OK);
+
+	/* a misaligned fence is not written and turns the task into BUS_ERROR */
+	prep_desc(d, &p, 1, &desc);
+	fence = queue_desc(d, 0, &desc);
+	(void)fence;
+	{
+		uint32_t t = RD(d, NPU_REG_Q(0, NPU_Q_TAIL));
+		struct npu_hw_task *ring = npu_tdev_ptr(d, d->ring_pa[0]);
+
+		ring[(t - 1) & ((1u << d->ring_log2) - 1)].fence_addr = d->fence_pa + 0x104;
+	}
+	memset(npu_tdev_ptr(d, d->fence_pa + 0x100), 0, 128);
+	npu_core_run_pending(d->core);
+	ck_assert(all_zero_bytes(npu_tdev_ptr(d, d->fence_pa + 0x100), 128));
+	ck_assert_uint_eq(NPU_Q_LAST_STATUS(RD(d, NPU_REG_Q(0, NPU_Q_STATUS))),
+			  NPU_TASK_BUS_ERROR);
+	ck_assert(RD(d, NPU_REG_IRQ_RAW) & NPU_IRQ_ERROR);
+
+	/* a fence outside memory: BUS_ERROR as well */
+	prep_desc(d, &p, 1, &desc);
+	queue_desc(d, 0, &desc);
+	{
+		uint32_t t = RD(d, NPU_REG_Q(0, NPU_Q_TAIL));
+		struct npu_hw_task *ring = npu_tdev_ptr(d, d->ring_pa[0]);
+
+		ring[(t - 1) & ((1u << d->ring_log2) - 1)].fence_addr = 1ull << 40;
+	}
+	npu_core_run_pending(d->core);
+	ck_assert_uint_eq(NPU_Q_LAST_STATUS(RD(d, NPU_REG_Q(0, NPU_Q_STATUS))),
+			  NPU_TASK_BUS_ERROR);
+	ck_assert_uint_eq(rd64(d, NPU_REG_Q(0, NPU_Q_TASKS_LO)), 3);
+	npu_tprog_free(&p);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
 /* ---- the job lifecycle through the registers ---- */
 
 START_TEST(test_job_lifecycle_status)
@@ -828,6 +916,30 @@ START_TEST(test_job_lifecycle_status)
 			  NPU_Q_STATE_IDLE);
 	ck_assert_uint_eq(RD(d, NPU_REG_STATUS) & NPU_STATUS_QUEUE_BUSY(1), 0);
 	ck_assert_uint_eq(rd64(d, NPU_REG_Q(1, NPU_Q_BUSY_LO)), fence->cycles);
+
+	/* disabling with a job out: it completes, later entries wait */
+	prep_desc(d, &p, 1, &desc);
+	fence = queue_desc(d, 1, &desc);
+	{
+		struct npu_hw_task desc2;
+		struct npu_hw_completion *f2;
+
+		job = npu_core_job_fetch(d->core, 1);
+		ck_assert_ptr_nonnull(job);
+		prep_desc(d, &p, 1, &desc2);
+		f2 = queue_desc(d, 2, &desc2);	/* another queue: unaffected */
+		WR(d, NPU_REG_Q(1, NPU_Q_CTRL), 0);
+		ck_assert_uint_eq(NPU_Q_STATE(RD(d, NPU_REG_Q(1, NPU_Q_STATUS))),
+				  NPU_Q_STATE_RUNNING);
+		npu_core_job_execute(job);
+		npu_core_job_complete(job);
+		ck_assert_uint_eq(fence->seqno, desc.seqno);
+		ck_assert_uint_eq(NPU_Q_STATE(RD(d, NPU_REG_Q(1, NPU_Q_STATUS))),
+				  NPU_Q_STATE_DISABLED);
+		ck_assert_ptr_null(npu_core_job_fetch(d->core, 1));
+		npu_core_run_pending(d->core);
+		ck_assert_uint_eq(f2->seqno, desc2.seqno);
+	}
 	npu_tprog_free(&p);
 	npu_tdev_destroy(d);
 }
@@ -944,11 +1056,42 @@ START_TEST(test_perf_cluster_busy_single_unit)
 	ck_assert_uint_gt(unit, 1);
 	ck_assert_uint_eq(unit, c.cycles);
 	/*
-	 * BUG: npu_task.c account() records a TPB's first_start as 1 when the
-	 * work starts at cycle 0 (0 doubles as "unset"), so npu_task_run()
-	 * computes cluster_busy = last_end - 1: one cycle short.
+	 * Regression: a TPB whose work started at cycle 0 was once recorded
+	 * as starting at 1 (0 meant "unset"), one cycle short.
 	 */
 	ck_assert_uint_eq(cl, unit);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+START_TEST(test_perf_hbsm_conflicts)
+{
+	struct npu_tdev *d = small_dev(2, 2, 0);
+	struct npu_tprog p;
+	struct npu_hw_insn *in;
+	struct npu_tdev_submit o = { .nclusters = 2 };
+	struct npu_hw_completion c;
+	uint32_t dims[1] = { 256 };
+
+	npu_tprog_init(&p);
+	/* dense: 8 lines in 8 different banks, no conflict */
+	in = npu_tprog_add(&p, NPU_UNIT_DTDU, NPU_DTDU_COPY, 1, 1);
+	npu_twu_dense(&in->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_UINT8, 0, 1, dims);
+	npu_twu_dense(&in->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_UINT8, 0x1000, 1, dims);
+	ck_assert_int_eq(npu_tdev_run(d, &p, &o, &c), NPU_TASK_OK);
+	ck_assert_uint_eq(rd64(d, NPU_REG_PERF_HBSM_CONFLICTS(0)), 0);
+	/* logical cluster 1: one byte per 1 KiB, every access in bank 0 */
+	npu_tprog_free(&p);
+	npu_tprog_init(&p);
+	dims[0] = 32;
+	in = npu_tprog_add(&p, NPU_UNIT_DTDU, NPU_DTDU_COPY, 2, 1);
+	npu_twu_dense(&in->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_UINT8, 0, 1, dims);
+	npu_twu_level(&in->opnd[NPU_OPND_SRC0], 0, 0, 1024, 31 * 1024);
+	npu_twu_dense(&in->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_UINT8, 0x100, 1, dims);
+	ck_assert_int_eq(npu_tdev_run(d, &p, &o, &c), NPU_TASK_OK);
+	ck_assert_uint_gt(rd64(d, NPU_REG_PERF_HBSM_CONFLICTS(1)), 0);
+	ck_assert_uint_eq(rd64(d, NPU_REG_PERF_HBSM_CONFLICTS(0)), 0);
+	npu_tprog_free(&p);
 	npu_tdev_destroy(d);
 }
 END_TEST
@@ -1068,10 +1211,13 @@ static Suite *core_regs_suite(void)
 	tcase_add_test(q, test_queue_doorbell_beyond_ring);
 	tcase_add_test(q, test_queue_reconfigure_while_enabled);
 	tcase_add_test(q, test_queue_disabled_does_not_run);
+	tcase_add_test(q, test_queue_ring_unbacked);
+	tcase_add_test(q, test_fence_addresses);
 	tcase_add_test(q, test_job_lifecycle_status);
 	tcase_add_test(q, test_job_abort_and_orphan);
 	tcase_add_test(perf, test_perf_unit_and_cluster_busy);
 	tcase_add_test(perf, test_perf_cluster_busy_single_unit);
+	tcase_add_test(perf, test_perf_hbsm_conflicts);
 	tcase_add_test(perf, test_perf_dma_and_links);
 	tcase_add_test(perf, test_perf_ctrl_clear_disable);
 	suite_add_tcase(s, id);

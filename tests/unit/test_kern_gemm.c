@@ -18,8 +18,6 @@
 #include "npu_kern.h"
 #include "npu_test.h"
 
-/* Test hook of npu_kern_gemm.c (not part of npu_kern.h). */
-void npu_kern_gemm_force_portable(bool on);
 
 #define SENTINEL 0x5a5a5a5a
 

@@ -230,33 +230,64 @@ START_TEST(unary_special_values)
 }
 END_TEST
 
-START_TEST(unary_exp_accuracy_sweep)
+/* ulp of a double reference value, as a float, floor at the subnormal step */
+static double f32_ulp(double r)
 {
-	enum { N = 1 << 16 };
+	double u = r == 0 ? 0x1p-149 : ldexp(1.0, ilogb(r) - 23);
+
+	return u < 0x1p-149 ? 0x1p-149 : u;
+}
+
+static double ref_sigmoid(double x)
+{
+	return 1.0 / (1.0 + exp(-x));
+}
+
+static double ref_gelu(double x)
+{
+	/* the erfc form: exact in double where 1 + erf would cancel */
+	return 0.5 * x * erfc(-x / sqrt(2.0));
+}
+
+/*
+ * exp, sigmoid, tanh, erf and GELU are own vectorized implementations, not
+ * libm: bound their error in ulp over dense sweeps of the interesting range.
+ */
+START_TEST(unary_fast_math_accuracy)
+{
+	enum { N = 1 << 17 };
 	static float x[N], y[N];
+	static const struct {
+		unsigned fn;
+		double (*ref)(double);
+		float lo, hi;
+		double max_ulp;
+	} cases[] = {
+		{ NPU_FN_EXP, exp, -103.9f, 88.7f, 1.5 },
+		{ NPU_FN_EXP, exp, -1e-3f, 1e-3f, 1.5 },
+		{ NPU_FN_SIGMOID, ref_sigmoid, -100.0f, 30.0f, 3.0 },
+		{ NPU_FN_TANH, tanh, -10.0f, 10.0f, 3.0 },
+		{ NPU_FN_TANH, tanh, -1e-3f, 1e-3f, 3.0 },
+		{ NPU_FN_ERF, erf, -5.0f, 5.0f, 3.0 },
+		{ NPU_FN_ERF, erf, -1e-3f, 1e-3f, 3.0 },
+		{ NPU_FN_GELU, ref_gelu, -18.0f, 12.0f, 8.0 },
+		{ NPU_FN_GELU, ref_gelu, -1e-2f, 1e-2f, 3.0 },
+	};
 	EXPECT_BEGIN();
 
-	/* every normal result over the whole finite range, at 2 ulp */
-	for (size_t i = 0; i < N; i++)
-		x[i] = -87.3f + (88.7f + 87.3f) * (float)i / (float)N;
-	npu_kern_unary(y, x, N, NPU_FN_EXP, 0, 0);
-	for (size_t i = 0; i < N; i++) {
-		double want = exp((double)x[i]);
-		double ulp = ldexp(1.0, ilogb(want) - 23);
-		double err = fabs((double)y[i] - want) / ulp;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		float lo = cases[c].lo, hi = cases[c].hi;
 
-		EXPECT(err <= 2.0, "exp(%a) = %a, %g ulp", (double)x[i],
-		       (double)y[i], err);
-	}
-	/* subnormal results: within one subnormal step */
-	for (size_t i = 0; i < 1000; i++)
-		x[i] = -103.9f + 16.6f * (float)i / 1000.0f;
-	npu_kern_unary(y, x, 1000, NPU_FN_EXP, 0, 0);
-	for (size_t i = 0; i < 1000; i++) {
-		double want = exp((double)x[i]);
+		for (size_t i = 0; i < N; i++)
+			x[i] = lo + (hi - lo) * (float)i / (float)N;
+		npu_kern_unary(y, x, N, cases[c].fn, 0, 0);
+		for (size_t i = 0; i < N; i++) {
+			double want = cases[c].ref(x[i]);
+			double err = fabs((double)y[i] - want) / f32_ulp(want);
 
-		EXPECT(fabs((double)y[i] - want) <= 0x1p-148,
-		       "exp(%a) = %a", (double)x[i], (double)y[i]);
+			EXPECT(err <= cases[c].max_ulp, "fn %u (%a) = %a, %g ulp",
+			       cases[c].fn, (double)x[i], (double)y[i], err);
+		}
 	}
 	EXPECT_END();
 }
@@ -965,6 +996,11 @@ START_TEST(fill_sizes)
 	for (size_t i = 0; i < 400; i++)
 		ck_assert_uint_eq(buf[i], 0);
 	npu_kern_fill(buf, 0, 100, pat);		/* no-op */
+	/* the value may be y's own first element */
+	memcpy(buf, pat, 3);
+	npu_kern_fill(buf, 3, 50, buf);
+	for (size_t i = 0; i < 50; i++)
+		ck_assert(!memcmp(buf + 3 * i, pat, 3));
 }
 END_TEST
 
@@ -1241,7 +1277,7 @@ static Suite *kern_vec_suite(void)
 	tcase_add_test(tc, unary_every_fn_vs_libm);
 	tcase_add_test(tc, unary_rounding_exact);
 	tcase_add_test(tc, unary_special_values);
-	tcase_add_test(tc, unary_exp_accuracy_sweep);
+	tcase_add_test(tc, unary_fast_math_accuracy);
 	tcase_add_test(tc, unary_inplace_and_invalid);
 	tcase_add_test(tc, binary_every_fn_vs_reference);
 	tcase_add_test(tc, binary_scalar_and_inplace);
