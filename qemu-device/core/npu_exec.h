@@ -184,4 +184,25 @@ int npu_space_write(struct npu_exec_ctx *ctx, unsigned space,
 		    unsigned lcluster, unsigned tpb, uint64_t addr,
 		    const void *buf, size_t len);
 
+/* ---- Shared unit helpers (npu_unit_util.c) ---- */
+
+/* Semantic (non-repeat) shape of an operand; all zero for an unused slot. */
+struct npu_shape {
+	unsigned nd;
+	uint32_t d[NPU_TWU_MAX_LEVELS];
+	uint64_t elems;		/* saturates at UINT64_MAX */
+};
+
+/* True if all n bytes at p are zero. */
+bool npu_all_zero(const void *p, size_t n);
+/* True if operand slot o is unused and its raw walker entirely zero. */
+bool npu_opnd_slot_clear(const struct npu_dinsn *di, unsigned o);
+/* Fill s with the semantic shape of operand o (zeroed if o is unused). */
+void npu_opnd_shape(const struct npu_dinsn *di, unsigned o,
+		    struct npu_shape *s);
+/* True if a and b have the same rank and dims. */
+bool npu_shape_equal(const struct npu_shape *a, const struct npu_shape *b);
+/* Value range of an integer dtype; false (and 0, 0) for float types. */
+bool npu_dtype_int_range(unsigned dt, int32_t *lo, int32_t *hi);
+
 #endif /* NPU_EXEC_H */

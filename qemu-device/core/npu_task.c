@@ -170,16 +170,6 @@ static void fail(struct npu_job *job, unsigned status, uint32_t insn,
 
 /* ---- loading ---- */
 
-static bool all_zero(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
 static int check_desc(struct npu_job *job)
 {
 	const struct npu_hw_task *d = &job->cj->desc;
@@ -187,7 +177,7 @@ static int check_desc(struct npu_job *job)
 	uint32_t seen = 0;
 
 	if (d->magic != NPU_TASK_MAGIC || d->flags & ~NPU_TASK_F_KNOWN ||
-	    d->pad0 || !all_zero(d->reserved, sizeof(d->reserved)) ||
+	    d->pad0 || !npu_all_zero(d->reserved, sizeof(d->reserved)) ||
 	    d->nclusters < 1 || d->nclusters > cfg->clusters ||
 	    d->pt_base & (NPU_MMU_PAGE_SIZE - 1) ||
 	    d->sram_base & (NPU_MMU_PAGE_SIZE - 1) ||
@@ -330,7 +320,7 @@ static int decode_insn(struct npu_job *job, struct npu_dinsn *di)
 		struct npu_walk *w = &di->opnd[o];
 
 		if (!in->opnd[o].nlevels) {
-			if (!all_zero(&in->opnd[o], sizeof(in->opnd[o]))) {
+			if (!npu_all_zero(&in->opnd[o], sizeof(in->opnd[o]))) {
 				err = NPU_IE_RESERVED;
 				goto bad;
 			}
@@ -412,7 +402,7 @@ static int load_program(struct npu_job *job)
 		goto mem_fail;
 	if (hdr.magic != NPU_PROG_MAGIC ||
 	    hdr.version_major != NPU_PROG_VERSION_MAJOR || hdr.flags ||
-	    !all_zero(hdr.reserved, sizeof(hdr.reserved)) ||
+	    !npu_all_zero(hdr.reserved, sizeof(hdr.reserved)) ||
 	    hdr.insn_count > NPU_PROG_MAX_INSNS ||
 	    hdr.insn_offset % 64 || hdr.insn_offset < sizeof(hdr) ||
 	    (uint64_t)hdr.insn_offset + (uint64_t)hdr.insn_count * NPU_INSN_SIZE >

@@ -39,39 +39,6 @@
 
 /* ---- shared checks ---- */
 
-struct shape {
-	unsigned nd;
-	uint32_t d[NPU_TWU_MAX_LEVELS];
-	uint64_t elems;		/* saturates at UINT64_MAX */
-};
-
-static void opnd_shape(const struct npu_dinsn *di, unsigned o, struct shape *s)
-{
-	const struct npu_walk *w = &di->opnd[o];
-
-	memset(s, 0, sizeof(*s));
-	s->nd = w->nlevels - di->nrep;
-	s->elems = 1;
-	for (unsigned l = 0; l < s->nd; l++) {
-		s->d[l] = w->count[l];
-		/* counts are >= 1, so the division is safe */
-		if (s->elems > UINT64_MAX / w->count[l])
-			s->elems = UINT64_MAX;
-		else
-			s->elems *= w->count[l];
-	}
-}
-
-static bool all_zero(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
 /*
  * Operands in @need used (NPU_IE_SHAPE) and in the local HBSM, as CSU
  * compute operands must be (NPU_IE_SPACE); every other slot entirely zero
@@ -83,8 +50,7 @@ static int check_opnds(const struct npu_dinsn *di, unsigned need)
 		bool want = need & (1u << o);
 
 		if (!want) {
-			if (di->used[o] ||
-			    !all_zero(&di->raw.opnd[o], sizeof(di->raw.opnd[o])))
+			if (!npu_opnd_slot_clear(di, o))
 				return NPU_IE_RESERVED;
 			continue;
 		}
@@ -100,7 +66,7 @@ static int check_opnds(const struct npu_dinsn *di, unsigned need)
 static bool params_reserved_clear(const struct npu_hw_csu_params *p)
 {
 	return !p->reserved0 && !p->reserved1 &&
-	       all_zero(p->reserved, sizeof(p->reserved));
+	       npu_all_zero(p->reserved, sizeof(p->reserved));
 }
 
 static bool is_float_dtype(unsigned dt)
@@ -188,7 +154,7 @@ static bool gsdu_desc_ok(const struct gsdu_run *g,
 	if (d->flags & ~NPU_GSDU_F_KNOWN)
 		return false;
 	if (d->reserved0 || d->reserved1 ||
-	    !all_zero(d->reserved, sizeof(d->reserved)))
+	    !npu_all_zero(d->reserved, sizeof(d->reserved)))
 		return false;
 	if (d->src_space == NPU_SPACE_NONE || d->src_space >= NPU_SPACE_COUNT ||
 	    d->dst_space == NPU_SPACE_NONE || d->dst_space >= NPU_SPACE_COUNT)
@@ -437,7 +403,7 @@ static int exec_gsdu(struct npu_exec_ctx *ctx)
 static int validate_topk(struct npu_job *job, struct npu_dinsn *di)
 {
 	const struct npu_hw_csu_params *p = &di->raw.params.csu;
-	struct shape s, v, ix;
+	struct npu_shape s, v, ix;
 	int ret;
 
 	(void)job;
@@ -455,9 +421,9 @@ static int validate_topk(struct npu_job *job, struct npu_dinsn *di)
 	    !is_float_dtype(di->opnd[NPU_OPND_DST].dtype) ||
 	    di->opnd[NPU_OPND_SRC2].dtype != NPU_DT_INT32)
 		return NPU_IE_DTYPE;
-	opnd_shape(di, NPU_OPND_SRC0, &s);
-	opnd_shape(di, NPU_OPND_DST, &v);
-	opnd_shape(di, NPU_OPND_SRC2, &ix);
+	npu_opnd_shape(di, NPU_OPND_SRC0, &s);
+	npu_opnd_shape(di, NPU_OPND_DST, &v);
+	npu_opnd_shape(di, NPU_OPND_SRC2, &ix);
 	/* [n, rows] -> [k, rows]; a single row may drop the rows level. */
 	if (s.nd < 1 || s.nd > 2 || v.nd != s.nd || ix.nd != s.nd)
 		return NPU_IE_SHAPE;
@@ -516,7 +482,7 @@ static int exec_topk(struct npu_exec_ctx *ctx)
 static int validate_nms(struct npu_job *job, struct npu_dinsn *di)
 {
 	const struct npu_hw_csu_params *p = &di->raw.params.csu;
-	struct shape b, s, d;
+	struct npu_shape b, s, d;
 	int ret;
 
 	ret = check_opnds(di, (1u << NPU_OPND_SRC0) | (1u << NPU_OPND_SRC1) |
@@ -540,9 +506,9 @@ static int validate_nms(struct npu_job *job, struct npu_dinsn *di)
 	    di->opnd[NPU_OPND_SRC1].dtype != NPU_DT_FP32 ||
 	    di->opnd[NPU_OPND_DST].dtype != NPU_DT_INT32)
 		return NPU_IE_DTYPE;
-	opnd_shape(di, NPU_OPND_SRC0, &b);
-	opnd_shape(di, NPU_OPND_SRC1, &s);
-	opnd_shape(di, NPU_OPND_DST, &d);
+	npu_opnd_shape(di, NPU_OPND_SRC0, &b);
+	npu_opnd_shape(di, NPU_OPND_SRC1, &s);
+	npu_opnd_shape(di, NPU_OPND_DST, &d);
 	/* boxes [4, n], scores [n], dst [max_out] */
 	if (b.nd != 2 || b.d[0] != 4 || s.nd != 1 || s.d[0] != b.d[1] ||
 	    d.nd != 1 || d.d[0] != p->max_out)

@@ -28,74 +28,6 @@
 
 #define BIT(o) (1u << (o))
 
-/* Semantic (non-repeat) shape of a used operand. */
-struct shape {
-	unsigned nd;
-	uint32_t d[NPU_TWU_MAX_LEVELS];
-	uint64_t elems;		/* saturates at UINT64_MAX */
-};
-
-static void opnd_shape(const struct npu_dinsn *di, unsigned o, struct shape *s)
-{
-	const struct npu_walk *w = &di->opnd[o];
-
-	memset(s, 0, sizeof(*s));
-	if (!di->used[o])
-		return;
-	s->nd = w->nlevels - di->nrep;
-	s->elems = 1;
-	for (unsigned l = 0; l < s->nd; l++) {
-		s->d[l] = w->count[l];
-		/* counts are >= 1 (walker decode), so the division is safe */
-		if (s->elems > UINT64_MAX / w->count[l])
-			s->elems = UINT64_MAX;
-		else
-			s->elems *= w->count[l];
-	}
-}
-
-static bool same_shape(const struct shape *a, const struct shape *b)
-{
-	if (a->nd != b->nd)
-		return false;
-	for (unsigned l = 0; l < a->nd; l++)
-		if (a->d[l] != b->d[l])
-			return false;
-	return true;
-}
-
-static bool all_zero(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
-/* Value range of an integer dtype; false for float types. */
-static bool int_range(unsigned dt, int32_t *lo, int32_t *hi)
-{
-	switch (dt) {
-	case NPU_DT_INT8:
-		*lo = INT8_MIN;
-		*hi = INT8_MAX;
-		return true;
-	case NPU_DT_UINT8:
-		*lo = 0;
-		*hi = UINT8_MAX;
-		return true;
-	case NPU_DT_INT32:
-		*lo = INT32_MIN;
-		*hi = INT32_MAX;
-		return true;
-	default:
-		*lo = *hi = 0;
-		return false;
-	}
-}
-
 /* Operand slots each opcode reads (SRC*) and writes (DST). */
 static unsigned op_operands(unsigned op)
 {
@@ -130,15 +62,15 @@ static int check_params(const struct npu_dinsn *di)
 
 	if (p->flags & ~NPU_CVU_F_KNOWN)
 		return NPU_IE_RESERVED;
-	if (!all_zero(p->reserved0, sizeof(p->reserved0)) ||
-	    !all_zero(p->reserved, sizeof(p->reserved)))
+	if (!npu_all_zero(p->reserved0, sizeof(p->reserved0)) ||
+	    !npu_all_zero(p->reserved, sizeof(p->reserved)))
 		return NPU_IE_RESERVED;
 	if (p->nstages > NPU_CVU_STAGES)
 		return NPU_IE_PARAM;
 	for (unsigned s = 0; s < NPU_CVU_STAGES; s++) {
 		const struct npu_hw_cvu_stage *st = &p->stage[s];
 
-		if (!all_zero(st->reserved, sizeof(st->reserved)))
+		if (!npu_all_zero(st->reserved, sizeof(st->reserved)))
 			return NPU_IE_RESERVED;
 		if (s >= p->nstages) {
 			/* a disabled stage is reserved space */
@@ -159,7 +91,7 @@ static int check_params(const struct npu_dinsn *di)
 
 		if (!isfinite(s) || s == 0.0f)
 			return NPU_IE_PARAM;
-		if (int_range(dst, &lo, &hi) &&
+		if (npu_dtype_int_range(dst, &lo, &hi) &&
 		    (p->out_zp < lo || p->out_zp > hi))
 			return NPU_IE_PARAM;
 	}
@@ -210,7 +142,7 @@ static int pool_axis(uint32_t in, uint32_t out, unsigned k, unsigned stride,
 }
 
 static int check_pool(const struct npu_hw_cvu_params *p,
-		      const struct shape *x, const struct shape *y)
+		      const struct npu_shape *x, const struct npu_shape *y)
 {
 	int ret;
 
@@ -231,8 +163,8 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 {
 	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
 	unsigned op = di->raw.opcode, need = op_operands(op);
-	struct shape sh[NPU_OPNDS];
-	const struct shape *x = &sh[NPU_OPND_SRC0], *y = &sh[NPU_OPND_DST];
+	struct npu_shape sh[NPU_OPNDS];
+	const struct npu_shape *x = &sh[NPU_OPND_SRC0], *y = &sh[NPU_OPND_DST];
 	bool uses_imm0 = false, uses_imm1 = false, uses_rl = false;
 	unsigned r = p->reduce_levels;
 	int ret;
@@ -244,8 +176,7 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 
 		if (want && !di->used[o])
 			return NPU_IE_SHAPE;
-		if (!want && (di->used[o] ||
-			      !all_zero(&di->raw.opnd[o], sizeof(di->raw.opnd[o]))))
+		if (!want && !npu_opnd_slot_clear(di, o))
 			return NPU_IE_RESERVED;
 	}
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {
@@ -257,7 +188,7 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 			return NPU_IE_DTYPE;
 	}
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {
-		opnd_shape(di, o, &sh[o]);
+		npu_opnd_shape(di, o, &sh[o]);
 		if (sh[o].elems > CVU_MAX_ELEMS)
 			return NPU_IE_SHAPE;
 	}
@@ -272,13 +203,13 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 		if (!npu_fn_is_unary(p->fn))
 			return NPU_IE_PARAM;
 		uses_imm0 = uses_imm1 = true;
-		if (!same_shape(x, y))
+		if (!npu_shape_equal(x, y))
 			return NPU_IE_SHAPE;
 		break;
 	case NPU_CVU_BINARY:
 		if (!npu_fn_is_binary(p->fn))
 			return NPU_IE_PARAM;
-		if (!same_shape(x, y) || !same_shape(&sh[NPU_OPND_SRC1], y))
+		if (!npu_shape_equal(x, y) || !npu_shape_equal(&sh[NPU_OPND_SRC1], y))
 			return NPU_IE_SHAPE;
 		break;
 	case NPU_CVU_REDUCE:
@@ -307,7 +238,7 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 		uses_rl = true;
 		if (r < 1 || r > CVU_MAX_REDUCE_LEVELS || r > x->nd)
 			return NPU_IE_PARAM;
-		if (!same_shape(x, y))
+		if (!npu_shape_equal(x, y))
 			return NPU_IE_SHAPE;
 		if (op == NPU_CVU_LAYERNORM) {
 			float eps = npu_f32_from_bits(p->imm[0]);
@@ -315,8 +246,8 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 			uses_imm0 = true;
 			if (!isfinite(eps) || eps < 0.0f)
 				return NPU_IE_PARAM;
-			if (!same_shape(&sh[NPU_OPND_SRC1], x) ||
-			    !same_shape(&sh[NPU_OPND_SRC2], x))
+			if (!npu_shape_equal(&sh[NPU_OPND_SRC1], x) ||
+			    !npu_shape_equal(&sh[NPU_OPND_SRC2], x))
 				return NPU_IE_SHAPE;
 		}
 		break;
@@ -452,7 +383,7 @@ static int store_result(struct npu_exec_ctx *ctx, const float *y, size_t n)
 	float s;
 
 	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
-	if (!(p->flags & NPU_CVU_F_OUT_QUANT) || !int_range(dv.dtype, &lo, &hi))
+	if (!(p->flags & NPU_CVU_F_OUT_QUANT) || !npu_dtype_int_range(dv.dtype, &lo, &hi))
 		return npu_view_store_f32(ctx, &dv, y, p->round);
 
 	s = npu_f32_from_bits(p->out_scale);

@@ -19,44 +19,21 @@
 /* Transfers without a DDR endpoint stream at this rate (bytes/cycle). */
 #define DMA_SRAM_BYTES_PER_CYCLE 256
 
-static uint64_t opnd_elems(const struct npu_dinsn *di, unsigned o)
-{
-	const struct npu_walk *w = &di->opnd[o];
-	uint64_t n = 1;
-
-	for (unsigned l = 0; l < w->nlevels - di->nrep; l++) {
-		if (n > UINT64_MAX / w->count[l])
-			return UINT64_MAX;
-		n *= w->count[l];
-	}
-	return n;
-}
-
-static bool all_zero(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
 static int validate_copy(struct npu_job *job, struct npu_dinsn *di)
 {
 	const struct npu_hw_dma_params *p = &di->raw.params.dma;
 	const struct npu_walk *s = &di->opnd[NPU_OPND_SRC0];
 	const struct npu_walk *d = &di->opnd[NPU_OPND_DST];
+	struct npu_shape ss, ds;
 	uint64_t n;
 
 	(void)job;
 	if (!di->used[NPU_OPND_SRC0] || !di->used[NPU_OPND_DST])
 		return NPU_IE_SHAPE;
 	for (unsigned o = NPU_OPND_SRC1; o <= NPU_OPND_SRC2; o++)
-		if (di->used[o] ||
-		    !all_zero(&di->raw.opnd[o], sizeof(di->raw.opnd[o])))
+		if (!npu_opnd_slot_clear(di, o))
 			return NPU_IE_RESERVED;
-	if (!all_zero(p->reserved, sizeof(p->reserved)))
+	if (!npu_all_zero(p->reserved, sizeof(p->reserved)))
 		return NPU_IE_RESERVED;
 	if (p->engine >= NPU_HW_NUM_DMA_ENGINES)
 		return NPU_IE_PARAM;
@@ -77,8 +54,10 @@ static int validate_copy(struct npu_job *job, struct npu_dinsn *di)
 	/* A DMA engine moves bytes; it does not convert. */
 	if (s->dtype != d->dtype)
 		return NPU_IE_DTYPE;
-	n = opnd_elems(di, NPU_OPND_SRC0);
-	if (n != opnd_elems(di, NPU_OPND_DST) || n > DMA_MAX_ELEMS)
+	npu_opnd_shape(di, NPU_OPND_SRC0, &ss);
+	npu_opnd_shape(di, NPU_OPND_DST, &ds);
+	n = ss.elems;
+	if (n != ds.elems || n > DMA_MAX_ELEMS)
 		return NPU_IE_SHAPE;
 	return 0;
 }

@@ -26,42 +26,6 @@
  */
 #define DTDU_MAX_ELEMS (1ull << 24)
 
-/* Semantic (non-repeat) shape of a used operand. */
-struct shape {
-	unsigned nd;
-	uint32_t d[NPU_TWU_MAX_LEVELS];
-	uint64_t elems;		/* saturates at UINT64_MAX */
-};
-
-static void opnd_shape(const struct npu_dinsn *di, unsigned o, struct shape *s)
-{
-	const struct npu_walk *w = &di->opnd[o];
-
-	memset(s, 0, sizeof(*s));
-	for (unsigned l = 0; l < NPU_TWU_MAX_LEVELS; l++)
-		s->d[l] = 1;
-	s->nd = w->nlevels - di->nrep;
-	s->elems = 1;
-	for (unsigned l = 0; l < s->nd; l++) {
-		s->d[l] = w->count[l];
-		/* counts are >= 1, so the division is safe */
-		if (s->elems > UINT64_MAX / w->count[l])
-			s->elems = UINT64_MAX;
-		else
-			s->elems *= w->count[l];
-	}
-}
-
-static bool all_zero(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
 /*
  * Operand usage: operands in @need must be used (NPU_IE_SHAPE), every
  * other slot must be entirely zero (NPU_IE_RESERVED: an unused walker
@@ -74,8 +38,7 @@ static int check_opnds(const struct npu_dinsn *di, unsigned need)
 
 		if (want && !di->used[o])
 			return NPU_IE_SHAPE;
-		if (!want && (di->used[o] ||
-			      !all_zero(&di->raw.opnd[o], sizeof(di->raw.opnd[o]))))
+		if (!want && !npu_opnd_slot_clear(di, o))
 			return NPU_IE_RESERVED;
 	}
 	return 0;
@@ -105,8 +68,8 @@ static int check_spaces(const struct npu_dinsn *di, bool has_src)
 static int check_params(const struct npu_hw_dtdu_params *p, bool use_value,
 			bool use_pad)
 {
-	if (!all_zero(p->reserved0, sizeof(p->reserved0)) ||
-	    !all_zero(p->reserved, sizeof(p->reserved)))
+	if (!npu_all_zero(p->reserved0, sizeof(p->reserved0)) ||
+	    !npu_all_zero(p->reserved, sizeof(p->reserved)))
 		return NPU_IE_RESERVED;
 	if (!use_value && p->value)
 		return NPU_IE_PARAM;
@@ -119,7 +82,7 @@ static int check_params(const struct npu_hw_dtdu_params *p, bool use_value,
 /* Common prologue (isa.md checks 1 and 2): operands, spaces, sizes.
  * Fills the shapes. */
 static int check_common(const struct npu_dinsn *di, bool has_src,
-			struct shape *src, struct shape *dst)
+			struct npu_shape *src, struct npu_shape *dst)
 {
 	unsigned need = 1u << NPU_OPND_DST;
 	int ret;
@@ -132,11 +95,11 @@ static int check_common(const struct npu_dinsn *di, bool has_src,
 	ret = check_spaces(di, has_src);
 	if (ret)
 		return ret;
-	opnd_shape(di, NPU_OPND_DST, dst);
+	npu_opnd_shape(di, NPU_OPND_DST, dst);
 	if (dst->elems > DTDU_MAX_ELEMS)
 		return NPU_IE_SHAPE;
 	if (has_src) {
-		opnd_shape(di, NPU_OPND_SRC0, src);
+		npu_opnd_shape(di, NPU_OPND_SRC0, src);
 		if (src->elems > DTDU_MAX_ELEMS)
 			return NPU_IE_SHAPE;
 	}
@@ -145,7 +108,7 @@ static int check_common(const struct npu_dinsn *di, bool has_src,
 
 static int validate_copy(struct npu_job *job, struct npu_dinsn *di)
 {
-	struct shape s, d;
+	struct npu_shape s, d;
 	int ret;
 
 	(void)job;
@@ -163,7 +126,7 @@ static int validate_copy(struct npu_job *job, struct npu_dinsn *di)
 
 static int validate_fill(struct npu_job *job, struct npu_dinsn *di)
 {
-	struct shape d;
+	struct npu_shape d;
 	int ret;
 
 	(void)job;
@@ -177,7 +140,7 @@ static int validate_fill(struct npu_job *job, struct npu_dinsn *di)
 
 static int validate_transpose(struct npu_job *job, struct npu_dinsn *di)
 {
-	struct shape s, d;
+	struct npu_shape s, d;
 	int ret;
 
 	(void)job;
@@ -199,7 +162,7 @@ static int validate_transpose(struct npu_job *job, struct npu_dinsn *di)
 static int validate_pad(struct npu_job *job, struct npu_dinsn *di)
 {
 	const struct npu_hw_dtdu_params *p = &di->raw.params.dtdu;
-	struct shape s, d;
+	struct npu_shape s, d;
 	int ret;
 
 	(void)job;

@@ -40,74 +40,16 @@ enum tcu_kind { TCU_INT8 = 1, TCU_BF16 = 2, TCU_FP16 = 3 };
 /* di->priv layout, filled by validate. */
 enum { TCU_PRIV_KIND = 0, TCU_PRIV_NCHAN = 1 };
 
-/* Semantic (non-repeat) shape of a used operand. */
-struct shape {
-	unsigned nd;
-	uint32_t d[NPU_TWU_MAX_LEVELS];
-	uint64_t elems;		/* saturates at UINT64_MAX */
-};
-
-static void opnd_shape(const struct npu_dinsn *di, unsigned o, struct shape *s)
-{
-	const struct npu_walk *w = &di->opnd[o];
-
-	memset(s, 0, sizeof(*s));
-	if (!di->used[o])
-		return;
-	s->nd = w->nlevels - di->nrep;
-	s->elems = 1;
-	for (unsigned l = 0; l < s->nd; l++) {
-		s->d[l] = w->count[l];
-		/* counts are >= 1 (walker decode), so the division is safe */
-		if (s->elems > UINT64_MAX / w->count[l])
-			s->elems = UINT64_MAX;
-		else
-			s->elems *= w->count[l];
-	}
-}
-
-static bool all_zero(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
 static bool is_i8(unsigned dt)
 {
 	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8;
-}
-
-/* Value range of an integer dtype; false for float types. */
-static bool int_range(unsigned dt, int32_t *lo, int32_t *hi)
-{
-	switch (dt) {
-	case NPU_DT_INT8:
-		*lo = INT8_MIN;
-		*hi = INT8_MAX;
-		return true;
-	case NPU_DT_UINT8:
-		*lo = 0;
-		*hi = UINT8_MAX;
-		return true;
-	case NPU_DT_INT32:
-		*lo = INT32_MIN;
-		*hi = INT32_MAX;
-		return true;
-	default:
-		*lo = *hi = 0;
-		return false;
-	}
 }
 
 static bool in_range(unsigned dt, int32_t v)
 {
 	int32_t lo, hi;
 
-	return int_range(dt, &lo, &hi) && v >= lo && v <= hi;
+	return npu_dtype_int_range(dt, &lo, &hi) && v >= lo && v <= hi;
 }
 
 /* ---- validation ---- */
@@ -199,13 +141,13 @@ static int check_common(struct npu_job *job, struct npu_dinsn *di,
  * SRC0, SRC1 and DST are required; SRC2 (bias) is optional.  The shapes
  * of all four slots are returned (an unused slot has nd == 0).
  */
-static int check_frame(const struct npu_dinsn *di, struct shape sh[NPU_OPNDS])
+static int check_frame(const struct npu_dinsn *di, struct npu_shape sh[NPU_OPNDS])
 {
 	const struct npu_hw_tcu_params *p = &di->raw.params.tcu;
 
 	if (p->flags & ~NPU_TCU_F_KNOWN)
 		return NPU_IE_RESERVED;
-	if (p->reserved0 || !all_zero(p->reserved, sizeof(p->reserved)))
+	if (p->reserved0 || !npu_all_zero(p->reserved, sizeof(p->reserved)))
 		return NPU_IE_RESERVED;
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {
 		bool need = o != NPU_OPND_SRC2;
@@ -214,7 +156,7 @@ static int check_frame(const struct npu_dinsn *di, struct shape sh[NPU_OPNDS])
 			if (need)
 				return NPU_IE_SHAPE;
 			/* an unused slot with stray fields is malformed */
-			if (!all_zero(&di->raw.opnd[o], sizeof(di->raw.opnd[o])))
+			if (!npu_opnd_slot_clear(di, o))
 				return NPU_IE_RESERVED;
 		}
 	}
@@ -223,7 +165,7 @@ static int check_frame(const struct npu_dinsn *di, struct shape sh[NPU_OPNDS])
 			return NPU_IE_SPACE;
 	}
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {
-		opnd_shape(di, o, &sh[o]);
+		npu_opnd_shape(di, o, &sh[o]);
 		if (sh[o].elems > TCU_MAX_ELEMS)
 			return NPU_IE_SHAPE;
 	}
@@ -233,9 +175,9 @@ static int check_frame(const struct npu_dinsn *di, struct shape sh[NPU_OPNDS])
 static int validate_matmul(struct npu_job *job, struct npu_dinsn *di)
 {
 	const struct npu_hw_tcu_params *p = &di->raw.params.tcu;
-	struct shape sh[NPU_OPNDS];
-	const struct shape *A = &sh[NPU_OPND_SRC0], *B = &sh[NPU_OPND_SRC1];
-	const struct shape *Z = &sh[NPU_OPND_SRC2], *C = &sh[NPU_OPND_DST];
+	struct npu_shape sh[NPU_OPNDS];
+	const struct npu_shape *A = &sh[NPU_OPND_SRC0], *B = &sh[NPU_OPND_SRC1];
+	const struct npu_shape *Z = &sh[NPU_OPND_SRC2], *C = &sh[NPU_OPND_DST];
 	int ret;
 
 	ret = check_frame(di, sh);
@@ -268,9 +210,9 @@ static int64_t conv_out(uint32_t in, unsigned pad0, unsigned pad1,
 static int validate_conv2d(struct npu_job *job, struct npu_dinsn *di)
 {
 	const struct npu_hw_tcu_params *p = &di->raw.params.tcu;
-	struct shape sh[NPU_OPNDS];
-	const struct shape *X = &sh[NPU_OPND_SRC0], *Wt = &sh[NPU_OPND_SRC1];
-	const struct shape *Z = &sh[NPU_OPND_SRC2], *Y = &sh[NPU_OPND_DST];
+	struct npu_shape sh[NPU_OPNDS];
+	const struct npu_shape *X = &sh[NPU_OPND_SRC0], *Wt = &sh[NPU_OPND_SRC1];
+	const struct npu_shape *Z = &sh[NPU_OPND_SRC2], *Y = &sh[NPU_OPND_DST];
 	uint32_t C, OC;
 	int ret;
 
@@ -510,7 +452,7 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 
 		if (!q)
 			return NPU_TASK_INTERNAL;
-		int_range(cv.dtype, &lo, &hi);
+		npu_dtype_int_range(cv.dtype, &lo, &hi);
 		for (size_t i = 0; i < n; i++) {
 			int32_t r = requant(v[i], p->round, p->out_zp, lo, hi);
 

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+/* Helpers shared by the task engine and the functional units. */
+#include <string.h>
+
+#include "npu_exec.h"
+
+bool npu_all_zero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+bool npu_opnd_slot_clear(const struct npu_dinsn *di, unsigned o)
+{
+	return !di->used[o] &&
+	       npu_all_zero(&di->raw.opnd[o], sizeof(di->raw.opnd[o]));
+}
+
+void npu_opnd_shape(const struct npu_dinsn *di, unsigned o,
+		    struct npu_shape *s)
+{
+	const struct npu_walk *w = &di->opnd[o];
+
+	memset(s, 0, sizeof(*s));
+	if (!di->used[o])
+		return;
+	s->nd = w->nlevels - di->nrep;
+	s->elems = 1;
+	for (unsigned l = 0; l < s->nd; l++) {
+		s->d[l] = w->count[l];
+		/* counts are >= 1 (walker decode), so the division is safe */
+		if (s->elems > UINT64_MAX / w->count[l])
+			s->elems = UINT64_MAX;
+		else
+			s->elems *= w->count[l];
+	}
+}
+
+bool npu_shape_equal(const struct npu_shape *a, const struct npu_shape *b)
+{
+	if (a->nd != b->nd)
+		return false;
+	for (unsigned l = 0; l < a->nd; l++)
+		if (a->d[l] != b->d[l])
+			return false;
+	return true;
+}
+
+bool npu_dtype_int_range(unsigned dt, int32_t *lo, int32_t *hi)
+{
+	switch (dt) {
+	case NPU_DT_INT8:
+		*lo = INT8_MIN;
+		*hi = INT8_MAX;
+		return true;
+	case NPU_DT_UINT8:
+		*lo = 0;
+		*hi = UINT8_MAX;
+		return true;
+	case NPU_DT_INT32:
+		*lo = INT32_MIN;
+		*hi = INT32_MAX;
+		return true;
+	default:
+		*lo = *hi = 0;
+		return false;
+	}
+}
