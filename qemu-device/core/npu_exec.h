@@ -174,6 +174,8 @@ unsigned npu_ctx_tpb_index(const struct npu_exec_ctx *ctx);
 uint8_t *npu_ctx_hbsm(const struct npu_exec_ctx *ctx);
 uint32_t npu_job_hbsm_size(const struct npu_job *job);
 unsigned npu_job_nclusters(const struct npu_job *job);
+/* The task's simulated-cycle budget. */
+uint64_t npu_job_timeout(const struct npu_job *job);
 unsigned npu_job_tpbs(const struct npu_job *job);
 
 /* Raw byte access to any space (GSDU chains): 0 or a task status. */

@@ -110,6 +110,11 @@ uint32_t npu_job_hbsm_size(const struct npu_job *job)
 	return job->core->cfg.hbsm_size;
 }
 
+uint64_t npu_job_timeout(const struct npu_job *job)
+{
+	return job->timeout;
+}
+
 unsigned npu_job_nclusters(const struct npu_job *job)
 {
 	return job->nclusters;

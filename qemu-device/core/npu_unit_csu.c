@@ -380,6 +380,12 @@ static int exec_gsdu(struct npu_exec_ctx *ctx)
 			break;
 		bytes = (uint64_t)d.rows * d.row_bytes;
 		cost->cycles += bytes / GSDU_BYTES_PER_CYCLE;
+		/* A chain can ask for hours of copying inside one iteration:
+		 * stop as soon as it alone overruns the task's cycle budget. */
+		if (cost->cycles > npu_job_timeout(ctx->job)) {
+			st = NPU_TASK_TIMEOUT;
+			break;
+		}
 		cost->gsdu_bytes += bytes;
 		gsdu_account(g, &d, bytes);
 		if (!d.next)
