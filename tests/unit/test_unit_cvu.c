@@ -440,7 +440,7 @@ START_TEST(test_cvu_quant_dequant)
 		for (int i = 0; i < N; i++) {
 			int8_t e = mode == NPU_ROUND_HALF_AWAY ? away[i] : even[i];
 
-			ck_assert_msg(Y[i] == e, "quant mode %u [%d]: %d want %d", mode, Y[i], i, e);
+			ck_assert_msg(Y[i] == e, "quant mode %u [%d]: %d want %d", mode, i, Y[i], e);
 		}
 	}
 	/* dequantize the half-away result: (q - 4) * 0.5 */
