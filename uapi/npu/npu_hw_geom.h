@@ -52,7 +52,7 @@
  * Default mesh placement (design choice): node (x, y) has index y*mesh_x+x.
  * The CCB sits at node 0 (0,0), the DDR port at node mesh_x-1 (3,0); the
  * clusters fill the remaining nodes in row-major order.  Software reads
- * the actual placement from NPU_REG_CLUSTER_POS / NPU_REG_MESH_POS.
+ * the actual placement from NPU_REG_CLUSTER_POS / NPU_REG_MESH.
  */
 #define NPU_M100_CCB_NODE		0
 #define NPU_M100_DDR_NODE		(NPU_M100_MESH_X - 1)

@@ -90,7 +90,8 @@ NPU_HW_ASSERT_SIZE(struct npu_hw_task, 128);
  *				logical cluster outside its partition;
  *				@detail = the cluster.
  * @NPU_TASK_TIMEOUT:		the cycle budget ran out.
- * @NPU_TASK_ABORTED:		aborted by NPU_Q_CTRL_ABORT or reset.
+ * @NPU_TASK_ABORTED:		aborted by NPU_Q_CTRL_ABORT (a device reset
+ *				instead drops in-flight tasks unreported).
  * @NPU_TASK_BAD_DESCRIPTOR:	the ring entry or program header is invalid.
  * @NPU_TASK_BUS_ERROR:		a physical access (ring, page table, fence)
  *				failed; @fault_addr is the physical address.
