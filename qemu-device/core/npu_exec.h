@@ -130,6 +130,9 @@ void npu_opnd_view(const struct npu_exec_ctx *ctx, unsigned o,
 uint64_t npu_view_elems(const struct npu_view *v);
 /* True if the view is densely packed row-major (dims[0] innermost). */
 bool npu_view_dense(const struct npu_view *v);
+/* Lowest and one-past-highest byte a view touches (HBSM/SRAM addresses,
+ * which validation bounded well inside int64): for overlap checks. */
+void npu_view_span(const struct npu_view *v, int64_t *lo, int64_t *hi);
 
 /*
  * Read a view into a dense buffer of its own dtype (allocated in the
@@ -206,5 +209,8 @@ void npu_opnd_shape(const struct npu_dinsn *di, unsigned o,
 bool npu_shape_equal(const struct npu_shape *a, const struct npu_shape *b);
 /* Value range of an integer dtype; false (and 0, 0) for float types. */
 bool npu_dtype_int_range(unsigned dt, int32_t *lo, int32_t *hi);
+/* sat(round(v) + zp) into [lo, hi], exact even where round(v) leaves int32. */
+int32_t npu_requant(float v, unsigned round, int32_t zp, int32_t lo,
+		    int32_t hi);
 
 #endif /* NPU_EXEC_H */

@@ -14,17 +14,40 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "npu/npu_hw_isa.h"
 
 /* ---- Scalar types (npu_kern_dtype.c) ---- */
-float npu_bf16_to_f32(uint16_t v);
+
+/* Bit pattern of a binary32, and back; inline for the kernels' hot loops. */
+static inline uint32_t npu_f32_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+static inline float npu_f32_from_bits(uint32_t bits)
+{
+	float f;
+
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+/* bf16 is the upper half of a binary32: exact, NaN payloads kept. */
+static inline float npu_bf16_to_f32(uint16_t v)
+{
+	return npu_f32_from_bits((uint32_t)v << 16);
+}
+
 uint16_t npu_f32_to_bf16(float f);	/* round to nearest even, NaN kept */
 float npu_f16_to_f32(uint16_t v);
 uint16_t npu_f32_to_f16(float f);	/* round to nearest even, inf on overflow */
 size_t npu_dtype_size(unsigned dtype);	/* 0 for NONE or unknown */
 bool npu_dtype_is_int(unsigned dtype);	/* INT8, UINT8, INT32 */
-float npu_f32_from_bits(uint32_t bits);
 /* Round with enum npu_hw_round, then saturate to [lo, hi]. */
 int32_t npu_round_sat(float v, unsigned round_mode, int32_t lo, int32_t hi);
 

@@ -242,15 +242,6 @@ static void widen_i8(uint32_t *dst, const void *src, bool sgn, uint32_t zp,
 	}
 }
 
-static inline float bf16_to_f32(uint16_t v)
-{
-	uint32_t u = (uint32_t)v << 16;	/* bf16 is the top half of an fp32 */
-	float f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
 /*
  * Run the statement block (the variadic argument, so that commas in it are
  * harmless) for every output pixel q and every tap t = kh*KW + kw whose
@@ -357,9 +348,9 @@ static void conv_direct_float(const struct npu_kern_conv *p,
 		if (!wbuf || !xbuf)
 			goto out;
 		for (size_t i = 0; i < nw; i++)
-			wbuf[i] = bf16_to_f32(W16[i]);
+			wbuf[i] = npu_bf16_to_f32(W16[i]);
 		for (size_t i = 0; i < nx; i++)
-			xbuf[i] = bf16_to_f32(X16[i]);
+			xbuf[i] = npu_bf16_to_f32(X16[i]);
 		w = wbuf;
 		x = xbuf;
 	}

@@ -16,38 +16,11 @@
 
 #include "npu_kern.h"
 
-static inline uint32_t f32_bits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof(u));
-	return u;
-}
-
-static inline float bits_f32(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
-float npu_f32_from_bits(uint32_t bits)
-{
-	return bits_f32(bits);
-}
-
 /* ---- bf16 ---- */
-
-static inline float bf16_to_f32(uint16_t v)
-{
-	/* bf16 is the upper half of a binary32: exact, NaN payloads kept. */
-	return bits_f32((uint32_t)v << 16);
-}
 
 static inline uint16_t f32_to_bf16(float f)
 {
-	uint32_t u = f32_bits(f);
+	uint32_t u = npu_f32_bits(f);
 
 	/*
 	 * A NaN must not be rounded: its payload could carry into the
@@ -63,11 +36,6 @@ static inline uint16_t f32_to_bf16(float f)
 	 */
 	u += 0x7fffu + ((u >> 16) & 1u);
 	return (uint16_t)(u >> 16);
-}
-
-float npu_bf16_to_f32(uint16_t v)
-{
-	return bf16_to_f32(v);
 }
 
 uint16_t npu_f32_to_bf16(float f)
@@ -97,16 +65,16 @@ static inline float f16_to_f32(uint16_t h)
 	/* inf/NaN: all-ones exponent, payload moved up (NaN stays NaN) */
 	uint32_t infnan = 0x7f800000u | ((em & 0x3ffu) << 13);
 	/* zero or subnormal: mantissa * 2^-24, exact in binary32 */
-	uint32_t sub = f32_bits((float)(int32_t)em * 0x1p-24f);
+	uint32_t sub = npu_f32_bits((float)(int32_t)em * 0x1p-24f);
 	uint32_t out = select_u32(em >= 0x7c00u, infnan,
 				  select_u32(em >= 0x0400u, normal, sub));
 
-	return bits_f32(sign | out);
+	return npu_f32_from_bits(sign | out);
 }
 
 static inline uint16_t f32_to_f16(float f)
 {
-	uint32_t u = f32_bits(f);
+	uint32_t u = npu_f32_bits(f);
 	uint32_t sign = (u >> 16) & 0x8000u;
 	uint32_t a = u & 0x7fffffffu;
 	/* NaN: quiet, keep the top payload bits */
@@ -125,7 +93,7 @@ static inline uint16_t f32_to_f16(float f)
 	 * correct encoding).  The scaling by 2^24 is exact; adding 2^23 makes
 	 * the FPU round to an integer, which lands in the low mantissa bits.
 	 */
-	uint32_t sub = f32_bits(fabsf(f) * 0x1p24f + 0x1p23f) - 0x4b000000u;
+	uint32_t sub = npu_f32_bits(fabsf(f) * 0x1p24f + 0x1p23f) - 0x4b000000u;
 	/*
 	 * 65520 (0x477ff000) is the midpoint between the largest half (65504,
 	 * odd mantissa) and 2^16, so ties-to-even sends it and everything
@@ -184,7 +152,7 @@ static inline float select_f(bool c, float a, float b)
 {
 	uint32_t m = -(uint32_t)c;
 
-	return bits_f32((f32_bits(a) & m) | (f32_bits(b) & ~m));
+	return npu_f32_from_bits((npu_f32_bits(a) & m) | (npu_f32_bits(b) & ~m));
 }
 
 /*
@@ -285,7 +253,7 @@ void npu_kern_to_f32(float *dst, const void *src, unsigned dtype, size_t n)
 			uint16_t v;
 
 			memcpy(&v, s + 2 * i, 2);
-			dst[i] = bf16_to_f32(v);
+			dst[i] = npu_bf16_to_f32(v);
 		}
 		break;
 	}

@@ -110,15 +110,6 @@ static void gemm_i8_portable(int M, int N, int K, const void *A, long lda,
 	}
 }
 
-static inline float bf16_bits_to_f32(uint16_t v)
-{
-	uint32_t u = (uint32_t)v << 16;
-	float f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
 static void gemm_bf16_portable(int M, int N, int K, const uint16_t *A,
 			       long lda, const uint16_t *B, long ldb, float *C,
 			       long ldc, bool accumulate)
@@ -130,11 +121,11 @@ static void gemm_bf16_portable(int M, int N, int K, const uint16_t *A,
 			for (int j = 0; j < N; j++)
 				c[j] = 0.0f;
 		for (int k = 0; k < K; k++) {
-			const float a = bf16_bits_to_f32(A[(long)i * lda + k]);
+			const float a = npu_bf16_to_f32(A[(long)i * lda + k]);
 			const uint16_t *b = B + (long)k * ldb;
 
 			for (int j = 0; j < N; j++)
-				c[j] += a * bf16_bits_to_f32(b[j]);
+				c[j] += a * npu_bf16_to_f32(b[j]);
 		}
 	}
 }

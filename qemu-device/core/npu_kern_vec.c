@@ -42,28 +42,12 @@
 /* partial sums per reduction: two SSE or one AVX register of floats */
 #define NLANES 8
 
-static ALWAYS_INLINE uint32_t f32_bits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof(u));
-	return u;
-}
-
-static ALWAYS_INLINE float bits_f32(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
 /* c ? a : b without a branch (see the file comment) */
 static ALWAYS_INLINE float select_f(bool c, float a, float b)
 {
 	uint32_t m = -(uint32_t)c;
 
-	return bits_f32((f32_bits(a) & m) | (f32_bits(b) & ~m));
+	return npu_f32_from_bits((npu_f32_bits(a) & m) | (npu_f32_bits(b) & ~m));
 }
 
 /*
@@ -122,7 +106,7 @@ static ALWAYS_INLINE float exp_fast(float x)
 	x = select_f(x < -104.0f, -104.0f, x);
 	x = select_f(x > 88.8f, 88.8f, x);
 	t = x * 1.44269504f + round_magic;	/* n = round(x / ln2) */
-	n = (int32_t)(f32_bits(t) - 0x4b400000u);
+	n = (int32_t)(npu_f32_bits(t) - 0x4b400000u);
 	nf = t - round_magic;
 	r = x - nf * 0.693359375f;		/* LN2_HI: 9 significant bits */
 	r = r - nf * -2.12194440e-4f;		/* LN2_LO */
@@ -136,8 +120,8 @@ static ALWAYS_INLINE float exp_fast(float x)
 	p = p + 1.0f;
 	n1 = n / 2;		/* n in [-150, 128]: both halves are normal */
 	n2 = n - n1;
-	s1 = bits_f32((uint32_t)(n1 + 127) << 23);
-	s2 = bits_f32((uint32_t)(n2 + 127) << 23);
+	s1 = npu_f32_from_bits((uint32_t)(n1 + 127) << 23);
+	s2 = npu_f32_from_bits((uint32_t)(n2 + 127) << 23);
 	return (p * s1) * s2;
 }
 
@@ -153,7 +137,7 @@ static ALWAYS_INLINE float expm1_pos(float x)
 	int32_t n;
 
 	t = x * 1.44269504f + round_magic;
-	n = (int32_t)(f32_bits(t) - 0x4b400000u);
+	n = (int32_t)(npu_f32_bits(t) - 0x4b400000u);
 	nf = t - round_magic;
 	r = x - nf * 0.693359375f;
 	r = r - nf * -2.12194440e-4f;
@@ -164,7 +148,7 @@ static ALWAYS_INLINE float expm1_pos(float x)
 	q = q * r + 1.0f / 6.0f;
 	q = q * r + 0.5f;
 	q = q * r * r + r;
-	s = bits_f32((uint32_t)(n + 127) << 23);	/* n in [0, 127] */
+	s = npu_f32_from_bits((uint32_t)(n + 127) << 23);	/* n in [0, 127] */
 	return s * q + (s - 1.0f);
 }
 
@@ -215,7 +199,7 @@ static ALWAYS_INLINE float erf_small(float a)
 /* e^(-k v^2) for v >= 0 and k = 1 or 1/2 (exact scalings) */
 static ALWAYS_INLINE float exp_neg_sq(float v, float k)
 {
-	float vh = bits_f32(f32_bits(v) & 0xfffff000u);
+	float vh = npu_f32_from_bits(npu_f32_bits(v) & 0xfffff000u);
 	float vl = v - vh;
 
 	return exp_fast(-(k * (vh * vh))) * exp_fast(-(k * (vl * (v + vh))));

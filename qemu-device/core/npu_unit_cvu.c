@@ -273,31 +273,6 @@ static int status_or_internal(int st)
 	return st ? st : NPU_TASK_INTERNAL;
 }
 
-/*
- * Round v, add the zero point and saturate to [lo, hi], exactly as
- * sat(round(v) + zp) even when round(v) is outside int32: at magnitudes
- * >= 2^24 a float is already integral, so only smaller values need
- * npu_round_sat (NaN goes there too and becomes 0 + zp, as in the
- * walker layer's plain conversions).
- */
-static int32_t requant(float v, unsigned round, int32_t zp, int32_t lo,
-		       int32_t hi)
-{
-	int64_t r;
-
-	if (fabsf(v) >= 0x1p24f) {
-		double d = v;
-
-		/* clamp before converting: inf and huge values */
-		d = d > 0x1p40 ? 0x1p40 : d < -0x1p40 ? -0x1p40 : d;
-		r = (int64_t)d;
-	} else {
-		r = npu_round_sat(v, round, INT32_MIN, INT32_MAX);
-	}
-	r += zp;
-	return (int32_t)(r < lo ? lo : r > hi ? hi : r);
-}
-
 /* Source operand o as fp32, dequantised if asked and integer. */
 static float *load_src(struct npu_exec_ctx *ctx, unsigned o, size_t *n,
 		       int *st)
@@ -393,7 +368,7 @@ static int store_result(struct npu_exec_ctx *ctx, const float *y, size_t n)
 		if (!q)
 			return NPU_TASK_INTERNAL;
 		for (size_t i = 0; i < n; i++)
-			q[i] = requant(y[i] / s, p->round, p->out_zp, lo, hi);
+			q[i] = npu_requant(y[i] / s, p->round, p->out_zp, lo, hi);
 		return npu_view_store(ctx, &dv, q);
 	} else {
 		uint8_t *q = npu_ctx_alloc(ctx, n);
@@ -401,7 +376,7 @@ static int store_result(struct npu_exec_ctx *ctx, const float *y, size_t n)
 		if (!q)
 			return NPU_TASK_INTERNAL;
 		for (size_t i = 0; i < n; i++) {
-			int32_t r = requant(y[i] / s, p->round, p->out_zp, lo,
+			int32_t r = npu_requant(y[i] / s, p->round, p->out_zp, lo,
 					    hi);
 
 			/* two's complement byte for int8, plain for uint8 */

@@ -62,23 +62,6 @@ static int validate_copy(struct npu_job *job, struct npu_dinsn *di)
 	return 0;
 }
 
-/* Byte range a view touches; SRAM offsets are far inside int64. */
-static void view_span(const struct npu_view *v, int64_t *lo, int64_t *hi)
-{
-	int64_t mn = (int64_t)v->base, mx = (int64_t)v->base;
-
-	for (unsigned l = 0; l < v->ndims; l++) {
-		int64_t last = v->strides[l] * (int64_t)(v->dims[l] - 1);
-
-		if (last < 0)
-			mn += last;
-		else
-			mx += last;
-	}
-	*lo = mn;
-	*hi = mx + (int64_t)v->esz;
-}
-
 /*
  * Only an SRAM source can come back from npu_view_load as a pointer into
  * device memory (DDR always lands in scratch); storing it into an
@@ -91,8 +74,8 @@ static bool may_alias(const struct npu_view *src, const struct npu_view *dst)
 
 	if (src->space != NPU_SPACE_SRAM || dst->space != NPU_SPACE_SRAM)
 		return false;
-	view_span(src, &slo, &shi);
-	view_span(dst, &dlo, &dhi);
+	npu_view_span(src, &slo, &shi);
+	npu_view_span(dst, &dlo, &dhi);
 	return slo < dhi && dlo < shi;
 }
 

@@ -193,24 +193,6 @@ static int validate_pad(struct npu_job *job, struct npu_dinsn *di)
 
 /* ---- execution ---- */
 
-/* Lowest and one-past-highest byte a view touches (HBSM/SRAM addresses,
- * which validation bounded well inside int64). */
-static void view_span(const struct npu_view *v, int64_t *lo, int64_t *hi)
-{
-	int64_t mn = (int64_t)v->base, mx = (int64_t)v->base;
-
-	for (unsigned l = 0; l < v->ndims; l++) {
-		int64_t last = v->strides[l] * (int64_t)(v->dims[l] - 1);
-
-		if (last < 0)
-			mn += last;
-		else
-			mx += last;
-	}
-	*lo = mn;
-	*hi = mx + (int64_t)v->esz;
-}
-
 /*
  * A dense local source is returned by npu_view_load as a pointer into the
  * HBSM itself; storing it into an overlapping destination would then read
@@ -231,8 +213,8 @@ static bool may_alias(const struct npu_exec_ctx *ctx,
 	} else if (dst->space != NPU_SPACE_HBSM) {
 		return false;
 	}
-	view_span(src, &slo, &shi);
-	view_span(dst, &dlo, &dhi);
+	npu_view_span(src, &slo, &shi);
+	npu_view_span(dst, &dlo, &dhi);
 	return slo < dhi && dlo < shi;
 }
 

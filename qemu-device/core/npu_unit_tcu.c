@@ -313,31 +313,6 @@ static const void *load_matrix(struct npu_exec_ctx *ctx,
 	return load_aligned(ctx, v, st);
 }
 
-/*
- * Round v, add the zero point and saturate to [lo, hi], exactly as
- * sat(round(v) + zp) even when round(v) is outside int32: at magnitudes
- * >= 2^24 a float is already integral, so only smaller values need
- * npu_round_sat (NaN goes there too and becomes 0 + zp, as in the
- * walker layer's plain conversions).
- */
-static int32_t requant(float v, unsigned round, int32_t zp, int32_t lo,
-		       int32_t hi)
-{
-	int64_t r;
-
-	if (fabsf(v) >= 0x1p24f) {
-		double d = v;
-
-		/* clamp before converting: inf and huge values */
-		d = d > 0x1p40 ? 0x1p40 : d < -0x1p40 ? -0x1p40 : d;
-		r = (int64_t)d;
-	} else {
-		r = npu_round_sat(v, round, INT32_MIN, INT32_MAX);
-	}
-	r += zp;
-	return (int32_t)(r < lo ? lo : r > hi ? hi : r);
-}
-
 /* Wrapping int32 addition (an int32 accumulator wraps; C's int does UB). */
 static int32_t add_wrap(int32_t a, int32_t b)
 {
@@ -454,7 +429,7 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 			return NPU_TASK_INTERNAL;
 		npu_dtype_int_range(cv.dtype, &lo, &hi);
 		for (size_t i = 0; i < n; i++) {
-			int32_t r = requant(v[i], p->round, p->out_zp, lo, hi);
+			int32_t r = npu_requant(v[i], p->round, p->out_zp, lo, hi);
 
 			/* two's complement byte for int8, plain for uint8 */
 			q[i] = (uint8_t)(r & 0xff);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* Helpers shared by the task engine and the functional units. */
+#include <math.h>
 #include <string.h>
 
 #include "npu_exec.h"
+#include "npu_kern.h"
 
 bool npu_all_zero(const void *p, size_t n)
 {
@@ -69,4 +71,29 @@ bool npu_dtype_int_range(unsigned dt, int32_t *lo, int32_t *hi)
 		*lo = *hi = 0;
 		return false;
 	}
+}
+
+/*
+ * Round v, add the zero point and saturate to [lo, hi], exactly as
+ * sat(round(v) + zp) even when round(v) is outside int32: at magnitudes
+ * >= 2^24 a float is already integral, so only smaller values need
+ * npu_round_sat (NaN goes there too and becomes 0 + zp, as in the
+ * walker layer's plain conversions).
+ */
+int32_t npu_requant(float v, unsigned round, int32_t zp, int32_t lo,
+		    int32_t hi)
+{
+	int64_t r;
+
+	if (fabsf(v) >= 0x1p24f) {
+		double d = v;
+
+		/* clamp before converting: inf and huge values */
+		d = d > 0x1p40 ? 0x1p40 : d < -0x1p40 ? -0x1p40 : d;
+		r = (int64_t)d;
+	} else {
+		r = npu_round_sat(v, round, INT32_MIN, INT32_MAX);
+	}
+	r += zp;
+	return (int32_t)(r < lo ? lo : r > hi ? hi : r);
 }

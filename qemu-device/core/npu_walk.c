@@ -147,6 +147,22 @@ bool npu_view_dense(const struct npu_view *v)
 	return true;
 }
 
+void npu_view_span(const struct npu_view *v, int64_t *lo, int64_t *hi)
+{
+	int64_t mn = (int64_t)v->base, mx = (int64_t)v->base;
+
+	for (unsigned l = 0; l < v->ndims; l++) {
+		int64_t last = v->strides[l] * (int64_t)(v->dims[l] - 1);
+
+		if (last < 0)
+			mn += last;
+		else
+			mx += last;
+	}
+	*lo = mn;
+	*hi = mx + (int64_t)v->esz;
+}
+
 void *npu_ctx_alloc(struct npu_exec_ctx *ctx, size_t bytes)
 {
 	void *p;

@@ -33,14 +33,6 @@ static void irq(void *opaque, uint32_t pending)
 	d->irq_calls++;
 }
 
-uint32_t npu_f32_bits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
 struct npu_tdev *npu_tdev_create(const struct npu_core_config *cfg,
 				 unsigned ddr_mb)
 {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "npu_core.h"
+#include "npu_kern.h"
 
 struct npu_tdev {
 	struct npu_core *core;
@@ -84,7 +85,5 @@ int npu_tdev_run_desc(struct npu_tdev *d, unsigned queue,
 
 /* HBSM of logical-equals-physical cluster c, TPB t. */
 uint8_t *npu_tdev_hbsm(struct npu_tdev *d, unsigned cluster, unsigned tpb);
-
-uint32_t npu_f32_bits(float f);
 
 #endif /* NPU_TDEV_H */
