@@ -211,11 +211,10 @@ uint8_t *npu_tdev_hbsm(struct npu_tdev *d, unsigned cluster, unsigned tpb)
 	return npu_core_debug_hbsm(d->core, cluster, tpb, NULL);
 }
 
-int npu_tdev_run_desc(struct npu_tdev *d, unsigned queue,
-		      struct npu_hw_task *desc, struct npu_hw_completion *comp)
+struct npu_hw_completion *npu_tdev_queue(struct npu_tdev *d, unsigned queue,
+					 struct npu_hw_task *desc)
 {
-	struct npu_core *core = d->core;
-	uint32_t tail = npu_core_mmio_read(core, NPU_REG_Q(queue, NPU_Q_TAIL));
+	uint32_t tail = npu_core_mmio_read(d->core, NPU_REG_Q(queue, NPU_Q_TAIL));
 	struct npu_hw_completion *fence;
 
 	desc->fence_addr = d->fence_pa + 64 * queue;
@@ -223,22 +222,30 @@ int npu_tdev_run_desc(struct npu_tdev *d, unsigned queue,
 	memset(fence, 0, sizeof(*fence));
 	memcpy(d->ddr + d->ring_pa[queue] + tail * sizeof(*desc), desc, sizeof(*desc));
 	tail = (tail + 1) & ((1u << d->ring_log2) - 1);
-	npu_core_mmio_write(core, NPU_REG_Q(queue, NPU_Q_TAIL), tail);
-	npu_core_run_pending(core);
+	npu_core_mmio_write(d->core, NPU_REG_Q(queue, NPU_Q_TAIL), tail);
+	return fence;
+}
+
+int npu_tdev_run_desc(struct npu_tdev *d, unsigned queue,
+		      struct npu_hw_task *desc, struct npu_hw_completion *comp)
+{
+	struct npu_hw_completion *fence = npu_tdev_queue(d, queue, desc);
+
+	npu_core_run_pending(d->core);
 	*comp = *fence;
-	npu_core_mmio_write(core, NPU_REG_IRQ_STATUS, 0xffffffffu);
+	npu_core_mmio_write(d->core, NPU_REG_IRQ_STATUS, 0xffffffffu);
 	return comp->seqno == desc->seqno ? (int)comp->status : -1;
 }
 
-int npu_tdev_run(struct npu_tdev *d, const struct npu_tprog *p,
-		 const struct npu_tdev_submit *opt,
-		 struct npu_hw_completion *comp)
+struct npu_hw_prog *npu_tdev_prepare(struct npu_tdev *d,
+				     const struct npu_tprog *p,
+				     const struct npu_tdev_submit *opt,
+				     struct npu_hw_task *desc)
 {
 	struct npu_tdev_submit o = opt ? *opt : (struct npu_tdev_submit){ 0 };
 	uint32_t fuse = npu_core_mmio_read(d->core, NPU_REG_FUSE_MASK);
 	uint32_t ncl = NPU_GEOM_CLUSTERS(npu_core_mmio_read(d->core, NPU_REG_GEOM));
 	size_t size = sizeof(struct npu_hw_prog) + (size_t)p->n * sizeof(struct npu_hw_insn);
-	struct npu_hw_task desc = { 0 };
 	struct npu_hw_prog *hdr;
 	uint8_t *mem;
 
@@ -258,26 +265,37 @@ int npu_tdev_run(struct npu_tdev *d, const struct npu_tprog *p,
 	if (p->n)
 		memcpy(mem + sizeof(*hdr), p->insn, (size_t)p->n * sizeof(*p->insn));
 
-	desc.magic = NPU_TASK_MAGIC;
-	desc.flags = NPU_TASK_F_IRQ;
-	desc.seqno = ++d->seqno;
-	desc.pt_base = o.root;
-	desc.prog_va = o.prog_va;
-	desc.prog_size = (uint32_t)size;
-	desc.asid = 1;
-	desc.nclusters = (uint8_t)o.nclusters;
-	desc.timeout_cycles = o.timeout_cycles;
+	memset(desc, 0, sizeof(*desc));
+	desc->magic = NPU_TASK_MAGIC;
+	desc->flags = NPU_TASK_F_IRQ;
+	desc->seqno = ++d->seqno;
+	desc->pt_base = o.root;
+	desc->prog_va = o.prog_va;
+	desc->prog_size = (uint32_t)size;
+	desc->asid = 1;
+	desc->nclusters = (uint8_t)o.nclusters;
+	desc->timeout_cycles = o.timeout_cycles;
 	if (o.cluster_map) {
-		memcpy(desc.cluster_map, o.cluster_map, o.nclusters);
+		memcpy(desc->cluster_map, o.cluster_map, o.nclusters);
 	} else {
 		unsigned n = 0;
 
 		for (unsigned c = 0; c < ncl && n < o.nclusters; c++)
 			if (!(fuse & (1u << c)))
-				desc.cluster_map[n++] = (uint8_t)c;
+				desc->cluster_map[n++] = (uint8_t)c;
 	}
-	desc.sram_base = o.sram_base;
-	desc.sram_size = o.sram_size ? o.sram_size :
-			 npu_core_mmio_read(d->core, NPU_REG_SRAM_SIZE) - o.sram_base;
-	return npu_tdev_run_desc(d, o.queue, &desc, comp);
+	desc->sram_base = o.sram_base;
+	desc->sram_size = o.sram_size ? o.sram_size :
+			  npu_core_mmio_read(d->core, NPU_REG_SRAM_SIZE) - o.sram_base;
+	return hdr;
+}
+
+int npu_tdev_run(struct npu_tdev *d, const struct npu_tprog *p,
+		 const struct npu_tdev_submit *opt,
+		 struct npu_hw_completion *comp)
+{
+	struct npu_hw_task desc;
+
+	npu_tdev_prepare(d, p, opt, &desc);
+	return npu_tdev_run_desc(d, opt ? opt->queue : 0, &desc, comp);
 }

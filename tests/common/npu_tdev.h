@@ -75,11 +75,25 @@ struct npu_tdev_submit {
 	uint64_t prog_va;		/* 0: 0x10000000 */
 };
 
-/* Write the program to DDR, map it, queue it, run it; fills comp. */
+/*
+ * Write the program to DDR under opt->root (a fresh context if 0), map it
+ * and fill desc for it, without queueing; returns the header in DDR.
+ */
+struct npu_hw_prog *npu_tdev_prepare(struct npu_tdev *d,
+				     const struct npu_tprog *p,
+				     const struct npu_tdev_submit *opt,
+				     struct npu_hw_task *desc);
+/* npu_tdev_prepare, then queue and run it; fills comp. */
 int npu_tdev_run(struct npu_tdev *d, const struct npu_tprog *p,
 		 const struct npu_tdev_submit *opt,
 		 struct npu_hw_completion *comp);
-/* Raw variant: queue a ready descriptor (tests of bad descriptors). */
+/*
+ * Put a ready descriptor in the queue's ring, with the queue's fence slot
+ * (cleared), and ring the doorbell; nothing runs yet.  Returns the fence.
+ */
+struct npu_hw_completion *npu_tdev_queue(struct npu_tdev *d, unsigned queue,
+					 struct npu_hw_task *desc);
+/* Raw variant: queue a ready descriptor and run it (bad-descriptor tests). */
 int npu_tdev_run_desc(struct npu_tdev *d, unsigned queue,
 		      struct npu_hw_task *desc, struct npu_hw_completion *comp);
 

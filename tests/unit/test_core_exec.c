@@ -179,30 +179,12 @@ static struct npu_hw_prog *prep_desc(struct npu_tdev *d,
 				     unsigned nclusters,
 				     struct npu_hw_task *desc)
 {
-	uint64_t root = npu_tdev_ctx(d);
-	size_t size = sizeof(struct npu_hw_prog) + (size_t)p->n * NPU_INSN_SIZE;
-	uint8_t *mem = npu_tdev_buf(d, root, 0x10000000, size + 4096, false);
-	struct npu_hw_prog *hdr = (struct npu_hw_prog *)mem;
+	struct npu_tdev_submit opt = { .nclusters = nclusters };
+	struct npu_hw_prog *hdr = npu_tdev_prepare(d, p, &opt, desc);
 
-	hdr->magic = NPU_PROG_MAGIC;
-	hdr->version_major = NPU_PROG_VERSION_MAJOR;
-	hdr->version_minor = NPU_PROG_VERSION_MINOR;
-	hdr->insn_count = p->n;
-	hdr->insn_offset = sizeof(*hdr);
-	if (p->n)
-		memcpy(mem + sizeof(*hdr), p->insn, (size_t)p->n * NPU_INSN_SIZE);
-	memset(desc, 0, sizeof(*desc));
-	desc->magic = NPU_TASK_MAGIC;
-	desc->flags = NPU_TASK_F_IRQ;
-	desc->seqno = ++d->seqno;
-	desc->pt_base = root;
-	desc->prog_va = 0x10000000;
-	desc->prog_size = (uint32_t)size;
-	desc->asid = 1;
-	desc->nclusters = (uint8_t)nclusters;
+	/* logical cluster i is physical cluster i, fused or not */
 	for (unsigned i = 0; i < nclusters; i++)
 		desc->cluster_map[i] = (uint8_t)i;
-	desc->sram_size = RD(d, NPU_REG_SRAM_SIZE);
 	return hdr;
 }
 
@@ -1406,19 +1388,12 @@ START_TEST(test_four_queues)
 	struct npu_tprog p[NPU_HW_NUM_QUEUES];
 
 	for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
-		uint32_t tail = RD(d, NPU_REG_Q(q, NPU_Q_TAIL));
-
 		npu_tprog_init(&p[q]);
 		/* each queue's task fills a TPB of its own cluster */
 		add_fill(&p[q], 1, 1u << q, 0x100, 64, 0x30 + q);
 		prep_desc(d, &p[q], 1, &desc[q]);
 		desc[q].cluster_map[0] = (uint8_t)q;
-		desc[q].fence_addr = d->fence_pa + 64 * q;
-		fence[q] = npu_tdev_ptr(d, desc[q].fence_addr);
-		memset(fence[q], 0, sizeof(*fence[q]));
-		memcpy(npu_tdev_ptr(d, d->ring_pa[q] + tail * sizeof(desc[q])),
-		       &desc[q], sizeof(desc[q]));
-		WR(d, NPU_REG_Q(q, NPU_Q_TAIL), tail + 1);
+		fence[q] = npu_tdev_queue(d, q, &desc[q]);
 	}
 	npu_core_run_pending(d->core);
 	for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {

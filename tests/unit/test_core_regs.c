@@ -61,48 +61,18 @@ static struct npu_hw_insn *add_fill(struct npu_tprog *p, unsigned cm,
 
 /*
  * Write a program to DDR under a fresh context and build its descriptor
- * (like npu_tdev_run, without queueing it).
+ * (like npu_tdev_run, without queueing it), with no completion interrupt
+ * requested and logical cluster i mapped to physical cluster i.
  */
 static void prep_desc(struct npu_tdev *d, const struct npu_tprog *p,
 		      unsigned nclusters, struct npu_hw_task *desc)
 {
-	uint64_t root = npu_tdev_ctx(d);
-	size_t size = sizeof(struct npu_hw_prog) + (size_t)p->n * NPU_INSN_SIZE;
-	uint8_t *mem = npu_tdev_buf(d, root, 0x10000000, size, false);
-	struct npu_hw_prog *hdr = (struct npu_hw_prog *)mem;
+	struct npu_tdev_submit opt = { .nclusters = nclusters };
 
-	hdr->magic = NPU_PROG_MAGIC;
-	hdr->version_major = NPU_PROG_VERSION_MAJOR;
-	hdr->insn_count = p->n;
-	hdr->insn_offset = sizeof(*hdr);
-	memcpy(mem + sizeof(*hdr), p->insn, (size_t)p->n * NPU_INSN_SIZE);
-	memset(desc, 0, sizeof(*desc));
-	desc->magic = NPU_TASK_MAGIC;
-	desc->seqno = ++d->seqno;
-	desc->pt_base = root;
-	desc->prog_va = 0x10000000;
-	desc->prog_size = (uint32_t)size;
-	desc->asid = 1;
-	desc->nclusters = (uint8_t)nclusters;
+	npu_tdev_prepare(d, p, &opt, desc);
+	desc->flags = 0;
 	for (unsigned i = 0; i < nclusters; i++)
 		desc->cluster_map[i] = (uint8_t)i;
-	desc->sram_size = RD(d, NPU_REG_SRAM_SIZE);
-}
-
-/* Put desc in queue q's ring and ring the doorbell; nothing runs yet. */
-static struct npu_hw_completion *queue_desc(struct npu_tdev *d, unsigned q,
-					    struct npu_hw_task *desc)
-{
-	uint32_t tail = RD(d, NPU_REG_Q(q, NPU_Q_TAIL));
-	struct npu_hw_completion *fence;
-
-	desc->fence_addr = d->fence_pa + 64 * q;
-	fence = npu_tdev_ptr(d, desc->fence_addr);
-	memset(fence, 0, sizeof(*fence));
-	memcpy(npu_tdev_ptr(d, d->ring_pa[q] + tail * sizeof(*desc)), desc,
-	       sizeof(*desc));
-	WR(d, NPU_REG_Q(q, NPU_Q_TAIL), (tail + 1) & ((1u << d->ring_log2) - 1));
-	return fence;
 }
 
 static bool all_zero_bytes(const uint8_t *p, size_t n)
@@ -457,7 +427,7 @@ START_TEST(test_irq_mask_status_w1c)
 	add_fill(&p, 1, 1, 0, 64, 1);
 	prep_desc(d, &p, 1, &desc);
 	desc.flags = NPU_TASK_F_IRQ;
-	fence = queue_desc(d, 1, &desc);
+	fence = npu_tdev_queue(d, 1, &desc);
 	npu_core_run_pending(d->core);
 	ck_assert_uint_eq(fence->seqno, desc.seqno);
 	ck_assert_uint_eq(fence->status, NPU_TASK_OK);
@@ -495,14 +465,14 @@ START_TEST(test_irq_flag_and_error)
 	add_fill(&p, 1, 1, 0, 64, 1);
 	/* Without NPU_TASK_F_IRQ a good task raises nothing. */
 	prep_desc(d, &p, 1, &desc);
-	fence = queue_desc(d, 2, &desc);
+	fence = npu_tdev_queue(d, 2, &desc);
 	npu_core_run_pending(d->core);
 	ck_assert_uint_eq(fence->status, NPU_TASK_OK);
 	ck_assert_uint_eq(RD(d, NPU_REG_IRQ_RAW), 0);
 	/* A failing task interrupts anyway, with the error bit. */
 	p.insn[0].unit = 0x7f;
 	prep_desc(d, &p, 1, &desc);
-	fence = queue_desc(d, 2, &desc);
+	fence = npu_tdev_queue(d, 2, &desc);
 	npu_core_run_pending(d->core);
 	ck_assert_uint_eq(fence->status, NPU_TASK_ILLEGAL_INSN);
 	ck_assert_uint_eq(RD(d, NPU_REG_IRQ_RAW), NPU_IRQ_QUEUE(2) | NPU_IRQ_ERROR);
@@ -534,7 +504,7 @@ START_TEST(test_reset_clears_state)
 		add_fill(&p, 1, 1, 0, 64, 1);
 		prep_desc(d, &p, 1, &desc);
 		desc.flags = NPU_TASK_F_IRQ;
-		queue_desc(d, 3, &desc);
+		npu_tdev_queue(d, 3, &desc);
 		npu_tprog_free(&p);
 	}
 	WR(d, NPU_REG_MMU_CTRL, NPU_MMU_CTRL_ENABLE);
@@ -754,7 +724,7 @@ START_TEST(test_queue_reconfigure_while_enabled)
 	prep_desc(d, &p, 1, &desc);
 	/* the ring size changes under an enabled queue */
 	WR(d, NPU_REG_Q(1, NPU_Q_SIZE_LOG2), 40);
-	fence = queue_desc(d, 1, &desc);
+	fence = npu_tdev_queue(d, 1, &desc);
 	/*
 	 * The ring is validated when ENABLE is set, so it must not change
 	 * under an enabled queue: either the write is ignored or the queue
@@ -789,7 +759,7 @@ START_TEST(test_queue_disabled_does_not_run)
 	add_fill(&p, 1, 1, 0, 64, 1);
 	prep_desc(d, &p, 1, &desc);
 	WR(d, NPU_REG_Q(2, NPU_Q_CTRL), 0);
-	fence = queue_desc(d, 2, &desc);
+	fence = npu_tdev_queue(d, 2, &desc);
 	npu_core_run_pending(d->core);
 	ck_assert_uint_eq(fence->seqno, 0);
 	ck_assert_uint_eq(rd64(d, NPU_REG_Q(2, NPU_Q_TASKS_LO)), 0);
@@ -849,7 +819,7 @@ START_TEST(test_fence_addresses)
 
 	/* a misaligned fence is not written and turns the task into BUS_ERROR */
 	prep_desc(d, &p, 1, &desc);
-	fence = queue_desc(d, 0, &desc);
+	fence = npu_tdev_queue(d, 0, &desc);
 	(void)fence;
 	{
 		uint32_t t = RD(d, NPU_REG_Q(0, NPU_Q_TAIL));
@@ -866,7 +836,7 @@ START_TEST(test_fence_addresses)
 
 	/* a fence outside memory: BUS_ERROR as well */
 	prep_desc(d, &p, 1, &desc);
-	queue_desc(d, 0, &desc);
+	npu_tdev_queue(d, 0, &desc);
 	{
 		uint32_t t = RD(d, NPU_REG_Q(0, NPU_Q_TAIL));
 		struct npu_hw_task *ring = npu_tdev_ptr(d, d->ring_pa[0]);
@@ -895,7 +865,7 @@ START_TEST(test_job_lifecycle_status)
 	npu_tprog_init(&p);
 	add_fill(&p, 1, 1, 0, 64, 1);
 	prep_desc(d, &p, 1, &desc);
-	fence = queue_desc(d, 1, &desc);
+	fence = npu_tdev_queue(d, 1, &desc);
 	job = npu_core_job_fetch(d->core, 1);
 	ck_assert_ptr_nonnull(job);
 	/* one job out per queue */
@@ -919,7 +889,7 @@ START_TEST(test_job_lifecycle_status)
 
 	/* disabling with a job out: it completes, later entries wait */
 	prep_desc(d, &p, 1, &desc);
-	fence = queue_desc(d, 1, &desc);
+	fence = npu_tdev_queue(d, 1, &desc);
 	{
 		struct npu_hw_task desc2;
 		struct npu_hw_completion *f2;
@@ -927,7 +897,7 @@ START_TEST(test_job_lifecycle_status)
 		job = npu_core_job_fetch(d->core, 1);
 		ck_assert_ptr_nonnull(job);
 		prep_desc(d, &p, 1, &desc2);
-		f2 = queue_desc(d, 2, &desc2);	/* another queue: unaffected */
+		f2 = npu_tdev_queue(d, 2, &desc2);	/* another queue: unaffected */
 		WR(d, NPU_REG_Q(1, NPU_Q_CTRL), 0);
 		ck_assert_uint_eq(NPU_Q_STATE(RD(d, NPU_REG_Q(1, NPU_Q_STATUS))),
 				  NPU_Q_STATE_RUNNING);
@@ -958,7 +928,7 @@ START_TEST(test_job_abort_and_orphan)
 
 	/* ABORT while the job is out: it ends NPU_TASK_ABORTED. */
 	prep_desc(d, &p, 1, &desc);
-	fence = queue_desc(d, 0, &desc);
+	fence = npu_tdev_queue(d, 0, &desc);
 	job = npu_core_job_fetch(d->core, 0);
 	ck_assert_ptr_nonnull(job);
 	WR(d, NPU_REG_Q(0, NPU_Q_CTRL), NPU_Q_CTRL_ENABLE | NPU_Q_CTRL_ABORT);
@@ -969,14 +939,14 @@ START_TEST(test_job_abort_and_orphan)
 	ck_assert_uint_eq(RD(d, NPU_REG_Q(0, NPU_Q_CTRL)), NPU_Q_CTRL_ENABLE);
 	/* The queue carries on. */
 	prep_desc(d, &p, 1, &desc);
-	fence = queue_desc(d, 0, &desc);
+	fence = npu_tdev_queue(d, 0, &desc);
 	npu_core_run_pending(d->core);
 	ck_assert_uint_eq(fence->status, NPU_TASK_OK);
 	ck_assert_uint_eq(fence->seqno, desc.seqno);
 
 	/* Reset while a job is out: it completes silently. */
 	prep_desc(d, &p, 1, &desc);
-	fence = queue_desc(d, 0, &desc);
+	fence = npu_tdev_queue(d, 0, &desc);
 	job = npu_core_job_fetch(d->core, 0);
 	ck_assert_ptr_nonnull(job);
 	WR(d, NPU_REG_RESET, NPU_RESET_MAGIC);
