@@ -289,11 +289,6 @@ static uint32_t queue_read(struct npu_core *core, unsigned qi, uint32_t r)
 	}
 }
 
-static uint32_t fuse_mask(const struct npu_core *core)
-{
-	return core->cfg.defect_mask;
-}
-
 uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t off)
 {
 	uint32_t v = 0;
@@ -329,7 +324,7 @@ uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t off)
 	case NPU_REG_HBSM_SIZE: v = c->hbsm_size; break;
 	case NPU_REG_SRAM_SIZE: v = c->sram_size; break;
 	case NPU_REG_CLOCK_MHZ: v = c->clock_mhz; break;
-	case NPU_REG_FUSE_MASK: v = fuse_mask(core); break;
+	case NPU_REG_FUSE_MASK: v = c->defect_mask; break;
 	case NPU_REG_TCU_GEOM:
 		v = NPU_M100_TCU_ROWS | NPU_M100_TCU_COLS << 8 |
 		    NPU_M100_TCU_DOT << 16;

@@ -53,6 +53,14 @@ struct npu_view {
 	uint8_t tpb_mask;
 };
 
+/*
+ * Largest semantic view of one operand in one iteration (elements): bounds
+ * the scratch memory of an iteration and keeps every GEMM dimension well
+ * inside the kernels' int parameters.  The engine rejects larger walkers
+ * (NPU_IE_WALKER) before any unit validates.
+ */
+#define NPU_VIEW_MAX_ELEMS (1ull << 24)
+
 /* A transfer between mesh nodes, for the NoC part of the cycle model. */
 struct npu_xfer {
 	uint8_t src_node, dst_node;

@@ -279,6 +279,7 @@ static int decode_insn(struct npu_job *job, struct npu_dinsn *di)
 	const struct npu_hw_insn *in = &di->raw;
 	const struct npu_unit_ops *ops;
 	bool tpb_unit = in->unit < NPU_TPB_UNITS;
+	bool any_used = false;
 	int err;
 
 	ops = npu_unit_lookup(in->unit, in->opcode);
@@ -321,6 +322,7 @@ static int decode_insn(struct npu_job *job, struct npu_dinsn *di)
 		goto bad;
 	di->nrep = in->repeat_levels;
 	di->iters = 1;
+	/* The first used operand sets the repeat counts; the others match. */
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {
 		struct npu_walk *w = &di->opnd[o];
 
@@ -338,41 +340,33 @@ static int decode_insn(struct npu_job *job, struct npu_dinsn *di)
 			err = NPU_IE_WALKER;
 			goto bad;
 		}
-		if ((w->space == NPU_SPACE_HBSM || w->space == NPU_SPACE_HBSM_REMOTE) &&
-		    !tpb_unit && w->space == NPU_SPACE_HBSM) {
+		if (!tpb_unit && w->space == NPU_SPACE_HBSM) {
 			err = NPU_IE_SPACE;	/* the CCB has no local HBSM */
 			goto bad;
 		}
 		err = check_operand_range(job, w);
 		if (err)
 			goto bad;
-		if (npu_walk_elems(w, w->nlevels - di->nrep) > (1u << 24)) {
+		if (npu_walk_elems(w, w->nlevels - di->nrep) > NPU_VIEW_MAX_ELEMS) {
 			err = NPU_IE_WALKER;
 			goto bad;
 		}
 		for (unsigned j = 0; j < di->nrep; j++) {
 			uint32_t c = w->count[w->nlevels - di->nrep + j];
-			bool first = true;
 
-			for (unsigned p = 0; p < o; p++)
-				if (di->used[p])
-					first = false;
-			if (first) {
+			if (!any_used) {
 				di->rep_count[j] = c;
 			} else if (di->rep_count[j] != c) {
 				err = NPU_IE_SHAPE;
 				goto bad;
 			}
 		}
+		any_used = true;
 		di->used[o] = true;
 		di->work += npu_walk_elems(w, w->nlevels - di->nrep);
 	}
 	if (di->nrep) {
-		bool any = false;
-
-		for (unsigned o = 0; o < NPU_OPNDS; o++)
-			any |= di->used[o];
-		if (!any) {
+		if (!any_used) {
 			err = NPU_IE_WALKER;	/* repeats need an operand to count them */
 			goto bad;
 		}

@@ -28,8 +28,6 @@
 #define GSDU_MAX_DESC_BYTES	(64ull << 20)
 /* Rows move through a bounce buffer in pieces of this size. */
 #define GSDU_BOUNCE_BYTES	(64u << 10)
-/* Per-iteration operand limit, as in the engine's walker checks. */
-#define CSU_MAX_ELEMS		(1ull << 24)
 /*
  * Most boxes NMS accepts: as many [4] fp32 boxes as the largest HBSM
  * could hold.  More can only come from broadcast walker levels, and would
@@ -433,7 +431,7 @@ static int validate_topk(struct npu_job *job, struct npu_dinsn *di)
 	/* [n, rows] -> [k, rows]; a single row may drop the rows level. */
 	if (s.nd < 1 || s.nd > 2 || v.nd != s.nd || ix.nd != s.nd)
 		return NPU_IE_SHAPE;
-	if (s.elems > CSU_MAX_ELEMS || v.elems > CSU_MAX_ELEMS)
+	if (s.elems > NPU_VIEW_MAX_ELEMS || v.elems > NPU_VIEW_MAX_ELEMS)
 		return NPU_IE_SHAPE;
 	if (p->k < 1 || p->k > s.d[0])
 		return NPU_IE_PARAM;
@@ -519,7 +517,7 @@ static int validate_nms(struct npu_job *job, struct npu_dinsn *di)
 	if (b.nd != 2 || b.d[0] != 4 || s.nd != 1 || s.d[0] != b.d[1] ||
 	    d.nd != 1 || d.d[0] != p->max_out)
 		return NPU_IE_SHAPE;
-	if (b.d[1] > NMS_MAX_BOXES || d.elems > CSU_MAX_ELEMS)
+	if (b.d[1] > NMS_MAX_BOXES || d.elems > NPU_VIEW_MAX_ELEMS)
 		return NPU_IE_SHAPE;
 	return 0;
 }

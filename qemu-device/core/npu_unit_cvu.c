@@ -18,12 +18,6 @@
 #include "npu_exec.h"
 #include "npu_kern.h"
 
-/*
- * Per-iteration operand size limit, the one the walker layer applies to
- * loads: rejecting larger shapes at validation turns a run-time
- * NPU_TASK_INTERNAL into an illegal instruction.
- */
-#define CVU_MAX_ELEMS (1ull << 24)
 #define CVU_MAX_REDUCE_LEVELS 4
 
 #define BIT(o) (1u << (o))
@@ -189,7 +183,7 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 	}
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {
 		npu_opnd_shape(di, o, &sh[o]);
-		if (sh[o].elems > CVU_MAX_ELEMS)
+		if (sh[o].elems > NPU_VIEW_MAX_ELEMS)
 			return NPU_IE_SHAPE;
 	}
 	ret = check_params(di);

@@ -14,8 +14,6 @@
 #include "npu_exec.h"
 #include "npu_kern.h"
 
-/* Per-iteration operand limit, the same as the engine's walker checks. */
-#define DMA_MAX_ELEMS (1ull << 24)
 /* Transfers without a DDR endpoint stream at this rate (bytes/cycle). */
 #define DMA_SRAM_BYTES_PER_CYCLE 256
 
@@ -57,7 +55,7 @@ static int validate_copy(struct npu_job *job, struct npu_dinsn *di)
 	npu_opnd_shape(di, NPU_OPND_SRC0, &ss);
 	npu_opnd_shape(di, NPU_OPND_DST, &ds);
 	n = ss.elems;
-	if (n != ds.elems || n > DMA_MAX_ELEMS)
+	if (n != ds.elems || n > NPU_VIEW_MAX_ELEMS)
 		return NPU_IE_SHAPE;
 	return 0;
 }

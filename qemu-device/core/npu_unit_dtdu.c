@@ -19,12 +19,6 @@
 #include "npu_exec.h"
 #include "npu_kern.h"
 
-/*
- * Per-iteration operand size limit, the same one the walker layer applies
- * to loads: rejecting larger shapes at validation turns what would be a
- * run-time NPU_TASK_INTERNAL into an illegal instruction.
- */
-#define DTDU_MAX_ELEMS (1ull << 24)
 
 /*
  * Operand usage: operands in @need must be used (NPU_IE_SHAPE), every
@@ -96,11 +90,11 @@ static int check_common(const struct npu_dinsn *di, bool has_src,
 	if (ret)
 		return ret;
 	npu_opnd_shape(di, NPU_OPND_DST, dst);
-	if (dst->elems > DTDU_MAX_ELEMS)
+	if (dst->elems > NPU_VIEW_MAX_ELEMS)
 		return NPU_IE_SHAPE;
 	if (has_src) {
 		npu_opnd_shape(di, NPU_OPND_SRC0, src);
-		if (src->elems > DTDU_MAX_ELEMS)
+		if (src->elems > NPU_VIEW_MAX_ELEMS)
 			return NPU_IE_SHAPE;
 	}
 	return 0;
@@ -342,7 +336,7 @@ static int exec_fill(struct npu_exec_ctx *ctx)
 
 	npu_opnd_view(ctx, NPU_OPND_DST, &d);
 	n = npu_view_elems(&d);
-	if (n > DTDU_MAX_ELEMS || d.esz > sizeof(value))
+	if (n > NPU_VIEW_MAX_ELEMS || d.esz > sizeof(value))
 		return shape_fault(ctx);
 	elem_from_bits(value, d.esz, ctx->di->raw.params.dtdu.value);
 	buf = npu_ctx_alloc(ctx, n * d.esz);

@@ -22,13 +22,6 @@
 #include "npu_exec.h"
 #include "npu_kern.h"
 
-/*
- * Per-iteration operand size limit, the one the walker layer applies to
- * loads: rejecting larger shapes at validation turns a run-time
- * NPU_TASK_INTERNAL into an illegal instruction, and keeps every GEMM
- * dimension well inside the kernels' int parameters.
- */
-#define TCU_MAX_ELEMS (1ull << 24)
 
 /* CONV2D geometry limits (strides, dilations, pads). */
 #define TCU_CONV_MAX_STEP 64
@@ -166,7 +159,7 @@ static int check_frame(const struct npu_dinsn *di, struct npu_shape sh[NPU_OPNDS
 	}
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {
 		npu_opnd_shape(di, o, &sh[o]);
-		if (sh[o].elems > TCU_MAX_ELEMS)
+		if (sh[o].elems > NPU_VIEW_MAX_ELEMS)
 			return NPU_IE_SHAPE;
 	}
 	return 0;

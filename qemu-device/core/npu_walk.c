@@ -13,8 +13,6 @@
 #include "npu_core_priv.h"
 #include "npu_kern.h"
 
-/* Largest semantic view of one operand in one iteration (elements). */
-#define NPU_VIEW_MAX_ELEMS (1ull << 24)
 /* Base addresses above this are out of every space (keeps sums in int64). */
 #define NPU_WALK_MAX_BASE (1ull << 40)
 
@@ -79,11 +77,9 @@ void npu_walk_bounds(const struct npu_walk *w, uint64_t *lo, uint64_t *hi)
 		mn += first < last ? first : last;
 		mx += first > last ? first : last;
 	}
-	/* A negative lowest address wraps to a huge one: out of every space. */
+	/* A negative address is below every space: report it as out of all. */
 	*lo = mn < 0 ? UINT64_MAX : (uint64_t)mn;
-	*hi = mx < 0 ? UINT64_MAX : (uint64_t)mx;
-	if (mn < 0)
-		*hi = UINT64_MAX;
+	*hi = mn < 0 ? UINT64_MAX : (uint64_t)mx;
 }
 
 uint64_t npu_walk_elems(const struct npu_walk *w, unsigned nlevels)
