@@ -261,6 +261,30 @@ struct a_quad {
 };
 
 /*
+ * Load 64 bytes (byte mask @m) of 4 rows @ld bytes apart into v; rows >=
+ * @rows read as zero.  With @flip, bytes are XORed with 0x80 (uint8 <->
+ * int8 offset).  Shared by the A and B packers.
+ */
+static inline void TGT_BASE load_rows4(__m512i v[4], const uint8_t *p,
+				       long ld, long rows, __mmask64 m,
+				       bool flip)
+{
+	const __m512i x80 = _mm512_set1_epi8((char)0x80);
+
+	for (int r = 0; r < 4; r++) {
+		if (r >= rows) {
+			v[r] = _mm512_setzero_si512();
+			continue;
+		}
+		/* masked only at the tail: full loads are cheaper */
+		v[r] = m == ~(__mmask64)0 ? _mm512_loadu_si512(p + r * ld)
+					  : _mm512_maskz_loadu_epi8(m, p + r * ld);
+		if (flip)
+			v[r] = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(v[r], x80));
+	}
+}
+
+/*
  * Load 64 bytes (16 groups) of 4 rows, rows >= @rows reading as zero, and
  * transpose each 128-bit lane as a 4x4 dword matrix: lane L of o[j] then
  * holds dword 4L+j (one group) of the 4 rows, in row order.
@@ -269,21 +293,10 @@ static inline struct a_quad TGT_BASE load_a_quad(const uint8_t *A, long lda,
 						   int rows, __mmask64 m,
 						   bool flip)
 {
-	const __m512i x80 = _mm512_set1_epi8((char)0x80);
 	__m512i v[4], t0, t1, t2, t3;
 	struct a_quad q;
 
-	for (int r = 0; r < 4; r++) {
-		if (r >= rows) {
-			v[r] = _mm512_setzero_si512();
-			continue;
-		}
-		/* masked only at the tail: full loads are cheaper */
-		v[r] = m == ~(__mmask64)0 ? _mm512_loadu_si512(A + r * lda)
-					  : _mm512_maskz_loadu_epi8(m, A + r * lda);
-		if (flip)
-			v[r] = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(v[r], x80));
-	}
+	load_rows4(v, A, lda, rows, m, flip);
 	t0 = _mm512_unpacklo_epi32(v[0], v[1]);
 	t1 = _mm512_unpacklo_epi32(v[2], v[3]);
 	t2 = _mm512_unpackhi_epi32(v[0], v[1]);
@@ -395,7 +408,6 @@ static void TGT_VNNI pack_b_i8(const int8_t *B, long ldb, long kc, int cols,
 			       bool flip, int32_t *colsum, uint8_t *dst,
 			       long pstride)
 {
-	const __m512i x80 = _mm512_set1_epi8((char)0x80);
 	const __m512i ones = _mm512_set1_epi8(1);
 	const long kg = (kc + 3) / 4;
 	const __mmask64 m = cols >= 64 ? ~(__mmask64)0
@@ -408,18 +420,8 @@ static void TGT_VNNI pack_b_i8(const int8_t *B, long ldb, long kc, int cols,
 	for (long g = 0; g < kg; g++) {
 		__m512i v[4], a, b, c, d, q[4];
 
-		for (int r = 0; r < 4; r++) {
-			const long k = 4 * g + r;
-
-			if (k >= kc) {
-				v[r] = _mm512_setzero_si512();
-				continue;
-			}
-			v[r] = m == ~(__mmask64)0 ? _mm512_loadu_si512(B + k * ldb)
-						  : _mm512_maskz_loadu_epi8(m, B + k * ldb);
-			if (flip)
-				v[r] = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(v[r], x80));
-		}
+		load_rows4(v, (const uint8_t *)B + 4 * g * ldb, ldb, kc - 4 * g,
+			   m, flip);
 		a = _mm512_unpacklo_epi8(v[0], v[1]);
 		b = _mm512_unpackhi_epi8(v[0], v[1]);
 		c = _mm512_unpacklo_epi8(v[2], v[3]);
