@@ -843,7 +843,8 @@ static int run_rounds(struct npu_job *job)
 			fail(job, NPU_TASK_ABORTED, UINT32_MAX, 0, 0, 0);
 			return NPU_TASK_ABORTED;
 		}
-		progress = step_barriers(job);
+		/* Most programs have no barrier: skip the per-round scan. */
+		progress = job->nbar && step_barriers(job);
 		for (unsigned i = 0; i < job->nclusters * job->tpbs; i++) {
 			struct npu_tpb_state *tp = &job->tpb[i];
 
