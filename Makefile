@@ -28,10 +28,18 @@ DEMO_BIN  := $(BUILD)/bin/npu-core-demo
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev
+# QEMU is built from Debian's source package (qemu-device/build-qemu.sh);
+# these are its build dependencies for an x86_64-softmmu-only build, plus
+# the firmware it boots with.
+QEMU_PACKAGES := dpkg-dev ninja-build meson python3 libglib2.0-dev \
+                 libpixman-1-dev libfdt-dev flex bison qemu-system-data \
+                 seabios
+DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev \
+                $(QEMU_PACKAGES)
+DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
 
-.PHONY: all deps run check check-unit bench clean help
-all: $(LIBCORE) $(DEMO_BIN)
+.PHONY: all deps run check check-unit check-qemu qemu bench clean help
+all: $(LIBCORE) $(DEMO_BIN) qemu
 
 help:
 	@echo "make deps        install the Debian packages the project needs (root)"
@@ -39,15 +47,29 @@ help:
 	@echo "make run         run the sample program on the device core"
 	@echo "make check       build and run every test"
 	@echo "make check-unit  device-core unit tests (Check, ASan/UBSan)"
+	@echo "make qemu        build qemu-system-x86_64 with the NPU (cached in ~/.cache/npu)"
+	@echo "make check-qemu  qtests of the NPU PCI device"
 	@echo "make bench       benchmarks, as ratios against references"
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
+	need_update=""; \
+	if [ ! -f $(DEB_SRC_LIST) ]; then \
+	  echo "adding the deb-src entry for Debian's QEMU source: $(DEB_SRC_LIST)"; \
+	  printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' \
+	    'Suites: bookworm bookworm-updates' 'Components: main' \
+	    'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' '' \
+	    'Types: deb-src' 'URIs: http://deb.debian.org/debian-security' \
+	    'Suites: bookworm-security' 'Components: main' \
+	    'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' > $(DEB_SRC_LIST); \
+	  need_update=1; \
+	fi; \
+	if [ -n "$$missing" ] || [ -n "$$need_update" ]; then apt-get update -qq; fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "all packages present"; fi
 
 $(BUILD)/obj/core/%.o: qemu-device/core/%.c $(CORE_HDRS)
@@ -82,7 +104,15 @@ $(DEMO_BIN): tools/npu-core-demo/*.c tests/common/npu_tdev.c tests/common/npu_td
 run: $(DEMO_BIN)
 	$(DEMO_BIN)
 
-check: check-unit
+check: check-unit check-qemu
+
+# Phony: the script decides what to rebuild (cache keyed by QEMU version
+# and device sources) and returns in about a second when nothing changed.
+qemu:
+	@qemu-device/build-qemu.sh . $(BUILD)/bin
+
+check-qemu: qemu
+	@tests/qemu/run.sh $(BUILD)/bin
 
 check-unit: $(UNIT_BIN)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_BIN)

@@ -442,6 +442,13 @@ static void queue_write(struct npu_core *core, unsigned qi, uint32_t r,
 		core->host.kick(core->host.opaque, qi);
 }
 
+void npu_core_mmio_bad_access(struct npu_core *core)
+{
+	pthread_mutex_lock(&core->lock);
+	core->bad_access++;
+	pthread_mutex_unlock(&core->lock);
+}
+
 void npu_core_mmio_write(struct npu_core *core, uint32_t off, uint32_t val)
 {
 	if (off == NPU_REG_RESET && val == NPU_RESET_MAGIC) {

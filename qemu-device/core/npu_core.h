@@ -61,6 +61,9 @@ void npu_core_destroy(struct npu_core *core);
 
 uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t offset);
 void npu_core_mmio_write(struct npu_core *core, uint32_t offset, uint32_t value);
+/* Count an access the host bus could not pass on as an aligned 4-byte
+ * access (e.g. a 1- or 2-byte access) in NPU_REG_BAD_ACCESS. */
+void npu_core_mmio_bad_access(struct npu_core *core);
 /* Power-on reset; same as writing NPU_RESET_MAGIC to NPU_REG_RESET. */
 void npu_core_reset(struct npu_core *core);
 

@@ -1,0 +1,635 @@
+/*
+ * M100 NPU: PCI device shell around the device core.
+ *
+ * The core (qemu-device/core, no QEMU dependency) implements the registers,
+ * queues, MMU and execution.  This file gives it a PCI function, BAR0,
+ * interrupts, DMA and threads:
+ *
+ * - A doorbell (TAIL write) only schedules kick_bh; ring entries are read
+ *   in that bottom half, never inside the MMIO callback.
+ * - Each task queue has a worker thread that runs npu_core_job_execute()
+ *   without the BQL.  Its DMA goes straight to guest RAM (see npu_dma()),
+ *   so a worker never waits for the BQL and unrealize can join it.
+ * - Completion (fence writeback, HEAD, interrupt) is delivered from done_bh
+ *   or, in timing mode, from a timer on the virtual clock.
+ *
+ * Copyright (c) 2026 The M100 NPU authors
+ * SPDX-License-Identifier: MIT
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "qemu/module.h"
+#include "qemu/thread.h"
+#include "qemu/timer.h"
+#include "qemu/rcu.h"
+#include "qapi/error.h"
+#include "exec/memory.h"
+#include "hw/pci/pci.h"
+#include "hw/pci/msi.h"
+#include "hw/pci/msix.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "qom/object.h"
+
+#include "npu_core.h"
+
+#define TYPE_NPU_M100 "npu-m100"
+OBJECT_DECLARE_SIMPLE_TYPE(NpuM100State, NPU_M100)
+
+#define NPU_MSIX_BAR 2
+
+typedef struct NpuQueueSlot {
+    NpuM100State *s;
+    unsigned index;
+    QemuThread thread;
+    QemuCond wake;          /* worker waits here for a job */
+
+    /*
+     * The job the shell owns, from npu_core_job_fetch() until
+     * npu_core_job_complete().  Set and cleared under the BQL only.
+     */
+    struct npu_core_job *job;
+    int64_t submit_ns;      /* virtual time at fetch (timing mode) */
+    bool orphan;            /* the device was reset after fetch */
+    QEMUTimer gate;         /* timing mode: hold virtual time until executed */
+    QEMUTimer finish;       /* timing mode: completion at the simulated end */
+
+    /* Protected by NpuM100State.lock: the hand-off to and from the worker. */
+    bool executing;         /* given to the worker, not finished yet */
+    bool executed;          /* finished, not yet seen by the main loop */
+} NpuQueueSlot;
+
+struct NpuM100State {
+    PCIDevice parent_obj;
+
+    MemoryRegion mmio;
+    struct npu_core *core;
+    QEMUBH *kick_bh;        /* fetch new ring entries */
+    QEMUBH *done_bh;        /* collect jobs the workers finished */
+    uint32_t irq_level;     /* last IRQ_STATUS the core reported (BQL) */
+    bool intx_level;        /* INTx line as last driven (BQL) */
+
+    /* Protects the executing/executed flags of every slot and stopping. */
+    QemuMutex lock;
+    QemuCond idle;          /* a worker finished a job */
+    bool stopping;
+
+    NpuQueueSlot slot[NPU_HW_NUM_QUEUES];
+
+    /* Properties */
+    uint32_t clusters;
+    uint32_t tpbs_per_cluster;
+    uint32_t mesh_x;
+    uint32_t mesh_y;
+    uint32_t defect_mask;
+    uint32_t clock_mhz;
+    uint32_t threads;
+    bool timing;
+    bool use_msix;
+    bool use_msi;
+};
+
+/*
+ * DMA for the core.  Called from worker threads without the BQL, so only
+ * guest RAM is reachable: an address that is not RAM (MMIO, a hole, or
+ * anything while bus mastering is off) fails and the core ends the task
+ * with a bus error.  address_space_map/unmap keep dirty tracking and TCG's
+ * translated code coherent with what the device writes.
+ */
+static int npu_dma(NpuM100State *s, uint64_t pa, void *buf, size_t len,
+                   bool is_write)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    uint8_t *p = buf;
+
+    while (len) {
+        hwaddr xlat, plen = len;
+        bool direct;
+        void *host;
+
+        WITH_RCU_READ_LOCK_GUARD() {
+            MemoryRegion *mr = address_space_translate(as, pa, &xlat, &plen,
+                                                       is_write,
+                                                       MEMTXATTRS_UNSPECIFIED);
+            direct = memory_access_is_direct(mr, is_write);
+        }
+        if (!direct || plen == 0) {
+            return -1;
+        }
+        host = address_space_map(as, pa, &plen, is_write,
+                                 MEMTXATTRS_UNSPECIFIED);
+        if (!host) {
+            return -1;
+        }
+        if (is_write) {
+            memcpy(host, p, plen);
+        } else {
+            memcpy(p, host, plen);
+        }
+        address_space_unmap(as, host, plen, is_write, plen);
+        pa += plen;
+        p += plen;
+        len -= plen;
+    }
+    return 0;
+}
+
+static int npu_mem_read(void *opaque, uint64_t pa, void *buf, size_t len)
+{
+    return npu_dma(opaque, pa, buf, len, false);
+}
+
+static int npu_mem_write(void *opaque, uint64_t pa, const void *buf,
+                         size_t len)
+{
+    return npu_dma(opaque, pa, (void *)buf, len, true);
+}
+
+/*
+ * The core reports the masked interrupt status as a level.  MSI-X sends a
+ * message when a bit of a vector's group rises, MSI when the status leaves
+ * zero; INTx follows the level.  Runs under the BQL.
+ */
+static void npu_irq(void *opaque, uint32_t pending)
+{
+    NpuM100State *s = opaque;
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint32_t rising = pending & ~s->irq_level;
+    bool was_set = s->irq_level != 0;
+    bool intx = false;
+
+    s->irq_level = pending;
+    if (msix_enabled(pdev)) {
+        for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
+            if (rising & NPU_IRQ_QUEUE(q)) {
+                msix_notify(pdev, q);
+            }
+        }
+        if (rising & (NPU_IRQ_ERROR | NPU_IRQ_MMU_FAULT)) {
+            msix_notify(pdev, NPU_MSIX_VEC_ERROR);
+        }
+    } else if (msi_enabled(pdev)) {
+        if (pending && !was_set) {
+            msi_notify(pdev, 0);
+        }
+    } else {
+        intx = pending != 0;
+    }
+    if (intx != s->intx_level) {
+        s->intx_level = intx;
+        pci_set_irq(pdev, intx);
+    }
+}
+
+static void npu_kick(void *opaque, unsigned queue)
+{
+    NpuM100State *s = opaque;
+
+    qemu_bh_schedule(s->kick_bh);
+}
+
+static void *npu_worker(void *opaque)
+{
+    NpuQueueSlot *slot = opaque;
+    NpuM100State *s = slot->s;
+
+    qemu_mutex_lock(&s->lock);
+    for (;;) {
+        struct npu_core_job *job;
+
+        while (!s->stopping && !slot->executing) {
+            qemu_cond_wait(&slot->wake, &s->lock);
+        }
+        if (s->stopping) {
+            break;
+        }
+        /* The main loop does not touch slot->job while executing is set. */
+        job = slot->job;
+        qemu_mutex_unlock(&s->lock);
+        npu_core_job_execute(job);
+        qemu_mutex_lock(&s->lock);
+        slot->executing = false;
+        slot->executed = true;
+        qemu_cond_broadcast(&s->idle);
+        qemu_bh_schedule(s->done_bh);
+    }
+    qemu_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+static void npu_fetch(NpuM100State *s, NpuQueueSlot *slot);
+
+static void npu_complete(NpuM100State *s, NpuQueueSlot *slot)
+{
+    struct npu_core_job *job = slot->job;
+
+    timer_del(&slot->gate);
+    timer_del(&slot->finish);
+    slot->job = NULL;
+    slot->orphan = false;
+    /* Writes the completion record, moves HEAD, raises the interrupt. */
+    npu_core_job_complete(job);
+    if (!s->stopping) {
+        npu_fetch(s, slot);
+    }
+}
+
+/* Main loop: take a finished job off the worker and deliver it. */
+static void npu_collect(NpuM100State *s, NpuQueueSlot *slot)
+{
+    int64_t end, now;
+    bool executed;
+
+    qemu_mutex_lock(&s->lock);
+    executed = slot->executed;
+    slot->executed = false;
+    qemu_mutex_unlock(&s->lock);
+    if (!executed || !slot->job) {
+        return;
+    }
+    if (!s->timing || slot->orphan) {
+        npu_complete(s, slot);
+        return;
+    }
+    end = slot->submit_ns + (int64_t)muldiv64(npu_core_job_cycles(slot->job),
+                                              1000, s->clock_mhz);
+    now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    timer_del(&slot->gate);
+    if (end <= now) {
+        npu_complete(s, slot);
+    } else {
+        timer_mod(&slot->finish, end);
+    }
+}
+
+static void npu_done_bh(void *opaque)
+{
+    NpuM100State *s = opaque;
+
+    for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
+        npu_collect(s, &s->slot[q]);
+    }
+}
+
+/*
+ * Timing mode: virtual time may not pass the submission instant before the
+ * job has executed, so its completion time (submission + simulated cycles)
+ * never depends on how fast the host is.  The worker needs no BQL, so
+ * waiting for it here is bounded by the task's own cycle budget.
+ */
+static void npu_gate_cb(void *opaque)
+{
+    NpuQueueSlot *slot = opaque;
+    NpuM100State *s = slot->s;
+
+    qemu_mutex_lock(&s->lock);
+    while (slot->executing && !s->stopping) {
+        qemu_cond_wait(&s->idle, &s->lock);
+    }
+    qemu_mutex_unlock(&s->lock);
+    npu_collect(s, slot);
+}
+
+static void npu_finish_cb(void *opaque)
+{
+    NpuQueueSlot *slot = opaque;
+
+    if (slot->job) {
+        npu_complete(slot->s, slot);
+    }
+}
+
+static void npu_fetch(NpuM100State *s, NpuQueueSlot *slot)
+{
+    struct npu_core_job *job;
+
+    if (slot->job || s->stopping) {
+        return;
+    }
+    job = npu_core_job_fetch(s->core, slot->index);
+    if (!job) {
+        return;
+    }
+    slot->job = job;
+    slot->orphan = false;
+    slot->submit_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    qemu_mutex_lock(&s->lock);
+    slot->executing = true;
+    slot->executed = false;
+    qemu_cond_signal(&slot->wake);
+    qemu_mutex_unlock(&s->lock);
+    if (s->timing) {
+        timer_mod(&slot->gate, slot->submit_ns);
+    }
+}
+
+static void npu_kick_bh(void *opaque)
+{
+    NpuM100State *s = opaque;
+
+    for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
+        npu_fetch(s, &s->slot[q]);
+    }
+}
+
+/*
+ * After a core reset every job out is an orphan: the core already asked a
+ * running one to stop, and completing it only frees it.  A job the worker
+ * still runs is completed when the worker hands it back; the slot stays
+ * busy until then, so the queue never has two jobs at once.
+ */
+static void npu_orphan_jobs(NpuM100State *s)
+{
+    for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
+        NpuQueueSlot *slot = &s->slot[q];
+        bool running;
+
+        if (!slot->job) {
+            continue;
+        }
+        slot->orphan = true;
+        timer_del(&slot->gate);
+        timer_del(&slot->finish);
+        qemu_mutex_lock(&s->lock);
+        running = slot->executing;
+        slot->executed = false;
+        qemu_mutex_unlock(&s->lock);
+        if (!running) {
+            /* Executed and waiting for delivery: drop it now. */
+            struct npu_core_job *job = slot->job;
+
+            slot->job = NULL;
+            slot->orphan = false;
+            npu_core_job_complete(job);
+        }
+    }
+}
+
+static uint64_t npu_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    NpuM100State *s = opaque;
+    uint64_t lo, hi;
+
+    if (size == 4) {
+        return npu_core_mmio_read(s->core, addr);
+    }
+    if (size == 8 && !(addr & 7)) {
+        /* _LO first: it latches _HI, so a 64-bit read is consistent. */
+        lo = npu_core_mmio_read(s->core, addr);
+        hi = npu_core_mmio_read(s->core, addr + 4);
+        return lo | hi << 32;
+    }
+    npu_core_mmio_bad_access(s->core);
+    return 0;
+}
+
+static void npu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                           unsigned size)
+{
+    NpuM100State *s = opaque;
+
+    if (size == 8 && !(addr & 7)) {
+        npu_core_mmio_write(s->core, addr, (uint32_t)val);
+        npu_core_mmio_write(s->core, addr + 4, (uint32_t)(val >> 32));
+        return;
+    }
+    if (size != 4) {
+        npu_core_mmio_bad_access(s->core);
+        return;
+    }
+    npu_core_mmio_write(s->core, addr, (uint32_t)val);
+    if (addr == NPU_REG_RESET && val == NPU_RESET_MAGIC) {
+        npu_orphan_jobs(s);
+    }
+}
+
+static const MemoryRegionOps npu_mmio_ops = {
+    .read = npu_mmio_read,
+    .write = npu_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+};
+
+static void npu_m100_realize(PCIDevice *pdev, Error **errp)
+{
+    NpuM100State *s = NPU_M100(pdev);
+    struct npu_core_config cfg;
+    struct npu_core_host host = {
+        .mem_read = npu_mem_read,
+        .mem_write = npu_mem_write,
+        .irq = npu_irq,
+        .kick = npu_kick,
+        .opaque = s,
+    };
+    char err[256];
+    int ret;
+
+    npu_core_config_default(&cfg);
+    cfg.clusters = s->clusters;
+    cfg.tpbs_per_cluster = s->tpbs_per_cluster;
+    cfg.mesh_x = s->mesh_x;
+    cfg.mesh_y = s->mesh_y;
+    cfg.defect_mask = s->defect_mask;
+    cfg.clock_mhz = s->clock_mhz;
+    cfg.threads = s->threads;
+    cfg.timing = s->timing;
+    if (npu_core_config_check(&cfg, err, sizeof(err))) {
+        error_setg(errp, "%s: %s", TYPE_NPU_M100, err);
+        return;
+    }
+
+    pci_config_set_interrupt_pin(pdev->config, 1);
+    memory_region_init_io(&s->mmio, OBJECT(s), &npu_mmio_ops, s,
+                          "npu-m100-regs", NPU_BAR0_SIZE);
+    pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->mmio);
+
+    if (s->use_msix) {
+        ret = msix_init_exclusive_bar(pdev, NPU_MSIX_VECTORS, NPU_MSIX_BAR,
+                                      errp);
+        if (ret) {
+            return;
+        }
+        for (unsigned v = 0; v < NPU_MSIX_VECTORS; v++) {
+            msix_vector_use(pdev, v);
+        }
+    }
+    if (s->use_msi) {
+        ret = msi_init(pdev, 0, 1, true, false, errp);
+        if (ret) {
+            goto fail_msix;
+        }
+    }
+
+    s->core = npu_core_create(&cfg, &host, err, sizeof(err));
+    if (!s->core) {
+        error_setg(errp, "%s: %s", TYPE_NPU_M100, err);
+        goto fail_msi;
+    }
+
+    DeviceState *dev = DEVICE(s);
+    s->kick_bh = qemu_bh_new_guarded(npu_kick_bh, s,
+                                     &dev->mem_reentrancy_guard);
+    s->done_bh = qemu_bh_new_guarded(npu_done_bh, s,
+                                     &dev->mem_reentrancy_guard);
+    qemu_mutex_init(&s->lock);
+    qemu_cond_init(&s->idle);
+    s->stopping = false;
+    for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
+        NpuQueueSlot *slot = &s->slot[q];
+        char name[16];
+
+        slot->s = s;
+        slot->index = q;
+        qemu_cond_init(&slot->wake);
+        timer_init_ns(&slot->gate, QEMU_CLOCK_VIRTUAL, npu_gate_cb, slot);
+        timer_init_ns(&slot->finish, QEMU_CLOCK_VIRTUAL, npu_finish_cb, slot);
+        snprintf(name, sizeof(name), "npu-q%u", q);
+        qemu_thread_create(&slot->thread, name, npu_worker, slot,
+                           QEMU_THREAD_JOINABLE);
+    }
+    return;
+
+fail_msi:
+    msi_uninit(pdev);
+fail_msix:
+    if (s->use_msix) {
+        msix_uninit_exclusive_bar(pdev);
+    }
+}
+
+static void npu_m100_exit(PCIDevice *pdev)
+{
+    NpuM100State *s = NPU_M100(pdev);
+
+    /* Ask running jobs to stop early, then stop and join the workers. */
+    npu_core_reset(s->core);
+    qemu_mutex_lock(&s->lock);
+    s->stopping = true;
+    for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
+        qemu_cond_signal(&s->slot[q].wake);
+    }
+    qemu_cond_broadcast(&s->idle);
+    qemu_mutex_unlock(&s->lock);
+    for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
+        NpuQueueSlot *slot = &s->slot[q];
+
+        qemu_thread_join(&slot->thread);
+        timer_del(&slot->gate);
+        timer_del(&slot->finish);
+        if (slot->job) {
+            /* Orphaned by the reset above: this only frees it. */
+            npu_core_job_complete(slot->job);
+            slot->job = NULL;
+        }
+        qemu_cond_destroy(&slot->wake);
+    }
+    qemu_bh_delete(s->kick_bh);
+    qemu_bh_delete(s->done_bh);
+    npu_core_destroy(s->core);
+    s->core = NULL;
+    qemu_cond_destroy(&s->idle);
+    qemu_mutex_destroy(&s->lock);
+    msi_uninit(pdev);
+    if (s->use_msix) {
+        msix_uninit_exclusive_bar(pdev);
+    }
+}
+
+static void npu_m100_reset(DeviceState *dev)
+{
+    NpuM100State *s = NPU_M100(dev);
+
+    /* The core lowers its interrupt status, and npu_irq() the line. */
+    npu_core_reset(s->core);
+    npu_orphan_jobs(s);
+}
+
+static Property npu_m100_properties[] = {
+    DEFINE_PROP_UINT32("clusters", NpuM100State, clusters,
+                       NPU_M100_CLUSTERS),
+    DEFINE_PROP_UINT32("tpbs-per-cluster", NpuM100State, tpbs_per_cluster,
+                       NPU_M100_TPBS_PER_CLUSTER),
+    DEFINE_PROP_UINT32("mesh-x", NpuM100State, mesh_x, NPU_M100_MESH_X),
+    DEFINE_PROP_UINT32("mesh-y", NpuM100State, mesh_y, NPU_M100_MESH_Y),
+    DEFINE_PROP_UINT32("defect-mask", NpuM100State, defect_mask, 0),
+    DEFINE_PROP_UINT32("clock-mhz", NpuM100State, clock_mhz,
+                       NPU_M100_CLOCK_MHZ),
+    DEFINE_PROP_UINT32("threads", NpuM100State, threads, 0),
+    DEFINE_PROP_BOOL("timing", NpuM100State, timing, false),
+    DEFINE_PROP_BOOL("msix", NpuM100State, use_msix, true),
+    DEFINE_PROP_BOOL("msi", NpuM100State, use_msi, true),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+typedef struct NpuPropHelp {
+    const char *name;
+    const char *help;
+} NpuPropHelp;
+
+static const NpuPropHelp npu_m100_prop_help[] = {
+    { "clusters", "clusters present, 1..16" },
+    { "tpbs-per-cluster", "Tensor Processing Blocks per cluster, 1..4" },
+    { "mesh-x", "NoC mesh columns (clusters + CCB + DDR port <= x*y <= 16)" },
+    { "mesh-y", "NoC mesh rows" },
+    { "defect-mask", "fused-off clusters, bit c = cluster c" },
+    { "clock-mhz", "modelled clock, for timing mode and reports" },
+    { "threads", "execution threads per task, 0 = one per host CPU" },
+    { "timing", "complete tasks after their simulated cycles on the "
+                "virtual clock (off: as soon as computed)" },
+    { "msix", "offer MSI-X (5 vectors: queues 0-3, errors)" },
+    { "msi", "offer MSI (one vector)" },
+    { NULL, NULL },
+};
+
+/* HBSM, SRAM and jobs in flight live outside guest RAM: not migratable. */
+static const VMStateDescription npu_m100_vmstate = {
+    .name = TYPE_NPU_M100,
+    .unmigratable = 1,
+};
+
+static void npu_m100_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+
+    k->realize = npu_m100_realize;
+    k->exit = npu_m100_exit;
+    k->vendor_id = NPU_PCI_VENDOR_ID;
+    k->device_id = NPU_PCI_DEVICE_ID;
+    k->revision = 1;
+    k->class_id = NPU_PCI_CLASS;
+    dc->desc = "M100 dataflow NPU (14 clusters x 4 TPBs)";
+    dc->reset = npu_m100_reset;
+    dc->vmsd = &npu_m100_vmstate;
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+    device_class_set_props(dc, npu_m100_properties);
+    for (const NpuPropHelp *h = npu_m100_prop_help; h->name; h++) {
+        object_class_property_set_description(klass, h->name, h->help);
+    }
+}
+
+static const TypeInfo npu_m100_info = {
+    .name = TYPE_NPU_M100,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(NpuM100State),
+    .class_init = npu_m100_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+        { },
+    },
+};
+
+static void npu_m100_register_types(void)
+{
+    type_register_static(&npu_m100_info);
+}
+
+type_init(npu_m100_register_types)
