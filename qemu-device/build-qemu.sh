@@ -132,7 +132,7 @@ if [ ! -f "$bld/build.ninja" ]; then
 fi
 
 if [ ! -f "$stamp" ] || [ ! -x "$bld/qemu-system-x86_64" ]; then
-	log "building (ninja -j$jobs; a cold build takes 10-20 minutes on 2 cores)"
+	log "building (ninja -j$jobs; a cold build takes about 4 minutes on 2 cores)"
 	start=$(date +%s)
 	# ninja prints one line per step: show every 250th, keep all in the log.
 	rm -f "$top/build.rc"
