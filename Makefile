@@ -34,12 +34,23 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 QEMU_PACKAGES := dpkg-dev ninja-build meson python3 libglib2.0-dev \
                  libpixman-1-dev libfdt-dev flex bison qemu-system-data \
                  seabios
+# check-guest: static busybox for the guest, and the tools that unpack
+# Debian's kernel package (dpkg-deb), list its module dependencies (kmod's
+# depmod, modinfo) and pack the initramfs.
+GUEST_PACKAGES := busybox-static cpio xz-utils kmod binutils
 DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev \
-                $(QEMU_PACKAGES)
+                $(QEMU_PACKAGES) $(GUEST_PACKAGES)
 DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
 
-.PHONY: all deps run check check-unit check-qemu qemu bench clean help
-all: $(LIBCORE) $(DEMO_BIN) qemu
+# The kernel module, built against Debian's 6.12 headers (make deps installs
+# them) in a copy of the sources under build/, so the tree stays clean.
+KVER ?= $(shell ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null | sed 's|.*/linux-headers-||' | sort -V | tail -1)
+KDIR ?= /usr/src/linux-headers-$(KVER)
+KMOD := $(BUILD)/kernel/npu.ko
+KMOD_SRCS := Kbuild $(wildcard kernel/*.c kernel/*.h) $(wildcard uapi/npu/*.h uapi/drm/*.h)
+
+.PHONY: all deps run check check-unit check-qemu qemu module bench clean help
+all: $(LIBCORE) $(DEMO_BIN) qemu module
 
 help:
 	@echo "make deps        install the Debian packages the project needs (root)"
@@ -49,6 +60,8 @@ help:
 	@echo "make check-unit  device-core unit tests (Check, ASan/UBSan)"
 	@echo "make qemu        build qemu-system-x86_64 with the NPU (cached in ~/.cache/npu)"
 	@echo "make check-qemu  qtests of the NPU PCI device"
+	@echo "make module      the kernel driver, build/kernel/npu.ko"
+	@echo "make check-guest kernel CI: boot Linux 6.12 with the NPU under QEMU, run the guest suite"
 	@echo "make bench       benchmarks, as ratios against references"
 
 deps:
@@ -67,6 +80,13 @@ deps:
 	  need_update=1; \
 	fi; \
 	if [ -n "$$missing" ] || [ -n "$$need_update" ]; then apt-get update -qq; fi; \
+	hdr=$$(ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null | head -1); \
+	if [ -z "$$hdr" ]; then \
+	  [ -n "$$missing" ] || apt-get update -qq; \
+	  pkg=$$(apt-cache search --names-only '^linux-headers-6\.12\.[0-9.]*\+deb12-amd64$$' | awk '{print $$1}' | sort -V | tail -1); \
+	  [ -n "$$pkg" ] || { echo "no linux-headers-6.12.*+deb12-amd64 package in apt's sources"; exit 1; }; \
+	  missing="$$missing $$pkg"; \
+	fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
@@ -104,7 +124,7 @@ $(DEMO_BIN): tools/npu-core-demo/*.c tests/common/npu_tdev.c tests/common/npu_td
 run: $(DEMO_BIN)
 	$(DEMO_BIN)
 
-check: check-unit check-qemu
+check: check-unit check-qemu check-guest
 
 # Phony: the script decides what to rebuild (cache keyed by QEMU version
 # and device sources) and returns in about a second when nothing changed.
@@ -114,6 +134,15 @@ qemu:
 check-qemu: qemu
 	@tests/qemu/run.sh $(BUILD)/bin
 
+module: $(KMOD)
+
+$(KMOD): $(KMOD_SRCS)
+	@test -d "$(KDIR)" || { echo "kernel headers for 6.12 not found ($(KDIR)): run 'make deps'"; exit 1; }
+	@mkdir -p $(BUILD)/kmod $(@D)
+	cp -u --parents $(KMOD_SRCS) $(BUILD)/kmod/
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(BUILD)/kmod modules
+	cp $(BUILD)/kmod/npu.ko $@
+
 check-unit: $(UNIT_BIN)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_BIN)
 
@@ -122,3 +151,17 @@ bench: $(BENCH_BIN)
 
 clean:
 	rm -rf $(BUILD)
+
+# Kernel CI (tests/guest/): boot Debian's Linux 6.12 under our QEMU, load
+# npu.ko (build/kernel/, when built) and run the static programs in
+# build/guest/bin/, once per device configuration.  GUEST_DEPS: what must
+# be built first.
+include tests/guest/suite.mk
+GUEST_DEPS := qemu module guest-bins
+# The suite's ten forced hangs alone take ~20 s under TCG.
+GUEST_APPEND ?= npu.test_timeout=300
+
+.PHONY: check-guest
+check-guest: $(GUEST_DEPS)
+	@tests/guest/mkinitramfs.sh .
+	@NPU_GUEST_APPEND="$(GUEST_APPEND) $(NPU_GUEST_APPEND)" tests/guest/run.sh

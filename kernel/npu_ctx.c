@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * Contexts: a partition of healthy clusters, an SRAM window, a device
+ * address space and a scheduler entity on one hardware queue.
+ *
+ * Copyright (c) 2026 The M100 NPU authors
+ */
+
+#include <linux/bitops.h>
+#include <linux/capability.h>
+#include <linux/dma-fence.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <drm/drm_file.h>
+#include <drm/drm_print.h>
+
+#include "npu_ctx.h"
+#include "npu_device.h"
+#include "npu_file.h"
+#include "npu_gem.h"
+#include "npu_mmu.h"
+
+/* How long destroying a context waits for its last job. */
+#define NPU_CTX_DRAIN_TIMEOUT	(30 * HZ)
+
+static void npu_ctx_release(struct kref *ref)
+{
+	struct npu_ctx *ctx = container_of(ref, struct npu_ctx, ref);
+
+	npu_vm_destroy(ctx->vm);
+	dma_fence_put(ctx->last_fence);
+	mutex_destroy(&ctx->submit_lock);
+	kfree(ctx);
+}
+
+void npu_ctx_put(struct npu_ctx *ctx)
+{
+	kref_put(&ctx->ref, npu_ctx_release);
+}
+
+struct npu_ctx *npu_ctx_lookup(struct npu_file *nfile, u32 id)
+{
+	struct npu_ctx *ctx;
+
+	xa_lock(&nfile->contexts);
+	ctx = xa_load(&nfile->contexts, id);
+	if (ctx)
+		kref_get(&ctx->ref);
+	xa_unlock(&nfile->contexts);
+	return ctx;
+}
+
+void npu_ctx_ban(struct npu_ctx *ctx, int error)
+{
+	if (!atomic_xchg(&ctx->banned, 1))
+		atomic_set(&ctx->last_error, error);
+}
+
+static bool npu_pos_in(u32 pos, u32 x0, u32 y0, u32 x1, u32 y1)
+{
+	u32 x = pos & 0xff, y = (pos >> 8) & 0xff;
+
+	return x >= x0 && x <= x1 && y >= y0 && y <= y1;
+}
+
+/**
+ * npu_partition_pick - choose @n of the @free clusters, compactly
+ * @info: geometry (mesh size, cluster positions).
+ * @free: candidate clusters.
+ * @n: how many.
+ * @map: out: logical -> physical, in row-major mesh order.
+ *
+ * Picks the smallest mesh rectangle holding @n free clusters (then the
+ * squarest, then the first), so a partition's NoC traffic stays local.
+ *
+ * Return: the chosen mask, 0 if fewer than @n are free.
+ */
+u32 npu_partition_pick(const struct drm_npu_device_info *info, u32 free,
+		       u32 n, u8 *map)
+{
+	u32 best_cost = U32_MAX, bx0 = 0, by0 = 0, bx1 = 0, by1 = 0;
+	u32 nx = info->mesh_x, ny = info->mesh_y;
+	u32 mask = 0, k = 0;
+
+	if (!n || hweight32(free) < n)
+		return 0;
+	/* Every rectangle x0..x1, y0..y1 of the mesh (at most 16 nodes). */
+	for (u32 r = 0; r < nx * nx * ny * ny; r++) {
+		u32 x0 = r % nx, x1 = r / nx % nx;
+		u32 y0 = r / (nx * nx) % ny, y1 = r / (nx * nx * ny);
+		u32 w, h, cnt = 0, cost;
+
+		if (x1 < x0 || y1 < y0)
+			continue;
+		w = x1 - x0 + 1;
+		h = y1 - y0 + 1;
+
+		for (u32 c = 0; c < info->clusters; c++)
+			if (free & BIT(c) &&
+			    npu_pos_in(info->cluster_pos[c], x0, y0, x1, y1))
+				cnt++;
+		if (cnt < n)
+			continue;
+		cost = (w * h) * 64 + (w > h ? w - h : h - w);
+		if (cost < best_cost) {
+			best_cost = cost;
+			bx0 = x0;
+			by0 = y0;
+			bx1 = x1;
+			by1 = y1;
+		}
+	}
+	/* Row-major inside the rectangle: logical ids follow the mesh. */
+	for (u32 y = by0; y <= by1 && k < n; y++)
+		for (u32 x = bx0; x <= bx1 && k < n; x++)
+			for (u32 c = 0; c < info->clusters && k < n; c++)
+				if (free & BIT(c) &&
+				    info->cluster_pos[c] == (x | y << 8)) {
+					map[k++] = c;
+					mask |= BIT(c);
+				}
+	return k == n ? mask : 0;
+}
+
+static void npu_ctx_release_partition(struct npu_ctx *ctx)
+{
+	struct npu_device *ndev = ctx->ndev;
+
+	mutex_lock(&ndev->ctx_lock);
+	if (!ctx->released) {
+		ndev->free_clusters |= ctx->cluster_mask;
+		if (drm_mm_node_allocated(&ctx->sram))
+			drm_mm_remove_node(&ctx->sram);
+		ctx->queue->contexts--;
+		xa_erase(&ndev->contexts, ctx->gid);
+		ctx->released = true;
+	}
+	mutex_unlock(&ndev->ctx_lock);
+}
+
+static int npu_ctx_reserve(struct npu_ctx *ctx, u32 n)
+{
+	struct npu_device *ndev = ctx->ndev;
+	const struct drm_npu_device_info *info = &ndev->info;
+	struct npu_queue *queue = NULL;
+	u64 sram;
+	int ret;
+
+	mutex_lock(&ndev->ctx_lock);
+	ctx->cluster_mask = npu_partition_pick(info, ndev->free_clusters, n,
+					       ctx->cluster_map);
+	if (!ctx->cluster_mask) {
+		dev_info_ratelimited(ndev->drm.dev,
+				     "partition of %u clusters refused: %u of %u healthy clusters free\n",
+				     n, hweight32(ndev->free_clusters),
+				     info->healthy_clusters);
+		ret = -ENOSPC;
+		goto out;
+	}
+	/* SRAM in proportion to the partition, in 4 KiB banks. */
+	sram = (u64)info->sram_size * n / info->healthy_clusters;
+	sram = round_down(sram, NPU_M100_SRAM_INTERLEAVE);
+	ret = drm_mm_insert_node_generic(&ndev->sram_mm, &ctx->sram, sram,
+					 NPU_M100_SRAM_INTERLEAVE, 0,
+					 DRM_MM_INSERT_BEST);
+	if (ret) {
+		dev_info_ratelimited(ndev->drm.dev,
+				     "partition of %u clusters refused: no %llu-byte SRAM window free\n",
+				     n, sram);
+		ret = -ENOSPC;
+		goto out;
+	}
+	ret = xa_alloc(&ndev->contexts, &ctx->gid, ctx, xa_limit_32b,
+		       GFP_KERNEL);
+	if (ret) {
+		drm_mm_remove_node(&ctx->sram);
+		goto out;
+	}
+	/* The least used queue. */
+	for (unsigned int q = 0; q < NPU_HW_NUM_QUEUES; q++)
+		if (!queue || ndev->queues[q].contexts < queue->contexts)
+			queue = &ndev->queues[q];
+	queue->contexts++;
+	ctx->queue = queue;
+	ndev->free_clusters &= ~ctx->cluster_mask;
+	ctx->nclusters = n;
+out:
+	mutex_unlock(&ndev->ctx_lock);
+	return ret;
+}
+
+static const enum drm_sched_priority npu_sched_prio[] = {
+	[DRM_NPU_PRIORITY_LOW] = DRM_SCHED_PRIORITY_LOW,
+	[DRM_NPU_PRIORITY_NORMAL] = DRM_SCHED_PRIORITY_NORMAL,
+	[DRM_NPU_PRIORITY_HIGH] = DRM_SCHED_PRIORITY_HIGH,
+};
+
+int npu_ioctl_ctx_create(struct drm_device *dev, void *data,
+			 struct drm_file *file)
+{
+	struct npu_device *ndev = to_npu_device(dev);
+	struct npu_file *nfile = file->driver_priv;
+	struct drm_npu_ctx_create *args = data;
+	struct drm_gpu_scheduler *sched;
+	struct npu_ctx *ctx;
+	u32 id;
+	int ret;
+
+	if (args->flags || args->priority > DRM_NPU_PRIORITY_HIGH ||
+	    !args->clusters || args->clusters > ndev->info.healthy_clusters)
+		return -EINVAL;
+	if (args->priority == DRM_NPU_PRIORITY_HIGH && !capable(CAP_SYS_NICE))
+		return -EPERM;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	kref_init(&ctx->ref);
+	ctx->ndev = ndev;
+	ctx->nfile = nfile;
+	ctx->pid = task_tgid_nr(current);
+	ctx->priority = args->priority;
+	spin_lock_init(&ctx->fence_lock);
+	mutex_init(&ctx->submit_lock);
+	ctx->vm = npu_vm_create(ndev);
+	if (IS_ERR(ctx->vm)) {
+		ret = PTR_ERR(ctx->vm);
+		ctx->vm = NULL;
+		goto err_free;
+	}
+	ret = npu_ctx_reserve(ctx, args->clusters);
+	if (ret)
+		goto err_free;
+	sched = &ctx->queue->sched;
+	ret = drm_sched_entity_init(&ctx->entity, npu_sched_prio[args->priority],
+				    &sched, 1, NULL);
+	if (ret)
+		goto err_partition;
+
+	mutex_lock(&nfile->lock);
+	ret = xa_alloc(&nfile->contexts, &id, ctx,
+		       XA_LIMIT(1, DRM_NPU_MAX_CTX_PER_FILE), GFP_KERNEL);
+	if (!ret)
+		ctx->id = id;
+	mutex_unlock(&nfile->lock);
+	if (ret) {
+		ret = ret == -EBUSY ? -EMFILE : ret;
+		goto err_entity;
+	}
+
+	args->ctx_id = ctx->id;
+	args->queue = ctx->queue->index;
+	args->cluster_mask = ctx->cluster_mask;
+	args->sram_base = ctx->sram.start;
+	args->sram_size = ctx->sram.size;
+	memset(args->cluster_map, 0, sizeof(args->cluster_map));
+	memcpy(args->cluster_map, ctx->cluster_map, ctx->nclusters);
+	return 0;
+
+err_entity:
+	drm_sched_entity_destroy(&ctx->entity);
+err_partition:
+	npu_ctx_release_partition(ctx);
+err_free:
+	npu_ctx_put(ctx);
+	return ret;
+}
+
+/* Tear down a context already removed from its file's table. */
+static void npu_ctx_destroy(struct npu_file *nfile, struct npu_ctx *ctx)
+{
+	struct npu_bo_binding *b;
+	struct dma_fence *fence;
+
+	/* Jobs not yet on the hardware end with -ECANCELED. */
+	atomic_set(&ctx->dead, 1);
+	drm_sched_entity_destroy(&ctx->entity);
+
+	spin_lock(&ctx->fence_lock);
+	fence = dma_fence_get(ctx->last_fence);
+	spin_unlock(&ctx->fence_lock);
+	if (fence) {
+		/* A hung job ends through the scheduler timeout and reset. */
+		dma_fence_wait_timeout(fence, false, NPU_CTX_DRAIN_TIMEOUT);
+		dma_fence_put(fence);
+	}
+
+	/* The id may be reused: no binding may claim a mapping in it. */
+	mutex_lock(&nfile->lock);
+	list_for_each_entry(b, &nfile->bindings, file_link)
+		clear_bit(ctx->id - 1, &b->ctx_mapped);
+	mutex_unlock(&nfile->lock);
+
+	npu_ctx_release_partition(ctx);
+	npu_ctx_put(ctx);
+}
+
+int npu_ioctl_ctx_destroy(struct drm_device *dev, void *data,
+			  struct drm_file *file)
+{
+	struct npu_file *nfile = file->driver_priv;
+	struct drm_npu_ctx_destroy *args = data;
+	struct npu_ctx *ctx;
+
+	if (args->pad)
+		return -EINVAL;
+	mutex_lock(&nfile->lock);
+	ctx = xa_erase(&nfile->contexts, args->ctx_id);
+	mutex_unlock(&nfile->lock);
+	if (!ctx)
+		return -ENOENT;
+	npu_ctx_destroy(nfile, ctx);
+	return 0;
+}
+
+void npu_ctx_destroy_all(struct npu_file *nfile)
+{
+	struct npu_ctx *ctx;
+	unsigned long id;
+
+	xa_for_each(&nfile->contexts, id, ctx) {
+		mutex_lock(&nfile->lock);
+		ctx = xa_erase(&nfile->contexts, id);
+		mutex_unlock(&nfile->lock);
+		if (ctx)
+			npu_ctx_destroy(nfile, ctx);
+	}
+}
+
+int npu_ioctl_ctx_query(struct drm_device *dev, void *data,
+			struct drm_file *file)
+{
+	struct drm_npu_ctx_query *args = data;
+	struct npu_ctx *ctx;
+
+	if (args->pad)
+		return -EINVAL;
+	ctx = npu_ctx_lookup(file->driver_priv, args->ctx_id);
+	if (!ctx)
+		return -ENOENT;
+	args->state = atomic_read(&ctx->banned) ? DRM_NPU_CTX_BANNED :
+						  DRM_NPU_CTX_OK;
+	args->jobs_submitted = atomic64_read(&ctx->jobs_submitted);
+	args->jobs_completed = atomic64_read(&ctx->jobs_completed);
+	args->jobs_failed = atomic64_read(&ctx->jobs_failed);
+	args->last_error = -atomic_read(&ctx->last_error);
+	npu_ctx_put(ctx);
+	return 0;
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * Observability and fault injection.
+ *
+ * sysfs (on the PCI device): geometry, defect mask, busy time, resets,
+ * queue depths.  debugfs (accel/<minor>/): BO and context lists, fault
+ * injection (hang, MMU fault, failing reset) and a reset trigger.
+ *
+ * Copyright (c) 2026 The M100 NPU authors
+ */
+
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+#include <linux/sysfs.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+
+#include "npu_ctx.h"
+#include "npu_device.h"
+#include "npu_gem.h"
+
+/* ---- sysfs ---- */
+
+static struct npu_device *npu_from_dev(struct device *dev)
+{
+	return pci_get_drvdata(to_pci_dev(dev));
+}
+
+static ssize_t geometry_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	const struct drm_npu_device_info *i = &npu_from_dev(dev)->info;
+
+	return sysfs_emit(buf,
+			  "clusters=%u tpbs=%u mesh=%ux%u queues=%u sram=%u hbsm=%u clock_mhz=%u\n",
+			  i->clusters, i->tpbs_per_cluster, i->mesh_x,
+			  i->mesh_y, i->queues, i->sram_size, i->hbsm_size,
+			  i->clock_mhz);
+}
+static DEVICE_ATTR_RO(geometry);
+
+static ssize_t defect_mask_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "0x%x\n", npu_from_dev(dev)->info.defect_mask);
+}
+static DEVICE_ATTR_RO(defect_mask);
+
+static ssize_t healthy_mask_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "0x%x\n", npu_from_dev(dev)->info.healthy_mask);
+}
+static DEVICE_ATTR_RO(healthy_mask);
+
+static ssize_t free_clusters_show(struct device *dev,
+				  struct device_attribute *attr, char *buf)
+{
+	struct npu_device *ndev = npu_from_dev(dev);
+	u32 free;
+
+	mutex_lock(&ndev->ctx_lock);
+	free = ndev->free_clusters;
+	mutex_unlock(&ndev->ctx_lock);
+	return sysfs_emit(buf, "0x%x\n", free);
+}
+static DEVICE_ATTR_RO(free_clusters);
+
+/* One number per cluster: nanoseconds it spent in jobs. */
+static ssize_t busy_ns_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	struct npu_device *ndev = npu_from_dev(dev);
+	int len = 0;
+
+	for (u32 c = 0; c < ndev->info.clusters; c++)
+		len += sysfs_emit_at(buf, len, "%s%llu", c ? " " : "",
+				     atomic64_read(&ndev->stats.cluster_busy_ns[c]));
+	return len + sysfs_emit_at(buf, len, "\n");
+}
+static DEVICE_ATTR_RO(busy_ns);
+
+static ssize_t reset_count_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n",
+			  atomic64_read(&npu_from_dev(dev)->stats.resets));
+}
+static DEVICE_ATTR_RO(reset_count);
+
+/* One number per queue: jobs on the hardware now. */
+static ssize_t queue_depth_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct npu_device *ndev = npu_from_dev(dev);
+	int len = 0;
+
+	for (u32 i = 0; i < NPU_HW_NUM_QUEUES; i++) {
+		struct npu_queue *q = &ndev->queues[i];
+		struct list_head *pos;
+		unsigned long flags;
+		u32 n = 0;
+
+		spin_lock_irqsave(&q->lock, flags);
+		list_for_each(pos, &q->inflight)
+			n++;
+		spin_unlock_irqrestore(&q->lock, flags);
+		len += sysfs_emit_at(buf, len, "%s%u", i ? " " : "", n);
+	}
+	return len + sysfs_emit_at(buf, len, "\n");
+}
+static DEVICE_ATTR_RO(queue_depth);
+
+static struct attribute *npu_attrs[] = {
+	&dev_attr_geometry.attr,
+	&dev_attr_defect_mask.attr,
+	&dev_attr_healthy_mask.attr,
+	&dev_attr_free_clusters.attr,
+	&dev_attr_busy_ns.attr,
+	&dev_attr_reset_count.attr,
+	&dev_attr_queue_depth.attr,
+	NULL,
+};
+
+static const struct attribute_group npu_attr_group = {
+	.name = "npu",
+	.attrs = npu_attrs,
+};
+
+const struct attribute_group *npu_sysfs_groups[] = {
+	&npu_attr_group,
+	NULL,
+};
+
+/* ---- debugfs ---- */
+
+static int npu_bos_show(struct seq_file *m, void *unused)
+{
+	struct npu_device *ndev = m->private;
+	struct npu_bo *bo;
+
+	seq_puts(m, "size flags pid refs\n");
+	mutex_lock(&ndev->bo_lock);
+	list_for_each_entry(bo, &ndev->bos, dev_link)
+		seq_printf(m, "%zu 0x%x %d %u\n", bo->base.base.size, bo->flags,
+			   bo->pid, kref_read(&bo->base.base.refcount));
+	mutex_unlock(&ndev->bo_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(npu_bos);
+
+static int npu_contexts_show(struct seq_file *m, void *unused)
+{
+	struct npu_device *ndev = m->private;
+	struct npu_ctx *ctx;
+	unsigned long gid;
+
+	seq_puts(m, "gid id pid queue clusters mask banned submitted completed failed\n");
+	mutex_lock(&ndev->ctx_lock);
+	xa_for_each(&ndev->contexts, gid, ctx)
+		seq_printf(m, "%lu %u %d %u %u 0x%x %d %lld %lld %lld\n", gid,
+			   ctx->id, ctx->pid, ctx->queue->index, ctx->nclusters,
+			   ctx->cluster_mask, atomic_read(&ctx->banned),
+			   atomic64_read(&ctx->jobs_submitted),
+			   atomic64_read(&ctx->jobs_completed),
+			   atomic64_read(&ctx->jobs_failed));
+	mutex_unlock(&ndev->ctx_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(npu_contexts);
+
+struct npu_reset_work {
+	struct work_struct work;
+	struct npu_device *ndev;
+	int ret;
+};
+
+static void npu_reset_work_fn(struct work_struct *work)
+{
+	struct npu_reset_work *rw = container_of(work, struct npu_reset_work, work);
+
+	rw->ret = npu_recover(rw->ndev, NULL);
+}
+
+/* Write anything: reset the device now (on the timeout workqueue). */
+static ssize_t npu_reset_write(struct file *f, const char __user *buf,
+			       size_t len, loff_t *off)
+{
+	struct npu_device *ndev = file_inode(f)->i_private;
+	struct npu_reset_work rw = { .ndev = ndev };
+	int idx;
+
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return -ENODEV;
+	INIT_WORK_ONSTACK(&rw.work, npu_reset_work_fn);
+	queue_work(ndev->reset_wq, &rw.work);
+	flush_work(&rw.work);
+	destroy_work_on_stack(&rw.work);
+	drm_dev_exit(idx);
+	return rw.ret ? rw.ret : len;
+}
+
+static const struct file_operations npu_reset_fops = {
+	.owner = THIS_MODULE,
+	.write = npu_reset_write,
+};
+
+void npu_debugfs_init(struct npu_device *ndev)
+{
+	struct dentry *root = ndev->drm.accel ? ndev->drm.accel->debugfs_root : NULL;
+
+	if (IS_ERR_OR_NULL(root))
+		return;
+	debugfs_create_file("bos", 0444, root, ndev, &npu_bos_fops);
+	debugfs_create_file("contexts", 0444, root, ndev, &npu_contexts_fops);
+	debugfs_create_file("reset", 0200, root, ndev, &npu_reset_fops);
+	/* Counters: the next N jobs hang / fault, the next N resets fail. */
+	debugfs_create_atomic_t("inject_hang", 0600, root, &ndev->inject_hang);
+	debugfs_create_atomic_t("inject_fault", 0600, root, &ndev->inject_fault);
+	debugfs_create_atomic_t("inject_reset_fail", 0600, root,
+				&ndev->inject_reset_fail);
+}

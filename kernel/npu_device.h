@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/* Copyright (c) 2026 The M100 NPU authors */
+
+#ifndef NPU_DEVICE_H
+#define NPU_DEVICE_H
+
+#include <linux/bitmap.h>
+#include <linux/io.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <drm/drm_device.h>
+#include <drm/drm_mm.h>
+#include <drm/gpu_scheduler.h>
+
+#include "npu/npu_hw.h"
+#include "npu_accel.h"
+
+#define NPU_DRIVER_NAME		"npu"
+#define NPU_DRIVER_DESC		"M100 dataflow NPU"
+#define NPU_DRIVER_MAJOR	1
+#define NPU_DRIVER_MINOR	0
+
+/* Ring entries per queue; at most NPU_JOBS_IN_FLIGHT are in use at once. */
+#define NPU_RING_LOG2		6
+#define NPU_RING_ENTRIES	BIT(NPU_RING_LOG2)
+#define NPU_JOBS_IN_FLIGHT	32
+
+/* Device address range handed out to BOs (39-bit device VA). */
+#define NPU_VA_START		BIT_ULL(20)
+#define NPU_VA_END		BIT_ULL(NPU_MMU_VA_BITS)
+
+struct npu_device;
+
+/**
+ * struct npu_queue - one hardware task queue and its scheduler
+ * @ndev: owner.
+ * @index: queue number.
+ * @sched: the DRM scheduler feeding this queue.
+ * @ring: CPU view of the ring (NPU_RING_ENTRIES descriptors).
+ * @ring_dma: its bus address.
+ * @comp: completion records, one per ring entry.
+ * @comp_dma: their bus address.
+ * @lock: protects @inflight, @tail, @hw_seqno, @last_done_ns and @hung.
+ * @inflight: jobs written to the ring and not yet completed, oldest first.
+ * @tail: next ring index the driver writes.
+ * @hw_seqno: last sequence number given to a descriptor.
+ * @last_done_ns: when the last job of this queue completed (busy time).
+ * @hung: fault injection: the doorbell is held back until the next reset.
+ * @progress: NPU_Q_TASKS at the last timeout check (timeout work only).
+ * @fence_context: dma_fence context of the hardware fences.
+ * @contexts: how many contexts use this queue (protected by ndev->ctx_lock).
+ */
+struct npu_queue {
+	struct npu_device *ndev;
+	unsigned int index;
+	struct drm_gpu_scheduler sched;
+	struct npu_hw_task *ring;
+	dma_addr_t ring_dma;
+	struct npu_hw_completion *comp;
+	dma_addr_t comp_dma;
+	spinlock_t lock;	/* inflight, tail, hw_seqno, last_done_ns, hung */
+	struct list_head inflight;
+	u32 tail;
+	u64 hw_seqno;
+	u64 last_done_ns;
+	bool hung;
+	u64 progress;
+	u64 fence_context;
+	unsigned int contexts;
+};
+
+/**
+ * struct npu_stats - device-wide counters, all atomic
+ */
+struct npu_stats {
+	atomic64_t jobs_submitted;
+	atomic64_t jobs_completed;
+	atomic64_t jobs_failed;
+	atomic64_t resets;
+	atomic64_t mmu_faults;
+	atomic64_t timeouts;
+	atomic64_t bo_count;
+	atomic64_t bo_bytes;
+	atomic64_t device_cycles;
+	atomic64_t cluster_busy_ns[NPU_HW_MAX_CLUSTERS];
+};
+
+/**
+ * struct npu_device - one M100 function
+ * @drm: DRM device (accel minor).
+ * @pdev: PCI function.
+ * @regs: BAR0.
+ * @info: geometry and versions, read at probe (immutable afterwards).
+ * @queues: the task queues.
+ * @reset_wq: ordered workqueue running every scheduler's timeout work, so
+ *	device-wide resets never race each other.
+ * @reset_lock: serialises device resets (timeouts, debugfs, remove).
+ * @reg64_lock: serialises reads of 64-bit register pairs: every _LO read
+ *	latches its _HI half in one latch shared by all pairs.
+ * @null_pt: an empty top-level page table (fault injection).
+ * @null_pt_dma: its bus address.
+ * @ctx_lock: protects @free_clusters, @sram_mm, @contexts, the per-queue
+ *	context counts and @asid_next.
+ * @free_clusters: healthy clusters not in any partition.
+ * @sram_mm: allocator of CCB SRAM windows.
+ * @contexts: every live context (for debugfs), by global id.
+ * @asids: allocator of address-space ids.
+ * @stats: counters for DRM_IOCTL_NPU_STATS, sysfs and debugfs.
+ * @bo_lock: protects @bos.
+ * @bos: every live BO (for debugfs).
+ * @inject_hang: fault injection: number of next jobs to hang.
+ * @inject_fault: fault injection: number of next jobs to run on an empty
+ *	page table (MMU fault).
+ * @inject_reset_fail: fault injection: number of next reset attempts that
+ *	report failure.
+ * @debugfs: the driver's debugfs directory.
+ */
+struct npu_device {
+	struct drm_device drm;
+	struct pci_dev *pdev;
+	void __iomem *regs;
+	struct drm_npu_device_info info;
+	struct npu_queue queues[NPU_HW_NUM_QUEUES];
+	struct workqueue_struct *reset_wq;
+	struct mutex reset_lock;	/* one device reset at a time */
+	spinlock_t reg64_lock;		/* the shared _HI latch */
+	u64 *null_pt;
+	dma_addr_t null_pt_dma;
+	struct mutex ctx_lock;		/* partitions, SRAM, contexts */
+	u32 free_clusters;
+	struct drm_mm sram_mm;
+	struct xarray contexts;
+	struct ida asids;
+	struct npu_stats stats;
+	struct mutex bo_lock;		/* the bos list */
+	struct list_head bos;
+	atomic_t inject_hang;
+	atomic_t inject_fault;
+	atomic_t inject_reset_fail;
+	struct dentry *debugfs;
+};
+
+#define to_npu_device(d) container_of(d, struct npu_device, drm)
+
+static inline u32 npu_rd(struct npu_device *ndev, u32 off)
+{
+	return readl(ndev->regs + off);
+}
+
+static inline void npu_wr(struct npu_device *ndev, u32 off, u32 val)
+{
+	writel(val, ndev->regs + off);
+}
+
+static inline u64 npu_rd64(struct npu_device *ndev, u32 off)
+{
+	unsigned long flags;
+	u64 v;
+
+	spin_lock_irqsave(&ndev->reg64_lock, flags);
+	v = npu_rd(ndev, off);	/* latches the upper half */
+	v |= (u64)npu_rd(ndev, off + 4) << 32;
+	spin_unlock_irqrestore(&ndev->reg64_lock, flags);
+	return v;
+}
+
+/* npu_hw.c */
+int npu_hw_init(struct npu_device *ndev);
+int npu_hw_reset(struct npu_device *ndev);
+void npu_hw_start_queues(struct npu_device *ndev);
+int npu_hw_irq_init(struct npu_device *ndev);
+void npu_hw_fini(struct npu_device *ndev);
+
+/* npu_job.c */
+int npu_sched_init(struct npu_device *ndev);
+void npu_sched_fini(struct npu_device *ndev);
+void npu_queue_process(struct npu_queue *q);
+void npu_queue_cancel(struct npu_queue *q, int error);
+int npu_recover(struct npu_device *ndev, struct drm_sched_job *bad);
+
+/* npu_debugfs.c */
+void npu_debugfs_init(struct npu_device *ndev);
+extern const struct attribute_group *npu_sysfs_groups[];
+
+#endif /* NPU_DEVICE_H */

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/* Copyright (c) 2026 The M100 NPU authors */
+
+#ifndef NPU_JOB_H
+#define NPU_JOB_H
+
+#include <linux/dma-fence.h>
+#include <drm/gpu_scheduler.h>
+
+struct npu_ctx;
+
+/**
+ * struct npu_job - one submitted program
+ * @base: scheduler job.
+ * @ctx: the context (a reference).
+ * @bos: every BO the job uses, the command BO included (references).
+ * @bo_count: entries in @bos.
+ * @prog_va: device address of the program.
+ * @prog_size: its size.
+ * @timeout_cycles: the device's cycle budget for the task.
+ * @link: entry in npu_queue.inflight (under npu_queue.lock).
+ * @hw_fence: fence of the current hardware attempt, signalled on completion.
+ * @hw_seqno: sequence number in the ring descriptor.
+ * @slot: ring index (and completion record) of the current attempt.
+ * @start_ns: when the current attempt was written to the ring.
+ * @hw_done: the device finished it (even if the scheduler was stopped).
+ * @hw_error: result of that completion (0 or negative errno).
+ * @guilty_error: set by recovery: the job hung; it is not run again.
+ */
+struct npu_job {
+	struct drm_sched_job base;
+	struct npu_ctx *ctx;
+	struct drm_gem_object **bos;
+	u32 bo_count;
+	u64 prog_va;
+	u32 prog_size;
+	u64 timeout_cycles;
+	struct list_head link;
+	struct dma_fence *hw_fence;
+	u64 hw_seqno;
+	u32 slot;
+	u64 start_ns;
+	bool hw_done;
+	int hw_error;
+	int guilty_error;
+};
+
+int npu_ioctl_submit(struct drm_device *dev, void *data,
+		     struct drm_file *file);
+
+#endif /* NPU_JOB_H */
