@@ -38,7 +38,12 @@ QEMU_PACKAGES := dpkg-dev ninja-build meson python3 libglib2.0-dev \
 # Debian's kernel package (dpkg-deb), list its module dependencies (kmod's
 # depmod, modinfo) and pack the initramfs.
 GUEST_PACKAGES := busybox-static cpio xz-utils kmod binutils
-DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev \
+# libnpu: ONNX parsing (onnx.proto + protobuf-c), the kernel backend
+# (libdrm), model downloads (libcurl), the fuzz target (clang's libFuzzer)
+# and the ONNX conformance data.
+LIBNPU_PACKAGES := libonnx-dev protobuf-c-compiler libprotobuf-c-dev \
+                   libcurl4-openssl-dev libdrm-dev clang libonnx-testdata
+DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PACKAGES) \
                 $(QEMU_PACKAGES) $(GUEST_PACKAGES)
 DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
 
@@ -49,8 +54,12 @@ KDIR ?= /usr/src/linux-headers-$(KVER)
 KMOD := $(BUILD)/kernel/npu.ko
 KMOD_SRCS := Kbuild $(wildcard kernel/*.c kernel/*.h) $(wildcard uapi/npu/*.h uapi/drm/*.h)
 
-.PHONY: all deps run check check-unit check-qemu qemu module bench clean help
-all: $(LIBCORE) $(DEMO_BIN) qemu module
+PREFIX ?= /usr/local
+
+.PHONY: all deps run check check-unit check-style check-qemu qemu module bench clean help
+all: $(LIBCORE) $(DEMO_BIN) libnpu qemu module
+
+include libnpu/libnpu.mk
 
 help:
 	@echo "make deps        install the Debian packages the project needs (root)"
@@ -61,6 +70,7 @@ help:
 	@echo "make qemu        build qemu-system-x86_64 with the NPU (cached in ~/.cache/npu)"
 	@echo "make check-qemu  qtests of the NPU PCI device"
 	@echo "make module      the kernel driver, build/kernel/npu.ko"
+	@echo "make check-style checkpatch --strict on the driver and its uAPI"
 	@echo "make check-guest kernel CI: boot Linux 6.12 with the NPU under QEMU, run the guest suite"
 	@echo "make bench       benchmarks, as ratios against references"
 
@@ -94,7 +104,7 @@ deps:
 
 $(BUILD)/obj/core/%.o: qemu-device/core/%.c $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS_COMMON) -fvisibility=hidden $(OPTFLAGS) -c $< -o $@
 
 $(BUILD)/obj/core-san/%.o: qemu-device/core/%.c $(CORE_HDRS)
 	@mkdir -p $(@D)
@@ -124,7 +134,10 @@ $(DEMO_BIN): tools/npu-core-demo/*.c tests/common/npu_tdev.c tests/common/npu_td
 run: $(DEMO_BIN)
 	$(DEMO_BIN)
 
-check: check-unit check-qemu check-guest
+check: check-unit check-style check-qemu check-guest
+
+check-style:
+	@tests/style/checkpatch.sh
 
 # Phony: the script decides what to rebuild (cache keyed by QEMU version
 # and device sources) and returns in about a second when nothing changed.
@@ -143,8 +156,9 @@ $(KMOD): $(KMOD_SRCS)
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(BUILD)/kmod modules
 	cp $(BUILD)/kmod/npu.ko $@
 
-check-unit: $(UNIT_BIN)
+check-unit: $(UNIT_BIN) $(LIBNPU_TEST_BIN)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_BIN)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(LIBNPU_TEST_BIN)
 
 bench: $(BENCH_BIN)
 	$(BENCH_BIN)

@@ -46,7 +46,7 @@ static inline float npu_bf16_to_f32(uint16_t v)
 uint16_t npu_f32_to_bf16(float f);	/* round to nearest even, NaN kept */
 float npu_f16_to_f32(uint16_t v);
 uint16_t npu_f32_to_f16(float f);	/* round to nearest even, inf on overflow */
-size_t npu_dtype_size(unsigned dtype);	/* 0 for NONE or unknown */
+size_t npu_hw_dtype_size(unsigned dtype);	/* 0 for NONE or unknown */
 bool npu_dtype_is_int(unsigned dtype);	/* INT8, UINT8, INT32 */
 /* Round with enum npu_hw_round, then saturate to [lo, hi]. */
 int32_t npu_round_sat(float v, unsigned round_mode, int32_t lo, int32_t hi);

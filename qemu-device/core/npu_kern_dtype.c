@@ -118,7 +118,7 @@ uint16_t npu_f32_to_f16(float f)
 
 /* ---- dtype properties ---- */
 
-size_t npu_dtype_size(unsigned dtype)
+size_t npu_hw_dtype_size(unsigned dtype)
 {
 	switch (dtype) {
 	case NPU_DT_INT8:

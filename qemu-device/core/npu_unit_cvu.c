@@ -178,7 +178,7 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 			continue;
 		if (di->opnd[o].space != NPU_SPACE_HBSM)
 			return NPU_IE_SPACE;
-		if (!npu_dtype_size(di->opnd[o].dtype))
+		if (!npu_hw_dtype_size(di->opnd[o].dtype))
 			return NPU_IE_DTYPE;
 	}
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {

@@ -30,7 +30,7 @@ int npu_walk_decode(const struct npu_hw_twu *twu, struct npu_walk *w)
 		return NPU_IE_RESERVED;
 	if (twu->base >= NPU_WALK_MAX_BASE)
 		return NPU_IE_RANGE;
-	w->esz = (unsigned)npu_dtype_size(twu->dtype);
+	w->esz = (unsigned)npu_hw_dtype_size(twu->dtype);
 	if (!w->esz)
 		return NPU_IE_DTYPE;
 	w->base = twu->base;

@@ -14,6 +14,8 @@
 #   npu.test_timeout=S   seconds allowed per program (default 60)
 #   npu.config=NAME      configuration name   -> NPU_GUEST_CONFIG for programs
 #   npu.device=PROPS     -device npu-m100 properties -> NPU_GUEST_DEVICE
+#   npu.modloop=N        after the final rmmod, insmod/rmmod N more times
+#                        (default 10)
 #   npu.unload=0         leave npu.ko loaded (default: rmmod it at the end,
 #                        which exercises the driver's remove path)
 #   npu.inject=KIND      harness self-test, each must make the run fail:
@@ -79,7 +81,7 @@ report() {
 now() { sed 's/^\([0-9]*\)\.\([0-9]*\) .*/\1\2/' /proc/uptime; }
 secs() { echo "$1" | awk '{ printf "%.2f", $1 / 100 }'; }
 
-tests="" test_timeout=60 config="" device="" unload=1 inject="" modparams=""
+tests="" test_timeout=60 config="" device="" unload=1 inject="" modparams="" modloop=10
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	npu.tests=*) tests=${arg#*=} ;;
@@ -87,6 +89,7 @@ for arg in $(cat /proc/cmdline); do
 	npu.config=*) config=${arg#*=} ;;
 	npu.device=*) device=${arg#*=} ;;
 	npu.unload=*) unload=${arg#*=} ;;
+	npu.modloop=*) modloop=${arg#*=} ;;
 	npu.inject=*) inject=${arg#*=} ;;
 	npu.*=*) modparams="$modparams ${arg#npu.}" ;;
 	esac
@@ -179,6 +182,18 @@ esac
 if [ "$npu_loaded" -eq 1 ] && [ "$unload" != 0 ]; then
 	echo "npu-guest: rmmod npu"
 	rmmod npu || fail "rmmod npu"
+	# Load and unload again: probe and remove must leave nothing behind.
+	i=0
+	while [ "$i" -lt "$modloop" ]; do
+		i=$((i + 1))
+		# shellcheck disable=SC2086 # one word per parameter
+		insmod /lib/modules/npu.ko $modparams || { fail "modloop $i: insmod npu.ko"; break; }
+		[ -e "$npu_pci/driver" ] || fail "modloop $i: npu.ko did not bind"
+		ls /dev/accel/accel* >/dev/null 2>&1 || fail "modloop $i: no /dev/accel/accel*"
+		rmmod npu || { fail "modloop $i: rmmod npu"; break; }
+	done
+	echo "npu-guest: rmmod/insmod loop: $i rounds"
+	grep -q '^npu ' /proc/modules && fail "npu still loaded after the loop"
 fi
 
 # A warning, oops or lockup taints the kernel even if its message did not

@@ -280,15 +280,15 @@ END_TEST
 
 START_TEST(dtype_props)
 {
-	ck_assert_uint_eq(npu_dtype_size(NPU_DT_NONE), 0);
-	ck_assert_uint_eq(npu_dtype_size(NPU_DT_INT8), 1);
-	ck_assert_uint_eq(npu_dtype_size(NPU_DT_UINT8), 1);
-	ck_assert_uint_eq(npu_dtype_size(NPU_DT_INT32), 4);
-	ck_assert_uint_eq(npu_dtype_size(NPU_DT_BF16), 2);
-	ck_assert_uint_eq(npu_dtype_size(NPU_DT_FP16), 2);
-	ck_assert_uint_eq(npu_dtype_size(NPU_DT_FP32), 4);
-	ck_assert_uint_eq(npu_dtype_size(NPU_DT_COUNT), 0);
-	ck_assert_uint_eq(npu_dtype_size(255), 0);
+	ck_assert_uint_eq(npu_hw_dtype_size(NPU_DT_NONE), 0);
+	ck_assert_uint_eq(npu_hw_dtype_size(NPU_DT_INT8), 1);
+	ck_assert_uint_eq(npu_hw_dtype_size(NPU_DT_UINT8), 1);
+	ck_assert_uint_eq(npu_hw_dtype_size(NPU_DT_INT32), 4);
+	ck_assert_uint_eq(npu_hw_dtype_size(NPU_DT_BF16), 2);
+	ck_assert_uint_eq(npu_hw_dtype_size(NPU_DT_FP16), 2);
+	ck_assert_uint_eq(npu_hw_dtype_size(NPU_DT_FP32), 4);
+	ck_assert_uint_eq(npu_hw_dtype_size(NPU_DT_COUNT), 0);
+	ck_assert_uint_eq(npu_hw_dtype_size(255), 0);
 	ck_assert(npu_dtype_is_int(NPU_DT_INT8));
 	ck_assert(npu_dtype_is_int(NPU_DT_UINT8));
 	ck_assert(npu_dtype_is_int(NPU_DT_INT32));
