@@ -32,7 +32,7 @@ $(ONNX_PB_C) $(ONNX_PB_H): $(ONNX_PROTO)
 # Generated code: warnings are protoc-c's business, not ours.
 $(BUILD)/obj/npu/gen/onnx.pb-c.o: $(ONNX_PB_C)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) -I$(GEN) -g -fPIC $(OPTFLAGS) -c $< -o $@
+	$(CC) $(CSTD) -I$(GEN) -g -fPIC -fvisibility=hidden $(OPTFLAGS) -c $< -o $@
 $(BUILD)/obj/npu-san/gen/onnx.pb-c.o: $(ONNX_PB_C)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) -I$(GEN) -g -fPIC -O1 $(SANFLAGS) -c $< -o $@

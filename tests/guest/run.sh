@@ -34,13 +34,14 @@ boot_timeout=${NPU_GUEST_TIMEOUT:-120}
 
 # name | -device npu-m100 properties.  Cluster c sits at mesh node c+1, or
 # c+2 from cluster 2 on (node 0 is the CCB, node 3 the DDR port, 4x4 mesh).
-all_configs="default fused-2 fused-corner timing"
+all_configs="default fused-2 fused-corner timing intx"
 props_of() {
 	case $1 in
 	default) echo "" ;;
 	fused-2) echo "defect-mask=0x0081" ;;      # clusters 0 and 7: beside the CCB, mid-mesh
 	fused-corner) echo "defect-mask=0x2400" ;; # clusters 10 and 13: the two far corners
 	timing) echo "timing=on" ;;
+	intx) echo "msix=off,msi=off" ;;             # the driver's INTx fallback
 	*) return 1 ;;
 	esac
 }
