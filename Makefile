@@ -60,6 +60,8 @@ PREFIX ?= /usr/local
 all: $(LIBCORE) $(DEMO_BIN) libnpu qemu module
 
 include libnpu/libnpu.mk
+# Each tool under tools/<name>/ may bring its own rules (tools/<name>/<name>.mk).
+-include $(wildcard tools/*/*.mk)
 
 help:
 	@echo "make deps        install the Debian packages the project needs (root)"

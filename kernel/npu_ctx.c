@@ -14,6 +14,7 @@
 #include <drm/drm_file.h>
 #include <drm/drm_print.h>
 
+#include "npu/npu_hw_partition.h"
 #include "npu_ctx.h"
 #include "npu_device.h"
 #include "npu_file.h"
@@ -56,72 +57,6 @@ void npu_ctx_ban(struct npu_ctx *ctx, int error)
 		atomic_set(&ctx->last_error, error);
 }
 
-static bool npu_pos_in(u32 pos, u32 x0, u32 y0, u32 x1, u32 y1)
-{
-	u32 x = pos & 0xff, y = (pos >> 8) & 0xff;
-
-	return x >= x0 && x <= x1 && y >= y0 && y <= y1;
-}
-
-/**
- * npu_partition_pick - choose @n of the @free clusters, compactly
- * @info: geometry (mesh size, cluster positions).
- * @free: candidate clusters.
- * @n: how many.
- * @map: out: logical -> physical, in row-major mesh order.
- *
- * Picks the smallest mesh rectangle holding @n free clusters (then the
- * squarest, then the first), so a partition's NoC traffic stays local.
- *
- * Return: the chosen mask, 0 if fewer than @n are free.
- */
-u32 npu_partition_pick(const struct drm_npu_device_info *info, u32 free,
-		       u32 n, u8 *map)
-{
-	u32 best_cost = U32_MAX, bx0 = 0, by0 = 0, bx1 = 0, by1 = 0;
-	u32 nx = info->mesh_x, ny = info->mesh_y;
-	u32 mask = 0, k = 0;
-
-	if (!n || hweight32(free) < n)
-		return 0;
-	/* Every rectangle x0..x1, y0..y1 of the mesh (at most 16 nodes). */
-	for (u32 r = 0; r < nx * nx * ny * ny; r++) {
-		u32 x0 = r % nx, x1 = r / nx % nx;
-		u32 y0 = r / (nx * nx) % ny, y1 = r / (nx * nx * ny);
-		u32 w, h, cnt = 0, cost;
-
-		if (x1 < x0 || y1 < y0)
-			continue;
-		w = x1 - x0 + 1;
-		h = y1 - y0 + 1;
-
-		for (u32 c = 0; c < info->clusters; c++)
-			if (free & BIT(c) &&
-			    npu_pos_in(info->cluster_pos[c], x0, y0, x1, y1))
-				cnt++;
-		if (cnt < n)
-			continue;
-		cost = (w * h) * 64 + (w > h ? w - h : h - w);
-		if (cost < best_cost) {
-			best_cost = cost;
-			bx0 = x0;
-			by0 = y0;
-			bx1 = x1;
-			by1 = y1;
-		}
-	}
-	/* Row-major inside the rectangle: logical ids follow the mesh. */
-	for (u32 y = by0; y <= by1 && k < n; y++)
-		for (u32 x = bx0; x <= bx1 && k < n; x++)
-			for (u32 c = 0; c < info->clusters && k < n; c++)
-				if (free & BIT(c) &&
-				    info->cluster_pos[c] == (x | y << 8)) {
-					map[k++] = c;
-					mask |= BIT(c);
-				}
-	return k == n ? mask : 0;
-}
-
 static void npu_ctx_release_partition(struct npu_ctx *ctx)
 {
 	struct npu_device *ndev = ctx->ndev;
@@ -147,8 +82,11 @@ static int npu_ctx_reserve(struct npu_ctx *ctx, u32 n)
 	int ret;
 
 	mutex_lock(&ndev->ctx_lock);
-	ctx->cluster_mask = npu_partition_pick(info, ndev->free_clusters, n,
-					       ctx->cluster_map);
+	ctx->cluster_mask = npu_hw_partition_pick(info->mesh_x, info->mesh_y,
+						  info->clusters,
+						  info->cluster_pos,
+						  ndev->free_clusters, n,
+						  ctx->cluster_map);
 	if (!ctx->cluster_mask) {
 		dev_info_ratelimited(ndev->drm.dev,
 				     "partition of %u clusters refused: %u of %u healthy clusters free\n",

@@ -72,8 +72,6 @@ struct npu_ctx *npu_ctx_lookup(struct npu_file *nfile, u32 id);
 void npu_ctx_put(struct npu_ctx *ctx);
 void npu_ctx_ban(struct npu_ctx *ctx, int error);
 void npu_ctx_destroy_all(struct npu_file *nfile);
-u32 npu_partition_pick(const struct drm_npu_device_info *info, u32 free,
-		       u32 n, u8 *map);
 
 int npu_ioctl_ctx_create(struct drm_device *dev, void *data,
 			 struct drm_file *file);

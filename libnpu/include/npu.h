@@ -38,9 +38,9 @@ extern "C" {
 #define NPU_API
 #endif
 
-#define NPU_VERSION_MAJOR 0
-#define NPU_VERSION_MINOR 1
-#define NPU_VERSION_PATCH 0
+#define NPU_LIB_VERSION_MAJOR 0
+#define NPU_LIB_VERSION_MINOR 1
+#define NPU_LIB_VERSION_PATCH 0
 
 /* ---- Status ---- */
 

@@ -1,0 +1,836 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The emulator backend: an in-process device core, driven the way the
+ * kernel driver drives the real device: rings, descriptors, per-context
+ * page tables, cluster partitions and SRAM windows.
+ *
+ * Device "physical" memory is a set of host allocations (chunks), each at
+ * its own physical range with an unbacked guard page after it, so the core
+ * sees a stray access as a bus error.  One worker thread runs the core
+ * whenever a doorbell rings and harvests completion records into the jobs.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "npu_core.h"
+#include "npu/npu_hw_partition.h"
+#include "dev/npu_dev.h"
+
+#define EMU_RING_LOG2		6
+#define EMU_RING_ENTRIES	(1u << EMU_RING_LOG2)
+#define EMU_PA_START		(1ull << 30)
+#define EMU_VA_START		(1ull << 20)
+#define EMU_VA_END		(1ull << NPU_MMU_VA_BITS)
+#define EMU_MAX_CTX		64
+#define EMU_PAGE		NPU_MMU_PAGE_SIZE
+
+struct emu_chunk {
+	uint64_t pa;
+	size_t size;
+	uint8_t *host;
+};
+
+struct emu_bo {
+	npu_dev_bo pub;
+	struct emu_chunk *chunk;
+	uint64_t mapped;		/* bit i: mapped in context id i */
+	struct emu_bo *prev, *next;	/* every buffer of the device */
+};
+
+struct emu_ctx {
+	npu_dev_ctx pub;
+	struct emu_chunk *root;
+	struct emu_chunk **tables;	/* every table page, for freeing */
+	size_t ntables, cap_tables;
+	uint32_t sram_base, sram_size;
+};
+
+struct npu_dev_job {
+	struct emu_dev *emu;
+	unsigned queue;
+	uint64_t seqno;
+	uint32_t slot;
+	bool done;
+	struct npu_hw_completion comp;
+	struct npu_dev_job *next;	/* outstanding list */
+};
+
+struct emu_queue {
+	struct emu_chunk *ring;
+	struct emu_chunk *comp;
+	uint32_t tail;
+	uint32_t outstanding;
+	unsigned contexts;
+};
+
+struct emu_dev {
+	struct npu_device base;
+	struct npu_core *core;
+	struct npu_core_config cfg;
+
+	/* Protects the chunk list; the core reads it from the worker. */
+	pthread_rwlock_t chunk_lock;
+	struct emu_chunk **chunks;	/* sorted by pa */
+	size_t nchunks, cap_chunks;
+	uint64_t next_pa;
+
+	/* Protects everything below (bookkeeping, rings, jobs). */
+	pthread_mutex_t lock;
+	pthread_cond_t kick;		/* worker: a doorbell rang */
+	pthread_cond_t done;		/* waiters: jobs were harvested */
+	bool kicked, stop;
+	pthread_t worker;
+	uint64_t next_va;
+	uint64_t seqno;
+	uint32_t free_clusters;
+	uint64_t ctx_ids;		/* bit i: context id i in use */
+	uint8_t *sram_used;		/* one byte per 4 KiB bank */
+	struct emu_queue q[NPU_HW_NUM_QUEUES];
+	struct npu_dev_job *outstanding;
+	struct emu_ctx *ctxs[EMU_MAX_CTX];	/* by context id */
+	struct emu_bo *bos;
+	bool worker_started;
+	uint32_t cluster_pos[NPU_HW_MAX_CLUSTERS];
+};
+
+/* ---- physical memory ---- */
+
+static struct emu_chunk *chunk_find(struct emu_dev *emu, uint64_t pa)
+{
+	size_t lo = 0, hi = emu->nchunks;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		struct emu_chunk *c = emu->chunks[mid];
+
+		if (pa < c->pa)
+			hi = mid;
+		else if (pa >= c->pa + c->size)
+			lo = mid + 1;
+		else
+			return c;
+	}
+	return NULL;
+}
+
+static int emu_mem_access(void *opaque, uint64_t pa, void *buf, size_t len,
+			  bool write)
+{
+	struct emu_dev *emu = opaque;
+	struct emu_chunk *c;
+	int ret = -1;
+
+	pthread_rwlock_rdlock(&emu->chunk_lock);
+	c = chunk_find(emu, pa);
+	if (c && len <= c->size - (pa - c->pa)) {
+		if (write)
+			memcpy(c->host + (pa - c->pa), buf, len);
+		else
+			memcpy(buf, c->host + (pa - c->pa), len);
+		ret = 0;
+	}
+	pthread_rwlock_unlock(&emu->chunk_lock);
+	return ret;
+}
+
+static int emu_mem_read(void *opaque, uint64_t pa, void *buf, size_t len)
+{
+	return emu_mem_access(opaque, pa, buf, len, false);
+}
+
+static int emu_mem_write(void *opaque, uint64_t pa, const void *buf, size_t len)
+{
+	return emu_mem_access(opaque, pa, (void *)buf, len, true);
+}
+
+static struct emu_chunk *chunk_alloc(struct emu_dev *emu, size_t size)
+{
+	size_t bytes = (size + EMU_PAGE - 1) & ~(size_t)(EMU_PAGE - 1);
+	struct emu_chunk *c = calloc(1, sizeof(*c));
+	size_t i;
+
+	if (!c)
+		return NULL;
+	c->host = aligned_alloc(EMU_PAGE, bytes);
+	if (!c->host) {
+		free(c);
+		return NULL;
+	}
+	memset(c->host, 0, bytes);
+	c->size = bytes;
+	pthread_rwlock_wrlock(&emu->chunk_lock);
+	if (emu->nchunks == emu->cap_chunks) {
+		size_t cap = emu->cap_chunks ? 2 * emu->cap_chunks : 64;
+		struct emu_chunk **n = realloc(emu->chunks, cap * sizeof(*n));
+
+		if (!n) {
+			pthread_rwlock_unlock(&emu->chunk_lock);
+			free(c->host);
+			free(c);
+			return NULL;
+		}
+		emu->chunks = n;
+		emu->cap_chunks = cap;
+	}
+	/* Fresh ranges only grow, so appending keeps the list sorted. */
+	c->pa = emu->next_pa;
+	emu->next_pa += bytes + EMU_PAGE;	/* unbacked guard page */
+	i = emu->nchunks++;
+	emu->chunks[i] = c;
+	pthread_rwlock_unlock(&emu->chunk_lock);
+	return c;
+}
+
+static void chunk_free(struct emu_dev *emu, struct emu_chunk *c)
+{
+	if (!c)
+		return;
+	pthread_rwlock_wrlock(&emu->chunk_lock);
+	for (size_t i = 0; i < emu->nchunks; i++) {
+		if (emu->chunks[i] == c) {
+			memmove(&emu->chunks[i], &emu->chunks[i + 1],
+				(emu->nchunks - i - 1) * sizeof(*emu->chunks));
+			emu->nchunks--;
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&emu->chunk_lock);
+	free(c->host);
+	free(c);
+}
+
+/* ---- page tables (emu->lock held) ---- */
+
+static uint64_t *pt_entries(struct emu_dev *emu, uint64_t table_pa)
+{
+	struct emu_chunk *c = chunk_find(emu, table_pa);
+
+	return c ? (uint64_t *)(c->host + (table_pa - c->pa)) : NULL;
+}
+
+static int ctx_add_table(struct emu_ctx *ctx, struct emu_chunk *c)
+{
+	if (ctx->ntables == ctx->cap_tables) {
+		size_t cap = ctx->cap_tables ? 2 * ctx->cap_tables : 16;
+		struct emu_chunk **n = realloc(ctx->tables, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		ctx->tables = n;
+		ctx->cap_tables = cap;
+	}
+	ctx->tables[ctx->ntables++] = c;
+	return 0;
+}
+
+static int pt_map_page(struct emu_dev *emu, struct emu_ctx *ctx, uint64_t va,
+		       uint64_t pte)
+{
+	uint64_t table = ctx->root->pa;
+
+	for (int level = NPU_MMU_LEVELS - 1; level > 0; level--) {
+		uint64_t *e;
+
+		pthread_rwlock_rdlock(&emu->chunk_lock);
+		e = pt_entries(emu, table) + NPU_MMU_INDEX(va, level);
+		pthread_rwlock_unlock(&emu->chunk_lock);
+		if (!(*e & NPU_PTE_VALID)) {
+			struct emu_chunk *t = chunk_alloc(emu, EMU_PAGE);
+
+			if (!t || ctx_add_table(ctx, t)) {
+				chunk_free(emu, t);
+				return -1;
+			}
+			*e = t->pa | NPU_PTE_VALID;
+		}
+		table = *e & NPU_PTE_ADDR_MASK;
+	}
+	pthread_rwlock_rdlock(&emu->chunk_lock);
+	pt_entries(emu, table)[NPU_MMU_INDEX(va, 0)] = pte;
+	pthread_rwlock_unlock(&emu->chunk_lock);
+	return 0;
+}
+
+static int ctx_map_bo(struct emu_dev *emu, struct emu_ctx *ctx, struct emu_bo *bo)
+{
+	uint64_t perm = NPU_PTE_VALID | NPU_PTE_READ |
+			(bo->pub.flags & NPU_DEV_BO_DEVICE_RO ? 0 : NPU_PTE_WRITE);
+
+	for (size_t off = 0; off < bo->chunk->size; off += EMU_PAGE)
+		if (pt_map_page(emu, ctx, bo->pub.dev_addr + off,
+				((bo->chunk->pa + off) & NPU_PTE_ADDR_MASK) | perm))
+			return -1;
+	bo->mapped |= 1ull << ctx->pub.id;
+	return 0;
+}
+
+/* ---- the worker ---- */
+
+static void emu_kick(void *opaque, unsigned queue)
+{
+	struct emu_dev *emu = opaque;
+
+	(void)queue;
+	/* Called from inside the core's MMIO write: only flag the worker. */
+	pthread_mutex_lock(&emu->lock);
+	emu->kicked = true;
+	pthread_cond_signal(&emu->kick);
+	pthread_mutex_unlock(&emu->lock);
+}
+
+static void emu_harvest_locked(struct emu_dev *emu)
+{
+	struct npu_dev_job **pp = &emu->outstanding;
+
+	while (*pp) {
+		struct npu_dev_job *j = *pp;
+		struct npu_hw_completion *c = (struct npu_hw_completion *)
+			(emu->q[j->queue].comp->host + j->slot * sizeof(*c));
+
+		if (c->seqno == j->seqno) {
+			j->comp = *c;
+			j->done = true;
+			emu->q[j->queue].outstanding--;
+			*pp = j->next;
+		} else {
+			pp = &j->next;
+		}
+	}
+}
+
+static void *emu_worker(void *arg)
+{
+	struct emu_dev *emu = arg;
+
+	pthread_mutex_lock(&emu->lock);
+	for (;;) {
+		while (!emu->kicked && !emu->stop)
+			pthread_cond_wait(&emu->kick, &emu->lock);
+		if (emu->stop)
+			break;
+		emu->kicked = false;
+		pthread_mutex_unlock(&emu->lock);
+		npu_core_run_pending(emu->core);
+		pthread_mutex_lock(&emu->lock);
+		emu_harvest_locked(emu);
+		pthread_cond_broadcast(&emu->done);
+	}
+	pthread_mutex_unlock(&emu->lock);
+	return NULL;
+}
+
+/* ---- buffers ---- */
+
+static void emu_bo_free(struct npu_device *dev, npu_dev_bo *pub);
+
+static npu_status emu_bo_create(struct npu_device *dev, size_t size,
+				uint32_t flags, npu_dev_bo **out)
+{
+	struct emu_dev *emu = (struct emu_dev *)dev;
+	struct emu_bo *bo;
+
+	*out = NULL;
+	if (!size || size > (1ull << 32))
+		return npu_fail(NPU_ERR_INVALID_ARG,
+				"buffer size %zu: must be 1 byte to 4 GiB", size);
+	bo = calloc(1, sizeof(*bo));
+	if (bo)
+		bo->chunk = chunk_alloc(emu, size);
+	if (!bo || !bo->chunk) {
+		free(bo);
+		return npu_fail(NPU_ERR_NO_MEMORY,
+				"cannot allocate a %zu-byte device buffer", size);
+	}
+	pthread_mutex_lock(&emu->lock);
+	bo->pub.dev_addr = emu->next_va;
+	/* Addresses are not reused: a stale address faults, as on hardware. */
+	emu->next_va += bo->chunk->size + EMU_PAGE;
+	bo->next = emu->bos;
+	if (emu->bos)
+		emu->bos->prev = bo;
+	emu->bos = bo;
+	pthread_mutex_unlock(&emu->lock);
+	if (bo->pub.dev_addr + bo->chunk->size > EMU_VA_END) {
+		emu_bo_free(dev, &bo->pub);
+		return npu_fail(NPU_ERR_NO_MEMORY, "device address space exhausted");
+	}
+	bo->pub.host = bo->chunk->host;
+	bo->pub.size = size;
+	bo->pub.flags = flags;
+	*out = &bo->pub;
+	return NPU_OK;
+}
+
+static void emu_unmap_bo_locked(struct emu_dev *emu, struct emu_bo *bo,
+				struct emu_ctx *ctx)
+{
+	for (size_t off = 0; off < bo->chunk->size; off += EMU_PAGE)
+		pt_map_page(emu, ctx, bo->pub.dev_addr + off, 0);
+	bo->mapped &= ~(1ull << ctx->pub.id);
+}
+
+static void emu_bo_free(struct npu_device *dev, npu_dev_bo *pub)
+{
+	struct emu_dev *emu = (struct emu_dev *)dev;
+	struct emu_bo *bo = (struct emu_bo *)pub;
+
+	pthread_mutex_lock(&emu->lock);
+	for (unsigned i = 0; i < EMU_MAX_CTX; i++)
+		if (bo->mapped >> i & 1 && emu->ctxs[i])
+			emu_unmap_bo_locked(emu, bo, emu->ctxs[i]);
+	if (bo->prev)
+		bo->prev->next = bo->next;
+	else
+		emu->bos = bo->next;
+	if (bo->next)
+		bo->next->prev = bo->prev;
+	pthread_mutex_unlock(&emu->lock);
+	chunk_free(emu, bo->chunk);
+	free(bo);
+}
+
+/* ---- contexts ---- */
+
+/* First fit of @n 4 KiB banks; returns the first bank or -1. */
+static long sram_alloc(struct emu_dev *emu, uint32_t n)
+{
+	uint32_t banks = emu->cfg.sram_size / NPU_M100_SRAM_INTERLEAVE;
+
+	for (uint32_t start = 0; start + n <= banks; start++) {
+		uint32_t k = 0;
+
+		while (k < n && !emu->sram_used[start + k])
+			k++;
+		if (k == n) {
+			memset(emu->sram_used + start, 1, n);
+			return start;
+		}
+		start += k;
+	}
+	return -1;
+}
+
+static npu_status emu_ctx_create(struct npu_device *dev, uint32_t clusters,
+				 npu_dev_ctx **out)
+{
+	struct emu_dev *emu = (struct emu_dev *)dev;
+	const npu_device_info *info = &dev->info;
+	struct emu_ctx *ctx;
+	struct emu_queue *best = NULL;
+	uint32_t banks;
+	long bank;
+	unsigned id;
+
+	*out = NULL;
+	if (!clusters || clusters > info->healthy_clusters)
+		return npu_fail(NPU_ERR_INVALID_ARG,
+				"a partition of %u clusters: this device has %u healthy clusters",
+				clusters, info->healthy_clusters);
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	ctx->root = chunk_alloc(emu, EMU_PAGE);
+	if (!ctx->root) {
+		free(ctx);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory for page tables");
+	}
+
+	pthread_mutex_lock(&emu->lock);
+	ctx->pub.cluster_mask = npu_hw_partition_pick(info->mesh_x, info->mesh_y,
+						      info->clusters, emu->cluster_pos,
+						      emu->free_clusters, clusters,
+						      ctx->pub.cluster_map);
+	banks = (uint32_t)((uint64_t)emu->cfg.sram_size * clusters /
+			   info->healthy_clusters / NPU_M100_SRAM_INTERLEAVE);
+	bank = ctx->pub.cluster_mask ? sram_alloc(emu, banks) : -1;
+	for (id = 0; id < EMU_MAX_CTX && (emu->ctx_ids >> id & 1); id++)
+		;
+	if (!ctx->pub.cluster_mask || bank < 0 || id == EMU_MAX_CTX) {
+		uint32_t nfree = (uint32_t)__builtin_popcount(emu->free_clusters);
+
+		if (bank >= 0)
+			memset(emu->sram_used + bank, 0, banks);
+		pthread_mutex_unlock(&emu->lock);
+		chunk_free(emu, ctx->root);
+		free(ctx);
+		if (id == EMU_MAX_CTX)
+			return npu_fail(NPU_ERR_BUSY, "too many contexts (%d) on the emulator",
+					EMU_MAX_CTX);
+		return npu_fail(NPU_ERR_BUSY,
+				"a partition of %u clusters is not free: %u of %u healthy clusters are; "
+				"close other contexts or ask for fewer clusters",
+				clusters, nfree, info->healthy_clusters);
+	}
+	emu->free_clusters &= ~ctx->pub.cluster_mask;
+	emu->ctx_ids |= 1ull << id;
+	ctx->pub.id = id;
+	ctx->pub.dev = dev;
+	ctx->pub.nclusters = clusters;
+	ctx->sram_base = (uint32_t)bank * NPU_M100_SRAM_INTERLEAVE;
+	ctx->sram_size = banks * NPU_M100_SRAM_INTERLEAVE;
+	for (unsigned i = 0; i < NPU_HW_NUM_QUEUES; i++)
+		if (!best || emu->q[i].contexts < best->contexts)
+			best = &emu->q[i];
+	best->contexts++;
+	ctx->pub.queue = (uint32_t)(best - emu->q);
+	emu->ctxs[id] = ctx;
+	pthread_mutex_unlock(&emu->lock);
+	*out = &ctx->pub;
+	return NPU_OK;
+}
+
+static void emu_ctx_destroy(npu_dev_ctx *pub)
+{
+	struct emu_ctx *ctx = (struct emu_ctx *)pub;
+	struct emu_dev *emu;
+
+	if (!ctx)
+		return;
+	emu = (struct emu_dev *)pub->dev;
+	pthread_mutex_lock(&emu->lock);
+	/* Callers wait for their jobs first (npu_context does). */
+	emu->free_clusters |= pub->cluster_mask;
+	emu->ctx_ids &= ~(1ull << pub->id);
+	memset(emu->sram_used + ctx->sram_base / NPU_M100_SRAM_INTERLEAVE, 0,
+	       ctx->sram_size / NPU_M100_SRAM_INTERLEAVE);
+	emu->q[pub->queue].contexts--;
+	emu->ctxs[pub->id] = NULL;
+	/* The id may be reused: no buffer may claim a mapping in it. */
+	for (struct emu_bo *bo = emu->bos; bo; bo = bo->next)
+		bo->mapped &= ~(1ull << pub->id);
+	pthread_mutex_unlock(&emu->lock);
+	for (size_t i = 0; i < ctx->ntables; i++)
+		chunk_free(emu, ctx->tables[i]);
+	free(ctx->tables);
+	chunk_free(emu, ctx->root);
+	free(ctx);
+}
+
+/* ---- jobs ---- */
+
+static npu_status emu_submit(npu_dev_ctx *pub, npu_dev_bo *cmd, uint32_t offset,
+			     uint32_t size, const npu_dev_use *uses,
+			     uint32_t nuses, uint32_t timeout_ms,
+			     npu_dev_job **out)
+{
+	struct emu_ctx *ctx = (struct emu_ctx *)pub;
+	struct emu_dev *emu = (struct emu_dev *)pub->dev;
+	struct emu_queue *q = &emu->q[pub->queue];
+	struct npu_hw_task *d;
+	struct npu_dev_job *job;
+	uint64_t ms = timeout_ms ? timeout_ms : 2000;
+
+	*out = NULL;
+	if ((uint64_t)offset + size > cmd->size || offset % 64)
+		return npu_fail(NPU_ERR_INVALID_ARG,
+				"program at offset %u, %u bytes: outside its %zu-byte buffer or not 64-byte aligned",
+				offset, size, cmd->size);
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+
+	pthread_mutex_lock(&emu->lock);
+	/* Map every buffer on its first use by this context. */
+	for (uint32_t i = 0; i <= nuses; i++) {
+		struct emu_bo *bo = (struct emu_bo *)(i < nuses ? uses[i].bo : cmd);
+
+		if (i < nuses && uses[i].flags & NPU_DEV_USE_WRITE &&
+		    bo->pub.flags & NPU_DEV_BO_DEVICE_RO) {
+			pthread_mutex_unlock(&emu->lock);
+			free(job);
+			return npu_fail(NPU_ERR_INVALID_ARG,
+					"buffer %u is device read-only but the job writes it", i);
+		}
+		if (!(bo->mapped >> pub->id & 1) && ctx_map_bo(emu, ctx, bo)) {
+			pthread_mutex_unlock(&emu->lock);
+			free(job);
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory for page tables");
+		}
+	}
+	/* Wait for a free ring slot. */
+	while (q->outstanding >= EMU_RING_ENTRIES - 1)
+		pthread_cond_wait(&emu->done, &emu->lock);
+
+	job->emu = emu;
+	job->queue = pub->queue;
+	job->seqno = ++emu->seqno;
+	job->slot = q->tail;
+	d = (struct npu_hw_task *)(q->ring->host + q->tail * sizeof(*d));
+	memset(d, 0, sizeof(*d));
+	memset(q->comp->host + q->tail * sizeof(struct npu_hw_completion), 0,
+	       sizeof(struct npu_hw_completion));
+	d->magic = NPU_TASK_MAGIC;
+	d->seqno = job->seqno;
+	d->fence_addr = q->comp->pa + q->tail * sizeof(struct npu_hw_completion);
+	d->pt_base = ctx->root->pa;
+	d->prog_va = cmd->dev_addr + offset;
+	d->prog_size = size;
+	d->asid = (uint16_t)(pub->id + 1);
+	d->nclusters = (uint8_t)pub->nclusters;
+	memcpy(d->cluster_map, pub->cluster_map, pub->nclusters);
+	d->timeout_cycles = ms * 1000 * emu->cfg.clock_mhz;
+	d->sram_base = ctx->sram_base;
+	d->sram_size = ctx->sram_size;
+	q->tail = (q->tail + 1) % EMU_RING_ENTRIES;
+	q->outstanding++;
+	job->next = emu->outstanding;
+	emu->outstanding = job;
+	pthread_mutex_unlock(&emu->lock);
+
+	/* The doorbell; the core calls emu_kick, which wakes the worker. */
+	npu_core_mmio_write(emu->core, NPU_REG_Q(job->queue, NPU_Q_TAIL),
+			    (job->slot + 1) % EMU_RING_ENTRIES);
+	*out = job;
+	return NPU_OK;
+}
+
+/* Wait until the worker harvested @job; false on timeout. */
+static bool emu_wait_done(npu_dev_job *job, int64_t timeout_ns)
+{
+	struct emu_dev *emu = job->emu;
+	struct timespec until;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	if (timeout_ns >= 0) {
+		until.tv_sec += timeout_ns / 1000000000;
+		until.tv_nsec += timeout_ns % 1000000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+	}
+	pthread_mutex_lock(&emu->lock);
+	while (!job->done && err != ETIMEDOUT)
+		err = timeout_ns < 0 ? pthread_cond_wait(&emu->done, &emu->lock) :
+		      pthread_cond_timedwait(&emu->done, &emu->lock, &until);
+	pthread_mutex_unlock(&emu->lock);
+	return job->done;
+}
+
+static npu_status emu_job_wait(npu_dev_job *job, int64_t timeout_ns)
+{
+	if (!emu_wait_done(job, timeout_ns))
+		return npu_fail(NPU_ERR_TIMEOUT, "the job did not finish within %lld ms",
+				(long long)(timeout_ns / 1000000));
+	if (job->comp.status != NPU_TASK_OK)
+		return npu_fail(NPU_ERR_JOB_FAILED,
+				"the NPU ended the job with '%s' (instruction %d, address 0x%llx)",
+				npu_core_status_str(job->comp.status),
+				(int)job->comp.insn_index,
+				(unsigned long long)job->comp.fault_addr);
+	return NPU_OK;
+}
+
+static uint64_t emu_job_cycles(const npu_dev_job *job)
+{
+	return job->done ? job->comp.cycles : 0;
+}
+
+static void emu_job_free(npu_dev_job *job)
+{
+	if (!job)
+		return;
+	/* A job leaves the outstanding list only when it is done. */
+	emu_wait_done(job, -1);
+	free(job);
+}
+
+static void emu_close(struct npu_device *dev)
+{
+	struct emu_dev *emu = (struct emu_dev *)dev;
+
+	pthread_mutex_lock(&emu->lock);
+	emu->stop = true;
+	pthread_cond_signal(&emu->kick);
+	pthread_mutex_unlock(&emu->lock);
+	if (emu->worker_started)
+		pthread_join(emu->worker, NULL);
+	npu_core_destroy(emu->core);
+	for (unsigned i = 0; i < NPU_HW_NUM_QUEUES; i++) {
+		chunk_free(emu, emu->q[i].ring);
+		chunk_free(emu, emu->q[i].comp);
+	}
+	while (emu->outstanding) {
+		struct npu_dev_job *j = emu->outstanding;
+
+		emu->outstanding = j->next;
+		free(j);
+	}
+	/* Buffers the caller did not free: their chunks go below. */
+	while (emu->bos) {
+		struct emu_bo *bo = emu->bos;
+
+		emu->bos = bo->next;
+		free(bo);
+	}
+	for (size_t i = 0; i < emu->nchunks; i++) {
+		free(emu->chunks[i]->host);
+		free(emu->chunks[i]);
+	}
+	free(emu->chunks);
+	free(emu->sram_used);
+	pthread_rwlock_destroy(&emu->chunk_lock);
+	pthread_mutex_destroy(&emu->lock);
+	pthread_cond_destroy(&emu->kick);
+	pthread_cond_destroy(&emu->done);
+	free(emu);
+}
+
+static const struct npu_dev_ops emu_ops = {
+	.close = emu_close,
+	.bo_create = emu_bo_create,
+	.bo_free = emu_bo_free,
+	.ctx_create = emu_ctx_create,
+	.ctx_destroy = emu_ctx_destroy,
+	.submit = emu_submit,
+	.job_wait = emu_job_wait,
+	.job_cycles = emu_job_cycles,
+	.job_free = emu_job_free,
+};
+
+/*
+ * "emu" or "emu:key=value,...": clusters, tpbs, mesh=XxY, defect-mask,
+ * clock-mhz, threads.  $NPU_EMU_OPTIONS adds defaults in the same syntax.
+ */
+static npu_status emu_parse(const char *opts, struct npu_core_config *cfg)
+{
+	char buf[256], *save = NULL, *kv;
+
+	if (!opts || !*opts)
+		return NPU_OK;
+	if (strlen(opts) >= sizeof(buf))
+		return npu_fail(NPU_ERR_INVALID_ARG, "emulator options too long");
+	strcpy(buf, opts);
+	for (kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '='), *end;
+		unsigned long v, v2 = 0;
+
+		if (!eq)
+			return npu_fail(NPU_ERR_INVALID_ARG,
+					"emulator option '%s': expected key=value", kv);
+		*eq = '\0';
+		errno = 0;
+		v = strtoul(eq + 1, &end, 0);
+		if (!strcmp(kv, "mesh") && *end == 'x')
+			v2 = strtoul(end + 1, &end, 0);
+		if (errno || end == eq + 1 || *end)
+			return npu_fail(NPU_ERR_INVALID_ARG,
+					"emulator option %s=%s: not a number", kv, eq + 1);
+		if (!strcmp(kv, "clusters"))
+			cfg->clusters = (unsigned)v;
+		else if (!strcmp(kv, "tpbs"))
+			cfg->tpbs_per_cluster = (unsigned)v;
+		else if (!strcmp(kv, "mesh"))
+			cfg->mesh_x = (unsigned)v, cfg->mesh_y = (unsigned)v2;
+		else if (!strcmp(kv, "defect-mask"))
+			cfg->defect_mask = (uint32_t)v;
+		else if (!strcmp(kv, "clock-mhz"))
+			cfg->clock_mhz = (unsigned)v;
+		else if (!strcmp(kv, "threads"))
+			cfg->threads = (unsigned)v;
+		else
+			return npu_fail(NPU_ERR_INVALID_ARG,
+					"unknown emulator option '%s' (known: clusters, tpbs, mesh, defect-mask, clock-mhz, threads)",
+					kv);
+	}
+	return NPU_OK;
+}
+
+static void emu_fill_info(struct emu_dev *emu)
+{
+	npu_device_info *info = &emu->base.info;
+	uint32_t geom = npu_core_mmio_read(emu->core, NPU_REG_GEOM);
+	uint32_t mesh = npu_core_mmio_read(emu->core, NPU_REG_MESH);
+	uint32_t all;
+
+	memset(info, 0, sizeof(*info));
+	info->backend = NPU_BACKEND_EMU;
+	snprintf(info->path, sizeof(info->path), "emu");
+	snprintf(info->driver, sizeof(info->driver), "emu");
+	info->hw_version = npu_core_mmio_read(emu->core, NPU_REG_VERSION);
+	info->clusters = NPU_GEOM_CLUSTERS(geom);
+	info->tpbs_per_cluster = NPU_GEOM_TPBS(geom);
+	info->mesh_x = NPU_MESH_X(mesh);
+	info->mesh_y = NPU_MESH_Y(mesh);
+	all = info->clusters >= 32 ? ~0u : (1u << info->clusters) - 1;
+	info->defect_mask = npu_core_mmio_read(emu->core, NPU_REG_FUSE_MASK) & all;
+	info->healthy_mask = all & ~info->defect_mask;
+	info->healthy_clusters = (uint32_t)__builtin_popcount(info->healthy_mask);
+	info->hbsm_size = npu_core_mmio_read(emu->core, NPU_REG_HBSM_SIZE);
+	info->sram_size = npu_core_mmio_read(emu->core, NPU_REG_SRAM_SIZE);
+	info->clock_mhz = npu_core_mmio_read(emu->core, NPU_REG_CLOCK_MHZ);
+	for (uint32_t c = 0; c < info->clusters && c < NPU_HW_MAX_CLUSTERS; c++)
+		emu->cluster_pos[c] = npu_core_mmio_read(emu->core, NPU_REG_CLUSTER_POS(c));
+}
+
+npu_status npu_emu_open(const char *spec, struct npu_device **out)
+{
+	struct npu_core_host host = {
+		.mem_read = emu_mem_read,
+		.mem_write = emu_mem_write,
+		.kick = emu_kick,
+	};
+	struct emu_dev *emu;
+	npu_status st;
+	char err[256];
+
+	*out = NULL;
+	emu = calloc(1, sizeof(*emu));
+	if (!emu)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	npu_core_config_default(&emu->cfg);
+	st = emu_parse(getenv("NPU_EMU_OPTIONS"), &emu->cfg);
+	if (!st && spec && !strncmp(spec, "emu:", 4))
+		st = emu_parse(spec + 4, &emu->cfg);
+	if (st) {
+		free(emu);
+		return st;
+	}
+	pthread_rwlock_init(&emu->chunk_lock, NULL);
+	pthread_mutex_init(&emu->lock, NULL);
+	pthread_cond_init(&emu->kick, NULL);
+	pthread_cond_init(&emu->done, NULL);
+	emu->next_pa = EMU_PA_START;
+	emu->next_va = EMU_VA_START;
+	host.opaque = emu;
+	emu->core = npu_core_create(&emu->cfg, &host, err, sizeof(err));
+	if (!emu->core) {
+		pthread_rwlock_destroy(&emu->chunk_lock);
+		pthread_mutex_destroy(&emu->lock);
+		pthread_cond_destroy(&emu->kick);
+		pthread_cond_destroy(&emu->done);
+		free(emu);
+		return npu_fail(NPU_ERR_INVALID_ARG, "emulator configuration: %s", err);
+	}
+	emu->base.ops = &emu_ops;
+	emu_fill_info(emu);
+	emu->free_clusters = emu->base.info.healthy_mask;
+	emu->sram_used = calloc(emu->cfg.sram_size / NPU_M100_SRAM_INTERLEAVE, 1);
+	for (unsigned i = 0; i < NPU_HW_NUM_QUEUES; i++) {
+		emu->q[i].ring = chunk_alloc(emu, EMU_RING_ENTRIES * sizeof(struct npu_hw_task));
+		emu->q[i].comp = chunk_alloc(emu, EMU_RING_ENTRIES * sizeof(struct npu_hw_completion));
+	}
+	for (unsigned i = 0; i < NPU_HW_NUM_QUEUES && !st; i++)
+		if (!emu->q[i].ring || !emu->q[i].comp || !emu->sram_used)
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	if (!st && pthread_create(&emu->worker, NULL, emu_worker, emu))
+		st = npu_fail(NPU_ERR_NO_MEMORY, "cannot start the emulator thread");
+	if (st) {
+		emu_close(&emu->base);
+		return st;
+	}
+	emu->worker_started = true;
+	for (unsigned i = 0; i < NPU_HW_NUM_QUEUES; i++) {
+		npu_core_mmio_write(emu->core, NPU_REG_Q(i, NPU_Q_BASE_LO), (uint32_t)emu->q[i].ring->pa);
+		npu_core_mmio_write(emu->core, NPU_REG_Q(i, NPU_Q_BASE_HI), (uint32_t)(emu->q[i].ring->pa >> 32));
+		npu_core_mmio_write(emu->core, NPU_REG_Q(i, NPU_Q_SIZE_LOG2), EMU_RING_LOG2);
+		npu_core_mmio_write(emu->core, NPU_REG_Q(i, NPU_Q_CTRL), NPU_Q_CTRL_ENABLE);
+	}
+	*out = &emu->base;
+	return NPU_OK;
+}
