@@ -140,13 +140,125 @@ typedef struct npu_device npu_device;
 NPU_API npu_status npu_device_list(npu_device_info *infos, size_t cap, size_t *count);
 
 /*
- * Open a device.  @spec: "emu", a device node path, or NULL for the
- * default: $NPU_DEVICE if set, else the first kernel device, else "emu".
- * Emulator geometry comes from $NPU_EMU_DEFECT_MASK etc. (see the manual).
+ * Open a device.  @spec: "emu", "emu:key=value,...", a device node path,
+ * or NULL for the default: $NPU_DEVICE if set, else the first kernel
+ * device, else the emulator.  Emulator keys: clusters, tpbs, mesh=XxY,
+ * defect-mask, clock-mhz, threads; $NPU_EMU_OPTIONS gives defaults.
  */
 NPU_API npu_status npu_device_open(const char *spec, npu_device **out);
 NPU_API void npu_device_close(npu_device *dev);
 NPU_API npu_status npu_device_get_info(const npu_device *dev, npu_device_info *info);
+
+/* ---- Models ---- */
+
+typedef enum npu_precision {
+	NPU_PRECISION_DEFAULT = 0,	/* bf16 for float models, native for quantized */
+	NPU_PRECISION_BF16 = 1,		/* bf16 data, fp32 accumulation */
+	NPU_PRECISION_INT8 = 2,		/* int8, per-channel weights, calibrated */
+} npu_precision;
+
+/* How to compile a model.  npu_compile_options_init() sets the defaults. */
+typedef struct npu_compile_options {
+	size_t struct_size;
+	npu_precision precision;
+	/* INT8: a directory of sample inputs (.npy or raw) to calibrate on. */
+	const char *calibration_dir;
+	/* Logical clusters to compile for; 0: every healthy cluster of the
+	 * device given to npu_model_load_*, or all 14 without one. */
+	unsigned clusters;
+	/* Run operators the NPU cannot on the CPU instead of failing; each
+	 * is reported by npu_model_fallback_ops(). */
+	int allow_cpu_fallback;
+} npu_compile_options;
+
+NPU_API void npu_compile_options_init(npu_compile_options *opts);
+
+typedef struct npu_model npu_model;
+
+/*
+ * Load a model: ONNX (compiled now) or the native compiled format
+ * (npu_model_save).  @dev may be NULL; @opts may be NULL for defaults.
+ * The caller owns *out and frees it with npu_model_free().
+ */
+NPU_API npu_status npu_model_load_file(const char *path, npu_device *dev,
+				       const npu_compile_options *opts,
+				       npu_model **out);
+/* Same from memory; the buffer is not kept after the call. */
+NPU_API npu_status npu_model_load_memory(const void *data, size_t size,
+					 npu_device *dev,
+					 const npu_compile_options *opts,
+					 npu_model **out);
+/* Write the compiled model in the native format. */
+NPU_API npu_status npu_model_save(const npu_model *model, const char *path);
+NPU_API void npu_model_free(npu_model *model);
+
+NPU_API size_t npu_model_input_count(const npu_model *model);
+NPU_API size_t npu_model_output_count(const npu_model *model);
+/* Info of input/output @index; NPU_ERR_NOT_FOUND past the end. */
+NPU_API npu_status npu_model_input_info(const npu_model *model, size_t index,
+					npu_tensor_info *info);
+NPU_API npu_status npu_model_output_info(const npu_model *model, size_t index,
+					 npu_tensor_info *info);
+/* Logical clusters the compiled program uses (the smallest partition). */
+NPU_API unsigned npu_model_clusters(const npu_model *model);
+
+/* ---- Contexts and runs ---- */
+
+typedef struct npu_context npu_context;
+
+/*
+ * Allocate a partition of @clusters on @dev (0: the model's own count)
+ * and the model's device memory.  @dev and @model must outlive it.
+ */
+NPU_API npu_status npu_context_create(npu_device *dev, const npu_model *model,
+				      unsigned clusters, npu_context **out);
+NPU_API void npu_context_destroy(npu_context *ctx);
+
+/*
+ * Zero-copy: the device memory of input or output @index, mapped in this
+ * process.  Write inputs there and read outputs there; npu_run() with
+ * NULL tensors then copies nothing.  Valid while the context lives.
+ */
+NPU_API npu_status npu_context_input_buffer(npu_context *ctx, size_t index,
+					    void **data, size_t *bytes);
+NPU_API npu_status npu_context_output_buffer(npu_context *ctx, size_t index,
+					     void **data, size_t *bytes);
+
+/*
+ * Run once, synchronously.  @inputs: @n_inputs tensors, matched by name, or
+ * by position when name is NULL; NULL to use what is already in the input
+ * buffers.  @outputs likewise receive the results.  A tensor whose dtype
+ * or byte size does not match the model is NPU_ERR_SHAPE.
+ */
+NPU_API npu_status npu_run(npu_context *ctx, const npu_tensor *inputs,
+			   size_t n_inputs, npu_tensor *outputs,
+			   size_t n_outputs);
+
+typedef struct npu_job npu_job;
+
+/*
+ * Start a run and return at once.  Inputs are copied before it returns;
+ * outputs are written by npu_job_wait().  One run per context at a time:
+ * a second submit waits for the first to finish.
+ */
+NPU_API npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs,
+			      size_t n_inputs, npu_tensor *outputs,
+			      size_t n_outputs, npu_job **out);
+/* Wait up to @timeout_ns (negative: forever).  NPU_ERR_TIMEOUT leaves the
+ * job running; wait again or free it (freeing waits). */
+NPU_API npu_status npu_job_wait(npu_job *job, int64_t timeout_ns);
+NPU_API void npu_job_free(npu_job *job);
+
+/* Timing of the last completed run of @ctx. */
+typedef struct npu_run_stats {
+	uint64_t device_cycles;		/* simulated cycles, all steps */
+	double device_us;		/* the same at the device clock */
+	double wall_us;			/* submit to completion, host time */
+	unsigned steps;			/* programs run */
+} npu_run_stats;
+
+NPU_API npu_status npu_context_last_run(const npu_context *ctx,
+					npu_run_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu_context: a model's device memory on a partition, and its runs.
+ *
+ * Creating a context allocates one buffer per segment, copies constants
+ * and programs, and patches the programs' relocations with the buffers'
+ * device addresses.  A run copies inputs in, submits every step as a job
+ * on the context's queue (a queue runs its jobs in order), waits for the
+ * last and copies outputs out.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dev/npu_dev.h"
+#include "model/npu_model_priv.h"
+
+struct npu_context {
+	npu_device *dev;
+	const struct npu_cmodel *cm;
+	npu_dev_ctx *dctx;
+	npu_dev_bo **bos;		/* one per segment */
+	npu_dev_use *uses;		/* every segment, for each job */
+	pthread_mutex_t lock;		/* busy, last */
+	pthread_cond_t idle;
+	bool busy;			/* a run is in flight */
+	npu_run_stats last;
+};
+
+struct npu_job {
+	npu_context *ctx;
+	npu_dev_job **steps;
+	uint32_t nsteps;
+	npu_tensor *outputs;		/* caller's, filled on completion */
+	size_t noutputs;
+	struct timespec start;
+	bool finished;
+	npu_status result;
+	char error[512];
+};
+
+static double elapsed_us(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e6 + (double)(t.tv_nsec - t0->tv_nsec) / 1e3;
+}
+
+static void le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+void npu_context_destroy(npu_context *ctx)
+{
+	if (!ctx)
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	while (ctx->busy)
+		pthread_cond_wait(&ctx->idle, &ctx->lock);
+	pthread_mutex_unlock(&ctx->lock);
+	for (uint32_t i = 0; ctx->bos && i < ctx->cm->nsegs; i++)
+		npu_dev_bo_free(ctx->dev, ctx->bos[i]);
+	if (ctx->dctx)
+		ctx->dev->ops->ctx_destroy(ctx->dctx);
+	free(ctx->bos);
+	free(ctx->uses);
+	pthread_mutex_destroy(&ctx->lock);
+	pthread_cond_destroy(&ctx->idle);
+	free(ctx);
+}
+
+npu_status npu_context_create(npu_device *dev, const npu_model *model,
+			      unsigned clusters, npu_context **out)
+{
+	const struct npu_cmodel *cm;
+	npu_context *ctx;
+	npu_status st;
+
+	if (out)
+		*out = NULL;
+	if (!dev || !model || !out)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_create: NULL argument");
+	cm = model->cm;
+	if (!clusters)
+		clusters = cm->nclusters;
+	if (clusters < cm->nclusters)
+		return npu_fail(NPU_ERR_INVALID_ARG,
+				"the model was compiled for %u clusters; a partition of %u is too small",
+				cm->nclusters, clusters);
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	ctx->dev = dev;
+	ctx->cm = cm;
+	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_cond_init(&ctx->idle, NULL);
+	ctx->bos = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->bos));
+	ctx->uses = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->uses));
+	if (!ctx->bos || !ctx->uses) {
+		npu_context_destroy(ctx);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	st = dev->ops->ctx_create(dev, clusters, &ctx->dctx);
+	for (uint32_t i = 0; !st && i < cm->nsegs; i++) {
+		const struct npu_seg *s = &cm->segs[i];
+		bool ro = s->kind == NPU_SEG_CONST || s->kind == NPU_SEG_PROGRAM;
+
+		st = npu_dev_bo_create(dev, s->size, ro ? NPU_DEV_BO_DEVICE_RO : 0,
+				       &ctx->bos[i]);
+		if (st)
+			break;
+		if (ro)
+			memcpy(ctx->bos[i]->host, s->data, s->size);
+		else
+			memset(ctx->bos[i]->host, 0, s->size);
+		ctx->uses[i].bo = ctx->bos[i];
+		ctx->uses[i].flags = NPU_DEV_USE_READ | (ro ? 0 : NPU_DEV_USE_WRITE);
+	}
+	/* Addresses are known now: patch them into the programs. */
+	for (uint32_t i = 0; !st && i < cm->nrelocs; i++) {
+		const struct npu_reloc *x = &cm->relocs[i];
+
+		le64((uint8_t *)ctx->bos[x->seg]->host + x->offset,
+		     ctx->bos[x->target]->dev_addr + x->addend);
+	}
+	if (st) {
+		npu_context_destroy(ctx);
+		return st;
+	}
+	*out = ctx;
+	return NPU_OK;
+}
+
+static npu_status io_buffer(npu_context *ctx, const struct npu_io *io,
+			    void **data, size_t *bytes)
+{
+	if (data)
+		*data = (uint8_t *)ctx->bos[io->seg]->host + io->offset;
+	if (bytes)
+		*bytes = io->info.bytes;
+	return NPU_OK;
+}
+
+npu_status npu_context_input_buffer(npu_context *ctx, size_t index,
+				    void **data, size_t *bytes)
+{
+	if (!ctx)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_input_buffer: NULL context");
+	if (index >= ctx->cm->ninputs)
+		return npu_fail(NPU_ERR_NOT_FOUND, "the model has %u inputs, no input %zu",
+				ctx->cm->ninputs, index);
+	return io_buffer(ctx, &ctx->cm->inputs[index], data, bytes);
+}
+
+npu_status npu_context_output_buffer(npu_context *ctx, size_t index,
+				     void **data, size_t *bytes)
+{
+	if (!ctx)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_output_buffer: NULL context");
+	if (index >= ctx->cm->noutputs)
+		return npu_fail(NPU_ERR_NOT_FOUND, "the model has %u outputs, no output %zu",
+				ctx->cm->noutputs, index);
+	return io_buffer(ctx, &ctx->cm->outputs[index], data, bytes);
+}
+
+/* Which model tensor caller tensor @i is: by name, else by position. */
+static npu_status match(const struct npu_io *ios, uint32_t n, const npu_tensor *t,
+			size_t i, const char *what, const struct npu_io **out)
+{
+	const struct npu_io *io = NULL;
+
+	if (t->name) {
+		for (uint32_t k = 0; k < n && !io; k++)
+			if (!strcmp(ios[k].name, t->name))
+				io = &ios[k];
+		if (!io)
+			return npu_fail(NPU_ERR_NOT_FOUND, "the model has no %s named '%s'",
+					what, t->name);
+	} else {
+		if (i >= n)
+			return npu_fail(NPU_ERR_INVALID_ARG, "%zu %ss given, the model has %u",
+					i + 1, what, n);
+		io = &ios[i];
+	}
+	if (t->dtype != io->info.dtype || t->bytes != io->info.bytes)
+		return npu_fail(NPU_ERR_SHAPE,
+				"%s '%s': got %s, %zu bytes; the model wants %s, %zu bytes",
+				what, io->name, npu_dtype_str(t->dtype), t->bytes,
+				npu_dtype_str(io->info.dtype), io->info.bytes);
+	if (!t->data && t->bytes)
+		return npu_fail(NPU_ERR_INVALID_ARG, "%s '%s': NULL data", what, io->name);
+	*out = io;
+	return NPU_OK;
+}
+
+static void finish_locked(npu_job *job, npu_status st)
+{
+	npu_context *ctx = job->ctx;
+	uint64_t cycles = 0;
+
+	for (uint32_t i = 0; i < job->nsteps; i++)
+		if (job->steps[i])
+			cycles += ctx->dev->ops->job_cycles(job->steps[i]);
+	if (!st) {
+		for (size_t i = 0; i < job->noutputs; i++) {
+			const struct npu_io *io;
+			void *src;
+
+			st = match(ctx->cm->outputs, ctx->cm->noutputs, &job->outputs[i], i,
+				   "output", &io);
+			if (st)
+				break;
+			io_buffer(ctx, io, &src, NULL);
+			memcpy(job->outputs[i].data, src, io->info.bytes);
+		}
+	}
+	if (!st) {
+		ctx->last.device_cycles = cycles;
+		ctx->last.device_us = ctx->dev->info.clock_mhz ?
+			(double)cycles / ctx->dev->info.clock_mhz : 0;
+		ctx->last.wall_us = elapsed_us(&job->start);
+		ctx->last.steps = job->nsteps;
+	}
+	for (uint32_t i = 0; i < job->nsteps; i++)
+		ctx->dev->ops->job_free(job->steps[i]);
+	job->nsteps = 0;
+	job->result = st;
+	if (st)
+		snprintf(job->error, sizeof(job->error), "%s", npu_last_error());
+	job->finished = true;
+	ctx->busy = false;
+	pthread_cond_broadcast(&ctx->idle);
+}
+
+npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_inputs,
+		      npu_tensor *outputs, size_t n_outputs, npu_job **out)
+{
+	const struct npu_cmodel *cm;
+	npu_status st = NPU_OK;
+	npu_job *job;
+
+	if (out)
+		*out = NULL;
+	if (!ctx || !out || (n_inputs && !inputs) || (n_outputs && !outputs))
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_submit: NULL argument");
+	cm = ctx->cm;
+	/* Check everything before touching the device. */
+	for (size_t i = 0; i < n_inputs; i++) {
+		const struct npu_io *io;
+
+		if ((st = match(cm->inputs, cm->ninputs, &inputs[i], i, "input", &io)))
+			return st;
+	}
+	for (size_t i = 0; i < n_outputs; i++) {
+		const struct npu_io *io;
+
+		if ((st = match(cm->outputs, cm->noutputs, &outputs[i], i, "output", &io)))
+			return st;
+	}
+	job = calloc(1, sizeof(*job));
+	if (job)
+		job->steps = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->steps));
+	if (!job || !job->steps) {
+		free(job);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	job->ctx = ctx;
+	job->outputs = outputs;
+	job->noutputs = n_outputs;
+
+	pthread_mutex_lock(&ctx->lock);
+	while (ctx->busy)
+		pthread_cond_wait(&ctx->idle, &ctx->lock);
+	ctx->busy = true;
+	pthread_mutex_unlock(&ctx->lock);
+
+	for (size_t i = 0; i < n_inputs; i++) {
+		const struct npu_io *io;
+		void *dst;
+
+		match(cm->inputs, cm->ninputs, &inputs[i], i, "input", &io);
+		io_buffer(ctx, io, &dst, NULL);
+		memcpy(dst, inputs[i].data, io->info.bytes);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &job->start);
+	for (uint32_t i = 0; i < cm->nsteps && !st; i++) {
+		const struct npu_step *s = &cm->steps[i];
+
+		st = ctx->dev->ops->submit(ctx->dctx, ctx->bos[s->seg], (uint32_t)s->offset,
+					   s->size, ctx->uses, cm->nsegs, 0, &job->steps[i]);
+		if (!st)
+			job->nsteps = i + 1;
+	}
+	if (st) {
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", npu_last_error());
+		/* Let the steps already queued finish before reporting. */
+		for (uint32_t i = 0; i < job->nsteps; i++)
+			ctx->dev->ops->job_wait(job->steps[i], -1);
+		pthread_mutex_lock(&ctx->lock);
+		finish_locked(job, NPU_ERR_DEVICE);
+		pthread_mutex_unlock(&ctx->lock);
+		free(job->steps);
+		free(job);
+		return npu_fail(st, "%s", msg);
+	}
+	*out = job;
+	return NPU_OK;
+}
+
+npu_status npu_job_wait(npu_job *job, int64_t timeout_ns)
+{
+	npu_context *ctx;
+	npu_status st = NPU_OK;
+
+	if (!job)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_job_wait: NULL job");
+	ctx = job->ctx;
+	if (job->finished)
+		return job->result ? npu_fail(job->result, "%s", job->error) : NPU_OK;
+	/* Steps run in order: the last one finishing means all did. */
+	for (uint32_t i = job->nsteps; i-- > 0;) {
+		npu_status s = ctx->dev->ops->job_wait(job->steps[i], i + 1 == job->nsteps ?
+						       timeout_ns : -1);
+
+		if (s == NPU_ERR_TIMEOUT)
+			return s;
+		if (s && !st)
+			st = s;
+	}
+	/* Report the first failing step. */
+	for (uint32_t i = 0; st && i < job->nsteps; i++) {
+		npu_status s = ctx->dev->ops->job_wait(job->steps[i], 0);
+
+		if (s) {
+			char msg[512];
+
+			snprintf(msg, sizeof(msg), "%s", npu_last_error());
+			npu_fail(s, "step %u of %u: %s", i + 1, job->nsteps, msg);
+			break;
+		}
+	}
+	pthread_mutex_lock(&ctx->lock);
+	finish_locked(job, st);
+	pthread_mutex_unlock(&ctx->lock);
+	return job->result ? npu_fail(job->result, "%s", job->error) : NPU_OK;
+}
+
+void npu_job_free(npu_job *job)
+{
+	if (!job)
+		return;
+	if (!job->finished)
+		npu_job_wait(job, -1);
+	free(job->steps);
+	free(job);
+}
+
+npu_status npu_run(npu_context *ctx, const npu_tensor *inputs, size_t n_inputs,
+		   npu_tensor *outputs, size_t n_outputs)
+{
+	npu_job *job;
+	npu_status st = npu_submit(ctx, inputs, n_inputs, outputs, n_outputs, &job);
+
+	if (st)
+		return st;
+	st = npu_job_wait(job, -1);
+	npu_job_free(job);
+	return st;
+}
+
+npu_status npu_context_last_run(const npu_context *ctx, npu_run_stats *stats)
+{
+	if (!ctx || !stats)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_last_run: NULL argument");
+	*stats = ctx->last;
+	return NPU_OK;
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu_model: loading (native or ONNX), saving, introspection.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "model/npu_model_priv.h"
+
+void npu_compile_options_init(npu_compile_options *opts)
+{
+	if (!opts)
+		return;
+	memset(opts, 0, sizeof(*opts));
+	opts->struct_size = sizeof(*opts);
+}
+
+npu_status npu_model_load_memory(const void *data, size_t size, npu_device *dev,
+				 const npu_compile_options *opts,
+				 npu_model **out)
+{
+	npu_compile_options o;
+	struct npu_cmodel *cm = NULL;
+	npu_model *m;
+	npu_status st;
+
+	if (!out)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_model_load_memory: NULL output");
+	*out = NULL;
+	if (!data || !size)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_model_load_memory: no data");
+	npu_compile_options_init(&o);
+	if (opts) {
+		if (opts->struct_size < sizeof(size_t) || opts->struct_size > sizeof(o))
+			return npu_fail(NPU_ERR_INVALID_ARG,
+					"npu_compile_options.struct_size %zu: call npu_compile_options_init()",
+					opts->struct_size);
+		memcpy(&o, opts, opts->struct_size);
+	}
+	if (npu_cmodel_is_native(data, size))
+		st = npu_cmodel_read(data, size, &cm);
+	else
+		st = npu_compile_onnx(data, size, dev, &o, &cm);
+	if (st)
+		return st;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		npu_cmodel_free(cm);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	m->cm = cm;
+	*out = m;
+	return NPU_OK;
+}
+
+/* Read a whole file; *buf is malloc'd. */
+static npu_status read_file(const char *path, void **buf, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat sb;
+	void *p;
+
+	if (!f)
+		return npu_fail(NPU_ERR_IO, "cannot open model '%s': %s", path, strerror(errno));
+	if (fstat(fileno(f), &sb) || !S_ISREG(sb.st_mode)) {
+		fclose(f);
+		return npu_fail(NPU_ERR_IO, "model '%s' is not a regular file", path);
+	}
+	p = malloc(sb.st_size ? (size_t)sb.st_size : 1);
+	if (!p) {
+		fclose(f);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory reading '%s'", path);
+	}
+	if (fread(p, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
+		free(p);
+		fclose(f);
+		return npu_fail(NPU_ERR_IO, "cannot read model '%s'", path);
+	}
+	fclose(f);
+	*buf = p;
+	*len = (size_t)sb.st_size;
+	return NPU_OK;
+}
+
+npu_status npu_model_load_file(const char *path, npu_device *dev,
+			       const npu_compile_options *opts, npu_model **out)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	npu_status st;
+
+	if (out)
+		*out = NULL;
+	if (!path || !out)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_model_load_file: NULL argument");
+	st = read_file(path, &buf, &len);
+	if (st)
+		return st;
+	if (!len) {
+		free(buf);
+		return npu_fail(NPU_ERR_FORMAT, "model '%s' is empty", path);
+	}
+	st = npu_model_load_memory(buf, len, dev, opts, out);
+	free(buf);
+	if (st) {
+		/* Prefix the file name to the detailed message. */
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "%s", npu_last_error());
+		npu_fail(st, "%s: %s", path, msg);
+	}
+	return st;
+}
+
+npu_status npu_model_save(const npu_model *model, const char *path)
+{
+	uint8_t *buf;
+	size_t len;
+	npu_status st;
+	FILE *f;
+
+	if (!model || !path)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_model_save: NULL argument");
+	st = npu_cmodel_write(model->cm, &buf, &len);
+	if (st)
+		return st;
+	f = fopen(path, "wb");
+	if (!f || fwrite(buf, 1, len, f) != len || fclose(f)) {
+		int err = errno;
+
+		free(buf);
+		return npu_fail(NPU_ERR_IO, "cannot write '%s': %s", path, strerror(err));
+	}
+	free(buf);
+	return NPU_OK;
+}
+
+void npu_model_free(npu_model *model)
+{
+	if (!model)
+		return;
+	npu_cmodel_free(model->cm);
+	free(model);
+}
+
+size_t npu_model_input_count(const npu_model *model)
+{
+	return model ? model->cm->ninputs : 0;
+}
+
+size_t npu_model_output_count(const npu_model *model)
+{
+	return model ? model->cm->noutputs : 0;
+}
+
+npu_status npu_model_input_info(const npu_model *model, size_t index,
+				npu_tensor_info *info)
+{
+	if (!model || !info)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_model_input_info: NULL argument");
+	if (index >= model->cm->ninputs)
+		return npu_fail(NPU_ERR_NOT_FOUND, "the model has %u inputs, no input %zu",
+				model->cm->ninputs, index);
+	*info = model->cm->inputs[index].info;
+	return NPU_OK;
+}
+
+npu_status npu_model_output_info(const npu_model *model, size_t index,
+				 npu_tensor_info *info)
+{
+	if (!model || !info)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_model_output_info: NULL argument");
+	if (index >= model->cm->noutputs)
+		return npu_fail(NPU_ERR_NOT_FOUND, "the model has %u outputs, no output %zu",
+				model->cm->noutputs, index);
+	*info = model->cm->outputs[index].info;
+	return NPU_OK;
+}
+
+unsigned npu_model_clusters(const npu_model *model)
+{
+	return model ? model->cm->nclusters : 0;
+}

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Compiled models in memory: freeing and validation.  Validation is what
+ * makes a file (or a compiler bug) unable to point a program outside its
+ * buffers: every index, offset and size is checked before a context uses
+ * the model.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/npu_cmodel.h"
+
+#define MAX_SEG_SIZE (1ull << 32)
+
+void npu_cmodel_free(struct npu_cmodel *m)
+{
+	if (!m)
+		return;
+	for (uint32_t i = 0; i < m->nsegs; i++)
+		free(m->segs[i].data);
+	for (uint32_t i = 0; i < m->ninputs; i++)
+		free(m->inputs[i].name);
+	for (uint32_t i = 0; i < m->noutputs; i++)
+		free(m->outputs[i].name);
+	free(m->segs);
+	free(m->relocs);
+	free(m->inputs);
+	free(m->outputs);
+	free(m->steps);
+	free(m->fallback_ops);
+	free(m);
+}
+
+static npu_status check_io(const struct npu_cmodel *m, const struct npu_io *io,
+			   const char *what, uint32_t i)
+{
+	const npu_tensor_info *t = &io->info;
+	size_t esize = npu_dtype_size(t->dtype);
+	uint64_t count = 1;
+
+	if (!io->name || !*io->name || t->name != io->name)
+		return npu_fail(NPU_ERR_FORMAT, "bad model: %s %u has no name", what, i);
+	if (io->seg >= m->nsegs || m->segs[io->seg].kind != NPU_SEG_IO)
+		return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' is not in an I/O segment",
+				what, io->name);
+	if (!esize)
+		return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' has an unknown dtype %d",
+				what, io->name, (int)t->dtype);
+	if (t->rank < 0 || t->rank > NPU_MAX_RANK)
+		return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' has rank %d", what,
+				io->name, t->rank);
+	for (int d = 0; d < t->rank; d++) {
+		if (t->dims[d] < 0 || (t->dims[d] && count > (1ull << 40) / (uint64_t)t->dims[d]))
+			return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' has a bad dimension",
+					what, io->name);
+		count *= (uint64_t)t->dims[d];
+	}
+	if (t->bytes != count * esize)
+		return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' size %zu does not match its shape",
+				what, io->name, t->bytes);
+	if (io->offset > m->segs[io->seg].size ||
+	    t->bytes > m->segs[io->seg].size - io->offset)
+		return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' lies outside its segment",
+				what, io->name);
+	return NPU_OK;
+}
+
+npu_status npu_cmodel_validate(const struct npu_cmodel *m)
+{
+	npu_status st;
+
+	if (!m->nclusters || m->nclusters > 16)
+		return npu_fail(NPU_ERR_FORMAT, "bad model: %u clusters", m->nclusters);
+	for (uint32_t i = 0; i < m->nsegs; i++) {
+		const struct npu_seg *s = &m->segs[i];
+
+		if (s->kind < NPU_SEG_CONST || s->kind > NPU_SEG_IO)
+			return npu_fail(NPU_ERR_FORMAT, "bad model: segment %u has kind %u", i, s->kind);
+		if (!s->size || s->size > MAX_SEG_SIZE)
+			return npu_fail(NPU_ERR_FORMAT, "bad model: segment %u has size %llu", i,
+					(unsigned long long)s->size);
+		if ((s->kind == NPU_SEG_CONST || s->kind == NPU_SEG_PROGRAM) && !s->data)
+			return npu_fail(NPU_ERR_FORMAT, "bad model: segment %u has no contents", i);
+	}
+	for (uint32_t i = 0; i < m->nrelocs; i++) {
+		const struct npu_reloc *x = &m->relocs[i];
+
+		if (x->seg >= m->nsegs || x->target >= m->nsegs ||
+		    (m->segs[x->seg].kind != NPU_SEG_PROGRAM &&
+		     m->segs[x->seg].kind != NPU_SEG_CONST))
+			return npu_fail(NPU_ERR_FORMAT, "bad model: relocation %u names a bad segment", i);
+		if (x->offset % 8 || x->offset > m->segs[x->seg].size - 8 ||
+		    m->segs[x->seg].size < 8)
+			return npu_fail(NPU_ERR_FORMAT, "bad model: relocation %u is outside its segment", i);
+		if (x->addend > m->segs[x->target].size)
+			return npu_fail(NPU_ERR_FORMAT, "bad model: relocation %u points past its target", i);
+	}
+	for (uint32_t i = 0; i < m->ninputs; i++)
+		if ((st = check_io(m, &m->inputs[i], "input", i)))
+			return st;
+	for (uint32_t i = 0; i < m->noutputs; i++)
+		if ((st = check_io(m, &m->outputs[i], "output", i)))
+			return st;
+	for (uint32_t i = 0; i < m->ninputs + m->noutputs; i++)
+		for (uint32_t j = i + 1; j < m->ninputs + m->noutputs; j++) {
+			const struct npu_io *a = i < m->ninputs ? &m->inputs[i] : &m->outputs[i - m->ninputs];
+			const struct npu_io *b = j < m->ninputs ? &m->inputs[j] : &m->outputs[j - m->ninputs];
+
+			if (!strcmp(a->name, b->name))
+				return npu_fail(NPU_ERR_FORMAT, "bad model: two tensors named '%s'",
+						a->name);
+		}
+	for (uint32_t i = 0; i < m->nsteps; i++) {
+		const struct npu_step *s = &m->steps[i];
+
+		if (s->seg >= m->nsegs || m->segs[s->seg].kind != NPU_SEG_PROGRAM)
+			return npu_fail(NPU_ERR_FORMAT, "bad model: step %u is not in a program segment", i);
+		if (s->offset % 64 || s->size < 64 || s->offset > m->segs[s->seg].size ||
+		    s->size > m->segs[s->seg].size - s->offset)
+			return npu_fail(NPU_ERR_FORMAT, "bad model: step %u lies outside its segment", i);
+	}
+	return NPU_OK;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A compiled model: what the compiler produces, the native file holds and
+ * a context runs.
+ *
+ * Device memory is a list of segments, each one buffer: constants
+ * (weights), programs, scratch (activations) and the inputs/outputs.
+ * Programs refer to device addresses, which are only known once a
+ * context has allocated its buffers, so every such address is recorded as
+ * a relocation: "the 64-bit field at this offset of this segment is the
+ * address of that segment plus an addend".  Steps are the programs to run
+ * in order, each one job.
+ */
+#ifndef NPU_CMODEL_H
+#define NPU_CMODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "npu_internal.h"
+
+enum npu_seg_kind {
+	NPU_SEG_CONST = 1,	/* contents in the model; device read-only */
+	NPU_SEG_PROGRAM = 2,	/* contents in the model, relocated at load */
+	NPU_SEG_SCRATCH = 3,	/* zeroed at context creation */
+	NPU_SEG_IO = 4,		/* inputs and outputs, written by the host */
+};
+
+struct npu_seg {
+	uint32_t kind;		/* enum npu_seg_kind */
+	uint64_t size;		/* bytes */
+	uint8_t *data;		/* CONST/PROGRAM: size bytes, owned */
+};
+
+struct npu_reloc {
+	uint32_t seg;		/* segment holding the 64-bit field */
+	uint64_t offset;	/* of the field, 8-byte aligned, in that segment */
+	uint32_t target;	/* segment whose address goes there */
+	uint64_t addend;	/* added to the target's address */
+};
+
+/* An input or output of the model. */
+struct npu_io {
+	npu_tensor_info info;	/* info.name points at name */
+	char *name;
+	uint32_t seg;		/* an NPU_SEG_IO segment */
+	uint64_t offset;	/* where the tensor's bytes start in it */
+};
+
+struct npu_step {
+	uint32_t seg;		/* an NPU_SEG_PROGRAM segment */
+	uint64_t offset;	/* of the npu_hw_prog header, 64-byte aligned */
+	uint32_t size;		/* program bytes */
+};
+
+struct npu_cmodel {
+	uint32_t nclusters;	/* logical clusters the programs use */
+	uint32_t precision;	/* enum npu_precision it was compiled for */
+	char producer[64];	/* what made it, for diagnostics */
+	struct npu_seg *segs;
+	uint32_t nsegs;
+	struct npu_reloc *relocs;
+	uint32_t nrelocs;
+	struct npu_io *inputs, *outputs;
+	uint32_t ninputs, noutputs;
+	struct npu_step *steps;
+	uint32_t nsteps;
+	/* Names of operators run on the CPU (allow_cpu_fallback), "," joined. */
+	char *fallback_ops;
+};
+
+void npu_cmodel_free(struct npu_cmodel *m);
+/* Check every index, offset and size; NPU_ERR_FORMAT naming the first bad one. */
+npu_status npu_cmodel_validate(const struct npu_cmodel *m);
+
+/* The native file format (npu_cmodel_file.c). */
+#define NPU_CMODEL_MAGIC	0x4d55504eu	/* "NPUM" */
+#define NPU_CMODEL_VERSION	1
+npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
+			    size_t *len);
+npu_status npu_cmodel_read(const uint8_t *buf, size_t len,
+			   struct npu_cmodel **out);
+bool npu_cmodel_is_native(const void *buf, size_t len);
+
+#endif /* NPU_CMODEL_H */
