@@ -56,7 +56,7 @@ KMOD_SRCS := Kbuild $(wildcard kernel/*.c kernel/*.h) $(wildcard uapi/npu/*.h ua
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps run check check-unit check-style check-qemu qemu module bench clean help
+.PHONY: all deps run check check-unit check-tools check-style check-qemu qemu module bench clean help
 all: $(LIBCORE) $(DEMO_BIN) libnpu qemu module
 
 include libnpu/libnpu.mk
@@ -136,7 +136,11 @@ $(DEMO_BIN): tools/npu-core-demo/*.c tests/common/npu_tdev.c tests/common/npu_td
 run: $(DEMO_BIN)
 	$(DEMO_BIN)
 
-check: check-unit check-style check-qemu check-guest
+check: check-unit check-tools check-style check-qemu check-guest
+
+# Command-line tests of the tools (each script prints "N passed, N failed").
+check-tools: $(BUILD)/bin/npu-plan
+	@for t in tests/tools/*.sh; do $$t || exit 1; done
 
 check-style:
 	@tests/style/checkpatch.sh

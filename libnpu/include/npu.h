@@ -264,4 +264,10 @@ NPU_API npu_status npu_context_last_run(const npu_context *ctx,
 }
 #endif
 
+/* Post-processing: softmax, top-k with labels, (de)quantization, anchors,
+ * detection decoding and NMS. */
+#include "npu_post.h"
+/* Model files by URL: download, cache, sha256 check. */
+#include "npu_fetch.h"
+
 #endif /* NPU_H */

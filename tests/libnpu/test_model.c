@@ -36,6 +36,7 @@ static struct npu_cmodel *copy_model(void)
 	uint32_t bytes = N_ELEMS * 4;
 
 	m->nclusters = 1;
+	m->tpbs = 1;
 	strcpy(m->producer, "test_model.c");
 	m->nsegs = 2;
 	m->segs = calloc(2, sizeof(*m->segs));

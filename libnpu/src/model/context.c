@@ -92,6 +92,10 @@ npu_status npu_context_create(npu_device *dev, const npu_model *model,
 		return npu_fail(NPU_ERR_INVALID_ARG,
 				"the model was compiled for %u clusters; a partition of %u is too small",
 				cm->nclusters, clusters);
+	if (cm->tpbs > dev->info.tpbs_per_cluster)
+		return npu_fail(NPU_ERR_INVALID_ARG,
+				"the model was compiled for %u TPBs per cluster; this device has %u",
+				cm->tpbs, dev->info.tpbs_per_cluster);
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");

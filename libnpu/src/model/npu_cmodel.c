@@ -71,6 +71,8 @@ npu_status npu_cmodel_validate(const struct npu_cmodel *m)
 
 	if (!m->nclusters || m->nclusters > 16)
 		return npu_fail(NPU_ERR_FORMAT, "bad model: %u clusters", m->nclusters);
+	if (!m->tpbs || m->tpbs > 8)
+		return npu_fail(NPU_ERR_FORMAT, "bad model: %u TPBs per cluster", m->tpbs);
 	for (uint32_t i = 0; i < m->nsegs; i++) {
 		const struct npu_seg *s = &m->segs[i];
 

@@ -55,6 +55,7 @@ struct npu_step {
 
 struct npu_cmodel {
 	uint32_t nclusters;	/* logical clusters the programs use */
+	uint32_t tpbs;		/* TPBs per cluster the programs use */
 	uint32_t precision;	/* enum npu_precision it was compiled for */
 	char producer[64];	/* what made it, for diagnostics */
 	struct npu_seg *segs;

@@ -6,7 +6,7 @@
  *                      header size u32, flags u32, file size u64,
  *                      CRC-32 of everything after the header u32, 0 u32
  *   records:           tag u32, payload length u32, payload
- *     META     nclusters u32, precision u32, producer char[64]
+ *     META     nclusters u32, tpbs u32, precision u32, producer char[64]
  *     SEG      kind u32, 0 u32, size u64, contents (CONST/PROGRAM only)
  *     RELOC    seg u32, target u32, offset u64, addend u64
  *     INPUT,   seg u32, dtype u32, offset u64, rank u32, zero_point i32,
@@ -151,8 +151,9 @@ npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
 	if (st)
 		return st;
 	put(&w, zero, HEADER_SIZE);
-	record(&w, TAG_META, 8 + sizeof(m->producer));
+	record(&w, TAG_META, 12 + sizeof(m->producer));
 	put32(&w, m->nclusters);
+	put32(&w, m->tpbs);
 	put32(&w, m->precision);
 	put(&w, m->producer, sizeof(m->producer));
 	for (uint32_t i = 0; i < m->nsegs; i++) {
@@ -320,7 +321,8 @@ static npu_status read_records(struct rbuf *r, struct npu_cmodel *m)
 		start = r->pos;
 		switch (tag) {
 		case TAG_META:
-			if (len != 8 + sizeof(m->producer) || !get32(r, &m->nclusters) ||
+			if (len != 12 + sizeof(m->producer) || !get32(r, &m->nclusters) ||
+			    !get32(r, &m->tpbs) ||
 			    !get32(r, &m->precision) ||
 			    !take(r, m->producer, sizeof(m->producer)))
 				return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad header record");
