@@ -60,6 +60,7 @@ PREFIX ?= /usr/local
 all: $(LIBCORE) $(DEMO_BIN) libnpu qemu module
 
 include libnpu/libnpu.mk
+include tests/fuzz/fuzz.mk
 # Each tool under tools/<name>/ may bring its own rules (tools/<name>/<name>.mk).
 -include $(wildcard tools/*/*.mk)
 
@@ -136,7 +137,7 @@ $(DEMO_BIN): tools/npu-core-demo/*.c tests/common/npu_tdev.c tests/common/npu_td
 run: $(DEMO_BIN)
 	$(DEMO_BIN)
 
-check: check-unit check-tools check-style check-qemu check-guest
+check: check-unit check-fuzz check-tools check-style check-qemu check-guest
 
 # Command-line tests of the tools (each script prints "N passed, N failed").
 check-tools: $(BUILD)/bin/npu-plan

@@ -113,6 +113,14 @@ NPU_API npu_status npu_fetch_path(const char *url, const npu_fetch_options *opts
  * NULL is ignored. */
 NPU_API void npu_free(void *p);
 
+/*
+ * Load a model from @url (http, https or file): npu_fetch() with @fetch
+ * (NULL: defaults), then npu_model_load_memory() with @dev and @opts.
+ */
+NPU_API npu_status npu_model_load_url(const char *url, const npu_fetch_options *fetch,
+				      npu_device *dev, const npu_compile_options *opts,
+				      npu_model **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -243,6 +243,15 @@ START_TEST(save_load_round_trip)
 	npu_context *ctx;
 
 	ck_assert_int_eq(npu_model_save(model, path), NPU_OK);
+	{
+		char url[300];
+
+		/* By URL too (file://, no network). */
+		snprintf(url, sizeof(url), "file://%s", path);
+		ck_assert_int_eq(npu_model_load_url(url, NULL, NULL, NULL, &back), NPU_OK);
+		ck_assert_uint_eq(npu_model_input_count(back), 1);
+		npu_model_free(back);
+	}
 	ck_assert_int_eq(npu_model_load_file(path, NULL, NULL, &back), NPU_OK);
 	ck_assert_int_eq(npu_model_output_info(back, 0, &info), NPU_OK);
 	ck_assert_str_eq(info.name, "y");

@@ -1,19 +1,50 @@
 // SPDX-License-Identifier: MIT
 /*
- * ONNX -> compiled model.  The lowering passes land operator by operator;
- * until an operator has one, a model using it is refused by name.
+ * ONNX -> compiled model: parse, infer shapes (folding constant
+ * subgraphs), lower for the target partition.
  */
+#include "compile/npu_compile.h"
+#include "npu/npu_hw.h"
+#include "dev/npu_dev.h"
 #include "model/npu_model_priv.h"
+#include "onnx/npu_onnx.h"
 
 npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 			    const npu_compile_options *opts,
 			    struct npu_cmodel **out)
 {
-	(void)data;
-	(void)size;
-	(void)dev;
-	(void)opts;
+	struct npu_compile_target tgt = {
+		.clusters = NPU_M100_CLUSTERS,
+		.tpbs = NPU_M100_TPBS_PER_CLUSTER,
+		.hbsm_size = NPU_M100_HBSM_SIZE,
+		.precision = NPU_PRECISION_BF16,
+	};
+	npu_ir_graph *g = NULL;
+	npu_status st;
+
 	*out = NULL;
-	return npu_fail(NPU_ERR_UNSUPPORTED,
-			"this libnpu cannot compile ONNX models yet; load a compiled model (.npum)");
+	if (opts->precision == NPU_PRECISION_INT8)
+		return npu_fail(NPU_ERR_UNSUPPORTED,
+				"int8 compilation is not available yet: use the default (bf16) precision");
+	if (opts->allow_cpu_fallback)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "CPU fallback is not available yet");
+	if (dev) {
+		tgt.clusters = dev->info.healthy_clusters;
+		tgt.tpbs = dev->info.tpbs_per_cluster;
+		tgt.hbsm_size = dev->info.hbsm_size;
+	}
+	if (opts->clusters) {
+		if (dev && opts->clusters > dev->info.healthy_clusters)
+			return npu_fail(NPU_ERR_INVALID_ARG,
+					"%u clusters requested; the device has %u healthy clusters",
+					opts->clusters, dev->info.healthy_clusters);
+		tgt.clusters = opts->clusters > 16 ? 16 : opts->clusters;
+	}
+	st = npu_onnx_parse(data, size, &g);
+	if (!st)
+		st = npu_ir_infer_shapes(g);
+	if (!st)
+		st = npu_compile_ir(g, &tgt, out);
+	npu_ir_graph_free(g);
+	return st;
 }

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Elementwise operators on the CVU: unary functions and binary operators
+ * with numpy broadcasting.
+ *
+ * The output and every input are seen through one "view": the output's
+ * dimensions, adjacent ones merged where every operand is contiguous
+ * across them, with each input's element stride per dimension (0 where it
+ * is broadcast).  Tiles are ranges of the outermost view dimension (or of
+ * the elements, when the view is flat); DMA walkers expand broadcast
+ * inputs into dense HBSM buffers, the CVU works on dense data.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_cc.h"
+
+struct fn_map {
+	const char *op;
+	unsigned fn;
+	bool binary;
+};
+
+static const struct fn_map fns[] = {
+	{ "Relu", NPU_FN_RELU, false }, { "LeakyRelu", NPU_FN_LEAKY_RELU, false },
+	{ "Clip", NPU_FN_CLIP, false }, { "Sigmoid", NPU_FN_SIGMOID, false },
+	{ "Tanh", NPU_FN_TANH, false }, { "Exp", NPU_FN_EXP, false },
+	{ "Log", NPU_FN_LOG, false }, { "Sqrt", NPU_FN_SQRT, false },
+	{ "Reciprocal", NPU_FN_RECIP, false }, { "Abs", NPU_FN_ABS, false },
+	{ "Neg", NPU_FN_NEG, false }, { "Erf", NPU_FN_ERF, false },
+	{ "Gelu", NPU_FN_GELU, false }, { "HardSigmoid", NPU_FN_HARDSIGMOID, false },
+	{ "HardSwish", NPU_FN_HARDSWISH, false }, { "Floor", NPU_FN_FLOOR, false },
+	{ "Ceil", NPU_FN_CEIL, false }, { "Round", NPU_FN_ROUND, false },
+	{ "Add", NPU_FN_ADD, true }, { "Sub", NPU_FN_SUB, true },
+	{ "Mul", NPU_FN_MUL, true }, { "Div", NPU_FN_DIV, true },
+	{ "Max", NPU_FN_MAX, true }, { "Min", NPU_FN_MIN, true },
+	{ "PRelu", NPU_FN_PRELU, true }, { "Pow", NPU_FN_POW, true },
+};
+
+static const struct fn_map *find_fn(const char *op)
+{
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if (!strcmp(fns[i].op, op))
+			return &fns[i];
+	return NULL;
+}
+
+bool npu_lower_is_eltwise(const char *op);
+bool npu_lower_is_eltwise(const char *op)
+{
+	return find_fn(op) != NULL;
+}
+
+static uint32_t f32_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+#define MAX_DIMS 5
+
+struct view {
+	int nd;				/* dims, [0] innermost */
+	int64_t count[MAX_DIMS];
+	int64_t stride[3][MAX_DIMS];	/* elements; [0] output, [1..] inputs */
+};
+
+/* Build the merged broadcast view of output @o and inputs @in[0..nin). */
+static npu_status make_view(const npu_ir_tensor *o, const npu_ir_tensor *const *in,
+			    int nin, struct view *v)
+{
+	int64_t cnt[NPU_MAX_RANK], st[3][NPU_MAX_RANK];
+	int r = o->rank, nd = 0;
+
+	for (int k = 0; k <= nin; k++) {
+		const npu_ir_tensor *t = k ? in[k - 1] : o;
+		int64_t s = 1;
+
+		for (int d = r - 1; d >= 0; d--) {
+			int td = d - (r - t->rank);
+			int64_t dim = td >= 0 ? t->dims[td] : 1;
+
+			st[k][d] = dim == 1 && o->dims[d] != 1 ? 0 : s;
+			s *= dim;
+		}
+	}
+	for (int d = 0; d < r; d++)
+		cnt[d] = o->dims[d];
+	/* Innermost first, merging a dim into the one inside it when every
+	 * operand steps across the boundary as if they were one dim. */
+	memset(v, 0, sizeof(*v));
+	for (int d = r - 1; d >= 0; d--) {
+		if (cnt[d] == 1)
+			continue;
+		if (nd > 0) {
+			bool merge = true;
+
+			for (int k = 0; k <= nin && merge; k++)
+				if (st[k][d] != v->stride[k][nd - 1] * v->count[nd - 1])
+					merge = false;
+			if (merge) {
+				v->count[nd - 1] *= cnt[d];
+				continue;
+			}
+		}
+		if (nd == MAX_DIMS)
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"broadcast pattern needs more than %d loop levels", MAX_DIMS);
+		v->count[nd] = cnt[d];
+		for (int k = 0; k <= nin; k++)
+			v->stride[k][nd] = st[k][d];
+		nd++;
+	}
+	if (!nd) {
+		v->count[0] = 1;
+		for (int k = 0; k <= nin; k++)
+			v->stride[k][0] = 1;
+		nd = 1;
+	}
+	v->nd = nd;
+	return NPU_OK;
+}
+
+/* CVU parameters of @n's function. */
+static npu_status cvu_params(struct npu_cc *cc, const npu_ir_node *n,
+			     const struct fn_map *f, struct npu_hw_cvu_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->fn = (uint8_t)f->fn;
+	if (f->binary)
+		return NPU_OK;
+	npu_status st = NPU_OK;
+	float a, b;
+
+	if (f->fn == NPU_FN_LEAKY_RELU) {
+		st = npu_ir_attr_float(n, "alpha", 0.01f, &a);
+		p->imm[0] = f32_bits(a);
+	} else if (f->fn == NPU_FN_HARDSIGMOID) {
+		st = npu_ir_attr_float(n, "alpha", 0.2f, &a);
+		if (!st)
+			st = npu_ir_attr_float(n, "beta", 0.5f, &b);
+		p->imm[0] = f32_bits(a);
+		p->imm[1] = f32_bits(b);
+	} else if (f->fn == NPU_FN_CLIP) {
+		float lo = -INFINITY, hi = INFINITY, v;
+		int cnt;
+
+		if (n->opset < 11) {
+			st = npu_ir_attr_float(n, "min", lo, &lo);
+			if (!st)
+				st = npu_ir_attr_float(n, "max", hi, &hi);
+		} else {
+			const npu_ir_tensor *ta = npu_ir_input(cc->g, n, 1);
+			const npu_ir_tensor *tb = npu_ir_input(cc->g, n, 2);
+
+			if ((ta && !npu_ir_is_const(ta)) || (tb && !npu_ir_is_const(tb)))
+				return npu_fail(NPU_ERR_UNSUPPORTED, "Clip bounds must be constants");
+			if (ta && !npu_ir_const_floats(ta, &v, 1, &cnt) && cnt == 1)
+				lo = v;
+			if (tb && !npu_ir_const_floats(tb, &v, 1, &cnt) && cnt == 1)
+				hi = v;
+		}
+		p->imm[0] = f32_bits(lo);
+		p->imm[1] = f32_bits(hi);
+	}
+	return st;
+}
+
+npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n)
+{
+	const struct fn_map *f = find_fn(n->op);
+	const npu_ir_tensor *o = npu_ir_output(cc->g, n, 0), *in[2] = { NULL, NULL };
+	int nin = f && f->binary ? 2 : 1;
+	struct npu_hw_cvu_params p;
+	struct npu_loc lo, li[2];
+	struct npu_tile *tiles = NULL;
+	unsigned ntiles = 0;
+	struct view v;
+	uint64_t inner = 1, outer, rows_per, buf;
+	npu_status st;
+
+	for (int k = 0; k < nin; k++) {
+		in[k] = npu_ir_input(cc->g, n, k);
+		if (!in[k])
+			return npu_fail(NPU_ERR_FORMAT, "missing input %d", k);
+		if (in[k]->dtype != NPU_DTYPE_FLOAT32)
+			return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s tensors", n->op,
+					npu_dtype_str(in[k]->dtype));
+		if ((st = npu_cc_loc(cc, n->inputs[k], &li[k])))
+			return st;
+	}
+	if (o->dtype != NPU_DTYPE_FLOAT32)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s producing %s", n->op,
+				npu_dtype_str(o->dtype));
+	if ((st = npu_cc_loc(cc, n->outputs[0], &lo)) ||
+	    (st = cvu_params(cc, n, f, &p)) || (st = make_view(o, in, nin, &v)))
+		return st;
+
+	for (int d = 0; d < v.nd - 1; d++)
+		inner *= v.count[d];
+	outer = (uint64_t)v.count[v.nd - 1];
+	/* Each operand gets a third of HBSM (fp32). */
+	buf = cc->hbsm / 3 / 4 * 4;
+	if (v.nd == 1) {
+		/* Flat: any element range is a tile. */
+		inner = 1;
+	}
+	if (inner * 4 > buf)
+		return npu_fail(NPU_ERR_UNSUPPORTED,
+				"elementwise rows of %llu elements do not fit the HBSM",
+				(unsigned long long)inner);
+	rows_per = buf / (inner * 4);
+	/* Spread over the workers when the tensor is big enough. */
+	if (outer / cc->workers >= 1 && (outer + cc->workers - 1) / cc->workers < rows_per)
+		rows_per = (outer + cc->workers - 1) / cc->workers;
+	if (rows_per > (1u << 24) / inner)
+		rows_per = (1u << 24) / inner;
+	ntiles = (unsigned)((outer + rows_per - 1) / rows_per);
+	tiles = calloc(ntiles, sizeof(*tiles));
+	if (!tiles)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+
+	for (unsigned i = 0; i < ntiles && !st; i++) {
+		struct npu_tile *t = &tiles[i];
+		uint64_t r0 = i * rows_per, rows = outer - r0 < rows_per ? outer - r0 : rows_per;
+		uint64_t elems = rows * inner;
+		struct npu_hw_insn *op = &t->op[0];
+
+		for (int k = 0; k < nin; k++) {
+			struct npu_tile_in *ti = &t->in[t->nin++];
+			int l;
+
+			memset(&ti->walk, 0, sizeof(ti->walk));
+			ti->walk.space = NPU_SPACE_DDR;
+			ti->walk.dtype = NPU_DT_FP32;
+			ti->walk.base = li[k].off + r0 * (uint64_t)v.stride[k + 1][v.nd - 1] * 4;
+			ti->seg = li[k].seg;
+			if (v.nd == 1) {
+				npu_twu_lvl(&ti->walk, 0, (int64_t)elems, v.stride[k + 1][0] * 4);
+			} else {
+				for (l = 0; l < v.nd - 1; l++)
+					npu_twu_lvl(&ti->walk, l, v.count[l], v.stride[k + 1][l] * 4);
+				npu_twu_lvl(&ti->walk, l, (int64_t)rows, v.stride[k + 1][l] * 4);
+			}
+			ti->hbsm = (uint32_t)(k * buf);
+		}
+		op->unit = NPU_UNIT_CVU;
+		op->opcode = f->binary ? NPU_CVU_BINARY : NPU_CVU_UNARY;
+		op->params.cvu = p;
+		npu_twu_flat(&op->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_FP32, 0, elems);
+		if (f->binary)
+			npu_twu_flat(&op->opnd[NPU_OPND_SRC1], NPU_SPACE_HBSM, NPU_DT_FP32, buf, elems);
+		npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_FP32, 2 * buf, elems);
+		t->nop = 1;
+		/* The output is dense row-major: the tile is one block. */
+		st = npu_tile_out(t, (uint32_t)(2 * buf), 1, (uint32_t)(elems * 4), 0, lo.seg,
+				  lo.off + r0 * inner * 4, 0);
+	}
+	if (!st)
+		st = npu_sched_emit(cc, tiles, ntiles);
+	npu_tiles_free(tiles, ntiles);
+	return st;
+}

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/*
+ * MatMul and Gemm on the TCU, in bf16 with fp32 accumulation.
+ *
+ * Constant weights become a bf16 [K][N] matrix at compile time.  Each tile
+ * is an (M rows) x (N columns) block: its rows of A come in as fp32 and the
+ * CVU converts them to bf16; the TCU multiplies, adds the bias and writes
+ * fp32 rows that a GSDU puts back in place.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_cc.h"
+
+uint16_t npu_cc_bf16(float f);
+uint16_t npu_cc_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((u >> 16) | 0x40);	/* quiet NaN */
+	u += 0x7fffu + ((u >> 16) & 1);			/* round to nearest even */
+	return (uint16_t)(u >> 16);
+}
+
+static uint32_t f32_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+/* Constant B (float32, [K][N] or [N][K] when @trans) as bf16 [K][N]. */
+static npu_status const_b(struct npu_cc *cc, const npu_ir_tensor *b, int64_t K,
+			  int64_t N, bool trans, uint64_t batch_off, uint64_t *off)
+{
+	const float *src = (const float *)b->data + batch_off;
+	uint16_t *dst = malloc((size_t)(K * N) * 2 + 2);
+	npu_status st = NPU_OK;
+
+	if (!dst)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t k = 0; k < K; k++)
+		for (int64_t n = 0; n < N; n++)
+			dst[k * N + n] = npu_cc_bf16(trans ? src[n * K + k] : src[k * N + n]);
+	*off = npu_cc_const(cc, dst, (uint64_t)(K * N) * 2, &st);
+	free(dst);
+	return st;
+}
+
+npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
+{
+	bool gemm = !strcmp(n->op, "Gemm");
+	const npu_ir_tensor *a = npu_ir_input(cc->g, n, 0), *b = npu_ir_input(cc->g, n, 1);
+	const npu_ir_tensor *c = gemm ? npu_ir_input(cc->g, n, 2) : NULL;
+	int64_t ta = 0, tb = 0, M, K, N, batch = 1;
+	float alpha = 1.0f, beta = 1.0f;
+	struct npu_loc la, ly;
+	uint64_t boff = 0, bias_off = 0, nb, mb, budget = cc->hbsm / 2;
+	struct npu_tile *tiles = NULL;
+	unsigned ntiles = 0, cap = 0;
+	float *bias = NULL;
+	npu_status st;
+
+	if (a->dtype != NPU_DTYPE_FLOAT32 || b->dtype != NPU_DTYPE_FLOAT32)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s x %s", n->op,
+				npu_dtype_str(a->dtype), npu_dtype_str(b->dtype));
+	if (!npu_ir_is_const(b))
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with a computed second operand", n->op);
+	if (gemm) {
+		if ((st = npu_ir_attr_int(n, "transA", 0, &ta)) ||
+		    (st = npu_ir_attr_int(n, "transB", 0, &tb)) ||
+		    (st = npu_ir_attr_float(n, "alpha", 1.0f, &alpha)) ||
+		    (st = npu_ir_attr_float(n, "beta", 1.0f, &beta)))
+			return st;
+		M = ta ? a->dims[1] : a->dims[0];
+		K = ta ? a->dims[0] : a->dims[1];
+		N = tb ? b->dims[0] : b->dims[1];
+	} else {
+		if (a->rank < 2 || b->rank != 2)
+			return npu_fail(NPU_ERR_UNSUPPORTED, "MatMul of rank %d x %d", a->rank, b->rank);
+		M = a->dims[a->rank - 2];
+		K = a->dims[a->rank - 1];
+		N = b->dims[1];
+		for (int d = 0; d < a->rank - 2; d++)
+			batch *= a->dims[d];
+	}
+	if (K * 2 * 8 > (int64_t)budget)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with K = %lld", n->op, (long long)K);
+	if (c) {
+		int64_t cn = npu_ir_numel(c);
+
+		if (!npu_ir_is_const(c) || !(cn == N || cn == 1))
+			return npu_fail(NPU_ERR_UNSUPPORTED, "Gemm with a C that is not a constant row");
+		bias = malloc((size_t)N * 4);
+		if (!bias)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		for (int64_t j = 0; j < N; j++)
+			/* The TCU scales acc + bias by alpha: pre-divide the bias. */
+			bias[j] = beta * ((const float *)c->data)[cn == 1 ? 0 : j] /
+				  (alpha != 0.0f ? alpha : 1.0f);
+		bias_off = npu_cc_const(cc, bias, (uint64_t)N * 4, &st);
+		free(bias);
+		if (st)
+			return st;
+	}
+	if ((st = const_b(cc, b, K, N, tb != 0, 0, &boff)) ||
+	    (st = npu_cc_loc(cc, n->inputs[0], &la)) || (st = npu_cc_loc(cc, n->outputs[0], &ly)))
+		return st;
+
+	/* Block sizes: B's columns in half the HBSM, rows in the rest. */
+	nb = budget / ((uint64_t)K * 2);
+	nb = nb > (uint64_t)N ? (uint64_t)N : nb;
+	mb = budget / ((uint64_t)K * 6 + nb * 4);
+	mb = mb > (uint64_t)M ? (uint64_t)M : mb;
+	if (mb > 1 && (uint64_t)M * batch / cc->workers >= 1) {
+		uint64_t spread = ((uint64_t)M + cc->workers - 1) / cc->workers;
+
+		if (spread < mb)
+			mb = spread;
+	}
+	for (int64_t bi = 0; bi < batch && !st; bi++) {
+		for (uint64_t m0 = 0; m0 < (uint64_t)M && !st; m0 += mb) {
+			for (uint64_t n0 = 0; n0 < (uint64_t)N && !st; n0 += nb) {
+				uint64_t rows = M - m0 < mb ? M - m0 : mb, cols = N - n0 < nb ? N - n0 : nb;
+				uint32_t h_a32 = 0, h_a16 = (uint32_t)(rows * K * 4);
+				uint32_t h_b = h_a16 + (uint32_t)(rows * K * 2);
+				uint32_t h_bias = h_b + (uint32_t)(K * cols * 2);
+				uint32_t h_c = h_bias + (uint32_t)(cols * 4);
+				struct npu_tile *t;
+				struct npu_hw_insn *op;
+
+				h_c = (h_c + 63) & ~63u;
+				if (ntiles == cap) {
+					struct npu_tile *g = realloc(tiles, (cap ? 2 * cap : 16) * sizeof(*g));
+
+					if (!g) {
+						st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+						break;
+					}
+					tiles = g;
+					cap = cap ? 2 * cap : 16;
+				}
+				t = &tiles[ntiles++];
+				memset(t, 0, sizeof(*t));
+				/* A rows (fp32): [K] x rows, transposed source if transA. */
+				t->in[0].seg = la.seg;
+				t->in[0].walk.space = NPU_SPACE_DDR;
+				t->in[0].walk.dtype = NPU_DT_FP32;
+				if (ta) {
+					t->in[0].walk.base = la.off + m0 * 4;
+					npu_twu_lvl(&t->in[0].walk, 0, K, M * 4);
+					npu_twu_lvl(&t->in[0].walk, 1, (int64_t)rows, 4);
+				} else {
+					t->in[0].walk.base = la.off + ((uint64_t)bi * M * K + m0 * K) * 4;
+					npu_twu_lvl(&t->in[0].walk, 0, (int64_t)(rows * K), 4);
+				}
+				t->in[0].hbsm = h_a32;
+				/* B columns n0.. (bf16 [K][cols]). */
+				t->in[1].seg = cc->seg_const;
+				t->in[1].walk.space = NPU_SPACE_DDR;
+				t->in[1].walk.dtype = NPU_DT_BF16;
+				t->in[1].walk.base = boff + n0 * 2;
+				npu_twu_lvl(&t->in[1].walk, 0, (int64_t)cols, 2);
+				npu_twu_lvl(&t->in[1].walk, 1, K, N * 2);
+				t->in[1].hbsm = h_b;
+				t->nin = 2;
+				if (c) {
+					t->in[2].seg = cc->seg_const;
+					npu_twu_flat(&t->in[2].walk, NPU_SPACE_DDR, NPU_DT_FP32,
+						     bias_off + n0 * 4, cols);
+					t->in[2].hbsm = h_bias;
+					t->nin = 3;
+				}
+				op = &t->op[0];
+				op->unit = NPU_UNIT_CVU;
+				op->opcode = NPU_CVU_UNARY;
+				op->params.cvu.fn = NPU_FN_IDENTITY;
+				npu_twu_flat(&op->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_FP32,
+					     h_a32, rows * K);
+				npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_BF16,
+					     h_a16, rows * K);
+				op = &t->op[1];
+				op->unit = NPU_UNIT_TCU;
+				op->opcode = NPU_TCU_MATMUL;
+				op->opnd[NPU_OPND_SRC0].space = NPU_SPACE_HBSM;
+				op->opnd[NPU_OPND_SRC0].dtype = NPU_DT_BF16;
+				op->opnd[NPU_OPND_SRC0].base = h_a16;
+				npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 0, K, 2);
+				npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 1, (int64_t)rows, K * 2);
+				op->opnd[NPU_OPND_SRC1].space = NPU_SPACE_HBSM;
+				op->opnd[NPU_OPND_SRC1].dtype = NPU_DT_BF16;
+				op->opnd[NPU_OPND_SRC1].base = h_b;
+				npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 0, (int64_t)cols, 2);
+				npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 1, K, (int64_t)cols * 2);
+				if (c)
+					npu_twu_flat(&op->opnd[NPU_OPND_SRC2], NPU_SPACE_HBSM,
+						     NPU_DT_FP32, h_bias, cols);
+				op->opnd[NPU_OPND_DST].space = NPU_SPACE_HBSM;
+				op->opnd[NPU_OPND_DST].dtype = NPU_DT_FP32;
+				op->opnd[NPU_OPND_DST].base = h_c;
+				npu_twu_lvl(&op->opnd[NPU_OPND_DST], 0, (int64_t)cols, 4);
+				npu_twu_lvl(&op->opnd[NPU_OPND_DST], 1, (int64_t)rows, (int64_t)cols * 4);
+				if (alpha != 1.0f) {
+					op->params.tcu.flags = NPU_TCU_F_SCALE;
+					op->params.tcu.out_scale = f32_bits(alpha);
+				}
+				if ((st = npu_cc_act(n, &op->params.tcu)))
+					break;
+				t->nop = 2;
+				st = npu_tile_out(t, h_c, (uint32_t)rows, (uint32_t)(cols * 4),
+						  (int32_t)(cols * 4), ly.seg,
+						  ly.off + ((uint64_t)bi * M * N + m0 * N + n0) * 4,
+						  (int32_t)(N * 4));
+			}
+		}
+	}
+	if (!st)
+		st = npu_sched_emit(cc, tiles, ntiles);
+	npu_tiles_free(tiles, ntiles);
+	return st;
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Row-wise CVU operators: Softmax and LogSoftmax over one axis, and the
+ * global poolings (a mean or max over H x W per channel).
+ *
+ * The tensor is seen as [outer, D, inner] around the reduced axis; a tile
+ * is a range of outer rows, brought in densely, reduced over D with the
+ * inner elements as a second level.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_cc.h"
+
+static npu_status row_tiles(struct npu_cc *cc, const npu_ir_node *n, int64_t outer,
+			    int64_t D, int64_t inner, unsigned opcode, unsigned fn,
+			    bool reduce)
+{
+	uint64_t row = (uint64_t)(D * inner) * 4, out_row = reduce ? (uint64_t)inner * 4 : row;
+	uint64_t per = (cc->hbsm / 2) / row, rows;
+	struct npu_loc lx, ly;
+	struct npu_tile *tiles;
+	unsigned ntiles;
+	npu_status st;
+
+	if (!per)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s over rows of %llu bytes", n->op,
+				(unsigned long long)row);
+	if (per > (1u << 24) / (uint64_t)(D * inner))
+		per = (1u << 24) / (uint64_t)(D * inner);
+	rows = ((uint64_t)outer + cc->workers - 1) / cc->workers;
+	if (rows < per)
+		per = rows ? rows : 1;
+	if ((st = npu_cc_loc(cc, n->inputs[0], &lx)) || (st = npu_cc_loc(cc, n->outputs[0], &ly)))
+		return st;
+	ntiles = (unsigned)(((uint64_t)outer + per - 1) / per);
+	tiles = calloc(ntiles, sizeof(*tiles));
+	if (!tiles)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (unsigned i = 0; i < ntiles && !st; i++) {
+		struct npu_tile *t = &tiles[i];
+		uint64_t r0 = i * per, cnt = outer - r0 < per ? outer - r0 : per;
+		uint32_t h_y = (uint32_t)((cnt * row + 63) & ~63ull);
+		struct npu_hw_insn *op = &t->op[0];
+		struct npu_hw_twu *x = &op->opnd[NPU_OPND_SRC0], *y = &op->opnd[NPU_OPND_DST];
+
+		t->in[0].seg = lx.seg;
+		npu_twu_flat(&t->in[0].walk, NPU_SPACE_DDR, NPU_DT_FP32, lx.off + r0 * row,
+			     cnt * (uint64_t)(D * inner));
+		t->nin = 1;
+		op->unit = NPU_UNIT_CVU;
+		op->opcode = (uint8_t)opcode;
+		op->params.cvu.fn = (uint8_t)fn;
+		op->params.cvu.reduce_levels = 1;
+		/* x: [D (stride inner), inner, rows]; reduce over level 0. */
+		x->space = NPU_SPACE_HBSM;
+		x->dtype = NPU_DT_FP32;
+		npu_twu_lvl(x, 0, D, inner * 4);
+		npu_twu_lvl(x, 1, inner, 4);
+		npu_twu_lvl(x, 2, (int64_t)cnt, D * inner * 4);
+		y->space = NPU_SPACE_HBSM;
+		y->dtype = NPU_DT_FP32;
+		y->base = h_y;
+		if (reduce) {
+			npu_twu_lvl(y, 0, inner, 4);
+			npu_twu_lvl(y, 1, (int64_t)cnt, inner * 4);
+		} else {
+			npu_twu_lvl(y, 0, D, inner * 4);
+			npu_twu_lvl(y, 1, inner, 4);
+			npu_twu_lvl(y, 2, (int64_t)cnt, D * inner * 4);
+		}
+		t->nop = 1;
+		st = npu_tile_out(t, h_y, 1, (uint32_t)(cnt * out_row), 0, ly.seg,
+				  ly.off + r0 * out_row, 0);
+	}
+	if (!st)
+		st = npu_sched_emit(cc, tiles, ntiles);
+	npu_tiles_free(tiles, ntiles);
+	return st;
+}
+
+npu_status npu_lower_softmax(struct npu_cc *cc, const npu_ir_node *n)
+{
+	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0);
+	int64_t axis, outer = 1, D = 1, inner = 1;
+	bool logsm = !strcmp(n->op, "LogSoftmax");
+	npu_status st;
+
+	if (x->dtype != NPU_DTYPE_FLOAT32)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s", n->op, npu_dtype_str(x->dtype));
+	if ((st = npu_ir_attr_int(n, "axis", n->opset < 13 ? 1 : -1, &axis)))
+		return st;
+	if (axis < 0)
+		axis += x->rank;
+	if (x->rank && (axis < 0 || axis >= x->rank))
+		return npu_fail(NPU_ERR_FORMAT, "%s axis out of range", n->op);
+	for (int d = 0; d < x->rank; d++) {
+		if (d < axis)
+			outer *= x->dims[d];
+		else if (n->opset < 13 || d == axis)
+			D *= x->dims[d];	/* before opset 13: flattened from axis on */
+		else
+			inner *= x->dims[d];
+	}
+	if (!outer || !D || !inner)
+		return NPU_OK;
+	return row_tiles(cc, n, outer, D, inner, logsm ? NPU_CVU_LOGSOFTMAX : NPU_CVU_SOFTMAX,
+			 0, false);
+}
+
+npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n)
+{
+	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0);
+	int64_t hw = 1;
+
+	if (x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 3)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s rank %d", n->op,
+				npu_dtype_str(x->dtype), x->rank);
+	for (int d = 2; d < x->rank; d++)
+		hw *= x->dims[d];
+	/* [N*C rows] x [HW]: reduce the HW of each row. */
+	return row_tiles(cc, n, x->dims[0] * x->dims[1], hw, 1, NPU_CVU_REDUCE,
+			 strcmp(n->op, "GlobalMaxPool") ? NPU_REDUCE_MEAN : NPU_REDUCE_MAX, true);
+}

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which lowering handles which ONNX operator.  An operator missing here is
+ * refused by name, never run on the CPU behind the user's back.
+ */
+#include <string.h>
+
+#include "compile/npu_cc.h"
+
+bool npu_lower_is_eltwise(const char *op);
+npu_status npu_lower_transpose(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_slice(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_pad(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n);
+
+static const struct {
+	const char *op;
+	npu_lower_fn fn;
+} table[] = {
+	{ "Reshape", npu_lower_alias },
+	{ "Flatten", npu_lower_alias },
+	{ "Squeeze", npu_lower_alias },
+	{ "Unsqueeze", npu_lower_alias },
+	{ "Identity", npu_lower_alias },
+	{ "Dropout", npu_lower_alias },
+	{ "Transpose", npu_lower_transpose },
+	{ "Concat", npu_lower_concat },
+	{ "Slice", npu_lower_slice },
+	{ "Pad", npu_lower_pad },
+	{ "MatMul", npu_lower_matmul },
+	{ "Gemm", npu_lower_matmul },
+	{ "Conv", npu_lower_conv },
+	{ "MaxPool", npu_lower_pool },
+	{ "AveragePool", npu_lower_pool },
+	{ "GlobalAveragePool", npu_lower_global_pool },
+	{ "GlobalMaxPool", npu_lower_global_pool },
+	{ "Softmax", npu_lower_softmax },
+	{ "LogSoftmax", npu_lower_softmax },
+};
+
+npu_lower_fn npu_lower_find(const char *op, int opset)
+{
+	(void)opset;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (!strcmp(table[i].op, op))
+			return table[i].fn;
+	return npu_lower_is_eltwise(op) ? npu_lower_eltwise : NULL;
+}

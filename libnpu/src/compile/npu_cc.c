@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The compiler driver: IR graph -> compiled model.  Places tensors in DDR,
+ * lowers node by node (lower_*.c), and describes the inputs and outputs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_cc.h"
+#include "compile/npu_compile.h"
+
+#define ALIGN 64
+
+static uint64_t align_up(uint64_t v)
+{
+	return (v + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
+}
+
+unsigned npu_cc_hw_dtype(npu_dtype t)
+{
+	switch (t) {
+	case NPU_DTYPE_FLOAT32: return NPU_DT_FP32;
+	case NPU_DTYPE_FLOAT16: return NPU_DT_FP16;
+	case NPU_DTYPE_BFLOAT16: return NPU_DT_BF16;
+	case NPU_DTYPE_INT8: return NPU_DT_INT8;
+	case NPU_DTYPE_UINT8: return NPU_DT_UINT8;
+	case NPU_DTYPE_INT32: return NPU_DT_INT32;
+	default: return 0;
+	}
+}
+
+unsigned npu_cc_hw_size(unsigned hw_dtype)
+{
+	switch (hw_dtype) {
+	case NPU_DT_INT8:
+	case NPU_DT_UINT8: return 1;
+	case NPU_DT_BF16:
+	case NPU_DT_FP16: return 2;
+	case NPU_DT_INT32:
+	case NPU_DT_FP32: return 4;
+	default: return 0;
+	}
+}
+
+uint64_t npu_cc_const(struct npu_cc *cc, const void *data, uint64_t bytes,
+		      npu_status *st)
+{
+	uint64_t off = align_up(cc->clen), need = off + (bytes ? bytes : 1);
+
+	if (need > cc->ccap) {
+		uint64_t cap = cc->ccap ? cc->ccap : 65536;
+		uint8_t *p;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(cc->cdata, cap);
+		if (!p) {
+			*st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory for constants");
+			return 0;
+		}
+		memset(p + cc->ccap, 0, cap - cc->ccap);
+		cc->cdata = p;
+		cc->ccap = cap;
+	}
+	memcpy(cc->cdata + off, data, bytes);
+	cc->clen = need;
+	return off;
+}
+
+uint64_t npu_cc_scratch(struct npu_cc *cc, uint64_t bytes)
+{
+	uint64_t off = align_up(cc->scratch_len);
+
+	cc->scratch_len = off + (bytes ? bytes : 1);
+	return off;
+}
+
+npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p)
+{
+	int64_t fn;
+	float a, b;
+	npu_status st;
+
+	if (!npu_ir_attr_find(n, "npu_act"))
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "npu_act", 0, &fn)) ||
+	    (st = npu_ir_attr_float(n, "npu_act_alpha", 0.0f, &a)) ||
+	    (st = npu_ir_attr_float(n, "npu_act_beta", 0.0f, &b)))
+		return st;
+	p->act = (uint8_t)fn;
+	memcpy(&p->act_alpha, &a, 4);
+	memcpy(&p->act_beta, &b, 4);
+	return NPU_OK;
+}
+
+static uint64_t tensor_bytes(const npu_ir_tensor *t)
+{
+	return (uint64_t)npu_ir_numel(t) * npu_dtype_size(t->dtype);
+}
+
+npu_status npu_cc_loc(struct npu_cc *cc, int id, struct npu_loc *out)
+{
+	const npu_ir_tensor *t = &cc->g->tensors[id];
+	npu_status st = NPU_OK;
+
+	if (cc->loc[id].seg == NPU_NO_SEG) {
+		if (npu_ir_is_const(t)) {
+			uint64_t off = npu_cc_const(cc, t->data, t->bytes, &st);
+
+			if (st)
+				return st;
+			cc->loc[id] = (struct npu_loc){ cc->seg_const, off };
+		} else {
+			cc->loc[id] = (struct npu_loc){ cc->seg_scratch,
+							npu_cc_scratch(cc, tensor_bytes(t)) };
+		}
+	}
+	*out = cc->loc[id];
+	return NPU_OK;
+}
+
+static npu_status add_io(struct npu_cc *cc, int id, bool output)
+{
+	const npu_ir_tensor *t = &cc->g->tensors[id];
+	struct npu_io **arr = output ? &cc->cm->outputs : &cc->cm->inputs;
+	uint32_t *n = output ? &cc->cm->noutputs : &cc->cm->ninputs;
+	struct npu_io *io, *grown;
+	uint64_t off;
+
+	if (!npu_ir_shape_known(t) || !npu_dtype_size(t->dtype))
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s '%s' has no static shape and dtype",
+				output ? "output" : "input", t->name);
+	grown = realloc(*arr, (*n + 1) * sizeof(**arr));
+	if (!grown)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	*arr = grown;
+	io = &grown[(*n)++];
+	memset(io, 0, sizeof(*io));
+	io->name = strdup(t->name);
+	if (!io->name)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	io->info.name = io->name;
+	io->info.dtype = t->dtype;
+	io->info.rank = t->rank;
+	memcpy(io->info.dims, t->dims, sizeof(t->dims));
+	io->info.bytes = (size_t)tensor_bytes(t);
+	if (t->quant.count == 1) {
+		io->info.scale = t->quant.scale[0];
+		io->info.zero_point = t->quant.zero_point[0];
+	}
+	if (cc->loc[id].seg == NPU_NO_SEG) {
+		off = align_up(cc->io_len);
+		cc->io_len = off + (io->info.bytes ? io->info.bytes : 1);
+		cc->loc[id] = (struct npu_loc){ cc->seg_io, off };
+	}
+	io->seg = cc->seg_io;
+	io->offset = cc->loc[id].off;
+	return NPU_OK;
+}
+
+static npu_status add_segment(struct npu_cmodel *cm, uint32_t kind, uint32_t *idx)
+{
+	struct npu_seg *s = realloc(cm->segs, (cm->nsegs + 1) * sizeof(*s));
+
+	if (!s)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	cm->segs = s;
+	memset(&s[cm->nsegs], 0, sizeof(*s));
+	s[cm->nsegs].kind = kind;
+	s[cm->nsegs].size = ALIGN;
+	*idx = cm->nsegs++;
+	return NPU_OK;
+}
+
+npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
+			  struct npu_cmodel **out)
+{
+	struct npu_cc cc = { 0 };
+	npu_status st;
+	int i;
+
+	*out = NULL;
+	cc.g = g;
+	cc.nclusters = tgt->clusters;
+	cc.tpbs = tgt->tpbs;
+	cc.workers = tgt->clusters * tgt->tpbs;
+	cc.hbsm = tgt->hbsm_size;
+	cc.cm = calloc(1, sizeof(*cc.cm));
+	cc.loc = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(*cc.loc));
+	if (!cc.cm || !cc.loc) {
+		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < g->n_tensors; i++)
+		cc.loc[i].seg = NPU_NO_SEG;
+	st = npu_fuse(g);
+	if (st)
+		goto out;
+	/* Fusion may have added tensors (folded weights). */
+	{
+		struct npu_loc *l = realloc(cc.loc, (size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(*l));
+
+		if (!l) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			goto out;
+		}
+		cc.loc = l;
+		for (i = 0; i < g->n_tensors; i++)
+			cc.loc[i].seg = NPU_NO_SEG;
+	}
+	cc.cm->nclusters = tgt->clusters;
+	cc.cm->tpbs = tgt->tpbs;
+	cc.cm->precision = tgt->precision;
+	snprintf(cc.cm->producer, sizeof(cc.cm->producer), "libnpu %d.%d",
+		 NPU_LIB_VERSION_MAJOR, NPU_LIB_VERSION_MINOR);
+	st = add_segment(cc.cm, NPU_SEG_IO, &cc.seg_io);
+	if (!st)
+		st = add_segment(cc.cm, NPU_SEG_SCRATCH, &cc.seg_scratch);
+	if (!st)
+		st = add_segment(cc.cm, NPU_SEG_CONST, &cc.seg_const);
+	for (i = 0; !st && i < g->n_inputs; i++)
+		st = add_io(&cc, g->inputs[i], false);
+	for (i = 0; !st && i < g->n_outputs; i++) {
+		const npu_ir_tensor *t = &g->tensors[g->outputs[i]];
+
+		if (npu_ir_is_const(t) || t->producer < 0)
+			st = npu_fail(NPU_ERR_UNSUPPORTED,
+				      "graph output '%s' is a constant or an input: nothing computes it",
+				      t->name);
+		else
+			st = add_io(&cc, g->outputs[i], true);
+	}
+	for (i = 0; !st && i < g->n_nodes; i++) {
+		const npu_ir_node *n = &g->nodes[i];
+		npu_lower_fn fn;
+		char label[96];
+
+		if (n->dead)
+			continue;
+		fn = npu_lower_find(n->op, n->opset);
+		if (!fn) {
+			st = npu_fail(NPU_ERR_UNSUPPORTED,
+				      "operator '%s' (node %s, opset %d) is not supported by the NPU compiler",
+				      n->op, npu_ir_node_label(n, label, sizeof(label)), n->opset);
+			break;
+		}
+		st = fn(&cc, n);
+		if (st) {
+			char msg[768];
+
+			snprintf(msg, sizeof(msg), "%s", npu_last_error());
+			st = npu_fail(st, "node %s (%s): %s",
+				      npu_ir_node_label(n, label, sizeof(label)), n->op, msg);
+		}
+	}
+	if (!st) {
+		cc.cm->segs[cc.seg_io].size = align_up(cc.io_len ? cc.io_len : 1);
+		cc.cm->segs[cc.seg_scratch].size = align_up(cc.scratch_len ? cc.scratch_len : 1);
+		cc.cm->segs[cc.seg_const].size = align_up(cc.clen ? cc.clen : 1);
+		cc.cm->segs[cc.seg_const].data = calloc(1, cc.cm->segs[cc.seg_const].size);
+		if (!cc.cm->segs[cc.seg_const].data)
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		else if (cc.clen)
+			memcpy(cc.cm->segs[cc.seg_const].data, cc.cdata, cc.clen);
+	}
+	if (!st)
+		st = npu_cmodel_validate(cc.cm);
+out:
+	free(cc.cdata);
+	free(cc.loc);
+	if (st) {
+		npu_cmodel_free(cc.cm);
+		return st;
+	}
+	*out = cc.cm;
+	return NPU_OK;
+}

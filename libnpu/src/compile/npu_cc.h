@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compiler's working state, shared by the lowering passes.
+ *
+ * Every IR tensor gets a home in DDR: constants in the CONST segment,
+ * graph inputs and outputs in the IO segment, everything else in SCRATCH.
+ * A node is lowered to tiles (npu_sched.c): each tile brings its inputs
+ * into one TPB's HBSM by DMA, runs one or more unit instructions there and
+ * writes its results back to DDR through a GSDU chain.  Each node becomes
+ * one program (a step); steps run in order on the context's queue, which
+ * orders the nodes.
+ */
+#ifndef NPU_CC_H
+#define NPU_CC_H
+
+#include "ir/npu_ir.h"
+#include "model/npu_cmodel.h"
+#include "compile/npu_pb.h"
+
+#define NPU_NO_SEG UINT32_MAX
+
+struct npu_loc {
+	uint32_t seg;		/* NPU_NO_SEG: not placed yet */
+	uint64_t off;
+};
+
+struct npu_cc {
+	npu_ir_graph *g;
+	struct npu_cmodel *cm;
+	uint32_t nclusters, tpbs, workers;
+	uint32_t hbsm;		/* bytes per TPB the compiler may use */
+	uint32_t seg_const, seg_scratch, seg_io;
+	struct npu_loc *loc;	/* per tensor */
+	uint8_t *cdata;		/* CONST segment contents so far */
+	uint64_t clen, ccap;
+	uint64_t scratch_len, io_len;
+};
+
+/* Place a constant blob in CONST; returns its offset or sets *st. */
+uint64_t npu_cc_const(struct npu_cc *cc, const void *data, uint64_t bytes,
+		      npu_status *st);
+/* Reserve @bytes of scratch (64-aligned). */
+uint64_t npu_cc_scratch(struct npu_cc *cc, uint64_t bytes);
+/* The DDR home of tensor @t (placing scratch tensors on first use). */
+npu_status npu_cc_loc(struct npu_cc *cc, int t, struct npu_loc *out);
+
+/* ---- tiles (npu_sched.c) ---- */
+
+#define NPU_TILE_MAX_IN		4
+#define NPU_TILE_MAX_OPS	4
+
+/* DMA of a DDR walk into a dense HBSM buffer of the tile's TPB. */
+struct npu_tile_in {
+	uint32_t seg;
+	struct npu_hw_twu walk;	/* space DDR; base = offset in seg */
+	uint32_t hbsm;		/* destination offset */
+};
+
+struct npu_tile {
+	struct npu_tile_in in[NPU_TILE_MAX_IN];
+	unsigned nin;
+	/* Unit instructions on HBSM; masks and sync are filled in. */
+	struct npu_hw_insn op[NPU_TILE_MAX_OPS];
+	unsigned nop;
+	/* GSDU descriptors HBSM -> DDR (dst = offset in dst_seg[i]). */
+	struct npu_hw_gsdu_desc *out;
+	uint32_t *out_seg;
+	uint32_t nout, cap_out;
+};
+
+/* Add a write-back of @rows x @row_bytes from HBSM to (seg, off). */
+npu_status npu_tile_out(struct npu_tile *t, uint32_t hbsm, uint32_t rows,
+			uint32_t row_bytes, int32_t src_stride, uint32_t seg,
+			uint64_t off, int32_t dst_stride);
+void npu_tiles_free(struct npu_tile *tiles, unsigned n);
+/* Emit the tiles of one node as one program step. */
+npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n);
+
+/* A dense walker of @n elements of @dtype at @base. */
+void npu_twu_flat(struct npu_hw_twu *w, unsigned space, unsigned dtype,
+		  uint64_t base, uint64_t n);
+/* Walker level @l: @count elements @stride bytes apart. */
+void npu_twu_lvl(struct npu_hw_twu *w, unsigned l, int64_t count, int64_t stride);
+
+/* Elements a walker produces (all levels). */
+uint64_t npu_twu_count(const struct npu_hw_twu *w);
+
+/* IR dtype -> hardware dtype (0 if the NPU has none); its size. */
+unsigned npu_cc_hw_dtype(npu_dtype t);
+unsigned npu_cc_hw_size(unsigned hw_dtype);
+
+/* ---- lowering (lower_*.c) ---- */
+
+typedef npu_status (*npu_lower_fn)(struct npu_cc *cc, const npu_ir_node *n);
+/* The lowering of @op (at @opset), NULL if the NPU compiler has none. */
+npu_lower_fn npu_lower_find(const char *op, int opset);
+
+npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_alias(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_conv(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_pool(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_softmax(struct npu_cc *cc, const npu_ir_node *n);
+
+/* Graph rewrites before lowering (npu_fuse.c). */
+npu_status npu_fuse(npu_ir_graph *g);
+/* The fused activation of @n (from npu_fuse) into TCU output-stage params. */
+npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
+
+/* Copy tensor @src's bytes to tensor @dst's home by DMA (a step). */
+npu_status npu_cc_copy(struct npu_cc *cc, int src, int dst);
+
+#endif /* NPU_CC_H */

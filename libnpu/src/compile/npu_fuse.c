@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Graph rewrites before lowering:
+ *
+ * - BatchNormalization after a Conv with constant weights is folded into
+ *   the Conv's weights and bias (inference form: y = s (x - mean) /
+ *   sqrt(var + eps) + b, per output channel).
+ * - An activation after a Conv or Gemm/MatMul (Relu, LeakyRelu, Clip,
+ *   Sigmoid, Tanh, HardSigmoid, HardSwish) becomes the TCU's output-stage
+ *   function: the attribute "npu_act" (and "npu_act_alpha"/"_beta") on the
+ *   producer, which then writes the activation's output directly.
+ *
+ * A rewrite happens only when the intermediate tensor has that one
+ * consumer and is not a graph output, so no result anyone can see changes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_cc.h"
+
+/* The single live consumer of tensor @t, or -1. */
+static int sole_consumer(const npu_ir_graph *g, int t)
+{
+	int found = -1;
+
+	if (npu_ir_is_graph_output(g, t) || npu_ir_count_uses(g, t) != 1)
+		return -1;
+	for (int i = 0; i < g->n_nodes; i++) {
+		const npu_ir_node *n = &g->nodes[i];
+
+		if (n->dead)
+			continue;
+		for (int k = 0; k < n->n_inputs; k++)
+			if (n->inputs[k] == t)
+				found = i;
+	}
+	return found;
+}
+
+static npu_status fold_bn(npu_ir_graph *g, int ci, int bi)
+{
+	npu_ir_node *conv = &g->nodes[ci], *bn = &g->nodes[bi];
+	const npu_ir_tensor *w = npu_ir_input(g, conv, 1), *b = npu_ir_input(g, conv, 2);
+	const npu_ir_tensor *sc = npu_ir_input(g, bn, 1), *bb = npu_ir_input(g, bn, 2);
+	const npu_ir_tensor *mean = npu_ir_input(g, bn, 3), *var = npu_ir_input(g, bn, 4);
+	int64_t OC = w->dims[0], per = npu_ir_numel(w) / OC;
+	float eps, *nw, *nb;
+	int tw, tb, out = bn->outputs[0];
+	npu_status st;
+
+	if (!sc || !bb || !mean || !var || !npu_ir_is_const(sc) || !npu_ir_is_const(bb) ||
+	    !npu_ir_is_const(mean) || !npu_ir_is_const(var) || sc->dtype != NPU_DTYPE_FLOAT32 ||
+	    npu_ir_numel(sc) != OC || npu_ir_numel(bb) != OC || npu_ir_numel(mean) != OC ||
+	    npu_ir_numel(var) != OC || (bn->n_outputs > 1 && bn->outputs[1] >= 0))
+		return NPU_OK;	/* not the inference form: lowered on its own */
+	if ((st = npu_ir_attr_float(bn, "epsilon", 1e-5f, &eps)))
+		return st;
+	nw = malloc((size_t)npu_ir_numel(w) * 4);
+	nb = malloc((size_t)OC * 4);
+	if (!nw || !nb) {
+		free(nw);
+		free(nb);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	for (int64_t o = 0; o < OC; o++) {
+		float k = ((const float *)sc->data)[o] / sqrtf(((const float *)var->data)[o] + eps);
+		float b0 = b ? ((const float *)b->data)[o] : 0.0f;
+
+		for (int64_t i = 0; i < per; i++)
+			nw[o * per + i] = ((const float *)w->data)[o * per + i] * k;
+		nb[o] = (b0 - ((const float *)mean->data)[o]) * k + ((const float *)bb->data)[o];
+	}
+	st = npu_ir_add_tensor(g, NULL, NPU_DTYPE_FLOAT32, w->rank, w->dims, &tw);
+	if (!st)
+		st = npu_ir_set_const_owned(g, tw, nw, (size_t)npu_ir_numel(&g->tensors[tw]) * 4);
+	else
+		free(nw);
+	if (!st)
+		st = npu_ir_add_tensor(g, NULL, NPU_DTYPE_FLOAT32, 1, &OC, &tb);
+	if (!st)
+		st = npu_ir_set_const_owned(g, tb, nb, (size_t)OC * 4);
+	else
+		free(nb);
+	if (st)
+		return st;
+	conv = &g->nodes[ci];	/* tables may have moved */
+	bn = &g->nodes[bi];
+	if (conv->n_inputs < 3) {
+		int *in = realloc(conv->inputs, 3 * sizeof(int));
+
+		if (!in)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		conv->inputs = in;
+		conv->n_inputs = 3;
+	}
+	conv->inputs[1] = tw;
+	conv->inputs[2] = tb;
+	conv->outputs[0] = out;
+	g->tensors[out].producer = ci;
+	bn->dead = true;
+	return NPU_OK;
+}
+
+static npu_status fuse_act(npu_ir_graph *g, int pi, int ai)
+{
+	npu_ir_node *p = &g->nodes[pi], *a = &g->nodes[ai];
+	float alpha = 0.0f, beta = 0.0f;
+	int64_t fn;
+	npu_status st = NPU_OK;
+
+	if (!strcmp(a->op, "Relu")) {
+		fn = NPU_FN_RELU;
+	} else if (!strcmp(a->op, "LeakyRelu")) {
+		fn = NPU_FN_LEAKY_RELU;
+		st = npu_ir_attr_float(a, "alpha", 0.01f, &alpha);
+	} else if (!strcmp(a->op, "Sigmoid")) {
+		fn = NPU_FN_SIGMOID;
+	} else if (!strcmp(a->op, "Tanh")) {
+		fn = NPU_FN_TANH;
+	} else if (!strcmp(a->op, "HardSwish")) {
+		fn = NPU_FN_HARDSWISH;
+	} else if (!strcmp(a->op, "Clip") && a->opset < 11) {
+		fn = NPU_FN_CLIP;
+		st = npu_ir_attr_float(a, "min", -INFINITY, &alpha);
+		if (!st)
+			st = npu_ir_attr_float(a, "max", INFINITY, &beta);
+	} else if (!strcmp(a->op, "Clip")) {
+		const npu_ir_tensor *lo = npu_ir_input(g, a, 1), *hi = npu_ir_input(g, a, 2);
+		int cnt;
+
+		if ((lo && !npu_ir_is_const(lo)) || (hi && !npu_ir_is_const(hi)))
+			return NPU_OK;
+		alpha = -INFINITY;
+		beta = INFINITY;
+		if (lo && (npu_ir_const_floats(lo, &alpha, 1, &cnt) || cnt != 1))
+			return NPU_OK;
+		if (hi && (npu_ir_const_floats(hi, &beta, 1, &cnt) || cnt != 1))
+			return NPU_OK;
+		fn = NPU_FN_CLIP;
+	} else {
+		return NPU_OK;
+	}
+	if (st)
+		return st;
+	if ((st = npu_ir_set_attr_int(p, "npu_act", fn)) ||
+	    (st = npu_ir_set_attr_float(&g->nodes[pi], "npu_act_alpha", alpha)) ||
+	    (st = npu_ir_set_attr_float(&g->nodes[pi], "npu_act_beta", beta)))
+		return st;
+	p = &g->nodes[pi];
+	a = &g->nodes[ai];
+	p->outputs[0] = a->outputs[0];
+	g->tensors[a->outputs[0]].producer = pi;
+	a->dead = true;
+	return NPU_OK;
+}
+
+npu_status npu_fuse(npu_ir_graph *g)
+{
+	npu_status st = NPU_OK;
+
+	for (int i = 0; i < g->n_nodes && !st; i++) {
+		npu_ir_node *n = &g->nodes[i];
+		bool conv = !strcmp(n->op, "Conv"), mm = !strcmp(n->op, "Gemm") ||
+			    !strcmp(n->op, "MatMul");
+		int c;
+
+		if (n->dead || (!conv && !mm) || n->n_outputs < 1 || n->outputs[0] < 0)
+			continue;
+		c = sole_consumer(g, n->outputs[0]);
+		if (conv && c >= 0 && !strcmp(g->nodes[c].op, "BatchNormalization")) {
+			const npu_ir_tensor *w = npu_ir_input(g, n, 1), *b = npu_ir_input(g, n, 2);
+
+			if (w && npu_ir_is_const(w) && w->dtype == NPU_DTYPE_FLOAT32 &&
+			    (!b || npu_ir_is_const(b))) {
+				st = fold_bn(g, i, c);
+				if (st)
+					break;
+				n = &g->nodes[i];
+				c = sole_consumer(g, n->outputs[0]);
+			}
+		}
+		if (c >= 0 && !npu_ir_attr_find(&g->nodes[i], "npu_act"))
+			st = fuse_act(g, i, c);
+	}
+	return st;
+}

@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Constant evaluation: computes nodes whose inputs are all constant, so the
+ * shape-computing subgraphs of exported models (Shape -> Gather -> Concat
+ * -> Reshape, ConstantOfShape, Range ...) fold away and leave static
+ * shapes.  npu_ir_infer_shapes() runs the op's shape rule first, so every
+ * evaluator finds its output dtype and shape already set and validated.
+ *
+ * Ops: Shape, Size, Identity, Reshape, Flatten, Squeeze, Unsqueeze, Cast,
+ * Gather, Concat, Slice, Transpose, Add, Sub, Mul, Div, Neg,
+ * ConstantOfShape, Range.  Data movement works on any dtype, arithmetic on all the IR's
+ * dtypes (integers wrap, as the NPU's do; float16/bfloat16 are computed in
+ * float32 and rounded).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/npu_ir.h"
+
+/* ---- half precision ---- */
+
+float npu_ir_f16_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+	uint32_t u;
+	float f;
+
+	if (exp == 0) {
+		f = ldexpf((float)man, -24);
+		return sign ? -f : f;
+	}
+	if (exp == 31)
+		u = sign | 0x7f800000u | (man << 13);
+	else
+		u = sign | ((exp + 112) << 23) | (man << 13);
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+uint16_t npu_ir_f32_to_f16(float f)
+{
+	uint32_t x, sign, exp, man, h, rem;
+	int e;
+
+	memcpy(&x, &f, 4);
+	sign = (x >> 16) & 0x8000;
+	exp = (x >> 23) & 0xff;
+	man = x & 0x7fffff;
+	if (exp == 0xff)
+		return (uint16_t)(sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0));
+	e = (int)exp - 127 + 15;
+	if (e >= 0x1f)
+		return (uint16_t)(sign | 0x7c00);
+	if (e <= 0) {
+		int shift = 14 - e;
+		uint32_t mid;
+
+		if (e < -10)
+			return (uint16_t)sign;
+		man |= 0x800000;
+		h = man >> shift;
+		rem = man & ((1u << shift) - 1);
+		mid = 1u << (shift - 1);
+		if (rem > mid || (rem == mid && (h & 1)))
+			h++;
+		return (uint16_t)(sign | h);
+	}
+	h = sign | ((uint32_t)e << 10) | (man >> 13);
+	rem = man & 0x1fff;
+	if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+		h++;
+	return (uint16_t)h;
+}
+
+float npu_ir_bf16_to_f32(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+uint16_t npu_ir_f32_to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	if ((u & 0x7fffffff) > 0x7f800000)
+		return (uint16_t)((u >> 16) | 0x40);
+	u += 0x7fff + ((u >> 16) & 1);
+	return (uint16_t)(u >> 16);
+}
+
+/* ---- element access ---- */
+
+static bool dt_float(npu_dtype t)
+{
+	return t == NPU_DTYPE_FLOAT32 || t == NPU_DTYPE_FLOAT16 || t == NPU_DTYPE_BFLOAT16;
+}
+
+static double ld_f(const void *p, npu_dtype t, int64_t i)
+{
+	const char *c = (const char *)p;
+	uint16_t h;
+	float f;
+
+	switch (t) {
+	case NPU_DTYPE_FLOAT32:
+		memcpy(&f, c + 4 * i, 4);
+		return f;
+	case NPU_DTYPE_FLOAT16:
+		memcpy(&h, c + 2 * i, 2);
+		return npu_ir_f16_to_f32(h);
+	case NPU_DTYPE_BFLOAT16:
+		memcpy(&h, c + 2 * i, 2);
+		return npu_ir_bf16_to_f32(h);
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int64_t ld_i(const void *p, npu_dtype t, int64_t i)
+{
+	const char *c = (const char *)p;
+	int64_t v64;
+	int32_t v32;
+
+	switch (t) {
+	case NPU_DTYPE_INT64:
+		memcpy(&v64, c + 8 * i, 8);
+		return v64;
+	case NPU_DTYPE_INT32:
+		memcpy(&v32, c + 4 * i, 4);
+		return v32;
+	case NPU_DTYPE_INT8:
+		return (int8_t)c[i];
+	case NPU_DTYPE_UINT8:
+		return (uint8_t)c[i];
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void st_i(void *p, npu_dtype t, int64_t i, int64_t v)
+{
+	char *c = (char *)p;
+	int32_t v32 = (int32_t)(uint32_t)(uint64_t)v;
+	uint16_t h;
+	float f;
+
+	switch (t) {
+	case NPU_DTYPE_INT64:
+		memcpy(c + 8 * i, &v, 8);
+		break;
+	case NPU_DTYPE_INT32:
+		memcpy(c + 4 * i, &v32, 4);
+		break;
+	case NPU_DTYPE_INT8:
+	case NPU_DTYPE_UINT8:
+		c[i] = (char)(uint8_t)(uint64_t)v;
+		break;
+	case NPU_DTYPE_FLOAT32:
+		f = (float)v;
+		memcpy(c + 4 * i, &f, 4);
+		break;
+	case NPU_DTYPE_FLOAT16:
+		h = npu_ir_f32_to_f16((float)v);
+		memcpy(c + 2 * i, &h, 2);
+		break;
+	case NPU_DTYPE_BFLOAT16:
+		h = npu_ir_f32_to_bf16((float)v);
+		memcpy(c + 2 * i, &h, 2);
+		break;
+	}
+}
+
+/* Float to integer: truncate toward zero, saturate, NaN to 0. */
+static int64_t f_to_i(double v)
+{
+	if (isnan(v))
+		return 0;
+	if (v >= 9.2233720368547758e18)
+		return INT64_MAX;
+	if (v <= -9.2233720368547758e18)
+		return INT64_MIN;
+	return (int64_t)v;
+}
+
+static void st_f(void *p, npu_dtype t, int64_t i, double v)
+{
+	char *c = (char *)p;
+	uint16_t h;
+	float f;
+
+	switch (t) {
+	case NPU_DTYPE_FLOAT32:
+		f = (float)v;
+		memcpy(c + 4 * i, &f, 4);
+		break;
+	case NPU_DTYPE_FLOAT16:
+		h = npu_ir_f32_to_f16((float)v);
+		memcpy(c + 2 * i, &h, 2);
+		break;
+	case NPU_DTYPE_BFLOAT16:
+		h = npu_ir_f32_to_bf16((float)v);
+		memcpy(c + 2 * i, &h, 2);
+		break;
+	default:
+		st_i(p, t, i, f_to_i(v));
+		break;
+	}
+}
+
+/* Row-major strides in elements. */
+static void strides_of(const npu_ir_tensor *t, int64_t *st)
+{
+	int64_t s = 1;
+
+	for (int d = t->rank - 1; d >= 0; d--) {
+		st[d] = s;
+		s *= t->dims[d];
+	}
+}
+
+/*
+ * out[k] = in[base + sum_d idx_d * istride[d]] for every output index
+ * (idx_0 .. idx_{rank-1}) in row-major order; @es bytes per element.
+ */
+static void copy_strided(char *out, const char *in, size_t es, int rank, const int64_t *od,
+			 int64_t base, const int64_t *istride)
+{
+	int64_t idx[NPU_MAX_RANK] = { 0 }, off = base, total = 1;
+
+	for (int d = 0; d < rank; d++)
+		total *= od[d];
+	for (int64_t k = 0; k < total; k++) {
+		memcpy(out + (size_t)k * es, in + (size_t)off * es, es);
+		for (int d = rank - 1; d >= 0; d--) {
+			if (++idx[d] < od[d]) {
+				off += istride[d];
+				break;
+			}
+			off -= istride[d] * (od[d] - 1);
+			idx[d] = 0;
+		}
+	}
+}
+
+/* ---- evaluators ---- */
+
+static npu_status eval_fail(const npu_ir_node *n, const char *why)
+{
+	char lbl[96];
+
+	return npu_fail(NPU_ERR_SHAPE, "node %s (%s): %s",
+			npu_ir_node_label(n, lbl, sizeof(lbl)), n->op, why);
+}
+
+static npu_status eval_shape(const npu_ir_tensor *x, const npu_ir_tensor *y, char *out,
+			     const npu_ir_node *n)
+{
+	int64_t start, end;
+	npu_status st;
+
+	st = npu_ir_attr_int(n, "start", 0, &start);
+	if (!st)
+		st = npu_ir_attr_int(n, "end", x->rank, &end);
+	if (st)
+		return st;
+	if (start < 0)
+		start += x->rank;
+	start = start < 0 ? 0 : start > x->rank ? x->rank : start;
+	for (int64_t i = 0; i < y->dims[0]; i++)
+		st_i(out, NPU_DTYPE_INT64, i, x->dims[start + i]);
+	(void)end;
+	return NPU_OK;
+}
+
+static npu_status eval_cast(const npu_ir_tensor *x, const npu_ir_tensor *y, char *out)
+{
+	int64_t n = npu_ir_numel(y);
+
+	for (int64_t i = 0; i < n; i++) {
+		if (dt_float(x->dtype))
+			st_f(out, y->dtype, i, ld_f(x->data, x->dtype, i));
+		else
+			st_i(out, y->dtype, i, ld_i(x->data, x->dtype, i));
+	}
+	return NPU_OK;
+}
+
+static npu_status eval_gather(const npu_ir_node *n, const npu_ir_tensor *x,
+			      const npu_ir_tensor *ind, char *out)
+{
+	size_t es = npu_dtype_size(x->dtype);
+	int64_t axis, outer = 1, inner = 1, m = npu_ir_numel(ind), k = 0;
+	npu_status st = npu_ir_attr_int(n, "axis", 0, &axis);
+
+	if (st)
+		return st;
+	if (axis < 0)
+		axis += x->rank;
+	for (int d = 0; d < axis; d++)
+		outer *= x->dims[d];
+	for (int d = (int)axis + 1; d < x->rank; d++)
+		inner *= x->dims[d];
+	for (int64_t o = 0; o < outer; o++) {
+		for (int64_t j = 0; j < m; j++, k++) {
+			int64_t idx = ld_i(ind->data, ind->dtype, j);
+
+			if (idx < 0)
+				idx += x->dims[axis];
+			if (idx < 0 || idx >= x->dims[axis])
+				return eval_fail(n, "index out of range");
+			memcpy(out + (size_t)(k * inner) * es,
+			       (const char *)x->data + (size_t)((o * x->dims[axis] + idx) * inner) * es,
+			       (size_t)inner * es);
+		}
+	}
+	return NPU_OK;
+}
+
+static npu_status eval_concat(const npu_ir_graph *g, const npu_ir_node *n,
+			      const npu_ir_tensor *y, char *out)
+{
+	size_t es = npu_dtype_size(y->dtype), off = 0;
+	int64_t axis, outer = 1, inner = 1;
+	npu_status st = npu_ir_attr_int(n, "axis", 0, &axis);
+
+	if (st)
+		return st;
+	if (axis < 0)
+		axis += y->rank;
+	for (int d = 0; d < axis; d++)
+		outer *= y->dims[d];
+	for (int d = (int)axis + 1; d < y->rank; d++)
+		inner *= y->dims[d];
+	for (int64_t o = 0; o < outer; o++) {
+		for (int i = 0; i < n->n_inputs; i++) {
+			const npu_ir_tensor *x = npu_ir_input(g, n, i);
+			size_t chunk;
+
+			if (!x)
+				continue;
+			chunk = (size_t)(x->dims[axis] * inner) * es;
+			memcpy(out + off, (const char *)x->data + (size_t)o * chunk, chunk);
+			off += chunk;
+		}
+	}
+	return NPU_OK;
+}
+
+static npu_status eval_slice(npu_ir_graph *g, const npu_ir_node *n,
+			     const npu_ir_tensor *x, char *out)
+{
+	int64_t start[NPU_MAX_RANK], step[NPU_MAX_RANK], len[NPU_MAX_RANK];
+	int64_t xs[NPU_MAX_RANK], is[NPU_MAX_RANK], base = 0;
+	npu_status st = npu_ir_slice_plan(g, n, start, step, len);
+
+	if (st)
+		return st;
+	strides_of(x, xs);
+	for (int d = 0; d < x->rank; d++) {
+		base += start[d] * xs[d];
+		is[d] = step[d] * xs[d];
+	}
+	copy_strided(out, x->data, npu_dtype_size(x->dtype), x->rank, len, base, is);
+	return NPU_OK;
+}
+
+static npu_status eval_transpose(const npu_ir_node *n, const npu_ir_tensor *x,
+				 const npu_ir_tensor *y, char *out)
+{
+	int perm[NPU_MAX_RANK];
+	int64_t xs[NPU_MAX_RANK], is[NPU_MAX_RANK];
+	npu_status st = npu_ir_transpose_perm(n, x->rank, perm);
+
+	if (st)
+		return st;
+	strides_of(x, xs);
+	for (int d = 0; d < x->rank; d++)
+		is[d] = xs[perm[d]];
+	copy_strided(out, x->data, npu_dtype_size(x->dtype), y->rank, y->dims, 0, is);
+	return NPU_OK;
+}
+
+static int64_t arith_i(char op, int64_t a, int64_t b, bool *bad)
+{
+	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+
+	switch (op) {
+	case '+': return (int64_t)(ua + ub);
+	case '-': return (int64_t)(ua - ub);
+	case '*': return (int64_t)(ua * ub);
+	}
+	if (b == 0) {
+		*bad = true;
+		return 0;
+	}
+	if (a == INT64_MIN && b == -1)
+		return INT64_MIN;
+	return a / b;
+}
+
+static double arith_f(char op, float a, float b)
+{
+	switch (op) {
+	case '+': return a + b;
+	case '-': return a - b;
+	case '*': return a * b;
+	}
+	return a / b;
+}
+
+static npu_status eval_binary(const npu_ir_node *n, char op, const npu_ir_tensor *a,
+			      const npu_ir_tensor *b, const npu_ir_tensor *y, char *out)
+{
+	int64_t as[NPU_MAX_RANK] = { 0 }, bs[NPU_MAX_RANK] = { 0 }, idx[NPU_MAX_RANK] = { 0 };
+	int64_t ta[NPU_MAX_RANK], tb[NPU_MAX_RANK], oa = 0, ob = 0, total = npu_ir_numel(y);
+	int r = y->rank;
+	bool fl = dt_float(y->dtype), bad = false;
+
+	/* Align both inputs to the output's rank; broadcast dims stride 0. */
+	strides_of(a, ta);
+	strides_of(b, tb);
+	for (int d = 0; d < a->rank; d++)
+		as[r - a->rank + d] = a->dims[d] == 1 ? 0 : ta[d];
+	for (int d = 0; d < b->rank; d++)
+		bs[r - b->rank + d] = b->dims[d] == 1 ? 0 : tb[d];
+	for (int64_t k = 0; k < total; k++) {
+		if (fl)
+			st_f(out, y->dtype, k, arith_f(op, (float)ld_f(a->data, a->dtype, oa),
+							(float)ld_f(b->data, b->dtype, ob)));
+		else
+			st_i(out, y->dtype, k, arith_i(op, ld_i(a->data, a->dtype, oa),
+						       ld_i(b->data, b->dtype, ob), &bad));
+		for (int d = r - 1; d >= 0; d--) {
+			if (++idx[d] < y->dims[d]) {
+				oa += as[d];
+				ob += bs[d];
+				break;
+			}
+			oa -= as[d] * (y->dims[d] - 1);
+			ob -= bs[d] * (y->dims[d] - 1);
+			idx[d] = 0;
+		}
+	}
+	if (bad)
+		return eval_fail(n, "integer division by zero in a constant expression");
+	return NPU_OK;
+}
+
+static npu_status eval_constant_of_shape(const npu_ir_node *n, const npu_ir_tensor *y,
+					 char *out)
+{
+	const npu_ir_tensor *v;
+	size_t es = npu_dtype_size(y->dtype);
+	int64_t total = npu_ir_numel(y);
+	npu_status st = npu_ir_attr_tensor(n, "value", &v);
+
+	if (st)
+		return st;
+	if (!v || !v->data)
+		return NPU_OK;	/* zeros: the buffer is calloc'd */
+	for (int64_t i = 0; i < total; i++)
+		memcpy(out + (size_t)i * es, v->data, es);
+	return NPU_OK;
+}
+
+static npu_status eval_range(const npu_ir_graph *g, const npu_ir_node *n,
+			     const npu_ir_tensor *y, char *out)
+{
+	const npu_ir_tensor *s = npu_ir_input(g, n, 0), *d = npu_ir_input(g, n, 2);
+	int64_t total = npu_ir_numel(y);
+
+	for (int64_t i = 0; i < total; i++) {
+		if (dt_float(y->dtype))
+			st_f(out, y->dtype, i, (float)(ld_f(s->data, s->dtype, 0) +
+						       (double)i * ld_f(d->data, d->dtype, 0)));
+		else
+			st_i(out, y->dtype, i, (int64_t)((uint64_t)ld_i(s->data, s->dtype, 0) +
+							 (uint64_t)i * (uint64_t)ld_i(d->data, d->dtype, 0)));
+	}
+	return NPU_OK;
+}
+
+/* ---- dispatch ---- */
+
+static const char *const copy_ops[] = {
+	"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+};
+
+static const char *const eval_ops[] = {
+	"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Shape", "Size",
+	"Cast", "Gather", "Concat", "Slice", "Transpose", "Add", "Sub", "Mul", "Div",
+	"Neg", "ConstantOfShape", "Range",
+};
+
+static bool in_list(const char *op, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(op, list[i]) == 0)
+			return true;
+	return false;
+}
+
+bool npu_ir_const_can_eval(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0), *x = npu_ir_input(g, n, 0);
+
+	if (n->domain[0] || !in_list(n->op, eval_ops, NPU_ARRAY_SIZE(eval_ops)))
+		return false;
+	if (!y || !npu_ir_shape_known(y) || !y->dtype || !x)
+		return false;
+	for (int i = 1; i < n->n_outputs; i++)
+		if (n->outputs[i] >= 0)
+			return false;
+	if (!strcmp(n->op, "Shape") || !strcmp(n->op, "Size"))
+		return npu_ir_shape_known(x);
+	for (int i = 0; i < n->n_inputs; i++) {
+		const npu_ir_tensor *t = npu_ir_input(g, n, i);
+
+		if (t && !t->data)
+			return false;
+	}
+	return true;
+}
+
+npu_status npu_ir_const_eval(npu_ir_graph *g, int node)
+{
+	npu_ir_node *n = &g->nodes[node];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	const char *op = n->op;
+	int64_t total;
+	size_t bytes;
+	char *out;
+	npu_status st = NPU_OK;
+
+	if (!npu_ir_const_can_eval(g, n))
+		return eval_fail(n, "cannot be evaluated: its inputs are not all constant");
+	total = npu_ir_numel(y);
+	bytes = (size_t)total * npu_dtype_size(y->dtype);
+	out = calloc(bytes ? bytes : 1, 1);
+	if (!out)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory folding constants");
+
+	if (in_list(op, copy_ops, NPU_ARRAY_SIZE(copy_ops))) {
+		if (x->bytes != bytes)
+			st = eval_fail(n, "input and output sizes differ");
+		else if (bytes)
+			memcpy(out, x->data, bytes);
+	} else if (!strcmp(op, "Shape")) {
+		st = eval_shape(x, y, out, n);
+	} else if (!strcmp(op, "Size")) {
+		st_i(out, y->dtype, 0, npu_ir_numel(x));
+	} else if (!strcmp(op, "Cast")) {
+		st = eval_cast(x, y, out);
+	} else if (!strcmp(op, "Gather")) {
+		st = eval_gather(n, x, npu_ir_input(g, n, 1), out);
+	} else if (!strcmp(op, "Concat")) {
+		st = eval_concat(g, n, y, out);
+	} else if (!strcmp(op, "Slice")) {
+		st = eval_slice(g, n, x, out);
+	} else if (!strcmp(op, "Transpose")) {
+		st = eval_transpose(n, x, y, out);
+	} else if (!strcmp(op, "ConstantOfShape")) {
+		st = eval_constant_of_shape(n, y, out);
+	} else if (!strcmp(op, "Range")) {
+		st = eval_range(g, n, y, out);
+	} else if (!strcmp(op, "Neg")) {
+		for (int64_t i = 0; i < total; i++) {
+			if (dt_float(y->dtype))
+				st_f(out, y->dtype, i, -ld_f(x->data, x->dtype, i));
+			else
+				st_i(out, y->dtype, i, (int64_t)(0 - (uint64_t)ld_i(x->data, x->dtype, i)));
+		}
+	} else {
+		char c = !strcmp(op, "Add") ? '+' : !strcmp(op, "Sub") ? '-' :
+			 !strcmp(op, "Mul") ? '*' : '/';
+
+		st = eval_binary(n, c, x, npu_ir_input(g, n, 1), y, out);
+	}
+	if (st) {
+		free(out);
+		return st;
+	}
+	return npu_ir_set_const_owned(g, n->outputs[0], out, bytes);
+}

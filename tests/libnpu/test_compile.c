@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The compiler, operator by operator: small graphs built with the IR API,
+ * compiled, run on the emulator and compared with plain C references.
+ * Matrix products run in bf16 with fp32 accumulation, so they are checked
+ * against a tolerance; everything else is exact or nearly so.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_compile.h"
+#include "model/npu_model_priv.h"
+#include "npu/npu_hw.h"
+#include "npu_test.h"
+
+/* ---- graph building ---- */
+
+static npu_ir_graph *graph(void)
+{
+	npu_ir_graph *g;
+
+	ck_assert_int_eq(npu_ir_graph_create(&g), NPU_OK);
+	g->opset = 17;
+	return g;
+}
+
+static int tensor(npu_ir_graph *g, const char *name, int rank, const int64_t *dims)
+{
+	int id;
+
+	ck_assert_int_eq(npu_ir_add_tensor(g, name, NPU_DTYPE_FLOAT32, rank, dims, &id), NPU_OK);
+	return id;
+}
+
+static int cst(npu_ir_graph *g, const char *name, int rank, const int64_t *dims,
+	       const float *v)
+{
+	int id = tensor(g, name, rank, dims);
+	int64_t n = 1;
+
+	for (int i = 0; i < rank; i++)
+		n *= dims[i];
+	ck_assert_int_eq(npu_ir_set_const(g, id, v, (size_t)n * 4), NPU_OK);
+	return id;
+}
+
+static int icst(npu_ir_graph *g, const char *name, int n, const int64_t *v)
+{
+	int64_t dims[1] = { n };
+	int id;
+
+	ck_assert_int_eq(npu_ir_add_tensor(g, name, NPU_DTYPE_INT64, 1, dims, &id), NPU_OK);
+	ck_assert_int_eq(npu_ir_set_const(g, id, v, (size_t)n * 8), NPU_OK);
+	return id;
+}
+
+static npu_ir_node *node(npu_ir_graph *g, const char *op, const int *in, int nin, int out)
+{
+	int id;
+
+	ck_assert_int_eq(npu_ir_add_node(g, op, op, in, nin, &out, 1, &id), NPU_OK);
+	return &g->nodes[id];
+}
+
+static void io(npu_ir_graph *g, const int *in, int nin, const int *out, int nout)
+{
+	g->inputs = malloc(sizeof(int) * (size_t)nin);
+	g->outputs = malloc(sizeof(int) * (size_t)nout);
+	memcpy(g->inputs, in, sizeof(int) * (size_t)nin);
+	memcpy(g->outputs, out, sizeof(int) * (size_t)nout);
+	g->n_inputs = nin;
+	g->n_outputs = nout;
+}
+
+/* Compile @g for @spec's device, run it on @x (inputs in order), fill @y. */
+static npu_status run_graph(npu_ir_graph *g, const char *spec, float *const *x,
+			    float *const *y)
+{
+	struct npu_compile_target tgt = { 0 };
+	npu_device_info info;
+	struct npu_cmodel *cm;
+	npu_tensor in[4], out[4];
+	npu_device *dev;
+	npu_context *ctx;
+	npu_model *m;
+	npu_status st;
+
+	ck_assert_int_eq(npu_device_open(spec, &dev), NPU_OK);
+	npu_device_get_info(dev, &info);
+	tgt.clusters = info.healthy_clusters;
+	tgt.tpbs = info.tpbs_per_cluster;
+	tgt.hbsm_size = info.hbsm_size;
+	st = npu_ir_infer_shapes(g);
+	if (!st)
+		st = npu_compile_ir(g, &tgt, &cm);
+	if (st) {
+		npu_device_close(dev);
+		return st;
+	}
+	m = calloc(1, sizeof(*m));
+	m->cm = cm;
+	for (uint32_t i = 0; i < cm->ninputs; i++)
+		in[i] = (npu_tensor){ NULL, NPU_DTYPE_FLOAT32, x[i], cm->inputs[i].info.bytes };
+	for (uint32_t i = 0; i < cm->noutputs; i++)
+		out[i] = (npu_tensor){ NULL, NPU_DTYPE_FLOAT32, y[i], cm->outputs[i].info.bytes };
+	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
+	st = npu_run(ctx, in, cm->ninputs, out, cm->noutputs);
+	ck_assert_msg(st == NPU_OK, "run: %s", npu_last_error());
+	npu_context_destroy(ctx);
+	npu_model_free(m);
+	npu_device_close(dev);
+	return st;
+}
+
+static void fill(float *v, int64_t n, unsigned seed)
+{
+	for (int64_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		v[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+	}
+}
+
+static void close_to(const float *got, const float *want, int64_t n, float rel, float abs_tol)
+{
+	for (int64_t i = 0; i < n; i++)
+		ck_assert_msg(fabsf(got[i] - want[i]) <= abs_tol + rel * fabsf(want[i]),
+			      "element %lld: got %g, want %g", (long long)i, got[i], want[i]);
+}
+
+/* ---- tests ---- */
+
+START_TEST(add_broadcast_relu)
+{
+	int64_t xd[4] = { 2, 3, 4, 5 }, bd[4] = { 1, 3, 1, 1 };
+	float x[120], b[3] = { 0.5f, -2.0f, 1.0f }, y[120], want[120];
+	npu_ir_graph *g = graph();
+	int tx = tensor(g, "x", 4, xd), tb = cst(g, "b", 4, bd, b);
+	int ts = tensor(g, "s", -1, NULL), ty = tensor(g, "y", -1, NULL);
+	float *xs[1] = { x }, *ys[1] = { y };
+
+	node(g, "Add", (int[]){ tx, tb }, 2, ts);
+	node(g, "Relu", (int[]){ ts }, 1, ty);
+	io(g, &tx, 1, &ty, 1);
+	fill(x, 120, 1);
+	for (int i = 0; i < 120; i++)
+		want[i] = fmaxf(0.0f, x[i] + b[(i / 20) % 3]);
+	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+	close_to(y, want, 120, 0, 0);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+START_TEST(unary_functions)
+{
+	static const char *const ops[] = { "Sigmoid", "Tanh", "Abs", "Neg", "LeakyRelu", "Clip" };
+	int64_t d[2] = { 7, 9 };
+
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		npu_ir_graph *g = graph();
+		int tx = tensor(g, "x", 2, d), ty = tensor(g, "y", -1, NULL);
+		float x[63], y[63], want[63];
+		float *xs[1] = { x }, *ys[1] = { y };
+		npu_ir_node *n = node(g, ops[k], &tx, 1, ty);
+
+		if (!strcmp(ops[k], "Clip")) {
+			g->opset = 6;
+			n->opset = 6;
+			npu_ir_set_attr_float(n, "min", -0.25f);
+			npu_ir_set_attr_float(n, "max", 0.5f);
+		}
+		io(g, &tx, 1, &ty, 1);
+		fill(x, 63, (unsigned)k + 3);
+		for (int i = 0; i < 63; i++) {
+			float v = x[i];
+
+			want[i] = k == 0 ? 1.0f / (1.0f + expf(-v)) : k == 1 ? tanhf(v) :
+				  k == 2 ? fabsf(v) : k == 3 ? -v : k == 4 ? (v < 0 ? 0.01f * v : v) :
+				  fminf(fmaxf(v, -0.25f), 0.5f);
+		}
+		ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+		close_to(y, want, 63, 1e-5f, 1e-6f);
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
+static void ref_gemm(const float *a, const float *b, const float *bias, float *y, int M,
+		     int K, int N)
+{
+	for (int m = 0; m < M; m++)
+		for (int n = 0; n < N; n++) {
+			double acc = bias ? bias[n] : 0;
+
+			for (int k = 0; k < K; k++)
+				acc += (double)a[m * K + k] * b[k * N + n];
+			y[m * N + n] = (float)acc;
+		}
+}
+
+START_TEST(matmul_and_gemm)
+{
+	enum { M = 37, K = 64, N = 50 };
+	int64_t ad[2] = { M, K }, bd[2] = { K, N }, cd[1] = { N };
+	static float a[M * K], b[K * N], c[N], y[M * N], want[M * N];
+	float *xs[1] = { a }, *ys[1] = { y };
+	npu_ir_graph *g = graph();
+	int ta = tensor(g, "a", 2, ad), tb = cst(g, "b", 2, bd, b), ty = tensor(g, "y", -1, NULL);
+
+	fill(a, M * K, 5);
+	fill(b, K * N, 6);
+	fill(c, N, 7);
+	/* b was captured by cst() before fill: rebuild it. */
+	npu_ir_set_const(g, tb, b, sizeof(b));
+	node(g, "MatMul", (int[]){ ta, tb }, 2, ty);
+	io(g, &ta, 1, &ty, 1);
+	ref_gemm(a, b, NULL, want, M, K, N);
+	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+	close_to(y, want, M * N, 2e-2f, 5e-2f);
+	npu_ir_graph_free(g);
+
+	g = graph();
+	ta = tensor(g, "a", 2, ad);
+	tb = cst(g, "b", 2, bd, b);
+	{
+		int tc = cst(g, "c", 1, cd, c);
+		npu_ir_node *n;
+
+		ty = tensor(g, "y", -1, NULL);
+		n = node(g, "Gemm", (int[]){ ta, tb, tc }, 3, ty);
+		npu_ir_set_attr_float(n, "alpha", 0.5f);
+		npu_ir_set_attr_float(n, "beta", 2.0f);
+	}
+	io(g, &ta, 1, &ty, 1);
+	ref_gemm(a, b, NULL, want, M, K, N);
+	for (int i = 0; i < M * N; i++)
+		want[i] = 0.5f * want[i] + 2.0f * c[i % N];
+	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+	close_to(y, want, M * N, 2e-2f, 5e-2f);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+static void ref_conv(const float *x, const float *w, const float *b, float *y, int C, int H,
+		     int W, int OC, int K, int s, int p, int groups, int OH, int OW)
+{
+	int Cg = C / groups, OCg = OC / groups;
+
+	for (int oc = 0; oc < OC; oc++)
+		for (int oh = 0; oh < OH; oh++)
+			for (int ow = 0; ow < OW; ow++) {
+				double acc = b ? b[oc] : 0;
+				int gi = oc / OCg;
+
+				for (int ic = 0; ic < Cg; ic++)
+					for (int kh = 0; kh < K; kh++)
+						for (int kw = 0; kw < K; kw++) {
+							int ih = oh * s + kh - p, iw = ow * s + kw - p;
+
+							if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+								continue;
+							acc += (double)x[((gi * Cg + ic) * H + ih) * W + iw] *
+							       w[((oc * Cg + ic) * K + kh) * K + kw];
+						}
+				y[(oc * OH + oh) * OW + ow] = (float)acc;
+			}
+}
+
+static void conv_case(const char *spec, int C, int H, int OC, int K, int s, int p, int groups)
+{
+	int OH = (H + 2 * p - K) / s + 1, Cg = C / groups;
+	int64_t xd[4] = { 1, C, H, H }, wd[4] = { OC, Cg, K, K }, bd[1] = { OC };
+	float *x = malloc(sizeof(float) * (size_t)(C * H * H));
+	float *w = malloc(sizeof(float) * (size_t)(OC * Cg * K * K));
+	float *b = malloc(sizeof(float) * (size_t)OC);
+	float *y = malloc(sizeof(float) * (size_t)(OC * OH * OH));
+	float *want = malloc(sizeof(float) * (size_t)(OC * OH * OH));
+	float *xs[1] = { x }, *ys[1] = { y };
+	npu_ir_graph *g = graph();
+	int tx, tw, tb, ty;
+	npu_ir_node *n;
+
+	fill(x, C * H * H, 11);
+	fill(w, OC * Cg * K * K, 12);
+	fill(b, OC, 13);
+	tx = tensor(g, "x", 4, xd);
+	tw = cst(g, "w", 4, wd, w);
+	tb = cst(g, "b", 1, bd, b);
+	ty = tensor(g, "y", -1, NULL);
+	n = node(g, "Conv", (int[]){ tx, tw, tb }, 3, ty);
+	npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ K, K }, 2);
+	npu_ir_set_attr_ints(n, "strides", (int64_t[]){ s, s }, 2);
+	npu_ir_set_attr_ints(n, "pads", (int64_t[]){ p, p, p, p }, 4);
+	npu_ir_set_attr_int(n, "group", groups);
+	io(g, &tx, 1, &ty, 1);
+	ref_conv(x, w, b, want, C, H, H, OC, K, s, p, groups, OH, OH);
+	ck_assert_int_eq(run_graph(g, spec, xs, ys), NPU_OK);
+	close_to(y, want, OC * OH * OH, 2e-2f, 6e-2f);
+	npu_ir_graph_free(g);
+	free(x);
+	free(w);
+	free(b);
+	free(y);
+	free(want);
+}
+
+START_TEST(conv_variants)
+{
+	conv_case("emu", 3, 16, 8, 3, 1, 1, 1);		/* plain 3x3 */
+	conv_case("emu", 8, 17, 8, 3, 2, 1, 8);		/* depthwise, stride 2 */
+	conv_case("emu", 16, 12, 24, 1, 1, 0, 1);	/* pointwise */
+	conv_case("emu", 4, 40, 6, 5, 1, 2, 2);		/* grouped 5x5 */
+}
+END_TEST
+
+/* Same conv on every placement of two fused clusters gives the same bytes. */
+START_TEST(conv_defect_masks_identical)
+{
+	conv_case("emu:defect-mask=0x3", 3, 16, 8, 3, 1, 1, 1);
+	conv_case("emu:defect-mask=0x2010", 3, 16, 8, 3, 1, 1, 1);
+	conv_case("emu:defect-mask=0x0180", 8, 17, 8, 3, 2, 1, 8);
+}
+END_TEST
+
+START_TEST(pools_and_softmax)
+{
+	int64_t xd[4] = { 1, 5, 9, 9 };
+	float x[405], y[405], want[405];
+	float *xs[1] = { x }, *ys[1] = { y };
+	npu_ir_graph *g = graph();
+	int tx = tensor(g, "x", 4, xd), ty = tensor(g, "y", -1, NULL);
+	npu_ir_node *n = node(g, "MaxPool", &tx, 1, ty);
+
+	npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ 3, 3 }, 2);
+	npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 2, 2 }, 2);
+	npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
+	io(g, &tx, 1, &ty, 1);
+	fill(x, 405, 21);
+	for (int c = 0; c < 5; c++)
+		for (int oh = 0; oh < 5; oh++)
+			for (int ow = 0; ow < 5; ow++) {
+				float m = -INFINITY;
+
+				for (int kh = 0; kh < 3; kh++)
+					for (int kw = 0; kw < 3; kw++) {
+						int ih = oh * 2 + kh - 1, iw = ow * 2 + kw - 1;
+
+						if (ih >= 0 && ih < 9 && iw >= 0 && iw < 9)
+							m = fmaxf(m, x[(c * 9 + ih) * 9 + iw]);
+					}
+				want[(c * 5 + oh) * 5 + ow] = m;
+			}
+	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+	close_to(y, want, 125, 0, 0);
+	npu_ir_graph_free(g);
+
+	g = graph();
+	tx = tensor(g, "x", 4, xd);
+	ty = tensor(g, "y", -1, NULL);
+	node(g, "Softmax", &tx, 1, ty);
+	io(g, &tx, 1, &ty, 1);
+	for (int r = 0; r < 45; r++) {
+		double s = 0, mx = -1e30;
+
+		for (int i = 0; i < 9; i++)
+			mx = fmax(mx, x[r * 9 + i]);
+		for (int i = 0; i < 9; i++)
+			s += exp(x[r * 9 + i] - mx);
+		for (int i = 0; i < 9; i++)
+			want[r * 9 + i] = (float)(exp(x[r * 9 + i] - mx) / s);
+	}
+	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+	close_to(y, want, 405, 1e-5f, 1e-6f);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+START_TEST(moves)
+{
+	int64_t xd[3] = { 2, 3, 4 }, cd[3] = { 2, 2, 4 };
+	float x[24], c[16], y[40], want[40];
+	float *xs[1] = { x }, *ys[1] = { y };
+	npu_ir_graph *g = graph();
+	int tx = tensor(g, "x", 3, xd), tc, tt, tcat, ty;
+	npu_ir_node *n;
+
+	fill(x, 24, 31);
+	fill(c, 16, 32);
+	tc = cst(g, "c", 3, cd, c);
+	tcat = tensor(g, "cat", -1, NULL);
+	tt = tensor(g, "t", -1, NULL);
+	ty = tensor(g, "y", -1, NULL);
+	n = node(g, "Concat", (int[]){ tx, tc }, 2, tcat);		/* [2,5,4] */
+	npu_ir_set_attr_int(n, "axis", 1);
+	n = node(g, "Transpose", &tcat, 1, tt);				/* [4,2,5] */
+	npu_ir_set_attr_ints(n, "perm", (int64_t[]){ 2, 0, 1 }, 3);
+	node(g, "Reshape", (int[]){ tt, icst(g, "shape", 2, (int64_t[]){ 8, 5 }) }, 2, ty);
+	io(g, &tx, 1, &ty, 1);
+	for (int a = 0; a < 2; a++)
+		for (int b = 0; b < 5; b++)
+			for (int k = 0; k < 4; k++) {
+				float v = b < 3 ? x[(a * 3 + b) * 4 + k] : c[(a * 2 + b - 3) * 4 + k];
+
+				want[(k * 2 + a) * 5 + b] = v;
+			}
+	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+	close_to(y, want, 40, 0, 0);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+START_TEST(unsupported_op_named)
+{
+	int64_t d[1] = { 4 };
+	npu_ir_graph *g = graph();
+	int tx = tensor(g, "x", 1, d), ty = tensor(g, "y", -1, NULL);
+	float x[4], y[4];
+	float *xs[1] = { x }, *ys[1] = { y };
+
+	node(g, "Cos", &tx, 1, ty);
+	io(g, &tx, 1, &ty, 1);
+	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_ERR_UNSUPPORTED);
+	ck_assert_msg(strstr(npu_last_error(), "'Cos'") && strstr(npu_last_error(), "opset 17"),
+		      "%s", npu_last_error());
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+static Suite *compile_suite(void)
+{
+	Suite *s = suite_create("npu_compile");
+	TCase *tc = tcase_create("ops");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, add_broadcast_relu);
+	tcase_add_test(tc, unary_functions);
+	tcase_add_test(tc, matmul_and_gemm);
+	tcase_add_test(tc, conv_variants);
+	tcase_add_test(tc, conv_defect_masks_identical);
+	tcase_add_test(tc, pools_and_softmax);
+	tcase_add_test(tc, moves);
+	tcase_add_test(tc, unsupported_op_named);
+	suite_add_tcase(s, tc);
+	return s;
+}
+NPU_TEST_SUITE(compile_suite)
