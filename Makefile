@@ -61,6 +61,7 @@ all: $(LIBCORE) $(DEMO_BIN) libnpu qemu module
 
 include libnpu/libnpu.mk
 include tests/fuzz/fuzz.mk
+include tests/models/models.mk
 # Each tool under tools/<name>/ may bring its own rules (tools/<name>/<name>.mk).
 -include $(wildcard tools/*/*.mk)
 
@@ -100,6 +101,7 @@ deps:
 	  [ -n "$$pkg" ] || { echo "no linux-headers-6.12.*+deb12-amd64 package in apt's sources"; exit 1; }; \
 	  missing="$$missing $$pkg"; \
 	fi; \
+	command -v node >/dev/null && command -v npm >/dev/null || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
@@ -137,7 +139,7 @@ $(DEMO_BIN): tools/npu-core-demo/*.c tests/common/npu_tdev.c tests/common/npu_td
 run: $(DEMO_BIN)
 	$(DEMO_BIN)
 
-check: check-unit check-fuzz check-tools check-style check-qemu check-guest
+check: check-unit check-fuzz check-tools check-models check-style check-qemu check-guest
 
 # Command-line tests of the tools (each script prints "N passed, N failed").
 check-tools: $(BUILD)/bin/npu-plan
