@@ -185,7 +185,8 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	cc.nclusters = tgt->clusters;
 	cc.tpbs = tgt->tpbs;
 	cc.workers = tgt->clusters * tgt->tpbs;
-	cc.hbsm = tgt->hbsm_size;
+	/* Tiles get half the HBSM: the scheduler double-buffers (npu_sched.c). */
+	cc.hbsm = tgt->hbsm_size / 2;
 	cc.cm = calloc(1, sizeof(*cc.cm));
 	cc.loc = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(*cc.loc));
 	if (!cc.cm || !cc.loc) {

@@ -28,7 +28,7 @@ struct npu_cc {
 	npu_ir_graph *g;
 	struct npu_cmodel *cm;
 	uint32_t nclusters, tpbs, workers;
-	uint32_t hbsm;		/* bytes per TPB the compiler may use */
+	uint32_t hbsm;		/* HBSM bytes one tile may use (half of it) */
 	uint32_t seg_const, seg_scratch, seg_io;
 	struct npu_loc *loc;	/* per tensor */
 	uint8_t *cdata;		/* CONST segment contents so far */

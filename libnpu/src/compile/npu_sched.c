@@ -10,9 +10,12 @@
  *   CCB counter 0   GSDU write-backs finished (every TPB signals the CCB)
  *
  * A tile's first unit instruction waits for all its DMAs, each later one
- * for the one before; its GSDU waits for the last; the DMAs of round r+1
- * wait until every write-back of round r is done, so a TPB's buffers are
- * never overwritten while in use.  Buffers are reused from round to round.
+ * for the one before; its GSDU waits for the last.
+ *
+ * Double buffering: lowerings plan a tile in half the HBSM (cc->hbsm);
+ * odd rounds use the other half.  So the DMAs of round r only wait until
+ * every write-back of round r-2 (the same half) is done, and bring in the
+ * next tiles while round r-1 computes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +117,7 @@ npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n)
 {
 	uint32_t W = cc->workers;
 	uint32_t *dma = calloc(W, sizeof(*dma)), *ops = calloc(W, sizeof(*ops));
-	uint32_t done_before = 0, engine = 0;
+	uint32_t done[2] = { 0, 0 }, engine = 0;	/* write-backs through rounds r-2, r-1 */
 	struct npu_pb pb;
 	npu_status st = NPU_OK;
 
@@ -126,6 +129,7 @@ npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n)
 	npu_pb_init(&pb);
 	for (unsigned r0 = 0; r0 < n && !st; r0 += W) {
 		unsigned r1 = r0 + W < n ? r0 + W : n;
+		uint32_t half = (r0 / W) & 1 ? cc->hbsm : 0;
 
 		for (unsigned i = r0; i < r1 && !st; i++) {
 			const struct npu_tile *t = &tiles[i];
@@ -143,11 +147,11 @@ npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n)
 				in->opnd[NPU_OPND_SRC0] = ti->walk;
 				/* Dense in HBSM: as many elements as the walk. */
 				npu_twu_flat(&in->opnd[NPU_OPND_DST], NPU_SPACE_HBSM_REMOTE,
-					     ti->walk.dtype, ti->hbsm, npu_twu_count(&ti->walk));
+					     ti->walk.dtype, ti->hbsm + half, npu_twu_count(&ti->walk));
 				in->opnd[NPU_OPND_DST].cluster_mask = (uint16_t)(1u << c);
 				in->opnd[NPU_OPND_DST].tpb_mask = (uint8_t)(1u << tpb);
-				if (done_before)
-					wait_on(in, 0, CCB_DONE, done_before);
+				if (done[0])
+					wait_on(in, 0, CCB_DONE, done[0]);
 				in->sync.signal[0].counter = CTR_DMA;
 				in->sync.signal[0].flags = NPU_SIGNAL_ENABLE | NPU_SIGNAL_REMOTE;
 				in->sync.signal[0].cluster_mask = (uint16_t)(1u << c);
@@ -161,6 +165,9 @@ npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n)
 				if (!in)
 					break;
 				memcpy(in->opnd, t->op[k].opnd, sizeof(in->opnd));
+				for (unsigned o = 0; o < NPU_OPNDS; o++)
+					if (in->opnd[o].space == NPU_SPACE_HBSM)
+						in->opnd[o].base += half;
 				in->params = t->op[k].params;
 				in->repeat_levels = t->op[k].repeat_levels;
 				wait_on(in, 0, CTR_DMA, dma[w]);
@@ -171,8 +178,11 @@ npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n)
 				ops[w]++;
 			}
 			if (t->nout) {
-				uint64_t chain = npu_pb_chain(&pb, t->out, t->out_seg, t->out_seg,
-							      t->nout);
+				uint64_t chain;
+
+				for (uint32_t d = 0; d < t->nout; d++)
+					t->out[d].src += half;
+				chain = npu_pb_chain(&pb, t->out, t->out_seg, t->out_seg, t->nout);
 
 				in = npu_pb_add(&pb, NPU_UNIT_CSU, NPU_CSU_GSDU, 1u << c, 1u << tpb);
 				if (!in)
@@ -184,8 +194,9 @@ npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n)
 				npu_pb_gsdu(&pb, npu_pb_index(&pb, in), chain);
 			}
 		}
+		done[0] = done[1];
 		for (unsigned i = r0; i < r1; i++)
-			done_before += tiles[i].nout ? 1 : 0;
+			done[1] += tiles[i].nout ? 1 : 0;
 	}
 	if (!st)
 		st = npu_pb_finish(&pb, cc->cm);
