@@ -9,7 +9,9 @@
  * Count bank conflicts in an operand's 32-byte access stream: accesses
  * are taken in windows of 32 (one per bank if perfectly spread); each one
  * hitting a bank already used in its window conflicts.  Only the first
- * 4096 accesses are examined and the result scaled, to keep this cheap.
+ * 1024 accesses (and at most 8192 elements: a broadcast operand re-reads
+ * one line without making new accesses) are examined and the result
+ * scaled, to keep this cheap.
  */
 uint64_t npu_cycles_hbsm_conflicts(const struct npu_view *v, unsigned banks,
 				   unsigned bank_bytes)
@@ -22,7 +24,7 @@ uint64_t npu_cycles_hbsm_conflicts(const struct npu_view *v, unsigned banks,
 
 	if (v->space != NPU_SPACE_HBSM || !banks || banks > 64 || !bank_bytes)
 		return 0;
-	for (; sampled < total && accesses < 4096; sampled++) {
+	for (; sampled < total && accesses < 1024 && sampled < 8192; sampled++) {
 		int64_t addr = (int64_t)v->base;
 		uint64_t line;
 
