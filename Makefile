@@ -180,7 +180,8 @@ clean:
 # build/guest/bin/, once per device configuration.  GUEST_DEPS: what must
 # be built first.
 include tests/guest/suite.mk
-GUEST_DEPS := qemu module guest-bins
+include tests/guest/libnpu.mk
+GUEST_DEPS := qemu module guest-bins guest-libnpu
 # The suite's ten forced hangs alone take ~20 s under TCG.
 GUEST_APPEND ?= npu.test_timeout=300
 

@@ -115,32 +115,6 @@ npu_status npu_model_load_file(const char *path, npu_device *dev,
 	return st;
 }
 
-npu_status npu_model_load_url(const char *url, const npu_fetch_options *fetch,
-			      npu_device *dev, const npu_compile_options *opts,
-			      npu_model **out)
-{
-	void *data = NULL;
-	size_t size = 0;
-	npu_status st;
-
-	if (out)
-		*out = NULL;
-	if (!url || !out)
-		return npu_fail(NPU_ERR_INVALID_ARG, "npu_model_load_url: NULL argument");
-	st = npu_fetch(url, fetch, &data, &size);
-	if (st)
-		return st;
-	st = npu_model_load_memory(data, size, dev, opts, out);
-	npu_free(data);
-	if (st) {
-		char msg[1024];
-
-		snprintf(msg, sizeof(msg), "%s", npu_last_error());
-		npu_fail(st, "%s: %s", url, msg);
-	}
-	return st;
-}
-
 npu_status npu_model_save(const npu_model *model, const char *path)
 {
 	uint8_t *buf;
