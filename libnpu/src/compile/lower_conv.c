@@ -93,67 +93,198 @@ static void x_levels(struct npu_hw_twu *w, unsigned dtype, unsigned esize, uint6
 	npu_twu_lvl(w, 2, rows, W * esize);		/* H */
 }
 
-static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, bool pool,
-			   unsigned pool_fn)
+/*
+ * What differs between the variants: element types in DDR and HBSM,
+ * where the constants went, and the TCU's integer parameters.
+ */
+struct kind {
+	bool pool, quant;
+	unsigned pool_fn;
+	int64_t count_pad;
+	unsigned xdt, xb;	/* X in DDR (and in HBSM for pool/quant) */
+	unsigned ydt, yb;	/* Y */
+	unsigned wdt, wb;	/* weights in HBSM */
+	unsigned bdt;		/* bias: FP32 or INT32 */
+	uint64_t w_off, b_off, q_off;	/* CONST offsets */
+	struct npu_hw_tcu_params tcu;	/* zero points, flags */
+};
+
+static float qparam_f(const npu_ir_tensor *t, int64_t i)
+{
+	return ((const float *)t->data)[npu_ir_numel(t) == 1 ? 0 : i];
+}
+
+static int64_t qparam_i(const npu_ir_tensor *t, int64_t i)
+{
+	int64_t k = npu_ir_numel(t) == 1 ? 0 : i;
+
+	switch (t->dtype) {
+	case NPU_DTYPE_INT8: return ((const int8_t *)t->data)[k];
+	case NPU_DTYPE_UINT8: return ((const uint8_t *)t->data)[k];
+	case NPU_DTYPE_INT32: return ((const int32_t *)t->data)[k];
+	default: return 0;
+	}
+}
+
+/* Float Conv: weights to bf16, bias fp32. */
+static npu_status prep_float(struct npu_cc *cc, const npu_ir_node *n,
+			     const struct geom *g, struct kind *k)
+{
+	const npu_ir_tensor *wt = npu_ir_input(cc->g, n, 1), *bt = npu_ir_input(cc->g, n, 2);
+	float *bias;
+	uint16_t *w16;
+	int64_t wn;
+	npu_status st = NPU_OK;
+
+	if (!npu_ir_is_const(wt) || (bt && !npu_ir_is_const(bt)) ||
+	    wt->dtype != NPU_DTYPE_FLOAT32)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "Conv with computed weights or bias");
+	wn = npu_ir_numel(wt);
+	bias = calloc((size_t)g->OC, 4);
+	w16 = malloc((size_t)wn * 2 + 2);
+	if (!bias || !w16) {
+		free(bias);
+		free(w16);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	for (int64_t i = 0; i < wn; i++)
+		w16[i] = npu_cc_bf16(((const float *)wt->data)[i]);
+	if (bt)
+		memcpy(bias, bt->data, (size_t)g->OC * 4);
+	k->w_off = npu_cc_const(cc, w16, (uint64_t)wn * 2, &st);
+	if (!st)
+		k->b_off = npu_cc_const(cc, bias, (uint64_t)g->OC * 4, &st);
+	free(w16);
+	free(bias);
+	k->xdt = NPU_DT_FP32;
+	k->xb = 4;
+	k->ydt = NPU_DT_FP32;
+	k->yb = 4;
+	k->wdt = NPU_DT_BF16;
+	k->wb = 2;
+	k->bdt = NPU_DT_FP32;
+	return st ? st : npu_cc_act(n, &k->tcu);
+}
+
+/*
+ * QLinearConv (int8/uint8 out, requantized by per-channel scales
+ * x_scale * w_scale[oc] / y_scale) and ConvInteger (int32 out).
+ */
+static npu_status prep_quant(struct npu_cc *cc, const npu_ir_node *n,
+			     const struct geom *g, struct kind *k)
+{
+	bool ql = !strcmp(n->op, "QLinearConv");
+	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0);
+	const npu_ir_tensor *w = npu_ir_input(cc->g, n, ql ? 3 : 1);
+	const npu_ir_tensor *xs = ql ? npu_ir_input(cc->g, n, 1) : NULL;
+	const npu_ir_tensor *xz = npu_ir_input(cc->g, n, ql ? 2 : 2);
+	const npu_ir_tensor *ws = ql ? npu_ir_input(cc->g, n, 4) : NULL;
+	const npu_ir_tensor *wz = npu_ir_input(cc->g, n, ql ? 5 : 3);
+	const npu_ir_tensor *ys = ql ? npu_ir_input(cc->g, n, 6) : NULL;
+	const npu_ir_tensor *yz = ql ? npu_ir_input(cc->g, n, 7) : NULL;
+	const npu_ir_tensor *bt = ql ? npu_ir_input(cc->g, n, 8) : NULL;
+	const npu_ir_tensor *y = npu_ir_output(cc->g, n, 0);
+	int32_t *bias;
+	float *qs = NULL;
+	npu_status st = NPU_OK;
+
+	if (!npu_ir_is_const(w) || (bt && !npu_ir_is_const(bt)) ||
+	    (xz && !npu_ir_is_const(xz)) || (wz && !npu_ir_is_const(wz)) ||
+	    (ql && (!npu_ir_is_const(xs) || !npu_ir_is_const(ws) || !npu_ir_is_const(ys) ||
+		    (yz && !npu_ir_is_const(yz)))))
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with computed weights or parameters", n->op);
+	if (wz)
+		for (int64_t o = 1; o < npu_ir_numel(wz); o++)
+			if (qparam_i(wz, o) != qparam_i(wz, 0))
+				return npu_fail(NPU_ERR_UNSUPPORTED,
+						"%s with per-channel weight zero points", n->op);
+	k->quant = true;
+	k->xdt = npu_cc_hw_dtype(x->dtype);
+	k->xb = 1;
+	k->wdt = npu_cc_hw_dtype(w->dtype);
+	k->wb = 1;
+	k->ydt = npu_cc_hw_dtype(y->dtype);
+	k->yb = (unsigned)npu_dtype_size(y->dtype);
+	k->bdt = NPU_DT_INT32;
+	if (k->xdt != NPU_DT_INT8 && k->xdt != NPU_DT_UINT8)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s", n->op, npu_dtype_str(x->dtype));
+	if (k->wdt != NPU_DT_INT8 && k->wdt != NPU_DT_UINT8)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with %s weights", n->op,
+				npu_dtype_str(w->dtype));
+	k->tcu.a_zp = xz ? (int32_t)qparam_i(xz, 0) : 0;
+	k->tcu.b_zp = wz ? (int32_t)qparam_i(wz, 0) : 0;
+	bias = calloc((size_t)g->OC, 4);
+	if (ql)
+		qs = malloc((size_t)g->OC * 4);
+	if (!bias || (ql && !qs)) {
+		free(bias);
+		free(qs);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	for (int64_t o = 0; o < g->OC; o++) {
+		if (bt)
+			bias[o] = ((const int32_t *)bt->data)[o];
+		if (ql)
+			qs[o] = qparam_f(xs, 0) * qparam_f(ws, o) / qparam_f(ys, 0);
+	}
+	k->w_off = npu_cc_const(cc, w->data, w->bytes, &st);
+	if (!st)
+		k->b_off = npu_cc_const(cc, bias, (uint64_t)g->OC * 4, &st);
+	if (!st && ql) {
+		k->q_off = npu_cc_const(cc, qs, (uint64_t)g->OC * 4, &st);
+		k->tcu.flags = NPU_TCU_F_PER_CHANNEL;
+		k->tcu.out_zp = yz ? (int32_t)qparam_i(yz, 0) : 0;
+	}
+	free(bias);
+	free(qs);
+	return st;
+}
+
+static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind *k)
 {
 	struct geom g;
 	int64_t Cg, OCg, gpt, ohb, nblk_oc, nrow;
-	uint64_t wbytes_per_oc, w_off = 0, b_off = 0, budget = cc->hbsm;
-	const npu_ir_tensor *wt = pool ? NULL : npu_ir_input(cc->g, n, 1);
-	const npu_ir_tensor *bt = pool ? NULL : npu_ir_input(cc->g, n, 2);
+	uint64_t wbytes_per_oc, budget = cc->hbsm;
+	unsigned xcost;
 	struct npu_loc lx, ly;
 	struct npu_tile *tiles = NULL;
 	unsigned ntiles = 0, cap = 0;
-	int64_t count_pad = 0;
+	bool conv_f = !k->pool && !k->quant;
 	npu_status st;
 
-	if ((st = read_geom(cc, n, pool, &g)))
+	if ((st = read_geom(cc, n, k->pool, &g)))
 		return st;
-	if (npu_ir_input(cc->g, n, 0)->dtype != NPU_DTYPE_FLOAT32)
-		return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s", n->op,
-				npu_dtype_str(npu_ir_input(cc->g, n, 0)->dtype));
-	if (pool && pool_fn == NPU_POOL_AVG &&
-	    (st = npu_ir_attr_int(n, "count_include_pad", 0, &count_pad)))
-		return st;
-	Cg = g.C / g.groups;
-	OCg = g.OC / g.groups;
-	if (!pool) {
-		float *bias = calloc((size_t)g.OC, 4);
-		uint16_t *w16;
-		int64_t wn;
-
-		if (!npu_ir_is_const(wt) || (bt && !npu_ir_is_const(bt)) ||
-		    wt->dtype != NPU_DTYPE_FLOAT32) {
-			free(bias);
-			return npu_fail(NPU_ERR_UNSUPPORTED, "Conv with computed weights or bias");
-		}
-		wn = npu_ir_numel(wt);
-		w16 = malloc((size_t)wn * 2 + 2);
-		if (!bias || !w16) {
-			free(bias);
-			free(w16);
-			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-		}
-		for (int64_t i = 0; i < wn; i++)
-			w16[i] = npu_cc_bf16(((const float *)wt->data)[i]);
-		if (bt)
-			memcpy(bias, bt->data, (size_t)g.OC * 4);
-		w_off = npu_cc_const(cc, w16, (uint64_t)wn * 2, &st);
-		if (!st)
-			b_off = npu_cc_const(cc, bias, (uint64_t)g.OC * 4, &st);
-		free(w16);
-		free(bias);
-		if (st)
+	if (k->pool) {
+		if (npu_ir_input(cc->g, n, 0)->dtype != NPU_DTYPE_FLOAT32)
+			return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s", n->op,
+					npu_dtype_str(npu_ir_input(cc->g, n, 0)->dtype));
+		k->xdt = k->ydt = NPU_DT_FP32;
+		k->xb = k->yb = 4;
+		if (k->pool_fn == NPU_POOL_AVG &&
+		    (st = npu_ir_attr_int(n, "count_include_pad", 0, &k->count_pad)))
+			return st;
+	} else if (k->quant) {
+		if ((st = prep_quant(cc, n, &g, k)))
+			return st;
+	} else {
+		if (npu_ir_input(cc->g, n, 0)->dtype != NPU_DTYPE_FLOAT32)
+			return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s", n->op,
+					npu_dtype_str(npu_ir_input(cc->g, n, 0)->dtype));
+		if ((st = prep_float(cc, n, &g, k)))
 			return st;
 	}
+	Cg = g.C / g.groups;
+	OCg = g.OC / g.groups;
+	/* HBSM bytes per input element: fp32 plus its bf16 copy for float conv. */
+	xcost = conv_f ? 6 : k->xb;
 	if ((st = npu_cc_loc(cc, n->inputs[0], &lx)) || (st = npu_cc_loc(cc, n->outputs[0], &ly)))
 		return st;
 
 	/* Groups per tile (grouped and pooling), or output channels per tile. */
-	wbytes_per_oc = pool ? 0 : (uint64_t)(Cg * g.KH * g.KW * 2);
+	wbytes_per_oc = k->pool ? 0 : (uint64_t)(Cg * g.KH * g.KW * k->wb);
 	if (g.groups > 1) {
 		gpt = g.groups;
-		while (gpt > 1 && ((uint64_t)(gpt * Cg * g.H * g.W * 6) > budget / 2 ||
+		while (gpt > 1 && ((uint64_t)(gpt * Cg * g.H * g.W * xcost) > budget / 2 ||
 				   (uint64_t)gpt * OCg * wbytes_per_oc > budget / 4))
 			gpt = (gpt + 1) / 2;
 		nblk_oc = (g.groups + gpt - 1) / gpt;
@@ -171,9 +302,9 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, bool pool,
 		uint64_t need;
 
 		rows_needed(&g, 0, ohb, &ih0, &ih1, &pt, &pb);
-		need = (uint64_t)(ch * (ih1 - ih0 + 1) * g.W) * (pool ? 4 : 6) +
-		       (uint64_t)oc * wbytes_per_oc + (uint64_t)oc * 4 +
-		       (uint64_t)(oc * ohb * g.OW * 4) + 4 * 64;
+		need = (uint64_t)(ch * (ih1 - ih0 + 1) * g.W) * xcost +
+		       (uint64_t)oc * wbytes_per_oc + (uint64_t)oc * 8 +
+		       (uint64_t)(oc * ohb * g.OW * k->yb) + 5 * 64;
 		if (need <= budget || ohb == 1)
 			break;
 		ohb = (ohb + 1) / 2;
@@ -194,7 +325,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, bool pool,
 	for (int64_t rb = 0; rb < nrow && !st; rb++) {
 		int64_t c0, ch, oc0, oc, tg, oh0 = rb * ohb, oh1 = oh0 + ohb > g.OH ? g.OH : oh0 + ohb;
 		int64_t ih0, ih1, pt, pb, rows;
-		uint32_t h_x32, h_x16, h_w, h_b, h_y;
+		uint32_t h_x32, h_x16, h_w, h_b, h_q, h_y;
 		struct npu_tile *t;
 		struct npu_hw_insn *op;
 
@@ -216,10 +347,11 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, bool pool,
 		rows_needed(&g, oh0, oh1, &ih0, &ih1, &pt, &pb);
 		rows = ih1 - ih0 + 1;
 		h_x32 = 0;
-		h_x16 = (uint32_t)((ch * rows * g.W * 4 + 63) & ~63);
-		h_w = h_x16 + (uint32_t)(pool ? 0 : (ch * rows * g.W * 2 + 63) & ~63);
+		h_x16 = (uint32_t)((ch * rows * g.W * k->xb + 63) & ~63);
+		h_w = h_x16 + (uint32_t)(conv_f ? (ch * rows * g.W * 2 + 63) & ~63 : 0);
 		h_b = h_w + (uint32_t)((oc * (int64_t)wbytes_per_oc + 63) & ~63);
-		h_y = h_b + (uint32_t)((oc * 4 + 63) & ~63);
+		h_q = h_b + (uint32_t)((oc * 4 + 63) & ~63);
+		h_y = h_q + (uint32_t)((oc * 4 + 63) & ~63);
 
 		if (ntiles == cap) {
 			struct npu_tile *gr = realloc(tiles, (cap ? 2 * cap : 16) * sizeof(*gr));
@@ -236,44 +368,60 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, bool pool,
 		/* X rows ih0..ih1 of channels c0..c0+ch, fp32, dense [c][h][w]. */
 		t->in[0].seg = lx.seg;
 		t->in[0].walk.space = NPU_SPACE_DDR;
-		t->in[0].walk.dtype = NPU_DT_FP32;
-		t->in[0].walk.base = lx.off + (uint64_t)(((b * g.C + c0) * g.H + ih0) * g.W) * 4;
-		npu_twu_lvl(&t->in[0].walk, 0, rows * g.W, 4);
-		npu_twu_lvl(&t->in[0].walk, 1, ch, g.H * g.W * 4);
+		t->in[0].walk.dtype = (uint8_t)k->xdt;
+		t->in[0].walk.base = lx.off + (uint64_t)(((b * g.C + c0) * g.H + ih0) * g.W) * k->xb;
+		npu_twu_lvl(&t->in[0].walk, 0, rows * g.W, k->xb);
+		npu_twu_lvl(&t->in[0].walk, 1, ch, g.H * g.W * k->xb);
 		t->in[0].hbsm = h_x32;
 		t->nin = 1;
-		if (!pool) {
+		if (!k->pool) {
+			uint32_t h_src = conv_f ? h_x16 : h_x32;
+			unsigned sdt = conv_f ? NPU_DT_BF16 : k->xdt, sb = conv_f ? 2 : k->xb;
+
 			t->in[1].seg = cc->seg_const;
-			npu_twu_flat(&t->in[1].walk, NPU_SPACE_DDR, NPU_DT_BF16,
-				     w_off + (uint64_t)oc0 * wbytes_per_oc, (uint64_t)oc * (wbytes_per_oc / 2));
+			npu_twu_flat(&t->in[1].walk, NPU_SPACE_DDR, k->wdt,
+				     k->w_off + (uint64_t)oc0 * wbytes_per_oc,
+				     (uint64_t)oc * (wbytes_per_oc / k->wb));
 			t->in[1].hbsm = h_w;
 			t->in[2].seg = cc->seg_const;
-			npu_twu_flat(&t->in[2].walk, NPU_SPACE_DDR, NPU_DT_FP32,
-				     b_off + (uint64_t)oc0 * 4, (uint64_t)oc);
+			npu_twu_flat(&t->in[2].walk, NPU_SPACE_DDR, k->bdt,
+				     k->b_off + (uint64_t)oc0 * 4, (uint64_t)oc);
 			t->in[2].hbsm = h_b;
 			t->nin = 3;
+			if (k->tcu.flags & NPU_TCU_F_PER_CHANNEL) {
+				t->in[3].seg = cc->seg_const;
+				npu_twu_flat(&t->in[3].walk, NPU_SPACE_DDR, NPU_DT_FP32,
+					     k->q_off + (uint64_t)oc0 * 4, (uint64_t)oc);
+				t->in[3].hbsm = h_q;
+				t->nin = 4;
+			}
 
-			op = &t->op[t->nop++];
-			op->unit = NPU_UNIT_CVU;
-			op->opcode = NPU_CVU_UNARY;
-			npu_twu_flat(&op->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_FP32, h_x32,
-				     (uint64_t)(ch * rows * g.W));
-			npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_BF16, h_x16,
-				     (uint64_t)(ch * rows * g.W));
+			if (conv_f) {
+				op = &t->op[t->nop++];
+				op->unit = NPU_UNIT_CVU;
+				op->opcode = NPU_CVU_UNARY;
+				npu_twu_flat(&op->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_FP32,
+					     h_x32, (uint64_t)(ch * rows * g.W));
+				npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_BF16,
+					     h_x16, (uint64_t)(ch * rows * g.W));
+			}
 
 			op = &t->op[t->nop++];
 			op->unit = NPU_UNIT_TCU;
 			op->opcode = NPU_TCU_CONV2D;
-			x_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_BF16, 2, h_x16, ch, rows, g.W);
+			op->params.tcu = k->tcu;
+			if (k->tcu.flags & NPU_TCU_F_PER_CHANNEL)
+				op->params.tcu.qscale_addr = h_q;
+			x_levels(&op->opnd[NPU_OPND_SRC0], sdt, sb, h_src, ch, rows, g.W);
 			memset(&op->opnd[NPU_OPND_SRC1], 0, sizeof(op->opnd[0]));
 			op->opnd[NPU_OPND_SRC1].space = NPU_SPACE_HBSM;
-			op->opnd[NPU_OPND_SRC1].dtype = NPU_DT_BF16;
+			op->opnd[NPU_OPND_SRC1].dtype = (uint8_t)k->wdt;
 			op->opnd[NPU_OPND_SRC1].base = h_w;
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 0, oc, Cg * g.KH * g.KW * 2);
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 1, Cg, g.KH * g.KW * 2);
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 2, g.KW, 2);
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 3, g.KH, g.KW * 2);
-			npu_twu_flat(&op->opnd[NPU_OPND_SRC2], NPU_SPACE_HBSM, NPU_DT_FP32, h_b,
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 0, oc, Cg * g.KH * g.KW * k->wb);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 1, Cg, g.KH * g.KW * k->wb);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 2, g.KW, k->wb);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 3, g.KH, g.KW * k->wb);
+			npu_twu_flat(&op->opnd[NPU_OPND_SRC2], NPU_SPACE_HBSM, k->bdt, h_b,
 				     (uint64_t)oc);
 			op->params.tcu.stride_h = (uint16_t)g.sh;
 			op->params.tcu.stride_w = (uint16_t)g.sw;
@@ -284,13 +432,12 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, bool pool,
 			op->params.tcu.pad_left = (uint16_t)g.pl;
 			op->params.tcu.pad_right = (uint16_t)g.pr;
 			op->params.tcu.groups = (uint16_t)tg;
-			st = npu_cc_act(n, &op->params.tcu);
 		} else {
 			op = &t->op[t->nop++];
 			op->unit = NPU_UNIT_CVU;
 			op->opcode = NPU_CVU_POOL;
 			x_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_x32, ch, rows, g.W);
-			op->params.cvu.fn = (uint8_t)pool_fn;
+			op->params.cvu.fn = (uint8_t)k->pool_fn;
 			op->params.cvu.kernel_h = (uint16_t)g.KH;
 			op->params.cvu.kernel_w = (uint16_t)g.KW;
 			op->params.cvu.stride_h = (uint16_t)g.sh;
@@ -301,17 +448,18 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, bool pool,
 			op->params.cvu.pad_bottom = (uint16_t)pb;
 			op->params.cvu.pad_left = (uint16_t)g.pl;
 			op->params.cvu.pad_right = (uint16_t)g.pr;
-			if (count_pad)
+			if (k->count_pad)
 				op->params.cvu.flags = NPU_CVU_F_COUNT_PAD;
 		}
 		/* Y block: oc channels x (oh1 - oh0) rows, fp32 [oc][oh][ow]. */
-		x_levels(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_y, oc, oh1 - oh0, g.OW);
+		x_levels(&op->opnd[NPU_OPND_DST], k->ydt, k->yb, h_y, oc, oh1 - oh0, g.OW);
 		if (!st)
-			st = npu_tile_out(t, h_y, (uint32_t)oc, (uint32_t)((oh1 - oh0) * g.OW * 4),
-					  (int32_t)((oh1 - oh0) * g.OW * 4), ly.seg,
+			st = npu_tile_out(t, h_y, (uint32_t)oc,
+					  (uint32_t)((oh1 - oh0) * g.OW * k->yb),
+					  (int32_t)((oh1 - oh0) * g.OW * k->yb), ly.seg,
 					  ly.off + (uint64_t)(((b * g.OC + oc0) * g.OH + oh0) *
-							   g.OW) * 4,
-					  (int32_t)(g.OH * g.OW * 4));
+							   g.OW) * k->yb,
+					  (int32_t)(g.OH * g.OW * k->yb));
 	}
 	if (!st)
 		st = npu_sched_emit(cc, tiles, ntiles);
@@ -321,7 +469,10 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, bool pool,
 
 npu_status npu_lower_conv(struct npu_cc *cc, const npu_ir_node *n)
 {
-	return lower_2d(cc, n, false, 0);
+	struct kind k = { 0 };
+
+	k.quant = !strcmp(n->op, "QLinearConv") || !strcmp(n->op, "ConvInteger");
+	return lower_2d(cc, n, &k);
 }
 
 npu_status npu_lower_pool(struct npu_cc *cc, const npu_ir_node *n)
@@ -329,7 +480,7 @@ npu_status npu_lower_pool(struct npu_cc *cc, const npu_ir_node *n)
 	if (!strcmp(n->op, "MaxPool")) {
 		if (n->n_outputs > 1 && n->outputs[1] >= 0)
 			return npu_fail(NPU_ERR_UNSUPPORTED, "MaxPool with an Indices output");
-		return lower_2d(cc, n, true, NPU_POOL_MAX);
+		return lower_2d(cc, n, &(struct kind){ .pool = true, .pool_fn = NPU_POOL_MAX });
 	}
-	return lower_2d(cc, n, true, NPU_POOL_AVG);
+	return lower_2d(cc, n, &(struct kind){ .pool = true, .pool_fn = NPU_POOL_AVG });
 }

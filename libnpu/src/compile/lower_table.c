@@ -13,6 +13,7 @@ npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_slice(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_pad(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n);
 
 static const struct {
 	const char *op;
@@ -31,6 +32,10 @@ static const struct {
 	{ "MatMul", npu_lower_matmul },
 	{ "Gemm", npu_lower_matmul },
 	{ "Conv", npu_lower_conv },
+	{ "QLinearConv", npu_lower_conv },
+	{ "ConvInteger", npu_lower_conv },
+	{ "QuantizeLinear", npu_lower_quant },
+	{ "DequantizeLinear", npu_lower_quant },
 	{ "MaxPool", npu_lower_pool },
 	{ "AveragePool", npu_lower_pool },
 	{ "GlobalAveragePool", npu_lower_global_pool },

@@ -168,6 +168,9 @@ npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n)
 				for (unsigned o = 0; o < NPU_OPNDS; o++)
 					if (in->opnd[o].space == NPU_SPACE_HBSM)
 						in->opnd[o].base += half;
+				if (in->unit == NPU_UNIT_TCU &&
+				    in->params.tcu.flags & NPU_TCU_F_PER_CHANNEL)
+					in->params.tcu.qscale_addr += half;
 				in->params = t->op[k].params;
 				in->repeat_levels = t->op[k].repeat_levels;
 				wait_on(in, 0, CTR_DMA, dma[w]);
