@@ -157,7 +157,7 @@ static void run_case(const char *name)
 }
 
 static const char *const cases[] = {
-	"test_qlinearconv", "test_basic_convinteger", "test_convinteger_with_padding",
+	"test_qlinearconv", "test_qlinearmatmul_2D", "test_matmulinteger", "test_basic_convinteger", "test_convinteger_with_padding",
 	"test_convinteger_without_padding", "test_quantizelinear", "test_dequantizelinear",
 	"test_conv_with_strides_padding", "test_basic_conv_with_padding",
 	"test_maxpool_2d_pads", "test_averagepool_2d_pads", "test_relu", "test_softmax_axis_1",

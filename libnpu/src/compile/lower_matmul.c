@@ -50,23 +50,95 @@ static npu_status const_b(struct npu_cc *cc, const npu_ir_tensor *b, int64_t K,
 	return st;
 }
 
+static int64_t zp_of(const npu_ir_tensor *z, int64_t i)
+{
+	int64_t k;
+
+	if (!z)
+		return 0;
+	k = npu_ir_numel(z) == 1 ? 0 : i;
+	return z->dtype == NPU_DTYPE_INT8 ? ((const int8_t *)z->data)[k] :
+	       ((const uint8_t *)z->data)[k];
+}
+
+/*
+ * QLinearMatMul (requantized per output column) and MatMulInteger (int32):
+ * A stays 8-bit, B is copied as is, the TCU applies the zero points.
+ */
+static npu_status prep_quant(struct npu_cc *cc, const npu_ir_node *n, int64_t N,
+			     uint64_t *boff, uint64_t *qoff, struct npu_hw_tcu_params *tcu)
+{
+	bool ql = !strcmp(n->op, "QLinearMatMul");
+	const npu_ir_tensor *b = npu_ir_input(cc->g, n, ql ? 3 : 1);
+	const npu_ir_tensor *az = npu_ir_input(cc->g, n, ql ? 2 : 2);
+	const npu_ir_tensor *bz = npu_ir_input(cc->g, n, ql ? 5 : 3);
+	const npu_ir_tensor *as = ql ? npu_ir_input(cc->g, n, 1) : NULL;
+	const npu_ir_tensor *bs = ql ? npu_ir_input(cc->g, n, 4) : NULL;
+	const npu_ir_tensor *ys = ql ? npu_ir_input(cc->g, n, 6) : NULL;
+	const npu_ir_tensor *yz = ql ? npu_ir_input(cc->g, n, 7) : NULL;
+	npu_status st = NPU_OK;
+
+	if (!npu_ir_is_const(b) || (az && !npu_ir_is_const(az)) || (bz && !npu_ir_is_const(bz)) ||
+	    (ql && (!npu_ir_is_const(as) || !npu_ir_is_const(bs) || !npu_ir_is_const(ys) ||
+		    (yz && !npu_ir_is_const(yz)))) || (az && npu_ir_numel(az) != 1))
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with computed or per-row parameters", n->op);
+	for (int64_t j = 1; bz && j < npu_ir_numel(bz); j++)
+		if (zp_of(bz, j) != zp_of(bz, 0))
+			return npu_fail(NPU_ERR_UNSUPPORTED, "%s with per-column B zero points", n->op);
+	tcu->a_zp = (int32_t)zp_of(az, 0);
+	tcu->b_zp = (int32_t)zp_of(bz, 0);
+	*boff = npu_cc_const(cc, b->data, b->bytes, &st);
+	if (!st && ql) {
+		float *q = malloc((size_t)N * 4);
+
+		if (!q)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		for (int64_t j = 0; j < N; j++)
+			q[j] = ((const float *)as->data)[0] *
+			       ((const float *)bs->data)[npu_ir_numel(bs) == 1 ? 0 : j] /
+			       ((const float *)ys->data)[0];
+		*qoff = npu_cc_const(cc, q, (uint64_t)N * 4, &st);
+		free(q);
+		tcu->flags = NPU_TCU_F_PER_CHANNEL;
+		tcu->out_zp = (int32_t)zp_of(yz, 0);
+	}
+	return st;
+}
+
 npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 {
 	bool gemm = !strcmp(n->op, "Gemm");
-	const npu_ir_tensor *a = npu_ir_input(cc->g, n, 0), *b = npu_ir_input(cc->g, n, 1);
+	bool quant = !strcmp(n->op, "QLinearMatMul") || !strcmp(n->op, "MatMulInteger");
+	const npu_ir_tensor *a = npu_ir_input(cc->g, n, 0);
+	const npu_ir_tensor *b = npu_ir_input(cc->g, n, quant && n->n_inputs > 3 &&
+					      !strcmp(n->op, "QLinearMatMul") ? 3 : 1);
 	const npu_ir_tensor *c = gemm ? npu_ir_input(cc->g, n, 2) : NULL;
+	const npu_ir_tensor *y = npu_ir_output(cc->g, n, 0);
 	int64_t ta = 0, tb = 0, M, K, N, batch = 1;
 	float alpha = 1.0f, beta = 1.0f;
 	struct npu_loc la, ly;
-	uint64_t boff = 0, bias_off = 0, nb, mb, budget = cc->hbsm / 2;
+	uint64_t boff = 0, bias_off = 0, q_off = 0, nb, mb, budget = cc->hbsm / 2;
+	struct npu_hw_tcu_params tcu = { 0 };
+	unsigned adt = NPU_DT_FP32, ab = 4, bdt = NPU_DT_BF16, bb = 2, ydt = NPU_DT_FP32, yb = 4;
 	struct npu_tile *tiles = NULL;
 	unsigned ntiles = 0, cap = 0;
 	float *bias = NULL;
 	npu_status st;
 
-	if (a->dtype != NPU_DTYPE_FLOAT32 || b->dtype != NPU_DTYPE_FLOAT32)
+	if (quant) {
+		adt = npu_cc_hw_dtype(a->dtype);
+		bdt = npu_cc_hw_dtype(b->dtype);
+		ydt = npu_cc_hw_dtype(y->dtype);
+		ab = bb = 1;
+		yb = npu_cc_hw_size(ydt);
+		if ((adt != NPU_DT_INT8 && adt != NPU_DT_UINT8) ||
+		    (bdt != NPU_DT_INT8 && bdt != NPU_DT_UINT8) || !ydt)
+			return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s x %s", n->op,
+					npu_dtype_str(a->dtype), npu_dtype_str(b->dtype));
+	} else if (a->dtype != NPU_DTYPE_FLOAT32 || b->dtype != NPU_DTYPE_FLOAT32) {
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s x %s", n->op,
 				npu_dtype_str(a->dtype), npu_dtype_str(b->dtype));
+	}
 	if (!npu_ir_is_const(b))
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with a computed second operand", n->op);
 	if (gemm) {
@@ -80,7 +152,8 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 		N = tb ? b->dims[0] : b->dims[1];
 	} else {
 		if (a->rank < 2 || b->rank != 2)
-			return npu_fail(NPU_ERR_UNSUPPORTED, "MatMul of rank %d x %d", a->rank, b->rank);
+			return npu_fail(NPU_ERR_UNSUPPORTED, "%s of rank %d x %d", n->op, a->rank,
+					b->rank);
 		M = a->dims[a->rank - 2];
 		K = a->dims[a->rank - 1];
 		N = b->dims[1];
@@ -106,14 +179,16 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 		if (st)
 			return st;
 	}
-	if ((st = const_b(cc, b, K, N, tb != 0, 0, &boff)) ||
-	    (st = npu_cc_loc(cc, n->inputs[0], &la)) || (st = npu_cc_loc(cc, n->outputs[0], &ly)))
+	st = quant ? prep_quant(cc, n, N, &boff, &q_off, &tcu) :
+	     const_b(cc, b, K, N, tb != 0, 0, &boff);
+	if (st || (st = npu_cc_loc(cc, n->inputs[0], &la)) ||
+	    (st = npu_cc_loc(cc, n->outputs[0], &ly)))
 		return st;
 
 	/* Block sizes: B's columns in half the HBSM, rows in the rest. */
-	nb = budget / ((uint64_t)K * 2);
+	nb = budget / ((uint64_t)K * bb);
 	nb = nb > (uint64_t)N ? (uint64_t)N : nb;
-	mb = budget / ((uint64_t)K * 6 + nb * 4);
+	mb = budget / ((uint64_t)K * (quant ? 1 : 6) + nb * 4);
 	mb = mb > (uint64_t)M ? (uint64_t)M : mb;
 	if (mb > 1 && (uint64_t)M * batch / cc->workers >= 1) {
 		uint64_t spread = ((uint64_t)M + cc->workers - 1) / cc->workers;
@@ -125,10 +200,11 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 		for (uint64_t m0 = 0; m0 < (uint64_t)M && !st; m0 += mb) {
 			for (uint64_t n0 = 0; n0 < (uint64_t)N && !st; n0 += nb) {
 				uint64_t rows = M - m0 < mb ? M - m0 : mb, cols = N - n0 < nb ? N - n0 : nb;
-				uint32_t h_a32 = 0, h_a16 = (uint32_t)(rows * K * 4);
-				uint32_t h_b = h_a16 + (uint32_t)(rows * K * 2);
-				uint32_t h_bias = h_b + (uint32_t)(K * cols * 2);
-				uint32_t h_c = h_bias + (uint32_t)(cols * 4);
+				uint32_t h_a32 = 0, h_a16 = (uint32_t)((rows * K * ab + 63) & ~63ull);
+				uint32_t h_b = h_a16 + (uint32_t)(quant ? 0 : (rows * K * 2 + 63) & ~63ull);
+				uint32_t h_bias = h_b + (uint32_t)((K * cols * bb + 63) & ~63ull);
+				uint32_t h_q = h_bias + (uint32_t)((cols * 4 + 63) & ~63ull);
+				uint32_t h_c = h_q + (uint32_t)(cols * 4);
 				struct npu_tile *t;
 				struct npu_hw_insn *op;
 
@@ -148,23 +224,23 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 				/* A rows (fp32): [K] x rows, transposed source if transA. */
 				t->in[0].seg = la.seg;
 				t->in[0].walk.space = NPU_SPACE_DDR;
-				t->in[0].walk.dtype = NPU_DT_FP32;
+				t->in[0].walk.dtype = (uint8_t)adt;
 				if (ta) {
-					t->in[0].walk.base = la.off + m0 * 4;
-					npu_twu_lvl(&t->in[0].walk, 0, K, M * 4);
-					npu_twu_lvl(&t->in[0].walk, 1, (int64_t)rows, 4);
+					t->in[0].walk.base = la.off + m0 * ab;
+					npu_twu_lvl(&t->in[0].walk, 0, K, M * ab);
+					npu_twu_lvl(&t->in[0].walk, 1, (int64_t)rows, ab);
 				} else {
-					t->in[0].walk.base = la.off + ((uint64_t)bi * M * K + m0 * K) * 4;
-					npu_twu_lvl(&t->in[0].walk, 0, (int64_t)(rows * K), 4);
+					t->in[0].walk.base = la.off + ((uint64_t)bi * M * K + m0 * K) * ab;
+					npu_twu_lvl(&t->in[0].walk, 0, (int64_t)(rows * K), ab);
 				}
 				t->in[0].hbsm = h_a32;
 				/* B columns n0.. (bf16 [K][cols]). */
 				t->in[1].seg = cc->seg_const;
 				t->in[1].walk.space = NPU_SPACE_DDR;
-				t->in[1].walk.dtype = NPU_DT_BF16;
-				t->in[1].walk.base = boff + n0 * 2;
-				npu_twu_lvl(&t->in[1].walk, 0, (int64_t)cols, 2);
-				npu_twu_lvl(&t->in[1].walk, 1, K, N * 2);
+				t->in[1].walk.dtype = (uint8_t)bdt;
+				t->in[1].walk.base = boff + n0 * bb;
+				npu_twu_lvl(&t->in[1].walk, 0, (int64_t)cols, bb);
+				npu_twu_lvl(&t->in[1].walk, 1, K, N * bb);
 				t->in[1].hbsm = h_b;
 				t->nin = 2;
 				if (c) {
@@ -174,6 +250,12 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 					t->in[2].hbsm = h_bias;
 					t->nin = 3;
 				}
+				if (tcu.flags & NPU_TCU_F_PER_CHANNEL) {
+					t->in[t->nin].seg = cc->seg_const;
+					npu_twu_flat(&t->in[t->nin].walk, NPU_SPACE_DDR, NPU_DT_FP32,
+						     q_off + n0 * 4, cols);
+					t->in[t->nin++].hbsm = h_q;
+				}
 				op = &t->op[0];
 				op->unit = NPU_UNIT_CVU;
 				op->opcode = NPU_CVU_UNARY;
@@ -182,38 +264,44 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 					     h_a32, rows * K);
 				npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_BF16,
 					     h_a16, rows * K);
-				op = &t->op[1];
+				if (quant)
+					memset(op, 0, sizeof(*op));	/* no conversion */
+				else
+					op++;
 				op->unit = NPU_UNIT_TCU;
 				op->opcode = NPU_TCU_MATMUL;
+				op->params.tcu = tcu;
+				if (tcu.flags & NPU_TCU_F_PER_CHANNEL)
+					op->params.tcu.qscale_addr = h_q;
 				op->opnd[NPU_OPND_SRC0].space = NPU_SPACE_HBSM;
-				op->opnd[NPU_OPND_SRC0].dtype = NPU_DT_BF16;
-				op->opnd[NPU_OPND_SRC0].base = h_a16;
-				npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 0, K, 2);
-				npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 1, (int64_t)rows, K * 2);
+				op->opnd[NPU_OPND_SRC0].dtype = (uint8_t)(quant ? adt : NPU_DT_BF16);
+				op->opnd[NPU_OPND_SRC0].base = quant ? h_a32 : h_a16;
+				npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 0, K, quant ? ab : 2);
+				npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 1, (int64_t)rows, K * (quant ? ab : 2));
 				op->opnd[NPU_OPND_SRC1].space = NPU_SPACE_HBSM;
-				op->opnd[NPU_OPND_SRC1].dtype = NPU_DT_BF16;
+				op->opnd[NPU_OPND_SRC1].dtype = (uint8_t)bdt;
 				op->opnd[NPU_OPND_SRC1].base = h_b;
-				npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 0, (int64_t)cols, 2);
-				npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 1, K, (int64_t)cols * 2);
+				npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 0, (int64_t)cols, bb);
+				npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 1, K, (int64_t)cols * bb);
 				if (c)
 					npu_twu_flat(&op->opnd[NPU_OPND_SRC2], NPU_SPACE_HBSM,
 						     NPU_DT_FP32, h_bias, cols);
 				op->opnd[NPU_OPND_DST].space = NPU_SPACE_HBSM;
-				op->opnd[NPU_OPND_DST].dtype = NPU_DT_FP32;
+				op->opnd[NPU_OPND_DST].dtype = (uint8_t)ydt;
 				op->opnd[NPU_OPND_DST].base = h_c;
-				npu_twu_lvl(&op->opnd[NPU_OPND_DST], 0, (int64_t)cols, 4);
-				npu_twu_lvl(&op->opnd[NPU_OPND_DST], 1, (int64_t)rows, (int64_t)cols * 4);
+				npu_twu_lvl(&op->opnd[NPU_OPND_DST], 0, (int64_t)cols, yb);
+				npu_twu_lvl(&op->opnd[NPU_OPND_DST], 1, (int64_t)rows, (int64_t)cols * yb);
 				if (alpha != 1.0f) {
 					op->params.tcu.flags = NPU_TCU_F_SCALE;
 					op->params.tcu.out_scale = f32_bits(alpha);
 				}
 				if ((st = npu_cc_act(n, &op->params.tcu)))
 					break;
-				t->nop = 2;
-				st = npu_tile_out(t, h_c, (uint32_t)rows, (uint32_t)(cols * 4),
-						  (int32_t)(cols * 4), ly.seg,
-						  ly.off + ((uint64_t)bi * M * N + m0 * N + n0) * 4,
-						  (int32_t)(N * 4));
+				t->nop = quant ? 1 : 2;
+				st = npu_tile_out(t, h_c, (uint32_t)rows, (uint32_t)(cols * yb),
+						  (int32_t)(cols * yb), ly.seg,
+						  ly.off + ((uint64_t)bi * M * N + m0 * N + n0) * yb,
+						  (int32_t)(N * yb));
 			}
 		}
 	}

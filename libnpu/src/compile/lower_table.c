@@ -31,6 +31,8 @@ static const struct {
 	{ "Pad", npu_lower_pad },
 	{ "MatMul", npu_lower_matmul },
 	{ "Gemm", npu_lower_matmul },
+	{ "QLinearMatMul", npu_lower_matmul },
+	{ "MatMulInteger", npu_lower_matmul },
 	{ "Conv", npu_lower_conv },
 	{ "QLinearConv", npu_lower_conv },
 	{ "ConvInteger", npu_lower_conv },
