@@ -32,6 +32,14 @@ static void check(int ok, const char *what, const char *detail)
 	}
 }
 
+static void input_seed(float *x, unsigned seed)
+{
+	for (int i = 0; i < NIN; i++) {
+		seed = seed * 1103515245u + 12345u;
+		x[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+	}
+}
+
 static void input(float *x)
 {
 	unsigned seed = 1;
@@ -172,6 +180,59 @@ int main(int argc, char **argv)
 			y2 = NULL;
 			npu_model_free(m);
 		}
+	}
+
+	/* int8, calibrated on four other inputs. */
+	{
+		char dir[] = "/tmp/npu-calib-XXXXXX";
+		npu_compile_options co;
+		npu_device *dev;
+		npu_model *q = NULL;
+		float *xs = malloc(NIN * 4);
+
+		npu_compile_options_init(&co);
+		co.precision = NPU_PRECISION_INT8;
+		co.calibration_dir = mkdtemp(dir);
+		for (unsigned k = 0; k < 4; k++) {
+			char f[300];
+			FILE *fp;
+
+			snprintf(f, sizeof(f), "%s/sample%u.raw", dir, k);
+			input_seed(xs, 100 + k);
+			fp = fopen(f, "wb");
+			fwrite(xs, 4, NIN, fp);
+			fclose(fp);
+		}
+		st = npu_device_open("emu", &dev);
+		if (!st)
+			st = npu_model_load_file(path, dev, &co, &q);
+		npu_device_close(dev);
+		snprintf(msg, sizeof(msg), "%s", npu_last_error());
+		check(!st, "compiles in int8 with calibration", msg);
+		if (!st && !(st = run("emu", q, &y2, &n2))) {
+			double dot = 0, na = 0, nb = 0;
+
+			for (size_t i = 0; i < n; i++) {
+				dot += (double)y2[i] * y[i];
+				na += (double)y2[i] * y2[i];
+				nb += (double)y[i] * y[i];
+			}
+			snprintf(msg, sizeof(msg), "cosine %.5f against the bf16 outputs",
+				 dot / sqrt(na * nb));
+			printf("# int8: %s\n", msg);
+			check(dot / sqrt(na * nb) >= 0.98, "int8 outputs agree with bf16", msg);
+		}
+		free(y2);
+		y2 = NULL;
+		npu_model_free(q);
+		for (unsigned k = 0; k < 4; k++) {
+			char f[300];
+
+			snprintf(f, sizeof(f), "%s/sample%u.raw", dir, k);
+			unlink(f);
+		}
+		rmdir(dir);
+		free(xs);
 	}
 
 	/* The native format round trip. */

@@ -23,9 +23,6 @@ npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 	npu_status st;
 
 	*out = NULL;
-	if (opts->precision == NPU_PRECISION_INT8)
-		return npu_fail(NPU_ERR_UNSUPPORTED,
-				"int8 compilation is not available yet: use the default (bf16) precision");
 	if (opts->allow_cpu_fallback)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "CPU fallback is not available yet");
 	if (dev) {
@@ -40,6 +37,8 @@ npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 					opts->clusters, dev->info.healthy_clusters);
 		tgt.clusters = opts->clusters > 16 ? 16 : opts->clusters;
 	}
+	if (opts->precision == NPU_PRECISION_INT8)
+		return npu_int8_compile(data, size, opts, &tgt, out);
 	st = npu_onnx_parse(data, size, &g);
 	if (!st)
 		st = npu_ir_infer_shapes(g);

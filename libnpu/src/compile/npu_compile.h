@@ -5,6 +5,7 @@
 
 #include "ir/npu_ir.h"
 #include "model/npu_cmodel.h"
+#include "npu.h"
 
 /* What to compile for: the partition the programs will run on. */
 struct npu_compile_target {
@@ -17,5 +18,9 @@ struct npu_compile_target {
 /* Lower a shape-inferred graph.  The graph may be rewritten. */
 npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			  struct npu_cmodel **out);
+
+/* Post-training int8, calibrated on opts->calibration_dir (npu_int8.c). */
+npu_status npu_int8_compile(const void *data, size_t size, const npu_compile_options *opts,
+			    const struct npu_compile_target *tgt, struct npu_cmodel **out);
 
 #endif /* NPU_COMPILE_H */
