@@ -410,6 +410,40 @@ START_TEST(moves)
 }
 END_TEST
 
+START_TEST(layernorm)
+{
+	int64_t xd[3] = { 2, 3, 10 }, gd[1] = { 10 };
+	float x[60], ga[10], be[10], y[60], want[60];
+	float *xs[1] = { x }, *ys[1] = { y };
+	npu_ir_graph *g = graph();
+	int tx, ty;
+	npu_ir_node *n;
+
+	fill(x, 60, 41);
+	fill(ga, 10, 42);
+	fill(be, 10, 43);
+	tx = tensor(g, "x", 3, xd);
+	ty = tensor(g, "y", -1, NULL);
+	n = node(g, "LayerNormalization", (int[]){ tx, cst(g, "g", 1, gd, ga), cst(g, "b", 1, gd, be) },
+		 3, ty);
+	npu_ir_set_attr_float(n, "epsilon", 1e-3f);
+	io(g, &tx, 1, &ty, 1);
+	for (int r = 0; r < 6; r++) {
+		double m = 0, v = 0;
+
+		for (int i = 0; i < 10; i++)
+			m += x[r * 10 + i] / 10.0;
+		for (int i = 0; i < 10; i++)
+			v += (x[r * 10 + i] - m) * (x[r * 10 + i] - m) / 10.0;
+		for (int i = 0; i < 10; i++)
+			want[r * 10 + i] = (float)((x[r * 10 + i] - m) / sqrt(v + 1e-3) * ga[i] + be[i]);
+	}
+	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+	close_to(y, want, 60, 1e-4f, 1e-5f);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 START_TEST(unsupported_op_named)
 {
 	int64_t d[1] = { 4 };
@@ -440,6 +474,7 @@ static Suite *compile_suite(void)
 	tcase_add_test(tc, conv_defect_masks_identical);
 	tcase_add_test(tc, pools_and_softmax);
 	tcase_add_test(tc, moves);
+	tcase_add_test(tc, layernorm);
 	tcase_add_test(tc, unsupported_op_named);
 	suite_add_tcase(s, tc);
 	return s;

@@ -162,6 +162,9 @@ static const char *const cases[] = {
 	"test_conv_with_strides_padding", "test_basic_conv_with_padding",
 	"test_maxpool_2d_pads", "test_averagepool_2d_pads", "test_relu", "test_softmax_axis_1",
 	"test_gemm_default_single_elem_vector_bias", "test_transpose_all_permutations_0",
+	"test_batchnorm_example", "test_batchnorm_epsilon", "test_add_bcast",
+	"test_concat_3d_axis_1", "test_flatten_axis2", "test_constant_pad",
+	"test_conv_with_autopad_same", "test_maxpool_2d_strides",
 };
 
 START_TEST(conformance_case)

@@ -123,3 +123,106 @@ npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n)
 	return row_tiles(cc, n, x->dims[0] * x->dims[1], hw, 1, NPU_CVU_REDUCE,
 			 strcmp(n->op, "GlobalMaxPool") ? NPU_REDUCE_MEAN : NPU_REDUCE_MAX, true);
 }
+
+/* LayerNormalization over the axes from @axis on: [rows, D] with gamma and
+ * beta [D] re-read for every row (a broadcast level). */
+npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n)
+{
+	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *ga = npu_ir_input(cc->g, n, 1);
+	const npu_ir_tensor *be = npu_ir_input(cc->g, n, 2);
+	int64_t axis, rows = 1, D = 1;
+	uint64_t g_off, b_off = 0, per, ntiles;
+	struct npu_loc lx, ly;
+	struct npu_tile *tiles;
+	float eps, *zeros = NULL;
+	npu_status st = NPU_OK;
+
+	if (x->dtype != NPU_DTYPE_FLOAT32 || !ga || !npu_ir_is_const(ga) ||
+	    (be && !npu_ir_is_const(be)))
+		return npu_fail(NPU_ERR_UNSUPPORTED, "LayerNormalization with computed scale or bias");
+	for (int k = 1; k < n->n_outputs; k++)
+		if (n->outputs[k] >= 0)
+			return npu_fail(NPU_ERR_UNSUPPORTED, "LayerNormalization's Mean/InvStdDev outputs");
+	if ((st = npu_ir_attr_int(n, "axis", -1, &axis)) ||
+	    (st = npu_ir_attr_float(n, "epsilon", 1e-5f, &eps)))
+		return st;
+	if (axis < 0)
+		axis += x->rank;
+	for (int d = 0; d < x->rank; d++) {
+		if (d < axis)
+			rows *= x->dims[d];
+		else
+			D *= x->dims[d];
+	}
+	if (npu_ir_numel(ga) != D || (be && npu_ir_numel(be) != D))
+		return npu_fail(NPU_ERR_UNSUPPORTED, "LayerNormalization with broadcast scale or bias");
+	g_off = npu_cc_const(cc, ga->data, (uint64_t)D * 4, &st);
+	if (!st && !be) {
+		zeros = calloc((size_t)D, 4);
+		if (!zeros)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	if (!st)
+		b_off = npu_cc_const(cc, be ? be->data : zeros, (uint64_t)D * 4, &st);
+	free(zeros);
+	if (st || (st = npu_cc_loc(cc, n->inputs[0], &lx)) ||
+	    (st = npu_cc_loc(cc, n->outputs[0], &ly)))
+		return st;
+	if ((uint64_t)D * 16 > cc->hbsm)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "LayerNormalization over %lld elements",
+				(long long)D);
+	per = (cc->hbsm - (uint64_t)D * 8 - 256) / ((uint64_t)D * 8);
+	if (per > (1u << 24) / (uint64_t)D)
+		per = (1u << 24) / (uint64_t)D;
+	if (((uint64_t)rows + cc->workers - 1) / cc->workers < per)
+		per = ((uint64_t)rows + cc->workers - 1) / cc->workers;
+	if (!per)
+		per = 1;
+	ntiles = ((uint64_t)rows + per - 1) / per;
+	tiles = calloc(ntiles, sizeof(*tiles));
+	if (!tiles)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (uint64_t i = 0; i < ntiles && !st; i++) {
+		struct npu_tile *t = &tiles[i];
+		uint64_t r0 = i * per, cnt = rows - r0 < per ? rows - r0 : per;
+		uint32_t h_g = (uint32_t)((cnt * D * 4 + 63) & ~63ull);
+		uint32_t h_b = h_g + (uint32_t)((D * 4 + 63) & ~63);
+		uint32_t h_y = h_b + (uint32_t)((D * 4 + 63) & ~63);
+		struct npu_hw_insn *op = &t->op[0];
+
+		t->in[0].seg = lx.seg;
+		npu_twu_flat(&t->in[0].walk, NPU_SPACE_DDR, NPU_DT_FP32, lx.off + r0 * D * 4,
+			     cnt * (uint64_t)D);
+		t->in[1].seg = cc->seg_const;
+		npu_twu_flat(&t->in[1].walk, NPU_SPACE_DDR, NPU_DT_FP32, g_off, (uint64_t)D);
+		t->in[1].hbsm = h_g;
+		t->in[2].seg = cc->seg_const;
+		npu_twu_flat(&t->in[2].walk, NPU_SPACE_DDR, NPU_DT_FP32, b_off, (uint64_t)D);
+		t->in[2].hbsm = h_b;
+		t->nin = 3;
+		op->unit = NPU_UNIT_CVU;
+		op->opcode = NPU_CVU_LAYERNORM;
+		op->params.cvu.reduce_levels = 1;
+		memcpy(&op->params.cvu.imm[0], &eps, 4);
+		for (int k = 0; k < 4; k++) {
+			static const unsigned slot[4] = { NPU_OPND_SRC0, NPU_OPND_SRC1,
+							  NPU_OPND_SRC2, NPU_OPND_DST };
+			static const int bcast[4] = { 0, 1, 1, 0 };
+			uint32_t base[4] = { 0, h_g, h_b, h_y };
+			struct npu_hw_twu *w = &op->opnd[slot[k]];
+
+			w->space = NPU_SPACE_HBSM;
+			w->dtype = NPU_DT_FP32;
+			w->base = base[k];
+			npu_twu_lvl(w, 0, D, 4);
+			npu_twu_lvl(w, 1, (int64_t)cnt, bcast[k] ? 0 : D * 4);
+		}
+		t->nop = 1;
+		st = npu_tile_out(t, h_y, 1, (uint32_t)(cnt * D * 4), 0, ly.seg, ly.off + r0 * D * 4, 0);
+	}
+	if (!st)
+		st = npu_sched_emit(cc, tiles, (unsigned)ntiles);
+	npu_tiles_free(tiles, (unsigned)ntiles);
+	return st;
+}

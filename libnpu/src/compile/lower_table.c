@@ -14,6 +14,7 @@ npu_status npu_lower_slice(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_pad(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
 
 static const struct {
 	const char *op;
@@ -43,6 +44,7 @@ static const struct {
 	{ "GlobalAveragePool", npu_lower_global_pool },
 	{ "GlobalMaxPool", npu_lower_global_pool },
 	{ "Softmax", npu_lower_softmax },
+	{ "LayerNormalization", npu_lower_layernorm },
 	{ "LogSoftmax", npu_lower_softmax },
 };
 

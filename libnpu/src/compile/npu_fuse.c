@@ -155,9 +155,83 @@ static npu_status fuse_act(npu_ir_graph *g, int pi, int ai)
 	return NPU_OK;
 }
 
+/*
+ * A BatchNormalization left on its own (not after a Conv) in inference
+ * form becomes x * k + c with k = scale / sqrt(var + eps) and
+ * c = B - mean * k, per channel (axis 1): two broadcast elementwise nodes.
+ */
+static npu_status split_bn(npu_ir_graph *g, int bi)
+{
+	npu_ir_node *bn = &g->nodes[bi];
+	const npu_ir_tensor *x = npu_ir_input(g, bn, 0), *sc = npu_ir_input(g, bn, 1);
+	const npu_ir_tensor *bb = npu_ir_input(g, bn, 2), *mean = npu_ir_input(g, bn, 3);
+	const npu_ir_tensor *var = npu_ir_input(g, bn, 4);
+	int64_t C, dims[NPU_MAX_RANK];
+	int xi, yi, tk, tc, tm, id, r;
+	float eps, *k, *c;
+	npu_status st;
+
+	if (!sc || !bb || !mean || !var || !npu_ir_is_const(sc) || !npu_ir_is_const(bb) ||
+	    !npu_ir_is_const(mean) || !npu_ir_is_const(var) || x->rank < 2 ||
+	    x->dtype != NPU_DTYPE_FLOAT32 || sc->dtype != NPU_DTYPE_FLOAT32 ||
+	    (bn->n_outputs > 1 && bn->outputs[1] >= 0))
+		return NPU_OK;
+	C = x->dims[1];
+	if (npu_ir_numel(sc) != C || npu_ir_numel(bb) != C || npu_ir_numel(mean) != C ||
+	    npu_ir_numel(var) != C)
+		return NPU_OK;
+	if ((st = npu_ir_attr_float(bn, "epsilon", 1e-5f, &eps)))
+		return st;
+	k = malloc((size_t)C * 4);
+	c = malloc((size_t)C * 4);
+	if (!k || !c) {
+		free(k);
+		free(c);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	for (int64_t i = 0; i < C; i++) {
+		k[i] = ((const float *)sc->data)[i] / sqrtf(((const float *)var->data)[i] + eps);
+		c[i] = ((const float *)bb->data)[i] - ((const float *)mean->data)[i] * k[i];
+	}
+	/* [C, 1, 1 ...]: broadcast over the spatial axes. */
+	r = x->rank - 1;
+	dims[0] = C;
+	for (int d = 1; d < r; d++)
+		dims[d] = 1;
+	xi = bn->inputs[0];
+	yi = bn->outputs[0];
+	st = npu_ir_add_tensor(g, NULL, NPU_DTYPE_FLOAT32, r, dims, &tk);
+	if (!st)
+		st = npu_ir_set_const_owned(g, tk, k, (size_t)C * 4);
+	else
+		free(k);
+	if (!st)
+		st = npu_ir_add_tensor(g, NULL, NPU_DTYPE_FLOAT32, r, dims, &tc);
+	if (!st)
+		st = npu_ir_set_const_owned(g, tc, c, (size_t)C * 4);
+	else
+		free(c);
+	if (!st) {
+		int64_t xd[NPU_MAX_RANK];
+		int xr = g->tensors[xi].rank;
+
+		/* Copied: adding a tensor may move the table. */
+		memcpy(xd, g->tensors[xi].dims, sizeof(xd));
+		st = npu_ir_add_tensor(g, NULL, NPU_DTYPE_FLOAT32, xr, xd, &tm);
+	}
+	if (st)
+		return st;
+	g->nodes[bi].dead = true;
+	g->tensors[yi].producer = -1;
+	if ((st = npu_ir_add_node(g, "Mul", "", (int[]){ xi, tk }, 2, &tm, 1, &id)))
+		return st;
+	return npu_ir_add_node(g, "Add", "", (int[]){ tm, tc }, 2, &yi, 1, &id);
+}
+
 npu_status npu_fuse(npu_ir_graph *g)
 {
 	npu_status st = NPU_OK;
+	int n0 = g->n_nodes;
 
 	for (int i = 0; i < g->n_nodes && !st; i++) {
 		npu_ir_node *n = &g->nodes[i];
@@ -183,5 +257,11 @@ npu_status npu_fuse(npu_ir_graph *g)
 		if (c >= 0 && !npu_ir_attr_find(&g->nodes[i], "npu_act"))
 			st = fuse_act(g, i, c);
 	}
+	for (int i = 0; i < n0 && !st; i++)
+		if (!g->nodes[i].dead && !strcmp(g->nodes[i].op, "BatchNormalization"))
+			st = split_bn(g, i);
+	/* New nodes went to the end: put them back in order. */
+	if (!st && g->n_nodes != n0)
+		st = npu_ir_topo_sort(g);
 	return st;
 }
