@@ -15,8 +15,6 @@
 
 #include "compile/npu_cc.h"
 
-uint16_t npu_cc_bf16(float f);
-
 struct geom {
 	int64_t N, C, H, W, OC, OH, OW, KH, KW;
 	int64_t sh, sw, dh, dw, pt, pl, pb, pr, groups;
@@ -148,7 +146,7 @@ static npu_status prep_float(struct npu_cc *cc, const npu_ir_node *n,
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
 	for (int64_t i = 0; i < wn; i++)
-		w16[i] = npu_cc_bf16(((const float *)wt->data)[i]);
+		w16[i] = npu_ir_f32_to_bf16(((const float *)wt->data)[i]);
 	if (bt)
 		memcpy(bias, bt->data, (size_t)g->OC * 4);
 	k->w_off = npu_cc_const(cc, w16, (uint64_t)wn * 2, &st);

@@ -12,18 +12,6 @@
 
 #include "compile/npu_cc.h"
 
-uint16_t npu_cc_bf16(float f);
-uint16_t npu_cc_bf16(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	if ((u & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)((u >> 16) | 0x40);	/* quiet NaN */
-	u += 0x7fffu + ((u >> 16) & 1);			/* round to nearest even */
-	return (uint16_t)(u >> 16);
-}
-
 static uint32_t f32_bits(float f)
 {
 	uint32_t u;
@@ -44,7 +32,7 @@ static npu_status const_b(struct npu_cc *cc, const npu_ir_tensor *b, int64_t K,
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	for (int64_t k = 0; k < K; k++)
 		for (int64_t n = 0; n < N; n++)
-			dst[k * N + n] = npu_cc_bf16(trans ? src[n * K + k] : src[k * N + n]);
+			dst[k * N + n] = npu_ir_f32_to_bf16(trans ? src[n * K + k] : src[k * N + n]);
 	*off = npu_cc_const(cc, dst, (uint64_t)(K * N) * 2, &st);
 	free(dst);
 	return st;
