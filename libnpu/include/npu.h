@@ -166,8 +166,9 @@ typedef struct npu_compile_options {
 	/* Logical clusters to compile for; 0: every healthy cluster of the
 	 * device given to npu_model_load_*, or all 14 without one. */
 	unsigned clusters;
-	/* Run operators the NPU cannot on the CPU instead of failing; each
-	 * is reported by npu_model_fallback_ops(). */
+	/* Reserved for running operators the NPU cannot on the CPU.  Not
+	 * available in this version: non-zero is refused (NPU_ERR_UNSUPPORTED),
+	 * so an unsupported operator always fails compilation by name. */
 	int allow_cpu_fallback;
 } npu_compile_options;
 
