@@ -165,6 +165,9 @@ static const char *const cases[] = {
 	"test_batchnorm_example", "test_batchnorm_epsilon", "test_add_bcast",
 	"test_concat_3d_axis_1", "test_flatten_axis2", "test_constant_pad",
 	"test_conv_with_autopad_same", "test_maxpool_2d_strides",
+	"test_reduce_mean_keepdims_random", "test_reduce_mean_do_not_keepdims_random",
+	"test_reduce_sum_negative_axes_keepdims_random", "test_reduce_sum_empty_axes_input_noop_random",
+	"test_reduce_max_default_axes_keepdims_random", "test_reduce_max_do_not_keepdims_random",
 };
 
 START_TEST(conformance_case)

@@ -226,3 +226,72 @@ npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n)
 	npu_tiles_free(tiles, (unsigned)ntiles);
 	return st;
 }
+
+/*
+ * ReduceMean, ReduceSum, ReduceMax, ReduceMin over one contiguous range of
+ * axes (any keepdims): [outer, D, inner] with D the reduced axes.
+ */
+npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n)
+{
+	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0);
+	int64_t axes[NPU_MAX_RANK], outer = 1, D = 1, inner = 1, noop = 0;
+	bool red[NPU_MAX_RANK] = { false };
+	int na = -1, first = -1, last = -1;
+	unsigned fn;
+	npu_status st;
+
+	if (x->dtype != NPU_DTYPE_FLOAT32)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s", n->op, npu_dtype_str(x->dtype));
+	fn = !strcmp(n->op, "ReduceMean") ? NPU_REDUCE_MEAN : !strcmp(n->op, "ReduceSum") ?
+	     NPU_REDUCE_SUM : !strcmp(n->op, "ReduceMax") ? NPU_REDUCE_MAX : NPU_REDUCE_MIN;
+	/* Axes: an attribute, or (ReduceSum 13+, all 18+) a constant input. */
+	if (npu_ir_input(cc->g, n, 1)) {
+		if ((st = npu_ir_const_ints(npu_ir_input(cc->g, n, 1), axes, NPU_MAX_RANK, &na)))
+			return st;
+	} else {
+		const int64_t *a;
+
+		if ((st = npu_ir_attr_ints(n, "axes", &a, &na)))
+			return st;
+		if (na > NPU_MAX_RANK)
+			return npu_fail(NPU_ERR_FORMAT, "%s with %d axes", n->op, na);
+		for (int i = 0; i < na; i++)
+			axes[i] = a[i];
+	}
+	if ((st = npu_ir_attr_int(n, "noop_with_empty_axes", 0, &noop)))
+		return st;
+	if (na <= 0 && noop)
+		return npu_lower_alias(cc, n);
+	for (int i = 0; i < x->rank; i++)
+		red[i] = na <= 0;
+	for (int i = 0; i < na; i++) {
+		int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
+
+		if (a < 0 || a >= x->rank)
+			return npu_fail(NPU_ERR_FORMAT, "%s axis %lld out of range", n->op,
+					(long long)axes[i]);
+		red[a] = true;
+	}
+	for (int d = 0; d < x->rank; d++)
+		if (red[d]) {
+			if (first < 0)
+				first = d;
+			last = d;
+		}
+	for (int d = first; d >= 0 && d <= last; d++)
+		if (!red[d])
+			return npu_fail(NPU_ERR_UNSUPPORTED, "%s over axes that are not adjacent",
+					n->op);
+	for (int d = 0; d < x->rank; d++) {
+		if (first < 0 || d < first)
+			outer *= x->dims[d];
+		else if (d <= last)
+			D *= x->dims[d];
+		else
+			inner *= x->dims[d];
+	}
+	if (!outer || !D || !inner)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s of an empty tensor", n->op);
+	return row_tiles(cc, n, outer, D, inner, NPU_CVU_REDUCE, fn, true);
+}

@@ -15,6 +15,7 @@ npu_status npu_lower_pad(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
 
 static const struct {
 	const char *op;
@@ -45,6 +46,10 @@ static const struct {
 	{ "GlobalMaxPool", npu_lower_global_pool },
 	{ "Softmax", npu_lower_softmax },
 	{ "LayerNormalization", npu_lower_layernorm },
+	{ "ReduceMean", npu_lower_reduce },
+	{ "ReduceSum", npu_lower_reduce },
+	{ "ReduceMax", npu_lower_reduce },
+	{ "ReduceMin", npu_lower_reduce },
 	{ "LogSoftmax", npu_lower_softmax },
 };
 
