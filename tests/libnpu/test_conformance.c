@@ -168,6 +168,8 @@ static const char *const cases[] = {
 	"test_reduce_mean_keepdims_random", "test_reduce_mean_do_not_keepdims_random",
 	"test_reduce_sum_negative_axes_keepdims_random", "test_reduce_sum_empty_axes_input_noop_random",
 	"test_reduce_max_default_axes_keepdims_random", "test_reduce_max_do_not_keepdims_random",
+	"test_split_equal_parts_2d", "test_split_variable_parts_1d", "test_slice",
+	"test_slice_neg_steps", "test_transpose_default",
 };
 
 START_TEST(conformance_case)

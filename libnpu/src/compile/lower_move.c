@@ -395,3 +395,47 @@ npu_status npu_lower_pad(struct npu_cc *cc, const npu_ir_node *n)
 	}
 	return finish(cc, &pb, st);
 }
+
+/* Split: each output is a block of the input along the axis. */
+npu_status npu_lower_split(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_split(struct npu_cc *cc, const npu_ir_node *n)
+{
+	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0);
+	unsigned esize = (unsigned)npu_dtype_size(x->dtype), hw = npu_cc_hw_dtype(x->dtype);
+	int64_t axis, outer = 1, inner = 1, at = 0;
+	struct npu_loc lx;
+	struct npu_pb pb;
+	npu_status st;
+
+	if ((st = npu_ir_attr_int(n, "axis", 0, &axis)))
+		return st;
+	if (axis < 0)
+		axis += x->rank;
+	for (int d = 0; d < axis; d++)
+		outer *= x->dims[d];
+	for (int d = (int)axis + 1; d < x->rank; d++)
+		inner *= x->dims[d];
+	if ((st = npu_cc_loc(cc, n->inputs[0], &lx)))
+		return st;
+	npu_pb_init(&pb);
+	for (int i = 0; i < n->n_outputs && !st; i++) {
+		const npu_ir_tensor *y = npu_ir_output(cc->g, n, i);
+		struct ewalk src, dst;
+		struct npu_loc ly;
+		int64_t len;
+
+		if (!y)
+			continue;
+		len = y->dims[axis] * inner;
+		if ((st = npu_cc_loc(cc, n->outputs[i], &ly)))
+			break;
+		if (len && outer) {
+			src = (struct ewalk){ 2, { len, outer }, { 1, x->dims[axis] * inner } };
+			dst = (struct ewalk){ 2, { len, outer }, { 1, len } };
+			st = dma_walk(&pb, &src, lx.seg, lx.off + (uint64_t)(at * inner) * esize,
+				      &dst, ly.seg, ly.off, esize, hw);
+		}
+		at += y->dims[axis];
+	}
+	return finish(cc, &pb, st);
+}

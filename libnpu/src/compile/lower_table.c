@@ -11,6 +11,7 @@ bool npu_lower_is_eltwise(const char *op);
 npu_status npu_lower_transpose(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_slice(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_split(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_pad(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n);
@@ -30,6 +31,7 @@ static const struct {
 	{ "Transpose", npu_lower_transpose },
 	{ "Concat", npu_lower_concat },
 	{ "Slice", npu_lower_slice },
+	{ "Split", npu_lower_split },
 	{ "Pad", npu_lower_pad },
 	{ "MatMul", npu_lower_matmul },
 	{ "Gemm", npu_lower_matmul },
