@@ -57,6 +57,16 @@ static npu_status read_geom(struct npu_cc *cc, const npu_ir_node *n, bool pool,
 	g->pr = p[3];
 	if (pool)
 		g->groups = g->C;
+	/* ceil_mode: the last window may reach past the stated end padding. */
+	{
+		int64_t need_h = (g->OH - 1) * g->sh - g->pt + g->dh * (g->KH - 1) - (g->H - 1);
+		int64_t need_w = (g->OW - 1) * g->sw - g->pl + g->dw * (g->KW - 1) - (g->W - 1);
+
+		if (need_h > g->pb)
+			g->pb = need_h;
+		if (need_w > g->pr)
+			g->pr = need_w;
+	}
 	if (g->sh > 64 || g->sw > 64 || g->dh > 64 || g->dw > 64 || g->pt > 64 ||
 	    g->pl > 64 || g->pb > 64 || g->pr > 64)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s strides, dilations or pads above 64", n->op);

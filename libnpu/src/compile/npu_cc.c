@@ -159,6 +159,40 @@ static npu_status add_io(struct npu_cc *cc, int id, bool output)
 	return NPU_OK;
 }
 
+/* A constant graph output: an I/O slot filled by a DMA from CONST. */
+static npu_status const_output(struct npu_cc *cc, int id)
+{
+	struct npu_loc src;
+	npu_status st;
+	uint64_t off;
+
+	/* The constant's own home first, then the output's I/O slot. */
+	if ((st = npu_cc_loc(cc, id, &src)))
+		return st;
+	cc->loc[id].seg = NPU_NO_SEG;
+	if ((st = add_io(cc, id, true)))
+		return st;
+	off = cc->loc[id].off;
+	cc->loc[id] = src;
+	{
+		/* A temporary alias tensor is not needed: copy by hand. */
+		int tmp;
+		const npu_ir_tensor *t = &cc->g->tensors[id];
+		int64_t dims[NPU_MAX_RANK];
+		struct npu_loc *l;
+
+		memcpy(dims, t->dims, sizeof(dims));
+		if ((st = npu_ir_add_tensor(cc->g, NULL, t->dtype, t->rank, dims, &tmp)))
+			return st;
+		l = realloc(cc->loc, (size_t)cc->g->n_tensors * sizeof(*l));
+		if (!l)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		cc->loc = l;
+		cc->loc[tmp] = (struct npu_loc){ cc->seg_io, off };
+		return npu_cc_copy(cc, id, tmp);
+	}
+}
+
 static npu_status add_segment(struct npu_cmodel *cm, uint32_t kind, uint32_t *idx)
 {
 	struct npu_seg *s = realloc(cm->segs, (cm->nsegs + 1) * sizeof(*s));
@@ -225,10 +259,13 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	for (i = 0; !st && i < g->n_outputs; i++) {
 		const npu_ir_tensor *t = &g->tensors[g->outputs[i]];
 
-		if (npu_ir_is_const(t) || t->producer < 0)
+		if (!npu_ir_is_const(t) && t->producer < 0)
 			st = npu_fail(NPU_ERR_UNSUPPORTED,
-				      "graph output '%s' is a constant or an input: nothing computes it",
+				      "graph output '%s' is a graph input: nothing computes it",
 				      t->name);
+		else if (npu_ir_is_const(t))
+			/* Folded at compile time: copied from the constants each run. */
+			st = const_output(&cc, g->outputs[i]);
 		else
 			st = add_io(&cc, g->outputs[i], true);
 	}
