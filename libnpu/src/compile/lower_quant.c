@@ -23,7 +23,7 @@ static int64_t zp_value(const npu_ir_tensor *z)
 npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n)
 {
-	bool q = !strcmp(n->op, "QuantizeLinear");
+	bool q = !strcmp(n->op, "QuantizeLinear"), cast = !strcmp(n->op, "Cast");
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *y = npu_ir_output(cc->g, n, 0);
 	const npu_ir_tensor *sc = npu_ir_input(cc->g, n, 1), *zp = npu_ir_input(cc->g, n, 2);
 	unsigned xdt = npu_cc_hw_dtype(x->dtype), ydt = npu_cc_hw_dtype(y->dtype);
@@ -39,14 +39,24 @@ npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n)
 	if (!xdt || !ydt)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s from %s to %s", n->op,
 				npu_dtype_str(x->dtype), npu_dtype_str(y->dtype));
-	if (!npu_ir_is_const(sc) || (zp && !npu_ir_is_const(zp)) || npu_ir_numel(sc) != 1)
-		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with per-axis or computed parameters",
-				n->op);
-	if ((st = npu_ir_const_floats(sc, &scale, 1, &cnt)))
-		return st;
 	memset(&p, 0, sizeof(p));
 	p.fn = NPU_FN_IDENTITY;
-	if (q) {
+	if (cast) {
+		/* The CVU rounds to nearest when it writes integers; ONNX Cast
+		 * truncates: only casts to floating point types go here. */
+		if (ydt != NPU_DT_FP32 && ydt != NPU_DT_FP16 && ydt != NPU_DT_BF16)
+			return npu_fail(NPU_ERR_UNSUPPORTED, "Cast to %s", npu_dtype_str(y->dtype));
+		sc = zp = NULL;
+	} else if (!npu_ir_is_const(sc) || (zp && !npu_ir_is_const(zp)) ||
+		   npu_ir_numel(sc) != 1) {
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with per-axis or computed parameters",
+				n->op);
+	} else if ((st = npu_ir_const_floats(sc, &scale, 1, &cnt))) {
+		return st;
+	}
+	if (cast) {
+		/* plain conversion */
+	} else if (q) {
 		p.flags = NPU_CVU_F_OUT_QUANT;
 		memcpy(&p.out_scale, &scale, 4);
 		p.out_zp = zp ? (int32_t)zp_value(zp) : 0;

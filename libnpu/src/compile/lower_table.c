@@ -42,6 +42,7 @@ static const struct {
 	{ "ConvInteger", npu_lower_conv },
 	{ "QuantizeLinear", npu_lower_quant },
 	{ "DequantizeLinear", npu_lower_quant },
+	{ "Cast", npu_lower_quant },
 	{ "MaxPool", npu_lower_pool },
 	{ "AveragePool", npu_lower_pool },
 	{ "GlobalAveragePool", npu_lower_global_pool },

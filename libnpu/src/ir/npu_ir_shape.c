@@ -1842,6 +1842,10 @@ static const struct op_def ops[] = {
 	{ "Log", 1, 0, shape_unary_float, OP_NPU, NULL },
 	{ "Neg", 1, 0, shape_unary, OP_NPU, NULL },
 	{ "Abs", 1, 0, shape_unary, OP_NPU, NULL },
+	{ "Reciprocal", 1, 0, shape_unary_float, OP_NPU, NULL },
+	{ "Floor", 1, 0, shape_unary_float, OP_NPU, NULL },
+	{ "Ceil", 1, 0, shape_unary_float, OP_NPU, NULL },
+	{ "Round", 11, 0, shape_unary_float, OP_NPU, NULL },
 	{ "Identity", 1, 0, shape_unary, OP_NPU, NULL },
 	{ "Dropout", 1, 0, shape_dropout, OP_NPU, NULL },
 	{ "Cast", 1, 0, shape_cast, OP_NPU, NULL },
@@ -1869,6 +1873,7 @@ static const struct op_def ops[] = {
 	{ "ReduceMean", 1, 0, shape_reduce, OP_NPU, NULL },
 	{ "ReduceSum", 1, 0, shape_reduce, OP_NPU, NULL },
 	{ "ReduceMax", 1, 0, shape_reduce, OP_NPU, NULL },
+	{ "ReduceMin", 1, 0, shape_reduce, OP_NPU, NULL },
 	/* resize */
 	{ "Resize", 10, 0, shape_resize, OP_NPU, support_resize },
 	{ "Upsample", 7, 9, shape_upsample, OP_NPU, support_resize },
