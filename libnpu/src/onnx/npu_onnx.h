@@ -12,7 +12,7 @@
 /* What the parser accepts. */
 #define NPU_ONNX_IR_VERSION_MIN 3
 #define NPU_ONNX_IR_VERSION_MAX 10
-#define NPU_ONNX_OPSET_MIN 7
+#define NPU_ONNX_OPSET_MIN 1
 #define NPU_ONNX_OPSET_MAX 21
 /* Protobuf messages nested deeper than this are rejected before decoding. */
 #define NPU_ONNX_MAX_DEPTH 64
@@ -29,7 +29,8 @@
  *   ModelProto, no graph, a node reading an undefined tensor, a tensor
  *   defined twice, a tensor whose data does not match its shape, a cycle.
  * - NPU_ERR_VERSION: IR version outside 3..10 or default-domain opset
- *   outside 7..21 (the message states the range).
+ *   outside 1..21 (the message states the range); each operator
+ *   still has its own first supported version (npu_ir_shape.c).
  * - NPU_ERR_UNSUPPORTED: valid ONNX that libnpu does not handle: external
  *   data, sparse initializers, data types other than float32, float16,
  *   bfloat16, int8, uint8, int32 and int64 (named), non-tensor inputs,
