@@ -182,6 +182,11 @@ npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n)
 	uint64_t inner = 1, outer, rows_per, buf;
 	npu_status st;
 
+	if (f && f->binary && n->n_inputs == 1)
+		return npu_lower_alias(cc, n);	/* Max/Min of one input */
+	if (f && f->binary && n->n_inputs > 2)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s of %d inputs (at most 2)", n->op,
+				n->n_inputs);
 	for (int k = 0; k < nin; k++) {
 		in[k] = npu_ir_input(cc->g, n, k);
 		if (!in[k])

@@ -415,6 +415,35 @@ static npu_status shape_binary(npu_ir_graph *g, npu_ir_node *n)
 	return st ? st : set_out(g, n, 0, a->dtype, r, dims);
 }
 
+/* Max, Min: any number of inputs, broadcast together. */
+static npu_status shape_variadic(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *a, acc;
+	npu_status st = need_in(g, n, 0, &a);
+
+	if (st)
+		return st;
+	acc = *a;
+	for (int i = 1; i < n->n_inputs && !st; i++) {
+		npu_ir_tensor *b;
+
+		st = need_in(g, n, i, &b);
+		if (!st)
+			st = same_dtype(n, &acc, b);
+		if (!st) {
+			int64_t dims[NPU_MAX_RANK] = { 0 };
+			int r = 0;
+
+			st = broadcast(n, &acc, b, dims, &r);
+			if (!st) {
+				memcpy(acc.dims, dims, sizeof(dims));
+				acc.rank = r;
+			}
+		}
+	}
+	return st ? st : set_out(g, n, 0, a->dtype, acc.rank, acc.dims);
+}
+
 static npu_status shape_prelu(npu_ir_graph *g, npu_ir_node *n)
 {
 	npu_ir_tensor *x, *slope;
@@ -1826,6 +1855,8 @@ static const struct op_def ops[] = {
 	{ "Mul", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Div", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Pow", 1, 0, shape_binary, OP_NPU, NULL },
+	{ "Max", 1, 0, shape_variadic, OP_NPU, NULL },
+	{ "Min", 1, 0, shape_variadic, OP_NPU, NULL },
 	/* activations and unary math */
 	{ "Relu", 1, 0, shape_unary, OP_NPU, NULL },
 	{ "LeakyRelu", 1, 0, shape_unary_float, OP_NPU, NULL },
