@@ -28,33 +28,51 @@ static npu_status read_geom(struct npu_cc *cc, const npu_ir_node *n, bool pool,
 	int nk, ns, nd, np;
 	npu_status st;
 
-	if (x->rank != 4)
-		return npu_fail(NPU_ERR_UNSUPPORTED, "%s on rank %d (only 2-D, NCHW)", n->op, x->rank);
+	if (x->rank != 4 && x->rank != 3)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s on rank %d (1-D or 2-D, NCHW)", n->op,
+				x->rank);
 	if ((st = npu_ir_attr_ints(n, "kernel_shape", &ks, &nk)) ||
 	    (st = npu_ir_attr_ints(n, "strides", &s, &ns)) ||
 	    (st = npu_ir_attr_ints(n, "dilations", &d, &nd)) ||
 	    (st = npu_ir_attr_ints(n, "pads", &p, &np)) ||
 	    (st = npu_ir_attr_int(n, "group", 1, &g->groups)))
 		return st;
-	if (nk != 2 || ns != 2 || np != 4 || (nd != 2 && nd != -1))
-		return npu_fail(NPU_ERR_INTERNAL, "%s without canonical geometry attributes", n->op);
 	g->N = x->dims[0];
 	g->C = x->dims[1];
-	g->H = x->dims[2];
-	g->W = x->dims[3];
 	g->OC = y->dims[1];
-	g->OH = y->dims[2];
-	g->OW = y->dims[3];
-	g->KH = ks[0];
-	g->KW = ks[1];
-	g->sh = s[0];
-	g->sw = s[1];
-	g->dh = nd == 2 ? d[0] : 1;
-	g->dw = nd == 2 ? d[1] : 1;
-	g->pt = p[0];
-	g->pl = p[1];
-	g->pb = p[2];
-	g->pr = p[3];
+	if (x->rank == 3) {
+		/* 1-D: a 2-D problem of height 1. */
+		if (nk != 1 || ns != 1 || np != 2 || (nd != 1 && nd != -1))
+			return npu_fail(NPU_ERR_INTERNAL, "%s without canonical geometry attributes",
+					n->op);
+		g->H = g->OH = g->KH = g->sh = g->dh = 1;
+		g->pt = g->pb = 0;
+		g->W = x->dims[2];
+		g->OW = y->dims[2];
+		g->KW = ks[0];
+		g->sw = s[0];
+		g->dw = nd == 1 ? d[0] : 1;
+		g->pl = p[0];
+		g->pr = p[1];
+	} else {
+		if (nk != 2 || ns != 2 || np != 4 || (nd != 2 && nd != -1))
+			return npu_fail(NPU_ERR_INTERNAL, "%s without canonical geometry attributes",
+					n->op);
+		g->H = x->dims[2];
+		g->W = x->dims[3];
+		g->OH = y->dims[2];
+		g->OW = y->dims[3];
+		g->KH = ks[0];
+		g->KW = ks[1];
+		g->sh = s[0];
+		g->sw = s[1];
+		g->dh = nd == 2 ? d[0] : 1;
+		g->dw = nd == 2 ? d[1] : 1;
+		g->pt = p[0];
+		g->pl = p[1];
+		g->pb = p[2];
+		g->pr = p[3];
+	}
 	if (pool)
 		g->groups = g->C;
 	/* ceil_mode: the last window may reach past the stated end padding. */
