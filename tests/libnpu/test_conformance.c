@@ -6,6 +6,7 @@
  * their test values (scales, zero points, weights given as graph inputs),
  * as the conformance runner does.  Skipped when the test data is absent.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,16 @@ static double tol_ok(npu_dtype dt, const void *got, const void *want, size_t n, 
 			b = ((const uint8_t *)want)[i];
 			tol = 1;
 			break;
+		case NPU_DTYPE_FLOAT16:	/* bit patterns, one unit in the last place */
+			a = ((const uint16_t *)got)[i];
+			b = ((const uint16_t *)want)[i];
+			tol = 1;
+			break;
+		case NPU_DTYPE_INT64:
+			a = (double)((const int64_t *)got)[i];
+			b = (double)((const int64_t *)want)[i];
+			tol = 0;
+			break;
 		case NPU_DTYPE_INT32:
 			a = ((const int32_t *)got)[i];
 			b = ((const int32_t *)want)[i];
@@ -83,7 +94,9 @@ static double tol_ok(npu_dtype dt, const void *got, const void *want, size_t n, 
 			sprintf(msg, "dtype %d", (int)dt);
 			return 0;
 		}
-		if (fabs(a - b) > tol) {
+		if (isnan(a) && isnan(b))
+			continue;
+		if (!(fabs(a - b) <= tol)) {
 			sprintf(msg, "element %zu: got %g, want %g", i, a, b);
 			return 0;
 		}
@@ -156,6 +169,119 @@ static void run_case(const char *name)
 	}
 }
 
+/*
+ * Every case: compile, run, compare.  Returns 1 passed, 0 refused at
+ * compile time (unsupported), -1 wrong or failed to run (with @why).
+ */
+static int try_case(const char *name, char *why, size_t whylen)
+{
+	char dir[320], path[400], msg[256] = "";
+	struct npu_compile_target tgt = { 14, 4, 2u << 20, 0 };
+	npu_ir_tensor *ins[16] = { NULL }, *outs[16] = { NULL };
+	struct npu_cmodel *cm = NULL;
+	npu_tensor tin[1], tout[16];
+	npu_ir_graph *g = NULL;
+	npu_device *dev = NULL;
+	npu_context *ctx = NULL;
+	npu_model model;
+	int nin = 0, nout = 0, res = 0;
+	size_t len;
+	void *buf;
+	npu_status st;
+
+	snprintf(dir, sizeof(dir), DATA "%s", name);
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	buf = slurp(path, &len);
+	if (!buf)
+		return 0;
+	while (nin < 16 && (ins[nin] = load_pb(dir, "input", nin)))
+		nin++;
+	while (nout < 16 && (outs[nout] = load_pb(dir, "output", nout)))
+		nout++;
+	st = npu_onnx_parse(buf, len, &g);
+	free(buf);
+	if (!st && g->n_inputs != nin)
+		st = NPU_ERR_UNSUPPORTED;
+	for (int i = nin - 1; !st && i >= 1; i--)
+		st = npu_ir_freeze_input(g, g->inputs[i], ins[i]->data, ins[i]->bytes);
+	if (!st)
+		st = npu_ir_infer_shapes(g);
+	if (!st)
+		st = npu_compile_ir(g, &tgt, &cm);
+	if (!st) {
+		model.cm = cm;
+		res = 1;
+		st = npu_device_open("emu", &dev);
+		if (!st)
+			st = npu_context_create(dev, &model, 0, &ctx);
+		if (nin)
+			tin[0] = (npu_tensor){ NULL, ins[0]->dtype, ins[0]->data, ins[0]->bytes };
+		for (int i = 0; i < nout; i++)
+			tout[i] = (npu_tensor){ NULL, outs[i]->dtype, malloc(outs[i]->bytes + 1),
+						outs[i]->bytes };
+		if (!st)
+			st = npu_run(ctx, tin, nin ? 1 : 0, tout, (size_t)nout);
+		if (st) {
+			snprintf(why, whylen, "%s", npu_last_error());
+			res = -1;
+		}
+		for (int i = 0; i < nout; i++) {
+			size_t es = npu_dtype_size(outs[i]->dtype);
+
+			if (res == 1 && !tol_ok(outs[i]->dtype, tout[i].data, outs[i]->data,
+				    outs[i]->bytes / (es ? es : 1), msg)) {
+				snprintf(why, whylen, "output %d: %s", i, msg);
+				res = -1;
+			}
+			free(tout[i].data);
+		}
+		npu_context_destroy(ctx);
+		npu_device_close(dev);
+	}
+	npu_cmodel_free(cm);
+	npu_ir_graph_free(g);
+	for (int i = 0; i < 16; i++) {
+		npu_ir_tensor_free(ins[i]);
+		npu_ir_tensor_free(outs[i]);
+	}
+	return res;
+}
+
+/* All cases: none may be wrong; at least a floor must pass. */
+START_TEST(conformance_sweep)
+{
+	DIR *d = opendir(DATA);
+	struct dirent *e;
+	int passed = 0, refused = 0, wrong = 0;
+
+	if (!d) {
+		printf("SKIP conformance_sweep: no test data\n");
+		return;
+	}
+	while ((e = readdir(d))) {
+		char why[512] = "";
+		int r;
+
+		if (e->d_name[0] == '.')
+			continue;
+		r = try_case(e->d_name, why, sizeof(why));
+		if (r > 0)
+			passed++;
+		else if (!r)
+			refused++;
+		else {
+			wrong++;
+			printf("WRONG %s: %s\n", e->d_name, why);
+		}
+	}
+	closedir(d);
+	npu_clear_error();
+	printf("conformance sweep: %d passed, %d wrong, %d refused\n", passed, wrong, refused);
+	ck_assert_int_eq(wrong, 0);
+	ck_assert_int_ge(passed, 280);
+}
+END_TEST
+
 static const char *const cases[] = {
 	"test_qlinearconv", "test_qlinearmatmul_2D", "test_matmulinteger", "test_basic_convinteger", "test_convinteger_with_padding",
 	"test_convinteger_without_padding", "test_quantizelinear", "test_dequantizelinear",
@@ -183,8 +309,9 @@ static Suite *conformance_suite(void)
 	Suite *s = suite_create("npu_conformance");
 	TCase *tc = tcase_create("onnx");
 
-	tcase_set_timeout(tc, 60);
+	tcase_set_timeout(tc, 600);
 	tcase_add_loop_test(tc, conformance_case, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+	tcase_add_test(tc, conformance_sweep);
 	suite_add_tcase(s, tc);
 	return s;
 }
