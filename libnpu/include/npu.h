@@ -170,6 +170,15 @@ typedef struct npu_compile_options {
 	 * available in this version: non-zero is refused (NPU_ERR_UNSUPPORTED),
 	 * so an unsupported operator always fails compilation by name. */
 	int allow_cpu_fallback;
+	/*
+	 * Inputs per run.  0 or 1: one input, the nodes run one after another,
+	 * each over the whole partition (lowest latency).  2..64: one program
+	 * takes @batch inputs and pipelines them through stages, each stage a
+	 * group of nodes on its own TPBs placed with the seed-002 cost model
+	 * (highest throughput).  The tensors of a run are then batch-major:
+	 * input i of the run is model input i % n of batch element i / n.
+	 */
+	unsigned batch;
 } npu_compile_options;
 
 NPU_API void npu_compile_options_init(npu_compile_options *opts);
@@ -200,6 +209,8 @@ NPU_API npu_status npu_model_input_info(const npu_model *model, size_t index,
 					npu_tensor_info *info);
 NPU_API npu_status npu_model_output_info(const npu_model *model, size_t index,
 					 npu_tensor_info *info);
+/* Inputs per run (npu_compile_options.batch; 1 for an unbatched model). */
+NPU_API unsigned npu_model_batch(const npu_model *model);
 /* Logical clusters the compiled program uses (the smallest partition). */
 NPU_API unsigned npu_model_clusters(const npu_model *model);
 
@@ -218,7 +229,8 @@ NPU_API void npu_context_destroy(npu_context *ctx);
 /*
  * Zero-copy: the device memory of input or output @index, mapped in this
  * process.  Write inputs there and read outputs there; npu_run() with
- * NULL tensors then copies nothing.  Valid while the context lives.
+ * NULL tensors then copies nothing.  Valid while the context lives.  With
+ * a batch, index i is tensor i % n of batch element i / n.
  */
 NPU_API npu_status npu_context_input_buffer(npu_context *ctx, size_t index,
 					    void **data, size_t *bytes);
@@ -227,7 +239,8 @@ NPU_API npu_status npu_context_output_buffer(npu_context *ctx, size_t index,
 
 /*
  * Run once, synchronously.  @inputs: @n_inputs tensors, matched by name, or
- * by position when name is NULL; NULL to use what is already in the input
+ * by position when name is NULL (with a batch: tensor i belongs to batch
+ * element i / n and is matched within it); NULL to use what is already in the input
  * buffers.  @outputs likewise receive the results.  A tensor whose dtype
  * or byte size does not match the model is NPU_ERR_SHAPE.
  */

@@ -40,34 +40,38 @@ static void input_seed(float *x, unsigned seed)
 	}
 }
 
-static void input(float *x)
+/*
+ * Run @model on @spec, batch element b fed input_seed(1 + 7 b); outputs
+ * concatenated into *out (malloc'd), element by element.  *cycles gets the
+ * simulated device cycles of the run (NULL: not wanted).
+ */
+static npu_status run_cycles(const char *spec, npu_model *model, float **out, size_t *n,
+			     uint64_t *cycles)
 {
-	unsigned seed = 1;
-
-	for (int i = 0; i < NIN; i++) {
-		seed = seed * 1103515245u + 12345u;
-		x[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
-	}
-}
-
-/* Run @model on @spec; outputs concatenated into *out (malloc'd). */
-static npu_status run(const char *spec, npu_model *model, float **out, size_t *n)
-{
+	unsigned batch = npu_model_batch(model);
+	size_t nout = npu_model_output_count(model);
 	npu_device *dev;
 	npu_context *ctx;
-	float *x = malloc(NIN * 4);
-	npu_tensor in = { NULL, NPU_DTYPE_FLOAT32, x, NIN * 4 };
+	float *x = malloc((size_t)batch * NIN * 4);
+	npu_tensor *in = calloc(batch, sizeof(*in));
 	npu_status st;
 
-	input(x);
+	for (unsigned b = 0; b < batch; b++) {
+		input_seed(x + (size_t)b * NIN, 1 + 7 * b);
+		in[b] = (npu_tensor){ NULL, NPU_DTYPE_FLOAT32, x + (size_t)b * NIN, NIN * 4 };
+	}
 	*out = NULL;
 	*n = 0;
 	st = npu_device_open(spec, &dev);
 	if (!st) {
 		st = npu_context_create(dev, model, 0, &ctx);
 		if (!st) {
-			st = npu_run(ctx, &in, 1, NULL, 0);
-			for (size_t o = 0; !st && o < npu_model_output_count(model); o++) {
+			npu_run_stats rs;
+
+			st = npu_run(ctx, in, batch, NULL, 0);
+			if (!st && cycles && !npu_context_last_run(ctx, &rs))
+				*cycles = rs.device_cycles;
+			for (size_t o = 0; !st && o < nout * batch; o++) {
 				void *buf;
 				size_t bytes;
 
@@ -80,21 +84,106 @@ static npu_status run(const char *spec, npu_model *model, float **out, size_t *n
 		}
 		npu_device_close(dev);
 	}
+	free(in);
 	free(x);
 	return st;
 }
 
-static npu_model *compile_for(const char *path, const char *spec)
+static npu_status run(const char *spec, npu_model *model, float **out, size_t *n)
 {
+	return run_cycles(spec, model, out, n, NULL);
+}
+
+static npu_model *compile_batch(const char *path, const char *spec, unsigned batch)
+{
+	npu_compile_options co;
 	npu_device *dev;
 	npu_model *m = NULL;
 
+	npu_compile_options_init(&co);
+	co.batch = batch;
 	if (npu_device_open(spec, &dev))
 		return NULL;
-	if (npu_model_load_file(path, dev, NULL, &m))
+	if (npu_model_load_file(path, dev, &co, &m))
 		m = NULL;
 	npu_device_close(dev);
 	return m;
+}
+
+static npu_model *compile_for(const char *path, const char *spec)
+{
+	return compile_batch(path, spec, 1);
+}
+
+/*
+ * A batch pipelined through stages gives, for every element, the bits the
+ * layer-by-layer model gives for that input alone.
+ */
+static void check_batch(const char *path, const char *spec, unsigned batch)
+{
+	npu_model *one = compile_for(path, spec), *many = compile_batch(path, spec, batch);
+	float *yb = NULL;
+	size_t nb = 0, per = 0;
+	uint64_t c1 = 0, cb = 0;
+	char what[160], msg[512];
+	npu_status st = one && many ? NPU_OK : NPU_ERR_INTERNAL;
+	int same = 1;
+
+	snprintf(what, sizeof(what), "batch of %u pipelined on %s: each element as run alone",
+		 batch, spec);
+	if (!st)
+		st = run_cycles(spec, many, &yb, &nb, &cb);
+	for (size_t o = 0; one && o < npu_model_output_count(one); o++) {
+		npu_tensor_info ti;
+
+		npu_model_output_info(one, o, &ti);
+		per += ti.bytes / 4;
+	}
+	for (unsigned b = 0; !st && b < batch && same; b++) {
+		npu_model *m1 = one;
+		unsigned seed = 1 + 7 * b;
+		float *x = malloc(NIN * 4);
+		npu_tensor in = { NULL, NPU_DTYPE_FLOAT32, x, NIN * 4 };
+		npu_device *dev;
+		npu_context *ctx;
+
+		input_seed(x, seed);
+		st = npu_device_open(spec, &dev);
+		if (st) {
+			free(x);
+			break;
+		}
+		if (!(st = npu_context_create(dev, m1, 0, &ctx))) {
+			npu_run_stats rs;
+			size_t at = 0;
+
+			st = npu_run(ctx, &in, 1, NULL, 0);
+			if (!st && !npu_context_last_run(ctx, &rs))
+				c1 += rs.device_cycles;
+			for (size_t o = 0; !st && o < npu_model_output_count(m1); o++) {
+				void *buf;
+				size_t bytes;
+
+				npu_context_output_buffer(ctx, o, &buf, &bytes);
+				/* Element b's outputs: b * outputs + o in the batch run. */
+				same &= nb == per * batch &&
+					!memcmp(buf, yb + (size_t)b * per + at, bytes);
+				at += bytes / 4;
+			}
+			npu_context_destroy(ctx);
+		}
+		npu_device_close(dev);
+		free(x);
+	}
+	snprintf(msg, sizeof(msg), "%s", st ? npu_last_error() : "outputs differ");
+	check(!st && same, what, msg);
+	if (!st)
+		printf("# batch %u on %s: %.0f simulated cycles per input pipelined, %.0f layer by layer (%.2fx)\n",
+		       batch, spec, (double)cb / batch, (double)c1 / batch,
+		       cb ? (double)c1 / (double)cb : 0);
+	free(yb);
+	npu_model_free(one);
+	npu_model_free(many);
 }
 
 int main(int argc, char **argv)
@@ -234,6 +323,12 @@ int main(int argc, char **argv)
 		rmdir(dir);
 		free(xs);
 	}
+
+	/* Stages pipelined across the partition: a batch per program. */
+	check_batch(path, "emu", 4);
+	check_batch(path, "emu:defect-mask=0x2001", 4);
+	check_batch(path, "emu", 8);
+	check_batch(path, "emu", 3);
 
 	/* The native format round trip. */
 	snprintf(tmp, sizeof(tmp), "/tmp/blazeface-%d.npum", (int)getpid());

@@ -124,8 +124,8 @@ static void dense(const npu_ir_tensor *t, struct ewalk *w)
 
 static npu_status finish(struct npu_cc *cc, struct npu_pb *pb, npu_status st)
 {
-	if (!st && pb->n)
-		st = npu_pb_finish(pb, cc->cm);
+	if (!st)
+		return npu_sched_dma(cc, pb);
 	npu_pb_free(pb);
 	return st;
 }

@@ -221,6 +221,8 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	cc.workers = tgt->clusters * tgt->tpbs;
 	/* Tiles get half the HBSM: the scheduler double-buffers (npu_sched.c). */
 	cc.hbsm = tgt->hbsm_size / 2;
+	cc.batch = tgt->batch ? tgt->batch : 1;
+	cc.cur_node = -1;
 	cc.cm = calloc(1, sizeof(*cc.cm));
 	cc.loc = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(*cc.loc));
 	if (!cc.cm || !cc.loc) {
@@ -276,6 +278,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 
 		if (n->dead)
 			continue;
+		cc.cur_node = i;
 		fn = npu_lower_find(n->op, n->opset);
 		if (!fn) {
 			st = npu_fail(NPU_ERR_UNSUPPORTED,
@@ -292,9 +295,16 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 				      npu_ir_node_label(n, label, sizeof(label)), n->op, msg);
 		}
 	}
+	cc.scratch_stride = align_up(cc.scratch_len ? cc.scratch_len : 1);
+	cc.io_stride = align_up(cc.io_len ? cc.io_len : 1);
+	if (!st)
+		st = npu_sched_finish(&cc);
 	if (!st) {
-		cc.cm->segs[cc.seg_io].size = align_up(cc.io_len ? cc.io_len : 1);
-		cc.cm->segs[cc.seg_scratch].size = align_up(cc.scratch_len ? cc.scratch_len : 1);
+		/* A batch gets one copy of the I/O and scratch per input. */
+		cc.cm->batch = cc.batch;
+		cc.cm->io_stride = cc.batch > 1 ? cc.io_stride : 0;
+		cc.cm->segs[cc.seg_io].size = cc.batch * cc.io_stride;
+		cc.cm->segs[cc.seg_scratch].size = cc.batch * cc.scratch_stride;
 		cc.cm->segs[cc.seg_const].size = align_up(cc.clen ? cc.clen : 1);
 		cc.cm->segs[cc.seg_const].data = calloc(1, cc.cm->segs[cc.seg_const].size);
 		if (!cc.cm->segs[cc.seg_const].data)
@@ -305,6 +315,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	if (!st)
 		st = npu_cmodel_validate(cc.cm);
 out:
+	npu_sched_free(&cc);
 	free(cc.cdata);
 	free(cc.loc);
 	if (st) {

@@ -6,9 +6,12 @@
  * graph inputs and outputs in the IO segment, everything else in SCRATCH.
  * A node is lowered to tiles (npu_sched.c): each tile brings its inputs
  * into one TPB's HBSM by DMA, runs one or more unit instructions there and
- * writes its results back to DDR through a GSDU chain.  Each node becomes
- * one program (a step); steps run in order on the context's queue, which
- * orders the nodes.
+ * writes its results back to DDR through a GSDU chain.  Lowerings hand
+ * their tiles (or DDR-to-DDR DMA) to the scheduler as one work item each;
+ * once every node is lowered the scheduler emits them: one program (a
+ * step) per work item, run in order on the context's queue, or with a
+ * batch one program whose stages are pipelined across the partition
+ * (npu_pipe.c).
  */
 #ifndef NPU_CC_H
 #define NPU_CC_H
@@ -24,6 +27,16 @@ struct npu_loc {
 	uint64_t off;
 };
 
+struct npu_tile;
+
+/* One node's lowered work, kept until every node is lowered. */
+struct npu_work {
+	int node;		/* IR node, -1 for copies the compiler added */
+	struct npu_tile *tiles;	/* TPB work ... */
+	unsigned ntiles;
+	struct npu_pb dma;	/* ... or DDR-to-DDR DMA without sync */
+};
+
 struct npu_cc {
 	npu_ir_graph *g;
 	struct npu_cmodel *cm;
@@ -34,6 +47,11 @@ struct npu_cc {
 	uint8_t *cdata;		/* CONST segment contents so far */
 	uint64_t clen, ccap;
 	uint64_t scratch_len, io_len;
+	unsigned batch;		/* inputs per run; > 1: pipelined stages */
+	uint64_t scratch_stride, io_stride;	/* per batch element */
+	int cur_node;		/* the node being lowered */
+	struct npu_work *work;
+	unsigned nwork, cap_work;
 };
 
 /* Place a constant blob in CONST; returns its offset or sets *st. */
@@ -73,8 +91,59 @@ npu_status npu_tile_out(struct npu_tile *t, uint32_t hbsm, uint32_t rows,
 			uint32_t row_bytes, int32_t src_stride, uint32_t seg,
 			uint64_t off, int32_t dst_stride);
 void npu_tiles_free(struct npu_tile *tiles, unsigned n);
-/* Emit the tiles of one node as one program step. */
+/*
+ * Hand the tiles of one node to the scheduler as a work item.  The
+ * scheduler takes each tile's write-back list (the caller still frees
+ * @tiles, whose out lists are then empty).
+ */
 npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n);
+/* Hand DDR-to-DDR DMA instructions over as a work item (takes @pb). */
+npu_status npu_sched_dma(struct npu_cc *cc, struct npu_pb *pb);
+/* Emit every work item as programs: steps, or one pipelined program. */
+npu_status npu_sched_finish(struct npu_cc *cc);
+void npu_sched_free(struct npu_cc *cc);
+
+/* TPB counters of the tile schedule (npu_sched.c). */
+#define NPU_CTR_DMA	0	/* DMA arrivals at this TPB */
+#define NPU_CTR_OPS	1	/* unit instructions finished on this TPB */
+#define NPU_CTR_WB	2	/* write-backs finished by the TPBs it works with */
+
+/* Tile emission shared by both schedulers (npu_sched.c). */
+struct npu_emit {
+	struct npu_pb *pb;
+	uint32_t *dma, *ops;	/* per worker: TPB counter values so far */
+	uint32_t engine;	/* next DMA engine */
+};
+/*
+ * Emit tile @t on worker (@c, @tpb) = index @w in HBSM half @half.  DMAs
+ * wait for CCB counter @wait_ctr >= @wait_val when @wait_val > 0 (and
+ * @wait2_ctr >= @wait2_val likewise); the write-back signals CCB counter
+ * @done_ctr.  @shift_seg/@shift: DDR offsets in that segment move by it
+ * (both twice: scratch, I/O); NPU_NO_SEG for none.
+ */
+struct npu_emit_tile {
+	uint32_t w, c, tpb, half;
+	unsigned wait_ctr, wait2_ctr, done_ctr;
+	uint32_t wait_val, wait2_val;
+	/*
+	 * The write-back also counts on TPB counter NPU_CTR_WB of every TPB in
+	 * wb_clusters x wb_tpbs (the TPBs sharing the CCB counter), and waits
+	 * until that count is >= wb_wait: write-backs then finish round by
+	 * round, which makes the CCB counts that DMAs wait for exact.
+	 */
+	uint16_t wb_clusters;
+	uint8_t wb_tpbs;
+	uint32_t wb_wait;
+	uint32_t shift_seg[2];
+	uint64_t shift[2];
+};
+npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
+			 const struct npu_emit_tile *how);
+
+/* The pipelined schedule of every work item for cc->batch inputs. */
+npu_status npu_pipe_emit(struct npu_cc *cc);
+/* Estimated FLOPs of IR node @node (for stage balancing). */
+double npu_node_flops(const npu_ir_graph *g, int node);
 
 /* A dense walker of @n elements of @dtype at @base. */
 void npu_twu_flat(struct npu_hw_twu *w, unsigned space, unsigned dtype,

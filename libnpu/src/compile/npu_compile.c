@@ -37,6 +37,10 @@ npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 					opts->clusters, dev->info.healthy_clusters);
 		tgt.clusters = opts->clusters > 16 ? 16 : opts->clusters;
 	}
+	if (opts->batch > NPU_MAX_BATCH)
+		return npu_fail(NPU_ERR_INVALID_ARG, "batch %u: at most %d inputs per run",
+				opts->batch, NPU_MAX_BATCH);
+	tgt.batch = opts->batch ? opts->batch : 1;
 	if (opts->precision == NPU_PRECISION_INT8)
 		return npu_int8_compile(data, size, opts, &tgt, out);
 	st = npu_onnx_parse(data, size, &g);

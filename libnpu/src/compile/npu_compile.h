@@ -13,6 +13,7 @@ struct npu_compile_target {
 	unsigned tpbs;		/* TPBs per cluster */
 	unsigned hbsm_size;	/* bytes of HBSM per TPB */
 	unsigned precision;	/* enum npu_precision */
+	unsigned batch;		/* inputs per run (0 or 1: one, layer by layer) */
 };
 
 /* Lower a shape-inferred graph.  The graph may be rewritten. */

@@ -158,7 +158,13 @@ static npu_status calibrate(const void *data, size_t size, const struct npu_comp
 				add_output(g, g->nodes[i].inputs[0]);
 				add_output(g, g->nodes[i].outputs[0]);
 			}
-		st = npu_compile_ir(g, tgt, &cm);
+	{
+		/* Calibration runs one sample at a time. */
+		struct npu_compile_target one = *tgt;
+
+		one.batch = 1;
+		st = npu_compile_ir(g, &one, &cm);
+	}
 	}
 	if (!st)
 		st = list_samples(dir, files, &nfiles);

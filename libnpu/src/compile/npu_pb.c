@@ -84,6 +84,32 @@ void npu_pb_ddr(struct npu_pb *pb, uint32_t idx, unsigned slot, uint32_t seg,
 	add_reloc(pb, false, field, seg, offset);
 }
 
+struct npu_hw_insn *npu_pb_copy(struct npu_pb *pb, const struct npu_pb *src, uint32_t idx,
+				const uint32_t shift_seg[2], const uint64_t shift[2])
+{
+	const uint64_t isz = sizeof(struct npu_hw_insn);
+	struct npu_hw_insn *in;
+	uint32_t at;
+
+	in = npu_pb_add(pb, 0, 0, 0, 0);
+	if (!in)
+		return NULL;
+	*in = src->insns[idx];
+	at = pb->n - 1;
+	for (uint32_t i = 0; i < src->nrelocs; i++) {
+		const struct npu_pb_reloc *r = &src->relocs[i];
+		uint64_t addend = r->addend;
+
+		if (r->in_chain || r->field / isz != idx)
+			continue;
+		for (unsigned k = 0; k < 2; k++)
+			if (shift_seg[k] != NPU_PB_SELF && r->target == shift_seg[k])
+				addend += shift[k];
+		add_reloc(pb, false, (uint64_t)at * isz + r->field % isz, r->target, addend);
+	}
+	return pb->oom ? NULL : &pb->insns[at];
+}
+
 uint64_t npu_pb_chain(struct npu_pb *pb, const struct npu_hw_gsdu_desc *d,
 		      const uint32_t *src_seg, const uint32_t *dst_seg, uint32_t n)
 {

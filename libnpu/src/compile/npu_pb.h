@@ -48,6 +48,13 @@ void npu_pb_ddr(struct npu_pb *pb, uint32_t idx, unsigned slot, uint32_t seg,
  */
 uint64_t npu_pb_chain(struct npu_pb *pb, const struct npu_hw_gsdu_desc *d,
 		      const uint32_t *src_seg, const uint32_t *dst_seg, uint32_t n);
+/*
+ * Append a copy of instruction @idx of @src (no chain) with its
+ * relocations; those targeting segment shift_seg[k] move by shift[k]
+ * (NPU_PB_SELF: no shift).  NULL when out of memory.
+ */
+struct npu_hw_insn *npu_pb_copy(struct npu_pb *pb, const struct npu_pb *src, uint32_t idx,
+				const uint32_t shift_seg[2], const uint64_t shift[2]);
 /* Make CSU instruction @idx run the chain at @chain_off. */
 void npu_pb_gsdu(struct npu_pb *pb, uint32_t idx, uint64_t chain_off);
 /* Emit the program as a new PROGRAM segment and step of @cm. */

@@ -7,7 +7,8 @@
  *
  *   TPB counter 0   DMA arrivals at this TPB (the DMA signals it remotely)
  *   TPB counter 1   unit instructions finished on this TPB
- *   CCB counter 0   GSDU write-backs finished (every TPB signals the CCB)
+ *   TPB counter 2   write-backs finished on any TPB of the step (broadcast)
+ *   CCB counter 0   write-backs finished (every TPB signals the CCB)
  *
  * A tile's first unit instruction waits for all its DMAs, each later one
  * for the one before; its GSDU waits for the last.
@@ -15,15 +16,19 @@
  * Double buffering: lowerings plan a tile in half the HBSM (cc->hbsm);
  * odd rounds use the other half.  So the DMAs of round r only wait until
  * every write-back of round r-2 (the same half) is done, and bring in the
- * next tiles while round r-1 computes.
+ * next tiles while round r-1 computes.  For that count to mean "all of
+ * round r-2", a round's write-backs wait (TPB counter 2) until every
+ * write-back of the round before has finished: without it a fast TPB's
+ * round r-1 could stand in for a slow TPB's round r-2, whose half the
+ * DMA would then overwrite.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile/npu_cc.h"
 
-#define CTR_DMA		0
-#define CTR_OPS		1
+#define CTR_DMA		NPU_CTR_DMA
+#define CTR_OPS		NPU_CTR_OPS
 #define CCB_DONE	0
 
 void npu_twu_flat(struct npu_hw_twu *w, unsigned space, unsigned dtype,
@@ -113,89 +118,134 @@ static void wait_on(struct npu_hw_insn *in, unsigned slot, unsigned ctr, uint32_
 	in->sync.wait[slot].value = value;
 }
 
-npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n)
+static uint64_t shifted(const struct npu_emit_tile *how, uint32_t seg, uint64_t off)
+{
+	for (unsigned k = 0; k < 2; k++)
+		if (how->shift_seg[k] != NPU_NO_SEG && seg == how->shift_seg[k])
+			off += how->shift[k];
+	return off;
+}
+
+npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
+			 const struct npu_emit_tile *how)
+{
+	struct npu_pb *pb = e->pb;
+	uint32_t w = how->w, c = how->c, tpb = how->tpb, half = how->half;
+	struct npu_hw_insn *in;
+
+	for (unsigned k = 0; k < t->nin; k++) {
+		const struct npu_tile_in *ti = &t->in[k];
+		unsigned slot = 0;
+
+		in = npu_pb_add(pb, NPU_UNIT_DMA, NPU_DMA_COPY, 0, 0);
+		if (!in)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		in->params.dma.engine = e->engine;
+		e->engine ^= 1;
+		in->opnd[NPU_OPND_SRC0] = ti->walk;
+		/* Dense in HBSM: as many elements as the walk. */
+		npu_twu_flat(&in->opnd[NPU_OPND_DST], NPU_SPACE_HBSM_REMOTE,
+			     ti->walk.dtype, ti->hbsm + half, npu_twu_count(&ti->walk));
+		in->opnd[NPU_OPND_DST].cluster_mask = (uint16_t)(1u << c);
+		in->opnd[NPU_OPND_DST].tpb_mask = (uint8_t)(1u << tpb);
+		if (how->wait_val)
+			wait_on(in, slot++, how->wait_ctr, how->wait_val);
+		if (how->wait2_val)
+			wait_on(in, slot++, how->wait2_ctr, how->wait2_val);
+		in->sync.signal[0].counter = CTR_DMA;
+		in->sync.signal[0].flags = NPU_SIGNAL_ENABLE | NPU_SIGNAL_REMOTE;
+		in->sync.signal[0].cluster_mask = (uint16_t)(1u << c);
+		in->sync.signal[0].tpb_mask = (uint8_t)(1u << tpb);
+		npu_pb_ddr(pb, npu_pb_index(pb, in), NPU_OPND_SRC0, ti->seg,
+			   shifted(how, ti->seg, ti->walk.base));
+		e->dma[w]++;
+	}
+	for (unsigned k = 0; k < t->nop; k++) {
+		in = npu_pb_add(pb, t->op[k].unit, t->op[k].opcode, 1u << c, 1u << tpb);
+		if (!in)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		memcpy(in->opnd, t->op[k].opnd, sizeof(in->opnd));
+		for (unsigned o = 0; o < NPU_OPNDS; o++)
+			if (in->opnd[o].space == NPU_SPACE_HBSM)
+				in->opnd[o].base += half;
+		in->params = t->op[k].params;
+		if (in->unit == NPU_UNIT_TCU &&
+		    in->params.tcu.flags & NPU_TCU_F_PER_CHANNEL)
+			in->params.tcu.qscale_addr += half;
+		in->repeat_levels = t->op[k].repeat_levels;
+		wait_on(in, 0, CTR_DMA, e->dma[w]);
+		if (e->ops[w])
+			wait_on(in, 1, CTR_OPS, e->ops[w]);
+		in->sync.signal[0].counter = CTR_OPS;
+		in->sync.signal[0].flags = NPU_SIGNAL_ENABLE;
+		e->ops[w]++;
+	}
+	if (t->nout) {
+		struct npu_hw_gsdu_desc *d = malloc(t->nout * sizeof(*d));
+		uint64_t chain;
+
+		if (!d)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		memcpy(d, t->out, t->nout * sizeof(*d));
+		for (uint32_t k = 0; k < t->nout; k++) {
+			d[k].src += half;
+			d[k].dst = shifted(how, t->out_seg[k], d[k].dst);
+		}
+		chain = npu_pb_chain(pb, d, t->out_seg, t->out_seg, t->nout);
+		free(d);
+		in = npu_pb_add(pb, NPU_UNIT_CSU, NPU_CSU_GSDU, 1u << c, 1u << tpb);
+		if (!in)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		wait_on(in, 0, CTR_OPS, e->ops[w]);
+		wait_on(in, 1, CTR_DMA, e->dma[w]);
+		if (how->wb_wait)
+			wait_on(in, 2, NPU_CTR_WB, how->wb_wait);
+		in->sync.signal[0].counter = (uint8_t)how->done_ctr;
+		in->sync.signal[0].flags = NPU_SIGNAL_ENABLE | NPU_SIGNAL_CCB;
+		in->sync.signal[1].counter = NPU_CTR_WB;
+		in->sync.signal[1].flags = NPU_SIGNAL_ENABLE | NPU_SIGNAL_REMOTE;
+		in->sync.signal[1].cluster_mask = how->wb_clusters;
+		in->sync.signal[1].tpb_mask = how->wb_tpbs;
+		npu_pb_gsdu(pb, npu_pb_index(pb, in), chain);
+	}
+	return pb->oom ? npu_fail(NPU_ERR_NO_MEMORY, "out of memory") : NPU_OK;
+}
+
+/* One node's tiles as one program over every worker of the partition. */
+static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, unsigned n)
 {
 	uint32_t W = cc->workers;
-	uint32_t *dma = calloc(W, sizeof(*dma)), *ops = calloc(W, sizeof(*ops));
-	uint32_t done[2] = { 0, 0 }, engine = 0;	/* write-backs through rounds r-2, r-1 */
+	uint32_t done[2] = { 0, 0 };	/* write-backs through rounds r-2, r-1 */
+	struct npu_emit e = { 0 };
 	struct npu_pb pb;
 	npu_status st = NPU_OK;
 
-	if (!dma || !ops) {
-		free(dma);
-		free(ops);
+	e.dma = calloc(W, sizeof(*e.dma));
+	e.ops = calloc(W, sizeof(*e.ops));
+	if (!e.dma || !e.ops) {
+		free(e.dma);
+		free(e.ops);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
 	npu_pb_init(&pb);
+	e.pb = &pb;
 	for (unsigned r0 = 0; r0 < n && !st; r0 += W) {
 		unsigned r1 = r0 + W < n ? r0 + W : n;
-		uint32_t half = (r0 / W) & 1 ? cc->hbsm : 0;
+		struct npu_emit_tile how = {
+			.half = (r0 / W) & 1 ? cc->hbsm : 0,
+			.wait_ctr = CCB_DONE, .wait_val = done[0],
+			.done_ctr = CCB_DONE,
+			.wb_clusters = (uint16_t)((1u << cc->nclusters) - 1),
+			.wb_tpbs = (uint8_t)((1u << cc->tpbs) - 1),
+			.wb_wait = done[1],
+			.shift_seg = { NPU_NO_SEG, NPU_NO_SEG },
+		};
 
 		for (unsigned i = r0; i < r1 && !st; i++) {
-			const struct npu_tile *t = &tiles[i];
-			uint32_t w = i % W, c = w / cc->tpbs, tpb = w % cc->tpbs;
-			struct npu_hw_insn *in;
-
-			for (unsigned k = 0; k < t->nin; k++) {
-				const struct npu_tile_in *ti = &t->in[k];
-
-				in = npu_pb_add(&pb, NPU_UNIT_DMA, NPU_DMA_COPY, 0, 0);
-				if (!in)
-					break;
-				in->params.dma.engine = engine;
-				engine ^= 1;
-				in->opnd[NPU_OPND_SRC0] = ti->walk;
-				/* Dense in HBSM: as many elements as the walk. */
-				npu_twu_flat(&in->opnd[NPU_OPND_DST], NPU_SPACE_HBSM_REMOTE,
-					     ti->walk.dtype, ti->hbsm + half, npu_twu_count(&ti->walk));
-				in->opnd[NPU_OPND_DST].cluster_mask = (uint16_t)(1u << c);
-				in->opnd[NPU_OPND_DST].tpb_mask = (uint8_t)(1u << tpb);
-				if (done[0])
-					wait_on(in, 0, CCB_DONE, done[0]);
-				in->sync.signal[0].counter = CTR_DMA;
-				in->sync.signal[0].flags = NPU_SIGNAL_ENABLE | NPU_SIGNAL_REMOTE;
-				in->sync.signal[0].cluster_mask = (uint16_t)(1u << c);
-				in->sync.signal[0].tpb_mask = (uint8_t)(1u << tpb);
-				npu_pb_ddr(&pb, npu_pb_index(&pb, in), NPU_OPND_SRC0, ti->seg,
-					   ti->walk.base);
-				dma[w]++;
-			}
-			for (unsigned k = 0; k < t->nop; k++) {
-				in = npu_pb_add(&pb, t->op[k].unit, t->op[k].opcode, 1u << c, 1u << tpb);
-				if (!in)
-					break;
-				memcpy(in->opnd, t->op[k].opnd, sizeof(in->opnd));
-				for (unsigned o = 0; o < NPU_OPNDS; o++)
-					if (in->opnd[o].space == NPU_SPACE_HBSM)
-						in->opnd[o].base += half;
-				if (in->unit == NPU_UNIT_TCU &&
-				    in->params.tcu.flags & NPU_TCU_F_PER_CHANNEL)
-					in->params.tcu.qscale_addr += half;
-				in->params = t->op[k].params;
-				in->repeat_levels = t->op[k].repeat_levels;
-				wait_on(in, 0, CTR_DMA, dma[w]);
-				if (ops[w])
-					wait_on(in, 1, CTR_OPS, ops[w]);
-				in->sync.signal[0].counter = CTR_OPS;
-				in->sync.signal[0].flags = NPU_SIGNAL_ENABLE;
-				ops[w]++;
-			}
-			if (t->nout) {
-				uint64_t chain;
-
-				for (uint32_t d = 0; d < t->nout; d++)
-					t->out[d].src += half;
-				chain = npu_pb_chain(&pb, t->out, t->out_seg, t->out_seg, t->nout);
-
-				in = npu_pb_add(&pb, NPU_UNIT_CSU, NPU_CSU_GSDU, 1u << c, 1u << tpb);
-				if (!in)
-					break;
-				wait_on(in, 0, CTR_OPS, ops[w]);
-				wait_on(in, 1, CTR_DMA, dma[w]);
-				in->sync.signal[0].counter = CCB_DONE;
-				in->sync.signal[0].flags = NPU_SIGNAL_ENABLE | NPU_SIGNAL_CCB;
-				npu_pb_gsdu(&pb, npu_pb_index(&pb, in), chain);
-			}
+			how.w = i % W;
+			how.c = how.w / cc->tpbs;
+			how.tpb = how.w % cc->tpbs;
+			st = npu_emit_tile(&e, &tiles[i], &how);
 		}
 		done[0] = done[1];
 		for (unsigned i = r0; i < r1; i++)
@@ -204,7 +254,96 @@ npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n)
 	if (!st)
 		st = npu_pb_finish(&pb, cc->cm);
 	npu_pb_free(&pb);
-	free(dma);
-	free(ops);
+	free(e.dma);
+	free(e.ops);
 	return st;
+}
+
+static struct npu_work *new_work(struct npu_cc *cc)
+{
+	struct npu_work *w;
+
+	if (cc->nwork == cc->cap_work) {
+		unsigned cap = cc->cap_work ? 2 * cc->cap_work : 64;
+
+		w = realloc(cc->work, cap * sizeof(*w));
+		if (!w)
+			return NULL;
+		cc->work = w;
+		cc->cap_work = cap;
+	}
+	w = &cc->work[cc->nwork++];
+	memset(w, 0, sizeof(*w));
+	w->node = cc->cur_node;
+	return w;
+}
+
+npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n)
+{
+	struct npu_work *w;
+
+	if (!n)
+		return NPU_OK;
+	w = new_work(cc);
+	if (!w || !(w->tiles = malloc(n * sizeof(*tiles)))) {
+		if (w)
+			cc->nwork--;
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	memcpy(w->tiles, tiles, n * sizeof(*tiles));
+	w->ntiles = n;
+	for (unsigned i = 0; i < n; i++) {
+		tiles[i].out = NULL;
+		tiles[i].out_seg = NULL;
+		tiles[i].nout = tiles[i].cap_out = 0;
+	}
+	return NPU_OK;
+}
+
+npu_status npu_sched_dma(struct npu_cc *cc, struct npu_pb *pb)
+{
+	struct npu_work *w;
+
+	if (pb->oom) {
+		npu_pb_free(pb);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	if (!pb->n) {
+		npu_pb_free(pb);
+		return NPU_OK;
+	}
+	w = new_work(cc);
+	if (!w) {
+		npu_pb_free(pb);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	w->dma = *pb;
+	memset(pb, 0, sizeof(*pb));
+	return NPU_OK;
+}
+
+npu_status npu_sched_finish(struct npu_cc *cc)
+{
+	npu_status st = NPU_OK;
+
+	if (cc->batch > 1)
+		return npu_pipe_emit(cc);
+	for (unsigned i = 0; i < cc->nwork && !st; i++) {
+		struct npu_work *w = &cc->work[i];
+
+		st = w->ntiles ? emit_step(cc, w->tiles, w->ntiles) :
+				 npu_pb_finish(&w->dma, cc->cm);
+	}
+	return st;
+}
+
+void npu_sched_free(struct npu_cc *cc)
+{
+	for (unsigned i = 0; i < cc->nwork; i++) {
+		npu_tiles_free(cc->work[i].tiles, cc->work[i].ntiles);
+		npu_pb_free(&cc->work[i].dma);
+	}
+	free(cc->work);
+	cc->work = NULL;
+	cc->nwork = cc->cap_work = 0;
 }

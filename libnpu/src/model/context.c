@@ -140,14 +140,28 @@ npu_status npu_context_create(npu_device *dev, const npu_model *model,
 	return NPU_OK;
 }
 
-static npu_status io_buffer(npu_context *ctx, const struct npu_io *io,
+static npu_status io_buffer(npu_context *ctx, const struct npu_io *io, uint32_t b,
 			    void **data, size_t *bytes)
 {
 	if (data)
-		*data = (uint8_t *)ctx->bos[io->seg]->host + io->offset;
+		*data = (uint8_t *)ctx->bos[io->seg]->host +
+			npu_cmodel_io_offset(ctx->cm, io, b);
 	if (bytes)
 		*bytes = io->info.bytes;
 	return NPU_OK;
+}
+
+/* Tensor @index of a batched model: batch element index / n, tensor index % n. */
+static npu_status io_index(npu_context *ctx, size_t index, const struct npu_io *ios,
+			   uint32_t n, const char *what, void **data, size_t *bytes)
+{
+	uint32_t batch = npu_cmodel_batch(ctx->cm);
+
+	if (!n || index >= (size_t)n * batch)
+		return npu_fail(NPU_ERR_NOT_FOUND, "the model has %u %ss%s, no %s %zu",
+				n * batch, what, batch > 1 ? " (all batch elements)" : "",
+				what, index);
+	return io_buffer(ctx, &ios[index % n], (uint32_t)(index / n), data, bytes);
 }
 
 npu_status npu_context_input_buffer(npu_context *ctx, size_t index,
@@ -155,10 +169,7 @@ npu_status npu_context_input_buffer(npu_context *ctx, size_t index,
 {
 	if (!ctx)
 		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_input_buffer: NULL context");
-	if (index >= ctx->cm->ninputs)
-		return npu_fail(NPU_ERR_NOT_FOUND, "the model has %u inputs, no input %zu",
-				ctx->cm->ninputs, index);
-	return io_buffer(ctx, &ctx->cm->inputs[index], data, bytes);
+	return io_index(ctx, index, ctx->cm->inputs, ctx->cm->ninputs, "input", data, bytes);
 }
 
 npu_status npu_context_output_buffer(npu_context *ctx, size_t index,
@@ -166,18 +177,24 @@ npu_status npu_context_output_buffer(npu_context *ctx, size_t index,
 {
 	if (!ctx)
 		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_output_buffer: NULL context");
-	if (index >= ctx->cm->noutputs)
-		return npu_fail(NPU_ERR_NOT_FOUND, "the model has %u outputs, no output %zu",
-				ctx->cm->noutputs, index);
-	return io_buffer(ctx, &ctx->cm->outputs[index], data, bytes);
+	return io_index(ctx, index, ctx->cm->outputs, ctx->cm->noutputs, "output", data, bytes);
 }
 
-/* Which model tensor caller tensor @i is: by name, else by position. */
-static npu_status match(const struct npu_io *ios, uint32_t n, const npu_tensor *t,
-			size_t i, const char *what, const struct npu_io **out)
+/*
+ * Which model tensor caller tensor @i is: batch element i / n (0 for an
+ * unbatched model), then by name, else by position i % n in the element.
+ */
+static npu_status match(const struct npu_cmodel *cm, const struct npu_io *ios, uint32_t n,
+			const npu_tensor *t, size_t i, const char *what,
+			const struct npu_io **out, uint32_t *elem)
 {
 	const struct npu_io *io = NULL;
+	uint32_t batch = npu_cmodel_batch(cm);
 
+	if (!n || i >= (size_t)n * batch)
+		return npu_fail(NPU_ERR_INVALID_ARG, "%zu %ss given, the model has %u%s",
+				i + 1, what, n * batch,
+				batch > 1 ? " (one per input of each batch element)" : "");
 	if (t->name) {
 		for (uint32_t k = 0; k < n && !io; k++)
 			if (!strcmp(ios[k].name, t->name))
@@ -186,10 +203,7 @@ static npu_status match(const struct npu_io *ios, uint32_t n, const npu_tensor *
 			return npu_fail(NPU_ERR_NOT_FOUND, "the model has no %s named '%s'",
 					what, t->name);
 	} else {
-		if (i >= n)
-			return npu_fail(NPU_ERR_INVALID_ARG, "%zu %ss given, the model has %u",
-					i + 1, what, n);
-		io = &ios[i];
+		io = &ios[i % n];
 	}
 	if (t->dtype != io->info.dtype || t->bytes != io->info.bytes)
 		return npu_fail(NPU_ERR_SHAPE,
@@ -199,6 +213,7 @@ static npu_status match(const struct npu_io *ios, uint32_t n, const npu_tensor *
 	if (!t->data && t->bytes)
 		return npu_fail(NPU_ERR_INVALID_ARG, "%s '%s': NULL data", what, io->name);
 	*out = io;
+	*elem = (uint32_t)(i / n);
 	return NPU_OK;
 }
 
@@ -213,13 +228,14 @@ static void finish_locked(npu_job *job, npu_status st)
 	if (!st) {
 		for (size_t i = 0; i < job->noutputs; i++) {
 			const struct npu_io *io;
+			uint32_t b;
 			void *src;
 
-			st = match(ctx->cm->outputs, ctx->cm->noutputs, &job->outputs[i], i,
-				   "output", &io);
+			st = match(ctx->cm, ctx->cm->outputs, ctx->cm->noutputs, &job->outputs[i],
+				   i, "output", &io, &b);
 			if (st)
 				break;
-			io_buffer(ctx, io, &src, NULL);
+			io_buffer(ctx, io, b, &src, NULL);
 			memcpy(job->outputs[i].data, src, io->info.bytes);
 		}
 	}
@@ -256,14 +272,17 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 	/* Check everything before touching the device. */
 	for (size_t i = 0; i < n_inputs; i++) {
 		const struct npu_io *io;
+		uint32_t b;
 
-		if ((st = match(cm->inputs, cm->ninputs, &inputs[i], i, "input", &io)))
+		if ((st = match(cm, cm->inputs, cm->ninputs, &inputs[i], i, "input", &io, &b)))
 			return st;
 	}
 	for (size_t i = 0; i < n_outputs; i++) {
 		const struct npu_io *io;
+		uint32_t b;
 
-		if ((st = match(cm->outputs, cm->noutputs, &outputs[i], i, "output", &io)))
+		if ((st = match(cm, cm->outputs, cm->noutputs, &outputs[i], i, "output", &io,
+				&b)))
 			return st;
 	}
 	job = calloc(1, sizeof(*job));
@@ -285,10 +304,11 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 
 	for (size_t i = 0; i < n_inputs; i++) {
 		const struct npu_io *io;
+		uint32_t b;
 		void *dst;
 
-		match(cm->inputs, cm->ninputs, &inputs[i], i, "input", &io);
-		io_buffer(ctx, io, &dst, NULL);
+		match(cm, cm->inputs, cm->ninputs, &inputs[i], i, "input", &io, &b);
+		io_buffer(ctx, io, b, &dst, NULL);
 		memcpy(dst, inputs[i].data, io->info.bytes);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &job->start);

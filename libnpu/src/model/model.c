@@ -180,6 +180,11 @@ npu_status npu_model_output_info(const npu_model *model, size_t index,
 	return NPU_OK;
 }
 
+unsigned npu_model_batch(const npu_model *model)
+{
+	return model ? npu_cmodel_batch(model->cm) : 0;
+}
+
 unsigned npu_model_clusters(const npu_model *model)
 {
 	return model ? model->cm->nclusters : 0;

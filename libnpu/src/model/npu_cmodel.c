@@ -35,6 +35,7 @@ static npu_status check_io(const struct npu_cmodel *m, const struct npu_io *io,
 			   const char *what, uint32_t i)
 {
 	const npu_tensor_info *t = &io->info;
+	uint64_t limit;
 	size_t esize = npu_dtype_size(t->dtype);
 	uint64_t count = 1;
 
@@ -58,8 +59,9 @@ static npu_status check_io(const struct npu_cmodel *m, const struct npu_io *io,
 	if (t->bytes != count * esize)
 		return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' size %zu does not match its shape",
 				what, io->name, t->bytes);
-	if (io->offset > m->segs[io->seg].size ||
-	    t->bytes > m->segs[io->seg].size - io->offset)
+	/* Batch element 0 lies within the first stride; the rest follow. */
+	limit = npu_cmodel_batch(m) > 1 ? m->io_stride : m->segs[io->seg].size;
+	if (io->offset > limit || t->bytes > limit - io->offset)
 		return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' lies outside its segment",
 				what, io->name);
 	return NPU_OK;
@@ -83,6 +85,19 @@ npu_status npu_cmodel_validate(const struct npu_cmodel *m)
 					(unsigned long long)s->size);
 		if ((s->kind == NPU_SEG_CONST || s->kind == NPU_SEG_PROGRAM) && !s->data)
 			return npu_fail(NPU_ERR_FORMAT, "bad model: segment %u has no contents", i);
+	}
+	if (m->batch > NPU_MAX_BATCH)
+		return npu_fail(NPU_ERR_FORMAT, "bad model: batch %u (at most %d)", m->batch,
+				NPU_MAX_BATCH);
+	if (npu_cmodel_batch(m) > 1) {
+		if (!m->io_stride || m->io_stride > MAX_SEG_SIZE)
+			return npu_fail(NPU_ERR_FORMAT, "bad model: I/O stride %llu",
+					(unsigned long long)m->io_stride);
+		for (uint32_t i = 0; i < m->nsegs; i++)
+			if (m->segs[i].kind == NPU_SEG_IO &&
+			    m->segs[i].size < m->batch * m->io_stride)
+				return npu_fail(NPU_ERR_FORMAT,
+						"bad model: I/O segment %u is smaller than its batch", i);
 	}
 	for (uint32_t i = 0; i < m->nrelocs; i++) {
 		const struct npu_reloc *x = &m->relocs[i];

@@ -66,9 +66,30 @@ struct npu_cmodel {
 	uint32_t ninputs, noutputs;
 	struct npu_step *steps;
 	uint32_t nsteps;
+	/*
+	 * Inputs per run (>= 1).  Batch element b's inputs and outputs sit at
+	 * io.offset + b * io_stride; one program pipelines them (npu_pipe.c).
+	 */
+	uint32_t batch;
+	uint64_t io_stride;
 	/* Names of operators run on the CPU (allow_cpu_fallback), "," joined. */
 	char *fallback_ops;
 };
+
+#define NPU_MAX_BATCH	64
+
+/* Inputs per run (a model with batch 0 runs one). */
+static inline uint32_t npu_cmodel_batch(const struct npu_cmodel *m)
+{
+	return m->batch ? m->batch : 1;
+}
+
+/* Where batch element @b of I/O tensor @io starts in its segment. */
+static inline uint64_t npu_cmodel_io_offset(const struct npu_cmodel *m,
+					    const struct npu_io *io, uint32_t b)
+{
+	return io->offset + (uint64_t)b * m->io_stride;
+}
 
 void npu_cmodel_free(struct npu_cmodel *m);
 /* Check every index, offset and size; NPU_ERR_FORMAT naming the first bad one. */

@@ -13,6 +13,7 @@
  *     OUTPUT   scale f32, 0 u32, bytes u64, dims i64[8], name (rest)
  *     STEP     seg u32, size u32, offset u64
  *     FALLBACK the CPU-fallback operator list (rest)
+ *     BATCH    batch u32, 0 u32, io_stride u64 (only when batch > 1)
  *
  * The reader trusts nothing: every length is checked against what is left,
  * and the result goes through npu_cmodel_validate().
@@ -31,6 +32,7 @@ enum {
 	TAG_OUTPUT = 5,
 	TAG_STEP = 6,
 	TAG_FALLBACK = 7,
+	TAG_BATCH = 8,
 };
 
 #define HEADER_SIZE	32
@@ -189,6 +191,12 @@ npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
 		put32(&w, m->steps[i].seg);
 		put32(&w, m->steps[i].size);
 		put64(&w, m->steps[i].offset);
+	}
+	if (npu_cmodel_batch(m) > 1) {
+		record(&w, TAG_BATCH, 16);
+		put32(&w, m->batch);
+		put32(&w, 0);
+		put64(&w, m->io_stride);
 	}
 	if (m->fallback_ops && *m->fallback_ops) {
 		record(&w, TAG_FALLBACK, strlen(m->fallback_ops));
@@ -381,6 +389,14 @@ static npu_status read_records(struct rbuf *r, struct npu_cmodel *m)
 			if (len != 16 || !get32(r, &x->seg) || !get32(r, &x->size) ||
 			    !get64(r, &x->offset))
 				return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad step record");
+			break;
+		}
+		case TAG_BATCH: {
+			uint32_t pad;
+
+			if (len != 16 || !get32(r, &m->batch) || !get32(r, &pad) ||
+			    !get64(r, &m->io_stride))
+				return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad batch record");
 			break;
 		}
 		case TAG_FALLBACK:

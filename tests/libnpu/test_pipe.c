@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Batches pipelined through stages (compile/npu_pipe.c) through the public
+ * API: every batch element gives the bits the unbatched model gives for
+ * that input alone, on every defect mask; stages own disjoint clusters and
+ * hand over through their own CCB counters; the batch survives a
+ * save/load; bad batch arguments are clear errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/npu_model_priv.h"
+#include "npu.h"
+#include "npu/npu_hw.h"
+#include "npu_test.h"
+#include "onnx_build.h"
+
+#define D(...) ((const int64_t[]){ __VA_ARGS__ })
+
+#define C 4
+#define H 12
+#define OC 8
+#define NIN (C * H * H)
+#define NCLS 10
+
+static void fill(float *v, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		v[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+	}
+}
+
+/*
+ * conv3x3 -> relu -> conv1x1 -> add (skip from the relu) -> maxpool ->
+ * transpose (a DMA-only node) -> flatten -> matmul -> softmax; outputs the
+ * probabilities and the add, so a batch element has two outputs.
+ */
+static uint8_t *small_cnn(size_t *len)
+{
+	static float w1[OC * C * 9], b1[OC], w2[OC * OC], fc[OC * 6 * 6 * NCLS];
+	onnxb *b = onnxb_new(8, 13);
+	Onnx__NodeProto *n;
+	uint8_t *buf;
+
+	fill(w1, sizeof(w1) / 4, 11);
+	fill(b1, OC, 12);
+	fill(w2, sizeof(w2) / 4, 13);
+	fill(fc, sizeof(fc) / 4, 14);
+	onnxb_input(b, "x", ONNXB_F32, 4, D(1, C, H, H));
+	onnxb_init_f32(b, "w1", 4, D(OC, C, 3, 3), w1);
+	onnxb_init_f32(b, "b1", 1, D(OC), b1);
+	onnxb_init_f32(b, "w2", 4, D(OC, OC, 1, 1), w2);
+	onnxb_init_f32(b, "fc", 2, D(OC * 6 * 6, NCLS), fc);
+	n = onnxb_node(b, "Conv", "conv1", "x,w1,b1", "c1");
+	onnxb_attr_ints(b, n, "pads", 4, D(1, 1, 1, 1));
+	onnxb_node(b, "Relu", "relu1", "c1", "r1");
+	onnxb_node(b, "Conv", "conv2", "r1,w2", "c2");
+	onnxb_node(b, "Add", "skip", "c2,r1", "s");
+	n = onnxb_node(b, "MaxPool", "pool", "s", "p");
+	onnxb_attr_ints(b, n, "kernel_shape", 2, D(2, 2));
+	onnxb_attr_ints(b, n, "strides", 2, D(2, 2));
+	n = onnxb_node(b, "Transpose", "tr", "p", "t");
+	onnxb_attr_ints(b, n, "perm", 4, D(0, 1, 3, 2));
+	onnxb_node(b, "Flatten", "flat", "t", "f");
+	onnxb_node(b, "MatMul", "fc", "f,fc", "logits");
+	onnxb_node(b, "Softmax", "softmax", "logits", "prob");
+	onnxb_output(b, "prob", ONNXB_F32, 2, D(1, NCLS));
+	onnxb_output(b, "s", ONNXB_F32, 4, D(1, OC, H, H));
+	buf = onnxb_pack(b, len);
+	onnxb_free(b);
+	return buf;
+}
+
+static npu_model *load(npu_device *dev, unsigned batch)
+{
+	npu_compile_options co;
+	npu_model *m = NULL;
+	uint8_t *buf;
+	size_t len;
+	npu_status st;
+
+	npu_compile_options_init(&co);
+	co.batch = batch;
+	buf = small_cnn(&len);
+	st = npu_model_load_memory(buf, len, dev, &co, &m);
+	free(buf);
+	ck_assert_msg(!st, "batch %u: %s", batch, npu_last_error());
+	return m;
+}
+
+/* Outputs of one unbatched run on input seed @seed, concatenated. */
+static float *run_one(npu_device *dev, npu_model *m, unsigned seed, size_t *n)
+{
+	float x[NIN];
+	npu_tensor in = { "x", NPU_DTYPE_FLOAT32, x, sizeof(x) };
+	npu_context *ctx;
+	float *y = NULL;
+
+	*n = 0;
+	fill(x, NIN, seed);
+	ck_assert_msg(!npu_context_create(dev, m, 0, &ctx), "%s", npu_last_error());
+	ck_assert_msg(!npu_run(ctx, &in, 1, NULL, 0), "%s", npu_last_error());
+	for (size_t o = 0; o < npu_model_output_count(m); o++) {
+		void *buf;
+		size_t bytes;
+
+		ck_assert(!npu_context_output_buffer(ctx, o, &buf, &bytes));
+		y = realloc(y, *n * 4 + bytes);
+		memcpy(y + *n, buf, bytes);
+		*n += bytes / 4;
+	}
+	npu_context_destroy(ctx);
+	return y;
+}
+
+/* A batch run (inputs given by name) matches unbatched runs bit for bit. */
+static void batch_matches(const char *spec, unsigned batch)
+{
+	npu_device *dev;
+	npu_model *one, *many;
+	npu_context *ctx;
+	npu_tensor *in = calloc(batch, sizeof(*in));
+	float *x = calloc((size_t)batch * NIN, 4);
+	npu_run_stats rs;
+	float *got = NULL;
+	size_t ngot = 0;
+
+	ck_assert_msg(!npu_device_open(spec, &dev), "%s", npu_last_error());
+	one = load(dev, 1);
+	many = load(dev, batch);
+	ck_assert_uint_eq(npu_model_batch(one), 1);
+	ck_assert_uint_eq(npu_model_batch(many), batch);
+	for (unsigned b = 0; b < batch; b++) {
+		fill(x + (size_t)b * NIN, NIN, 100 + b);
+		in[b] = (npu_tensor){ "x", NPU_DTYPE_FLOAT32, x + (size_t)b * NIN, NIN * 4 };
+	}
+	ck_assert_msg(!npu_context_create(dev, many, 0, &ctx), "%s", npu_last_error());
+	ck_assert_msg(!npu_run(ctx, in, batch, NULL, 0), "%s", npu_last_error());
+	ck_assert(!npu_context_last_run(ctx, &rs));
+	ck_assert_uint_ge(rs.steps, 1);
+	/* Keep the batch's outputs: the single runs need the partition. */
+	for (size_t o = 0; o < 2 * (size_t)batch; o++) {
+		void *buf;
+		size_t bytes;
+
+		ck_assert(!npu_context_output_buffer(ctx, o, &buf, &bytes));
+		got = realloc(got, (ngot + bytes / 4) * 4);
+		memcpy(got + ngot, buf, bytes);
+		ngot += bytes / 4;
+	}
+	npu_context_destroy(ctx);
+	for (unsigned b = 0; b < batch; b++) {
+		size_t n;
+		float *want = run_one(dev, one, 100 + b, &n);
+
+		ck_assert_uint_eq(ngot, n * batch);
+		ck_assert_msg(!memcmp(got + (size_t)b * n, want, n * 4),
+			      "%s: batch element %u differs from its own run", spec, b);
+		free(want);
+	}
+	free(got);
+	npu_model_free(one);
+	npu_model_free(many);
+	npu_device_close(dev);
+	free(in);
+	free(x);
+}
+
+START_TEST(batch_elements_match_single_runs)
+{
+	batch_matches("emu", 2);
+	batch_matches("emu", 5);
+	batch_matches("emu:clusters=4", 3);
+}
+END_TEST
+
+START_TEST(batch_defect_masks_identical)
+{
+	static const char *const specs[] = {
+		"emu:defect-mask=0x0001", "emu:defect-mask=0x2001", "emu:defect-mask=0x0180",
+		"emu:defect-mask=0x0840",
+	};
+
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+		batch_matches(specs[i], 4);
+}
+END_TEST
+
+/*
+ * The program's structure: stages own disjoint clusters, each stage's
+ * write-backs signal its own CCB counter, and more than one stage exists.
+ */
+START_TEST(stages_own_disjoint_clusters)
+{
+	npu_device *dev;
+	npu_model *m;
+	const struct npu_cmodel *cm;
+	uint32_t owner[16];
+	unsigned stages = 0;
+	uint64_t seen = 0;
+
+	ck_assert(!npu_device_open("emu", &dev));
+	m = load(dev, 8);
+	cm = m->cm;
+	ck_assert_uint_eq(cm->nsteps, 1);
+	for (unsigned c = 0; c < 16; c++)
+		owner[c] = UINT32_MAX;
+	{
+		const struct npu_step *s = &cm->steps[0];
+		const uint8_t *p = cm->segs[s->seg].data + s->offset;
+		const struct npu_hw_prog *h = (const void *)p;
+
+		for (uint32_t i = 0; i < h->insn_count; i++) {
+			const struct npu_hw_insn *in =
+				(const void *)(p + h->insn_offset + (size_t)i * NPU_INSN_SIZE);
+			unsigned ctr = in->sync.signal[0].counter;
+
+			if (in->unit != NPU_UNIT_CSU || !(in->sync.signal[0].flags & NPU_SIGNAL_CCB))
+				continue;
+			for (unsigned c = 0; c < 16; c++) {
+				if (!(in->cluster_mask & (1u << c)))
+					continue;
+				ck_assert_msg(owner[c] == UINT32_MAX || owner[c] == ctr,
+					      "cluster %u works for stages %u and %u", c, owner[c], ctr);
+				owner[c] = ctr;
+			}
+			if (!(seen & (1ull << ctr)))
+				stages++;
+			seen |= 1ull << ctr;
+		}
+	}
+	ck_assert_uint_ge(stages, 2);
+	npu_model_free(m);
+	npu_device_close(dev);
+}
+END_TEST
+
+START_TEST(batch_save_load_and_errors)
+{
+	char path[] = "/tmp/npu-pipe-XXXXXX";
+	npu_device *dev;
+	npu_model *m, *back;
+	npu_context *ctx;
+	npu_compile_options co;
+	float x[NIN] = { 0 }, y[NCLS];
+	npu_tensor in[4], out = { "prob", NPU_DTYPE_FLOAT32, y, sizeof(y) };
+	void *buf;
+	size_t len, bytes;
+	uint8_t *onnx;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert(!npu_device_open("emu", &dev));
+	m = load(dev, 3);
+	ck_assert_msg(!npu_model_save(m, path), "%s", npu_last_error());
+	ck_assert_msg(!npu_model_load_file(path, dev, NULL, &back), "%s", npu_last_error());
+	ck_assert_uint_eq(npu_model_batch(back), 3);
+	unlink(path);
+	npu_model_free(m);
+
+	for (int i = 0; i < 4; i++)
+		in[i] = (npu_tensor){ NULL, NPU_DTYPE_FLOAT32, x, sizeof(x) };
+	ck_assert(!npu_context_create(dev, back, 0, &ctx));
+	/* 3 elements x 1 input: a fourth tensor is one too many. */
+	ck_assert_int_eq(npu_run(ctx, in, 4, NULL, 0), NPU_ERR_INVALID_ARG);
+	ck_assert_ptr_nonnull(strstr(npu_last_error(), "batch"));
+	ck_assert_int_eq(npu_run(ctx, in, 3, &out, 1), NPU_OK);
+	ck_assert_int_eq(npu_context_input_buffer(ctx, 2, &buf, &bytes), NPU_OK);
+	ck_assert_uint_eq(bytes, sizeof(x));
+	ck_assert_int_eq(npu_context_input_buffer(ctx, 3, &buf, &bytes), NPU_ERR_NOT_FOUND);
+	ck_assert_int_eq(npu_context_output_buffer(ctx, 5, &buf, &bytes), NPU_OK);
+	ck_assert_int_eq(npu_context_output_buffer(ctx, 6, &buf, &bytes), NPU_ERR_NOT_FOUND);
+	npu_context_destroy(ctx);
+
+	npu_compile_options_init(&co);
+	co.batch = NPU_MAX_BATCH + 1;
+	onnx = small_cnn(&len);
+	ck_assert_int_eq(npu_model_load_memory(onnx, len, dev, &co, &m), NPU_ERR_INVALID_ARG);
+	ck_assert_ptr_nonnull(strstr(npu_last_error(), "batch"));
+	free(onnx);
+
+	npu_model_free(back);
+	npu_device_close(dev);
+}
+END_TEST
+
+START_TEST(batch_validate_rejects)
+{
+	npu_device *dev;
+	npu_model *m;
+	struct npu_cmodel *cm;
+
+	ck_assert(!npu_device_open("emu", &dev));
+	m = load(dev, 2);
+	cm = m->cm;
+	ck_assert_int_eq(npu_cmodel_validate(cm), NPU_OK);
+	cm->batch = NPU_MAX_BATCH + 1;
+	ck_assert_int_eq(npu_cmodel_validate(cm), NPU_ERR_FORMAT);
+	cm->batch = 2;
+	cm->io_stride *= 4;	/* the I/O segment no longer holds the batch */
+	ck_assert_int_eq(npu_cmodel_validate(cm), NPU_ERR_FORMAT);
+	cm->io_stride /= 4;
+	ck_assert_int_eq(npu_cmodel_validate(cm), NPU_OK);
+	npu_model_free(m);
+	npu_device_close(dev);
+}
+END_TEST
+
+static Suite *pipe_suite(void)
+{
+	Suite *s = suite_create("npu_pipe");
+	TCase *tc = tcase_create("pipe");
+
+	tcase_add_test(tc, batch_elements_match_single_runs);
+	tcase_add_test(tc, batch_defect_masks_identical);
+	tcase_add_test(tc, stages_own_disjoint_clusters);
+	tcase_add_test(tc, batch_save_load_and_errors);
+	tcase_add_test(tc, batch_validate_rejects);
+	tcase_set_timeout(tc, 300);
+	suite_add_tcase(s, tc);
+	return s;
+}
+NPU_TEST_SUITE(pipe_suite)
