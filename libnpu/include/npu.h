@@ -149,6 +149,41 @@ NPU_API npu_status npu_device_open(const char *spec, npu_device **out);
 NPU_API void npu_device_close(npu_device *dev);
 NPU_API npu_status npu_device_get_info(const npu_device *dev, npu_device_info *info);
 
+#define NPU_MAX_CLUSTERS	16	/* cluster masks are 16 bits */
+#define NPU_MAX_LINKS		64	/* mesh nodes (<= 16) x 4 directions */
+#define NPU_UNITS		4	/* TCU, CVU, DTDU, CSU */
+#define NPU_DMA_ENGINES		2
+
+/* Which parts of npu_device_counters the backend could fill. */
+enum npu_counters_have {
+	NPU_HAVE_CYCLES = 1u << 0,	/* cycles */
+	NPU_HAVE_CLUSTERS = 1u << 1,	/* cluster_busy */
+	NPU_HAVE_UNITS = 1u << 2,	/* unit_busy, hbsm_conflicts */
+	NPU_HAVE_TRAFFIC = 1u << 3,	/* dma_bytes, gsdu_bytes, link_* */
+};
+
+/*
+ * The device's performance counters: cumulative over every job of every
+ * process since the device was reset, in simulated cycles and bytes.
+ * Sample twice and subtract for a period.  Per physical cluster; directed
+ * NoC link l leaves mesh node l / 4 going east, west, north, south
+ * (l % 4); node (x, y) is y * mesh_x + x.  have: enum npu_counters_have.
+ */
+typedef struct npu_device_counters {
+	uint32_t have;
+	uint64_t cycles;
+	uint64_t cluster_busy[NPU_MAX_CLUSTERS];
+	uint64_t unit_busy[NPU_MAX_CLUSTERS][NPU_UNITS];	/* summed over TPBs */
+	uint64_t hbsm_conflicts[NPU_MAX_CLUSTERS];
+	uint64_t dma_bytes[NPU_DMA_ENGINES];
+	uint64_t gsdu_bytes;
+	uint64_t link_bytes[NPU_MAX_LINKS];
+	uint64_t link_stalls[NPU_MAX_LINKS];
+} npu_device_counters;
+
+/* Read the counters; what the backend cannot read is 0 and not in have. */
+NPU_API npu_status npu_device_read_counters(npu_device *dev, npu_device_counters *out);
+
 /* ---- Models ---- */
 
 typedef enum npu_precision {
@@ -273,6 +308,19 @@ typedef struct npu_run_stats {
 
 NPU_API npu_status npu_context_last_run(const npu_context *ctx,
 					npu_run_stats *stats);
+
+/* One step (program) of the last completed run. */
+typedef struct npu_step_stats {
+	const char *label;	/* what it runs ("Conv conv1"), valid while the model lives */
+	uint64_t device_cycles;	/* simulated cycles */
+} npu_step_stats;
+
+/*
+ * The steps of the last completed run of @ctx, in order: fills up to @cap
+ * entries and sets *@count to the number of steps.
+ */
+NPU_API npu_status npu_context_last_run_steps(const npu_context *ctx, npu_step_stats *steps,
+					      size_t cap, size_t *count);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "npu_core_priv.h"
+#include "npu_noc_cal.h"
 #include "npu_pool.h"
 
 #define CTIME_RING 64			/* signal times remembered per counter */
@@ -76,7 +77,7 @@ struct npu_job {
 	uint32_t nbar;
 	uint8_t *sram;
 	uint32_t sram_size;
-	uint64_t link_free[NPU_HW_MAX_LINKS];
+	struct npu_link_cal link[NPU_HW_MAX_LINKS];
 	uint64_t timeout;
 	uint64_t end_time;
 	uint64_t iterations;
@@ -622,12 +623,11 @@ static uint64_t route(struct npu_job *job, const struct npu_xfer *x,
 			dir = y1 > y0 ? NPU_LINK_SOUTH : NPU_LINK_NORTH;
 		link = node * NPU_HW_LINK_DIRS + dir;
 		if (link < NPU_HW_MAX_LINKS) {
+			uint64_t at = npu_link_cal_book(&job->link[link], t, ser);
+
 			perf->link_bytes[link] += x->bytes;
-			if (job->link_free[link] > t) {
-				perf->link_stalls[link] += job->link_free[link] - t;
-				t = job->link_free[link];
-			}
-			job->link_free[link] = t + ser;
+			perf->link_stalls[link] += at - t;
+			t = at;
 		}
 		t += NPU_M100_HOP_LATENCY;
 		nh++;
@@ -923,6 +923,8 @@ static void job_free(struct npu_job *job)
 	}
 	for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++)
 		free(job->dma[e].ent);
+	for (unsigned l = 0; l < NPU_HW_MAX_LINKS; l++)
+		npu_link_cal_free(&job->link[l]);
 	free(job->tpb);
 	free(job->insns);
 	free(job->bar);

@@ -21,6 +21,7 @@
 #   NPU_GUEST_TESTS    guest programs to run, comma separated (npu.tests=;
 #                      default every /bin/npu-* in the initramfs)
 #   NPU_GUEST_APPEND   more kernel command line
+#   NPU_GUEST_TCG_THREAD  single (default) or multi: TCG threads
 #   NPU_GUEST_SMP      guest CPUs (default 2: submission and interrupt
 #                      handling can then race, as on real machines)
 # Logs: build/guest/logs/<config>.log (serial), <config>.stderr (QEMU).
@@ -69,8 +70,11 @@ boot() {
 	append="$append ${NPU_GUEST_APPEND:-} $3"
 	t0=$(date +%s.%N)
 	# loglevel=5 puts warnings (level 4) on the console: WARN() prints
-	# "WARNING:" at that level.
-	timeout -k 5 "$4" "$qemu" -M q35 -accel tcg -m 1G -smp "${NPU_GUEST_SMP:-2}" \
+	# "WARNING:" at that level.  One TCG thread for both vCPUs: with one
+	# thread per vCPU the guest kernel's own code patching (jump labels,
+	# int3 breakpoints) now and then oopses at boot before our module
+	# loads ("Oops: int3" in run_timer_softirq); it costs no time here.
+	timeout -k 5 "$4" "$qemu" -M q35 -accel "tcg,thread=${NPU_GUEST_TCG_THREAD:-single}" -m 1G -smp "${NPU_GUEST_SMP:-2}" \
 		-display none -nic none \
 		-no-reboot -monitor none -serial "file:$log" \
 		-kernel "$guest/vmlinuz" -initrd "$guest/initramfs.cpio.gz" \

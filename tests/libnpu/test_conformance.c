@@ -107,7 +107,7 @@ static double tol_ok(npu_dtype dt, const void *got, const void *want, size_t n, 
 static void run_case(const char *name)
 {
 	char dir[256], path[300], msg[256] = "";
-	struct npu_compile_target tgt = { 14, 4, 2u << 20, 0, 1 };
+	struct npu_compile_target tgt = { .clusters = 14, .tpbs = 4, .hbsm_size = 2u << 20, .batch = 1 };
 	npu_ir_tensor *ins[8] = { NULL }, *outs[8] = { NULL };
 	struct npu_cmodel *cm = NULL;
 	npu_tensor tin[8], tout[8];
@@ -176,7 +176,7 @@ static void run_case(const char *name)
 static int try_case(const char *name, char *why, size_t whylen)
 {
 	char dir[320], path[400], msg[256] = "";
-	struct npu_compile_target tgt = { 14, 4, 2u << 20, 0, 1 };
+	struct npu_compile_target tgt = { .clusters = 14, .tpbs = 4, .hbsm_size = 2u << 20, .batch = 1 };
 	npu_ir_tensor *ins[16] = { NULL }, *outs[16] = { NULL };
 	struct npu_cmodel *cm = NULL;
 	npu_tensor tin[1], tout[16];

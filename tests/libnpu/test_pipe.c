@@ -310,6 +310,76 @@ START_TEST(batch_validate_rejects)
 }
 END_TEST
 
+/*
+ * Performance counters and per-step cycles: the run shows on the
+ * partition's clusters and not on the fused one, the steps add up to the
+ * run and are named after their nodes, and the names survive save/load.
+ */
+START_TEST(counters_and_step_profile)
+{
+	char path[] = "/tmp/npu-prof-XXXXXX";
+	npu_device *dev;
+	npu_model *m, *back;
+	npu_context *ctx;
+	npu_device_counters a, b;
+	npu_run_stats rs;
+	npu_step_stats ss[64];
+	size_t n = 0;
+	uint64_t busy = 0, links = 0, tcu = 0, sum = 0;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert(!npu_device_open("emu:defect-mask=0x0001", &dev));
+	m = load(dev, 1);
+	ck_assert(!npu_context_create(dev, m, 0, &ctx));
+	ck_assert_int_eq(npu_context_last_run_steps(ctx, ss, 64, &n), NPU_ERR_NOT_FOUND);
+	ck_assert(!npu_device_read_counters(dev, &a));
+	ck_assert_uint_eq(a.have & (NPU_HAVE_CYCLES | NPU_HAVE_UNITS | NPU_HAVE_TRAFFIC),
+			  NPU_HAVE_CYCLES | NPU_HAVE_UNITS | NPU_HAVE_TRAFFIC);
+	ck_assert(!npu_run(ctx, NULL, 0, NULL, 0));
+	ck_assert(!npu_device_read_counters(dev, &b));
+	ck_assert(!npu_context_last_run(ctx, &rs));
+	ck_assert_uint_gt(rs.device_cycles, 0);
+	ck_assert_uint_eq(b.cycles - a.cycles, rs.device_cycles);
+	ck_assert_uint_eq(b.cluster_busy[0], a.cluster_busy[0]);	/* fused */
+	for (unsigned c = 1; c < NPU_MAX_CLUSTERS; c++) {
+		busy += b.cluster_busy[c] - a.cluster_busy[c];
+		tcu += b.unit_busy[c][0] - a.unit_busy[c][0];
+	}
+	for (unsigned l = 0; l < NPU_MAX_LINKS; l++)
+		links += b.link_bytes[l] - a.link_bytes[l];
+	ck_assert_uint_gt(busy, 0);
+	ck_assert_uint_gt(tcu, 0);
+	ck_assert_uint_gt(links, 0);
+	ck_assert_uint_gt(b.dma_bytes[0] + b.dma_bytes[1], a.dma_bytes[0] + a.dma_bytes[1]);
+
+	ck_assert(!npu_context_last_run_steps(ctx, ss, 64, &n));
+	ck_assert_uint_eq(n, rs.steps);
+	ck_assert_uint_ge(n, 6);	/* relu fuses into conv1 */
+	for (size_t i = 0; i < n; i++)
+		sum += ss[i].device_cycles;
+	ck_assert_uint_eq(sum, rs.device_cycles);
+	ck_assert_str_eq(ss[0].label, "Conv conv1");
+	ck_assert_str_eq(ss[n - 1].label, "Softmax softmax");
+	npu_context_destroy(ctx);
+
+	ck_assert(!npu_model_save(m, path));
+	ck_assert(!npu_model_load_file(path, dev, NULL, &back));
+	unlink(path);
+	ck_assert(!npu_context_create(dev, back, 0, &ctx));
+	ck_assert(!npu_run(ctx, NULL, 0, NULL, 0));
+	ck_assert(!npu_context_last_run_steps(ctx, ss, 2, &n));
+	ck_assert_uint_eq(n, rs.steps);
+	ck_assert_str_eq(ss[0].label, "Conv conv1");
+	ck_assert_str_eq(ss[1].label, "Conv conv2");
+	npu_context_destroy(ctx);
+	npu_model_free(back);
+	npu_model_free(m);
+	npu_device_close(dev);
+}
+END_TEST
+
 static Suite *pipe_suite(void)
 {
 	Suite *s = suite_create("npu_pipe");
@@ -320,6 +390,7 @@ static Suite *pipe_suite(void)
 	tcase_add_test(tc, stages_own_disjoint_clusters);
 	tcase_add_test(tc, batch_save_load_and_errors);
 	tcase_add_test(tc, batch_validate_rejects);
+	tcase_add_test(tc, counters_and_step_profile);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
 	return s;

@@ -223,6 +223,9 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	cc.hbsm = tgt->hbsm_size / 2;
 	cc.batch = tgt->batch ? tgt->batch : 1;
 	cc.cur_node = -1;
+	cc.stages = tgt->stages;
+	cc.step_cycles = tgt->step_cycles;
+	cc.nstep_cycles = tgt->nstep_cycles;
 	cc.cm = calloc(1, sizeof(*cc.cm));
 	cc.loc = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(*cc.loc));
 	if (!cc.cm || !cc.loc) {

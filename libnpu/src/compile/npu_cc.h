@@ -49,6 +49,9 @@ struct npu_cc {
 	uint64_t scratch_len, io_len;
 	unsigned batch;		/* inputs per run; > 1: pipelined stages */
 	uint64_t scratch_stride, io_stride;	/* per batch element */
+	unsigned stages;		/* pipelined stages wanted, 0: as many as fit */
+	const double *step_cycles;	/* per work item, layer by layer; or NULL */
+	unsigned nstep_cycles;
 	int cur_node;		/* the node being lowered */
 	struct npu_work *work;
 	unsigned nwork, cap_work;

@@ -3,6 +3,8 @@
  * ONNX -> compiled model: parse, infer shapes (folding constant
  * subgraphs), lower for the target partition.
  */
+#include <stdlib.h>
+
 #include "compile/npu_compile.h"
 #include "npu/npu_hw.h"
 #include "dev/npu_dev.h"
@@ -20,6 +22,7 @@ npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 		.precision = NPU_PRECISION_BF16,
 	};
 	npu_ir_graph *g = NULL;
+	double *cycles = NULL;
 	npu_status st;
 
 	*out = NULL;
@@ -43,11 +46,19 @@ npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 	tgt.batch = opts->batch ? opts->batch : 1;
 	if (opts->precision == NPU_PRECISION_INT8)
 		return npu_int8_compile(data, size, opts, &tgt, out);
+	if (tgt.batch > 1) {
+		st = npu_profile_pipeline(data, size, &tgt, &cycles);
+		if (st) {
+			free(cycles);
+			return st;
+		}
+	}
 	st = npu_onnx_parse(data, size, &g);
 	if (!st)
 		st = npu_ir_infer_shapes(g);
 	if (!st)
 		st = npu_compile_ir(g, &tgt, out);
 	npu_ir_graph_free(g);
+	free(cycles);
 	return st;
 }

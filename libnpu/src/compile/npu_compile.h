@@ -14,11 +14,28 @@ struct npu_compile_target {
 	unsigned hbsm_size;	/* bytes of HBSM per TPB */
 	unsigned precision;	/* enum npu_precision */
 	unsigned batch;		/* inputs per run (0 or 1: one, layer by layer) */
+	/* Pipelined stages (0: as many as the batch, clusters allow). */
+	unsigned stages;
+	/* Simulated cycles of each layer-by-layer step (npu_profile_run),
+	 * to balance pipelined stages; NULL: estimate from FLOPs. */
+	const double *step_cycles;
+	unsigned nstep_cycles;
 };
 
 /* Lower a shape-inferred graph.  The graph may be rewritten. */
 npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			  struct npu_cmodel **out);
+
+/*
+ * Compile @data for @tgt and run it once, on zeros, on a private emulator
+ * of the target's geometry: the simulated cycles of the run (@total) and,
+ * if @cycles is not NULL, of each step (malloc'd, *n of them).
+ */
+npu_status npu_profile_run(const void *data, size_t size, const struct npu_compile_target *tgt,
+			   uint64_t *total, double **cycles, unsigned *n);
+/* Choose tgt->stages and tgt->step_cycles for a batch (npu_profile.c). */
+npu_status npu_profile_pipeline(const void *data, size_t size, struct npu_compile_target *tgt,
+				double **cycles);
 
 /* Post-training int8, calibrated on opts->calibration_dir (npu_int8.c). */
 npu_status npu_int8_compile(const void *data, size_t size, const npu_compile_options *opts,

@@ -167,7 +167,7 @@ void npu_pb_gsdu(struct npu_pb *pb, uint32_t idx, uint64_t chain_off)
 	add_reloc(pb, false, field, NPU_PB_SELF, chain_off | (1ull << 63));
 }
 
-npu_status npu_pb_finish(struct npu_pb *pb, struct npu_cmodel *cm)
+npu_status npu_pb_finish(struct npu_pb *pb, struct npu_cmodel *cm, const char *label)
 {
 	uint64_t insn_bytes = (uint64_t)pb->n * sizeof(struct npu_hw_insn);
 	uint64_t chain_at = sizeof(struct npu_hw_prog) + insn_bytes;
@@ -178,12 +178,14 @@ npu_status npu_pb_finish(struct npu_pb *pb, struct npu_cmodel *cm)
 	struct npu_reloc *relocs;
 	struct npu_step *steps;
 	uint8_t *data;
+	char *lab;
 
 	if (pb->oom)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory building a program");
 	if (pb->n > NPU_PROG_MAX_INSNS)
 		return npu_fail(NPU_ERR_INTERNAL, "program of %u instructions is too long", pb->n);
 	data = calloc(1, size);
+	lab = label ? strdup(label) : NULL;
 	segs = realloc(cm->segs, (cm->nsegs + 1) * sizeof(*segs));
 	if (segs)
 		cm->segs = segs;
@@ -193,8 +195,9 @@ npu_status npu_pb_finish(struct npu_pb *pb, struct npu_cmodel *cm)
 	steps = realloc(cm->steps, (cm->nsteps + 1) * sizeof(*steps));
 	if (steps)
 		cm->steps = steps;
-	if (!data || !segs || !relocs || !steps) {
+	if (!data || !segs || !relocs || !steps || (label && !lab)) {
 		free(data);
+		free(lab);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory building a program");
 	}
 	hdr = (struct npu_hw_prog *)data;
@@ -223,6 +226,6 @@ npu_status npu_pb_finish(struct npu_pb *pb, struct npu_cmodel *cm)
 	cm->segs[seg] = (struct npu_seg){ .kind = NPU_SEG_PROGRAM, .size = size, .data = data };
 	cm->nsegs++;
 	cm->steps[cm->nsteps++] = (struct npu_step){ .seg = seg, .offset = 0,
-						     .size = (uint32_t)size };
+						     .size = (uint32_t)size, .label = lab };
 	return NPU_OK;
 }

@@ -57,7 +57,7 @@ struct npu_hw_insn *npu_pb_copy(struct npu_pb *pb, const struct npu_pb *src, uin
 				const uint32_t shift_seg[2], const uint64_t shift[2]);
 /* Make CSU instruction @idx run the chain at @chain_off. */
 void npu_pb_gsdu(struct npu_pb *pb, uint32_t idx, uint64_t chain_off);
-/* Emit the program as a new PROGRAM segment and step of @cm. */
-npu_status npu_pb_finish(struct npu_pb *pb, struct npu_cmodel *cm);
+/* Emit the program as a new PROGRAM segment and step of @cm, named @label. */
+npu_status npu_pb_finish(struct npu_pb *pb, struct npu_cmodel *cm, const char *label);
 
 #endif /* NPU_PB_H */

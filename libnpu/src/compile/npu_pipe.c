@@ -34,6 +34,7 @@
  * names completions of instructions emitted earlier.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -363,8 +364,13 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 						      NPU_PROG_MAX_INSNS);
 				}
 			}
-	if (!st)
-		st = npu_pb_finish(&pb, cc->cm);
+	if (!st) {
+		char label[96];
+
+		snprintf(label, sizeof(label), "pipeline of %u stages, batch elements %u-%u",
+			 p->S, b0, b0 + B - 1);
+		st = npu_pb_finish(&pb, cc->cm, label);
+	}
 	npu_pb_free(&pb);
 	free(e.dma);
 	free(e.ops);
@@ -387,26 +393,38 @@ npu_status npu_pipe_emit(struct npu_cc *cc)
 		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
-	/* Work of a node split over several items shares the node's cost. */
+	/*
+	 * Cost: the simulated cycles each item took layer by layer on the
+	 * whole partition, as cluster-FLOPs (cycles x clusters x a cluster's
+	 * peak), when the profile matches the items; else FLOPs from the
+	 * node's shapes, a node split over several items sharing its cost.
+	 */
 	for (unsigned i = 0; i < cc->nwork; i++) {
+		bool profiled = cc->step_cycles && cc->nstep_cycles == cc->nwork;
 		unsigned same = 0;
 		double bytes;
 
-		for (unsigned j = 0; j < cc->nwork; j++)
+		for (unsigned j = 0; j < cc->nwork && !profiled; j++)
 			same += cc->work[j].node == cc->work[i].node;
 		p.count[i] = completions(&cc->work[i], &bytes);
-		p.cost[i] = cc->work[i].node >= 0 ?
-			npu_node_flops(cc->g, cc->work[i].node) / same : bytes;
+		if (profiled)
+			p.cost[i] = cc->step_cycles[i] * cc->nclusters * cc->tpbs * 2.0 *
+				    NPU_M100_TCU_ROWS * NPU_M100_TCU_COLS * NPU_M100_TCU_DOT;
+		else
+			p.cost[i] = cc->work[i].node >= 0 ?
+				npu_node_flops(cc->g, cc->work[i].node) / same : bytes;
 		if (p.cost[i] < 1)
 			p.cost[i] = 1;
 	}
-	/* As many stages as inputs in flight, within the counters and TPBs. */
+	/* At most as many stages as inputs in flight, counters and clusters. */
 	if (S > MAX_STAGES)
 		S = MAX_STAGES;
 	if (S > cc->nclusters)
 		S = cc->nclusters;
 	if (S > cc->nwork)
 		S = cc->nwork;
+	if (cc->stages && cc->stages < S)
+		S = cc->stages;
 	make_stages(&p, S);
 	for (unsigned s = 0; s < p.S; s++) {
 		struct stage *sg = &p.st[s];

@@ -22,6 +22,7 @@
  * round r-1 could stand in for a slow TPB's round r-2, whose half the
  * DMA would then overwrite.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,8 +212,23 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 	return pb->oom ? npu_fail(NPU_ERR_NO_MEMORY, "out of memory") : NPU_OK;
 }
 
+/* "Conv conv1": what work item @w runs, for profiles. */
+static void work_label(const struct npu_cc *cc, const struct npu_work *w, char *buf,
+		       size_t len)
+{
+	const npu_ir_node *n = w->node >= 0 ? &cc->g->nodes[w->node] : NULL;
+
+	if (!n)
+		snprintf(buf, len, "copy of a constant output");
+	else if (n->name && *n->name)
+		snprintf(buf, len, "%s %s", n->op, n->name);
+	else
+		snprintf(buf, len, "%s #%d", n->op, n->src_index);
+}
+
 /* One node's tiles as one program over every worker of the partition. */
-static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, unsigned n)
+static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, unsigned n,
+			    const char *label)
 {
 	uint32_t W = cc->workers;
 	uint32_t done[2] = { 0, 0 };	/* write-backs through rounds r-2, r-1 */
@@ -252,7 +268,7 @@ static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, uns
 			done[1] += tiles[i].nout ? 1 : 0;
 	}
 	if (!st)
-		st = npu_pb_finish(&pb, cc->cm);
+		st = npu_pb_finish(&pb, cc->cm, label);
 	npu_pb_free(&pb);
 	free(e.dma);
 	free(e.ops);
@@ -330,9 +346,11 @@ npu_status npu_sched_finish(struct npu_cc *cc)
 		return npu_pipe_emit(cc);
 	for (unsigned i = 0; i < cc->nwork && !st; i++) {
 		struct npu_work *w = &cc->work[i];
+		char label[160];
 
-		st = w->ntiles ? emit_step(cc, w->tiles, w->ntiles) :
-				 npu_pb_finish(&w->dma, cc->cm);
+		work_label(cc, w, label, sizeof(label));
+		st = w->ntiles ? emit_step(cc, w->tiles, w->ntiles, label) :
+				 npu_pb_finish(&w->dma, cc->cm, label);
 	}
 	return st;
 }

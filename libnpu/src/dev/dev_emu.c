@@ -681,7 +681,52 @@ static void emu_close(struct npu_device *dev)
 	free(emu);
 }
 
+_Static_assert(NPU_MAX_CLUSTERS == NPU_HW_MAX_CLUSTERS, "cluster count");
+_Static_assert(NPU_MAX_LINKS == NPU_HW_MAX_LINKS, "link count");
+_Static_assert(NPU_UNITS == NPU_PERF_UNITS, "unit count");
+_Static_assert(NPU_DMA_ENGINES == NPU_HW_NUM_DMA_ENGINES, "DMA engines");
+
+static uint64_t perf64(struct emu_dev *emu, uint32_t off)
+{
+	uint32_t hi = npu_core_mmio_read(emu->core, off + 4), lo;
+
+	/* The high half first, then again if the low half wrapped. */
+	for (;;) {
+		uint32_t hi2;
+
+		lo = npu_core_mmio_read(emu->core, off);
+		hi2 = npu_core_mmio_read(emu->core, off + 4);
+		if (hi2 == hi)
+			return (uint64_t)hi << 32 | lo;
+		hi = hi2;
+	}
+}
+
+/* The performance registers, exactly as a driver would read them. */
+static npu_status emu_counters(struct npu_device *dev, npu_device_counters *out)
+{
+	struct emu_dev *emu = (struct emu_dev *)dev;
+
+	out->cycles = perf64(emu, NPU_REG_PERF_CYCLES);
+	for (unsigned c = 0; c < NPU_HW_MAX_CLUSTERS; c++) {
+		out->cluster_busy[c] = perf64(emu, NPU_REG_PERF_CLUSTER_BUSY(c));
+		out->hbsm_conflicts[c] = perf64(emu, NPU_REG_PERF_HBSM_CONFLICTS(c));
+		for (unsigned u = 0; u < NPU_PERF_UNITS; u++)
+			out->unit_busy[c][u] = perf64(emu, NPU_REG_PERF_UNIT_BUSY(c, u));
+	}
+	for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++)
+		out->dma_bytes[e] = perf64(emu, NPU_REG_PERF_DMA_BYTES(e));
+	out->gsdu_bytes = perf64(emu, NPU_REG_PERF_GSDU_BYTES);
+	for (unsigned l = 0; l < NPU_HW_MAX_LINKS; l++) {
+		out->link_bytes[l] = perf64(emu, NPU_REG_PERF_LINK_BYTES(l));
+		out->link_stalls[l] = perf64(emu, NPU_REG_PERF_LINK_STALLS(l));
+	}
+	out->have = NPU_HAVE_CYCLES | NPU_HAVE_CLUSTERS | NPU_HAVE_UNITS | NPU_HAVE_TRAFFIC;
+	return NPU_OK;
+}
+
 static const struct npu_dev_ops emu_ops = {
+	.counters = emu_counters,
 	.close = emu_close,
 	.bo_create = emu_bo_create,
 	.bo_free = emu_bo_free,

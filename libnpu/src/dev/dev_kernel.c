@@ -351,7 +351,29 @@ static void kernel_job_free(npu_dev_job *job)
 	free(job);
 }
 
+/*
+ * The driver's stats: job cycles, and per-cluster busy time (host time in
+ * jobs) expressed at the device clock.
+ */
+static npu_status kernel_counters(struct npu_device *dev, npu_device_counters *out)
+{
+	struct kernel_dev *kd = (struct kernel_dev *)dev;
+	struct drm_npu_stats_data d = { 0 };
+	struct drm_npu_stats q = { .size = sizeof(d), .pointer = (uintptr_t)&d };
+	int err = kioctl(kd, DRM_IOCTL_NPU_STATS, &q);
+
+	if (err)
+		return npu_fail(NPU_ERR_IO, "%s: reading the driver's stats failed: %s",
+				dev->info.path, strerror(err));
+	out->cycles = d.device_cycles;
+	for (unsigned c = 0; c < NPU_MAX_CLUSTERS; c++)
+		out->cluster_busy[c] = d.cluster_busy_ns[c] * dev->info.clock_mhz / 1000;
+	out->have = NPU_HAVE_CYCLES | NPU_HAVE_CLUSTERS;
+	return NPU_OK;
+}
+
 static const struct npu_dev_ops kernel_ops = {
+	.counters = kernel_counters,
 	.close = kernel_close,
 	.bo_create = kernel_bo_create,
 	.bo_free = kernel_bo_free,

@@ -50,6 +50,16 @@ void npu_device_close(npu_device *dev)
 		dev->ops->close(dev);
 }
 
+npu_status npu_device_read_counters(npu_device *dev, npu_device_counters *out)
+{
+	if (!dev || !out)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_device_read_counters: NULL argument");
+	memset(out, 0, sizeof(*out));
+	if (!dev->ops->counters)
+		return NPU_OK;
+	return dev->ops->counters(dev, out);
+}
+
 npu_status npu_device_get_info(const npu_device *dev, npu_device_info *info)
 {
 	if (!dev || !info)

@@ -74,6 +74,8 @@ struct npu_dev_ops {
 	/* Simulated cycles the job took (0 if the backend cannot tell). */
 	uint64_t (*job_cycles)(const npu_dev_job *job);
 	void (*job_free)(npu_dev_job *job);
+	/* Performance counters (npu_device_read_counters); out is zeroed. */
+	npu_status (*counters)(struct npu_device *dev, npu_device_counters *out);
 };
 
 static inline npu_status npu_dev_bo_create(struct npu_device *dev, size_t size,

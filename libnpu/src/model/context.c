@@ -27,6 +27,7 @@ struct npu_context {
 	pthread_cond_t idle;
 	bool busy;			/* a run is in flight */
 	npu_run_stats last;
+	uint64_t *last_cycles;		/* per step of the last run */
 };
 
 struct npu_job {
@@ -69,6 +70,7 @@ void npu_context_destroy(npu_context *ctx)
 		ctx->dev->ops->ctx_destroy(ctx->dctx);
 	free(ctx->bos);
 	free(ctx->uses);
+	free(ctx->last_cycles);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_cond_destroy(&ctx->idle);
 	free(ctx);
@@ -105,7 +107,8 @@ npu_status npu_context_create(npu_device *dev, const npu_model *model,
 	pthread_cond_init(&ctx->idle, NULL);
 	ctx->bos = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->bos));
 	ctx->uses = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->uses));
-	if (!ctx->bos || !ctx->uses) {
+	ctx->last_cycles = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_cycles));
+	if (!ctx->bos || !ctx->uses || !ctx->last_cycles) {
 		npu_context_destroy(ctx);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
@@ -222,9 +225,13 @@ static void finish_locked(npu_job *job, npu_status st)
 	npu_context *ctx = job->ctx;
 	uint64_t cycles = 0;
 
-	for (uint32_t i = 0; i < job->nsteps; i++)
-		if (job->steps[i])
-			cycles += ctx->dev->ops->job_cycles(job->steps[i]);
+	for (uint32_t i = 0; i < job->nsteps; i++) {
+		uint64_t c = job->steps[i] ? ctx->dev->ops->job_cycles(job->steps[i]) : 0;
+
+		if (!st)
+			ctx->last_cycles[i] = c;
+		cycles += c;
+	}
 	if (!st) {
 		for (size_t i = 0; i < job->noutputs; i++) {
 			const struct npu_io *io;
@@ -404,5 +411,27 @@ npu_status npu_context_last_run(const npu_context *ctx, npu_run_stats *stats)
 	if (!ctx || !stats)
 		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_last_run: NULL argument");
 	*stats = ctx->last;
+	return NPU_OK;
+}
+
+npu_status npu_context_last_run_steps(const npu_context *ctx, npu_step_stats *steps,
+				      size_t cap, size_t *count)
+{
+	npu_context *c = (npu_context *)ctx;
+
+	if (!ctx || !count || (cap && !steps))
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_last_run_steps: NULL argument");
+	pthread_mutex_lock(&c->lock);
+	if (!c->last.steps) {
+		pthread_mutex_unlock(&c->lock);
+		*count = 0;
+		return npu_fail(NPU_ERR_NOT_FOUND, "no run of this context has completed yet");
+	}
+	*count = c->last.steps;
+	for (size_t i = 0; i < cap && i < c->last.steps; i++) {
+		steps[i].label = ctx->cm->steps[i].label ? ctx->cm->steps[i].label : "";
+		steps[i].device_cycles = c->last_cycles[i];
+	}
+	pthread_mutex_unlock(&c->lock);
 	return NPU_OK;
 }

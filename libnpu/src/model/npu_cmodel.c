@@ -26,6 +26,8 @@ void npu_cmodel_free(struct npu_cmodel *m)
 	free(m->relocs);
 	free(m->inputs);
 	free(m->outputs);
+	for (uint32_t i = 0; m->steps && i < m->nsteps; i++)
+		free(m->steps[i].label);
 	free(m->steps);
 	free(m->fallback_ops);
 	free(m);

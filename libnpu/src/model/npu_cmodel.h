@@ -51,6 +51,7 @@ struct npu_step {
 	uint32_t seg;		/* an NPU_SEG_PROGRAM segment */
 	uint64_t offset;	/* of the npu_hw_prog header, 64-byte aligned */
 	uint32_t size;		/* program bytes */
+	char *label;		/* what it runs, for profiles ("Conv conv1"); may be NULL */
 };
 
 struct npu_cmodel {

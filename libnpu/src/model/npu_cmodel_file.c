@@ -14,6 +14,7 @@
  *     STEP     seg u32, size u32, offset u64
  *     FALLBACK the CPU-fallback operator list (rest)
  *     BATCH    batch u32, 0 u32, io_stride u64 (only when batch > 1)
+ *     LABEL    step index u32, what the step runs (rest; after its STEP)
  *
  * The reader trusts nothing: every length is checked against what is left,
  * and the result goes through npu_cmodel_validate().
@@ -33,7 +34,10 @@ enum {
 	TAG_STEP = 6,
 	TAG_FALLBACK = 7,
 	TAG_BATCH = 8,
+	TAG_LABEL = 9,
 };
+
+#define MAX_LABEL	1024
 
 #define HEADER_SIZE	32
 #define IO_FIXED	(4 * 4 + 8 + 4 + 4 + 8 + 8 * NPU_MAX_RANK)
@@ -191,6 +195,16 @@ npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
 		put32(&w, m->steps[i].seg);
 		put32(&w, m->steps[i].size);
 		put64(&w, m->steps[i].offset);
+	}
+	for (uint32_t i = 0; i < m->nsteps; i++) {
+		size_t n = m->steps[i].label ? strlen(m->steps[i].label) : 0;
+
+		if (!n)
+			continue;
+		n = n > MAX_LABEL ? MAX_LABEL : n;
+		record(&w, TAG_LABEL, 4 + n);
+		put32(&w, i);
+		put(&w, m->steps[i].label, n);
 	}
 	if (npu_cmodel_batch(m) > 1) {
 		record(&w, TAG_BATCH, 16);
@@ -389,6 +403,18 @@ static npu_status read_records(struct rbuf *r, struct npu_cmodel *m)
 			if (len != 16 || !get32(r, &x->seg) || !get32(r, &x->size) ||
 			    !get64(r, &x->offset))
 				return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad step record");
+			break;
+		}
+		case TAG_LABEL: {
+			uint32_t idx;
+
+			if (len < 4 || len > 4 + MAX_LABEL || !get32(r, &idx) || idx >= m->nsteps ||
+			    m->steps[idx].label)
+				return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad step label record");
+			m->steps[idx].label = calloc(1, len - 4 + 1);
+			if (!m->steps[idx].label)
+				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			take(r, m->steps[idx].label, len - 4);
 			break;
 		}
 		case TAG_BATCH: {
