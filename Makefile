@@ -39,10 +39,10 @@ QEMU_PACKAGES := dpkg-dev ninja-build meson python3 libglib2.0-dev \
 # depmod, modinfo) and pack the initramfs.
 GUEST_PACKAGES := busybox-static cpio xz-utils kmod binutils
 # libnpu: ONNX parsing (onnx.proto + protobuf-c), the kernel backend
-# (libdrm), model downloads (libcurl), the fuzz target (clang's libFuzzer)
-# and the ONNX conformance data.
+# (libdrm), model downloads (libcurl), the fuzz target (clang's libFuzzer),
+# the ONNX conformance data and npu-top's terminal UI (ncurses).
 LIBNPU_PACKAGES := libonnx-dev protobuf-c-compiler libprotobuf-c-dev \
-                   libcurl4-openssl-dev libdrm-dev clang libonnx-testdata
+                   libcurl4-openssl-dev libdrm-dev clang libonnx-testdata libncurses-dev
 DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PACKAGES) \
                 $(QEMU_PACKAGES) $(GUEST_PACKAGES)
 DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
