@@ -3,7 +3,7 @@
  * Observability and fault injection.
  *
  * sysfs (on the PCI device): geometry, defect mask, busy time, resets,
- * queue depths.  debugfs (accel/<minor>/): BO and context lists, fault
+ * queue depths, NoC link bytes.  debugfs (accel/<minor>/): BO and context lists, fault
  * injection (hang, MMU fault, failing reset) and a reset trigger.
  *
  * Copyright (c) 2026 The M100 NPU authors
@@ -111,6 +111,28 @@ static ssize_t queue_depth_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(queue_depth);
 
+/*
+ * One number per directed NoC link (mesh_x * mesh_y * 4): bytes it carried,
+ * from the device's performance counters.  npu-top draws its heat map
+ * from the deltas.
+ */
+static ssize_t link_bytes_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	struct npu_device *ndev = npu_from_dev(dev);
+	u32 links = ndev->info.mesh_x * ndev->info.mesh_y * NPU_HW_LINK_DIRS;
+	int len = 0, idx;
+
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return -ENODEV;
+	for (u32 l = 0; l < links && l < NPU_HW_MAX_LINKS; l++)
+		len += sysfs_emit_at(buf, len, "%s%llu", l ? " " : "",
+				     npu_rd64(ndev, NPU_REG_PERF_LINK_BYTES(l)));
+	drm_dev_exit(idx);
+	return len + sysfs_emit_at(buf, len, "\n");
+}
+static DEVICE_ATTR_RO(link_bytes);
+
 static struct attribute *npu_attrs[] = {
 	&dev_attr_geometry.attr,
 	&dev_attr_defect_mask.attr,
@@ -119,6 +141,7 @@ static struct attribute *npu_attrs[] = {
 	&dev_attr_busy_ns.attr,
 	&dev_attr_reset_count.attr,
 	&dev_attr_queue_depth.attr,
+	&dev_attr_link_bytes.attr,
 	NULL,
 };
 

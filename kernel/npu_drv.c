@@ -168,6 +168,9 @@ static void npu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct npu_file *nfile = file->driver_priv;
 	struct npu_device *ndev = nfile->ndev;
+	struct npu_ctx *ctx;
+	unsigned long id;
+	u32 contexts = 0, mask = 0;
 	u64 total = 0;
 
 	for (u32 c = 0; c < ndev->info.clusters; c++) {
@@ -181,6 +184,15 @@ static void npu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	drm_printf(p, "drm-engine-npu:\t%llu ns\n", total);
 	drm_printf(p, "drm-engine-capacity-npu:\t%u\n",
 		   ndev->info.healthy_clusters);
+	/* Monitors (npu-top) show which clusters each process holds. */
+	xa_lock(&nfile->contexts);
+	xa_for_each(&nfile->contexts, id, ctx) {
+		contexts++;
+		mask |= ctx->cluster_mask;
+	}
+	xa_unlock(&nfile->contexts);
+	drm_printf(p, "npu-contexts:\t%u\n", contexts);
+	drm_printf(p, "npu-clusters:\t0x%x\n", mask);
 	drm_show_memory_stats(p, file);
 }
 

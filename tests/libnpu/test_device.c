@@ -3,8 +3,10 @@
  * Devices and the emulator backend: opening, buffers, partitions, running
  * a real program through a ring, job errors.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dev/npu_dev.h"
 #include "npu/npu_hw.h"
@@ -254,6 +256,75 @@ START_TEST(emu_many_jobs)
 }
 END_TEST
 
+/* Count the entries of a list line "key: a b c" and sum them. */
+static int list_stats(const char *text, const char *key, uint64_t *sum, uint64_t *first,
+		      uint64_t *last)
+{
+	const char *p = strstr(text, key);
+	int n = 0;
+
+	*sum = *first = *last = 0;
+	if (!p)
+		return -1;
+	p += strlen(key);
+	while (*p == ' ') {
+		uint64_t v = strtoull(p, (char **)&p, 10);
+
+		*sum += v;
+		if (!n)
+			*first = v;
+		*last = v;
+		n++;
+	}
+	return n;
+}
+
+/* The emulator shows itself to monitors through a stats file (npu-top). */
+START_TEST(emu_stats_file)
+{
+	char dir[] = "/tmp/npu-stats-XXXXXX", path[64], text[4096] = "";
+	struct rig r;
+	npu_device *second;
+	npu_dev_ctx *extra;
+	uint64_t sum, first, last;
+	size_t n;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("NPU_EMU_STATS_DIR", dir, 1);
+	snprintf(path, sizeof(path), "%s/%d", dir, (int)getpid());
+	rig_open(&r, "emu:defect-mask=0x2001", 2);
+	/* One publisher per process: a second emulator writes nothing. */
+	ck_assert_int_eq(npu_device_open("emu", &second), NPU_OK);
+	ck_assert_int_eq(run_copy(&r, r.a->dev_addr, 100000), NPU_OK);
+	/* A context change forces a write with the job's counters. */
+	ck_assert_int_eq(r.dev->ops->ctx_create(r.dev, 1, &extra), NPU_OK);
+	r.dev->ops->ctx_destroy(extra);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_ptr_nonnull(strstr(text, "defect_mask: 0x2001\n"));
+	ck_assert_ptr_nonnull(strstr(text, "jobs: 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "contexts: 1\n"));
+	ck_assert_ptr_null(strstr(text, "cycles: 0\n"));
+	ck_assert_int_eq(list_stats(text, "cluster_busy:", &sum, &first, &last), 14);
+	ck_assert_uint_eq(first, 0);	/* fused */
+	ck_assert_uint_eq(last, 0);	/* fused */
+	/* The copy is DDR to DDR: no cluster works, but the DDR link does. */
+	ck_assert_int_eq(list_stats(text, "link_bytes:", &sum, &first, &last), 64);
+	ck_assert_uint_gt(sum, 0);
+	ck_assert_int_eq(list_stats(text, "unit_busy:", &sum, &first, &last), 56);
+	npu_device_close(second);
+	rig_close(&r);
+	/* Closing the publisher removes its file. */
+	ck_assert_int_ne(access(path, F_OK), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+	unsetenv("NPU_EMU_STATS_DIR");
+}
+END_TEST
+
 static Suite *device_suite(void)
 {
 	Suite *s = suite_create("npu_device");
@@ -269,6 +340,7 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, emu_job_fault);
 	tcase_add_test(tc, emu_freed_buffer_unmapped);
 	tcase_add_test(tc, emu_many_jobs);
+	tcase_add_test(tc, emu_stats_file);
 	suite_add_tcase(s, tc);
 	return s;
 }

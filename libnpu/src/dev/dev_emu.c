@@ -18,6 +18,7 @@
 
 #include "npu_core.h"
 #include "npu/npu_hw_partition.h"
+#include "dev/emu_stats.h"
 #include "dev/npu_dev.h"
 
 #define EMU_RING_LOG2		6
@@ -95,6 +96,11 @@ struct emu_dev {
 	struct emu_bo *bos;
 	bool worker_started;
 	uint32_t cluster_pos[NPU_HW_MAX_CLUSTERS];
+	uint64_t jobs;			/* completed */
+	uint64_t bo_bytes;		/* in live buffers */
+	/* The stats file for monitors; used by the worker and open/close. */
+	struct npu_emu_publisher stats;
+	pthread_mutex_t stats_lock;	/* serializes writes of the file */
 };
 
 /* ---- physical memory ---- */
@@ -294,12 +300,43 @@ static void emu_harvest_locked(struct emu_dev *emu)
 		if (c->seqno == j->seqno) {
 			j->comp = *c;
 			j->done = true;
+			emu->jobs++;
 			emu->q[j->queue].outstanding--;
 			*pp = j->next;
 		} else {
 			pp = &j->next;
 		}
 	}
+}
+
+static npu_status emu_counters(struct npu_device *dev, npu_device_counters *out);
+
+/*
+ * Refresh the stats file (at most every 100 ms unless @force).  Called
+ * without emu->lock: reading the registers takes the core's lock, and the
+ * core calls emu_kick (which takes emu->lock) with it held.
+ */
+static void emu_publish(struct emu_dev *emu, bool force)
+{
+	struct npu_emu_stats s = { .info = &emu->base.info };
+
+	pthread_mutex_lock(&emu->stats_lock);
+	if (!npu_emu_stats_due(&emu->stats, force)) {
+		pthread_mutex_unlock(&emu->stats_lock);
+		return;
+	}
+	pthread_mutex_lock(&emu->lock);
+	s.jobs = emu->jobs;
+	s.memory = emu->bo_bytes;
+	for (unsigned i = 0; i < EMU_MAX_CTX; i++)
+		if (emu->ctx_ids >> i & 1) {
+			s.contexts++;
+			s.context_clusters |= emu->ctxs[i]->pub.cluster_mask;
+		}
+	pthread_mutex_unlock(&emu->lock);
+	emu_counters(&emu->base, &s.counters);
+	npu_emu_stats_write(&emu->stats, &s);
+	pthread_mutex_unlock(&emu->stats_lock);
 }
 
 static void *emu_worker(void *arg)
@@ -318,6 +355,9 @@ static void *emu_worker(void *arg)
 		pthread_mutex_lock(&emu->lock);
 		emu_harvest_locked(emu);
 		pthread_cond_broadcast(&emu->done);
+		pthread_mutex_unlock(&emu->lock);
+		emu_publish(emu, false);
+		pthread_mutex_lock(&emu->lock);
 	}
 	pthread_mutex_unlock(&emu->lock);
 	return NULL;
@@ -353,6 +393,7 @@ static npu_status emu_bo_create(struct npu_device *dev, size_t size,
 	if (emu->bos)
 		emu->bos->prev = bo;
 	emu->bos = bo;
+	emu->bo_bytes += bo->chunk->size;
 	pthread_mutex_unlock(&emu->lock);
 	if (bo->pub.dev_addr + bo->chunk->size > EMU_VA_END) {
 		emu_bo_free(dev, &bo->pub);
@@ -388,6 +429,7 @@ static void emu_bo_free(struct npu_device *dev, npu_dev_bo *pub)
 		emu->bos = bo->next;
 	if (bo->next)
 		bo->next->prev = bo->prev;
+	emu->bo_bytes -= bo->chunk->size;
 	pthread_mutex_unlock(&emu->lock);
 	chunk_free(emu, bo->chunk);
 	free(bo);
@@ -479,6 +521,7 @@ static npu_status emu_ctx_create(struct npu_device *dev, uint32_t clusters,
 	ctx->pub.queue = (uint32_t)(best - emu->q);
 	emu->ctxs[id] = ctx;
 	pthread_mutex_unlock(&emu->lock);
+	emu_publish(emu, true);
 	*out = &ctx->pub;
 	return NPU_OK;
 }
@@ -503,6 +546,7 @@ static void emu_ctx_destroy(npu_dev_ctx *pub)
 	for (struct emu_bo *bo = emu->bos; bo; bo = bo->next)
 		bo->mapped &= ~(1ull << pub->id);
 	pthread_mutex_unlock(&emu->lock);
+	emu_publish(emu, true);
 	for (size_t i = 0; i < ctx->ntables; i++)
 		chunk_free(emu, ctx->tables[i]);
 	free(ctx->tables);
@@ -650,6 +694,8 @@ static void emu_close(struct npu_device *dev)
 	pthread_mutex_unlock(&emu->lock);
 	if (emu->worker_started)
 		pthread_join(emu->worker, NULL);
+	npu_emu_stats_release(&emu->stats);
+	pthread_mutex_destroy(&emu->stats_lock);
 	npu_core_destroy(emu->core);
 	for (unsigned i = 0; i < NPU_HW_NUM_QUEUES; i++) {
 		chunk_free(emu, emu->q[i].ring);
@@ -840,6 +886,7 @@ npu_status npu_emu_open(const char *spec, struct npu_device **out)
 	pthread_mutex_init(&emu->lock, NULL);
 	pthread_cond_init(&emu->kick, NULL);
 	pthread_cond_init(&emu->done, NULL);
+	pthread_mutex_init(&emu->stats_lock, NULL);
 	emu->next_pa = EMU_PA_START;
 	emu->next_va = EMU_VA_START;
 	host.opaque = emu;
@@ -849,6 +896,7 @@ npu_status npu_emu_open(const char *spec, struct npu_device **out)
 		pthread_mutex_destroy(&emu->lock);
 		pthread_cond_destroy(&emu->kick);
 		pthread_cond_destroy(&emu->done);
+		pthread_mutex_destroy(&emu->stats_lock);
 		free(emu);
 		return npu_fail(NPU_ERR_INVALID_ARG, "emulator configuration: %s", err);
 	}
@@ -870,6 +918,7 @@ npu_status npu_emu_open(const char *spec, struct npu_device **out)
 		return st;
 	}
 	emu->worker_started = true;
+	npu_emu_stats_claim(&emu->stats);
 	for (unsigned i = 0; i < NPU_HW_NUM_QUEUES; i++) {
 		npu_core_mmio_write(emu->core, NPU_REG_Q(i, NPU_Q_BASE_LO), (uint32_t)emu->q[i].ring->pa);
 		npu_core_mmio_write(emu->core, NPU_REG_Q(i, NPU_Q_BASE_HI), (uint32_t)(emu->q[i].ring->pa >> 32));
