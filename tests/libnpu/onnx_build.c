@@ -360,3 +360,60 @@ void *npu_test_slurp(const char *path, size_t *len)
 	*len = (size_t)n;
 	return buf;
 }
+
+/* ---- a small test model ---- */
+
+#define C ONNXB_SMALL_CNN_C
+#define H ONNXB_SMALL_CNN_H
+#define OC 8
+#define NCLS ONNXB_SMALL_CNN_CLASSES
+#define D(...) ((const int64_t[]){ __VA_ARGS__ })
+
+void onnxb_fill(float *v, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		v[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+	}
+}
+
+/*
+ * conv3x3 -> relu -> conv1x1 -> add (skip from the relu) -> maxpool ->
+ * transpose (a DMA-only node) -> flatten -> matmul -> softmax; outputs the
+ * probabilities and the add, so a batch element has two outputs.
+ */
+uint8_t *onnxb_small_cnn(size_t *len)
+{
+	static float w1[OC * C * 9], b1[OC], w2[OC * OC], fc[OC * 6 * 6 * NCLS];
+	onnxb *b = onnxb_new(8, 13);
+	Onnx__NodeProto *n;
+	uint8_t *buf;
+
+	onnxb_fill(w1, sizeof(w1) / 4, 11);
+	onnxb_fill(b1, OC, 12);
+	onnxb_fill(w2, sizeof(w2) / 4, 13);
+	onnxb_fill(fc, sizeof(fc) / 4, 14);
+	onnxb_input(b, "x", ONNXB_F32, 4, D(1, C, H, H));
+	onnxb_init_f32(b, "w1", 4, D(OC, C, 3, 3), w1);
+	onnxb_init_f32(b, "b1", 1, D(OC), b1);
+	onnxb_init_f32(b, "w2", 4, D(OC, OC, 1, 1), w2);
+	onnxb_init_f32(b, "fc", 2, D(OC * 6 * 6, NCLS), fc);
+	n = onnxb_node(b, "Conv", "conv1", "x,w1,b1", "c1");
+	onnxb_attr_ints(b, n, "pads", 4, D(1, 1, 1, 1));
+	onnxb_node(b, "Relu", "relu1", "c1", "r1");
+	onnxb_node(b, "Conv", "conv2", "r1,w2", "c2");
+	onnxb_node(b, "Add", "skip", "c2,r1", "s");
+	n = onnxb_node(b, "MaxPool", "pool", "s", "p");
+	onnxb_attr_ints(b, n, "kernel_shape", 2, D(2, 2));
+	onnxb_attr_ints(b, n, "strides", 2, D(2, 2));
+	n = onnxb_node(b, "Transpose", "tr", "p", "t");
+	onnxb_attr_ints(b, n, "perm", 4, D(0, 1, 3, 2));
+	onnxb_node(b, "Flatten", "flat", "t", "f");
+	onnxb_node(b, "MatMul", "fc", "f,fc", "logits");
+	onnxb_node(b, "Softmax", "softmax", "logits", "prob");
+	onnxb_output(b, "prob", ONNXB_F32, 2, D(1, NCLS));
+	onnxb_output(b, "s", ONNXB_F32, 4, D(1, OC, H, H));
+	buf = onnxb_pack(b, len);
+	onnxb_free(b);
+	return buf;
+}

@@ -66,6 +66,20 @@ void onnxb_attr_ints(onnxb *b, Onnx__NodeProto *n, const char *name, int count, 
 void onnxb_attr_floats(onnxb *b, Onnx__NodeProto *n, const char *name, int count, const float *v);
 void onnxb_attr_t(onnxb *b, Onnx__NodeProto *n, const char *name, Onnx__TensorProto *t);
 
+/* Uniform pseudo-random values in [-1, 1) from @seed (an LCG). */
+void onnxb_fill(float *v, size_t n, unsigned seed);
+
+/*
+ * A small CNN (malloc'd ONNX bytes): x [1,4,12,12] -> conv3x3 -> relu ->
+ * conv1x1 -> add (skip) -> maxpool -> transpose -> flatten -> matmul ->
+ * softmax; outputs "prob" [1,10] and "s" (the add, [1,8,12,12]).
+ */
+#define ONNXB_SMALL_CNN_C	4
+#define ONNXB_SMALL_CNN_H	12
+#define ONNXB_SMALL_CNN_IN	(ONNXB_SMALL_CNN_C * ONNXB_SMALL_CNN_H * ONNXB_SMALL_CNN_H)
+#define ONNXB_SMALL_CNN_CLASSES	10
+uint8_t *onnxb_small_cnn(size_t *len);
+
 /* Serialize (malloc'd; free() it). */
 uint8_t *onnxb_pack(onnxb *b, size_t *len);
 

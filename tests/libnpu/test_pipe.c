@@ -19,60 +19,8 @@
 
 #define D(...) ((const int64_t[]){ __VA_ARGS__ })
 
-#define C 4
-#define H 12
-#define OC 8
-#define NIN (C * H * H)
-#define NCLS 10
-
-static void fill(float *v, size_t n, unsigned seed)
-{
-	for (size_t i = 0; i < n; i++) {
-		seed = seed * 1103515245u + 12345u;
-		v[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
-	}
-}
-
-/*
- * conv3x3 -> relu -> conv1x1 -> add (skip from the relu) -> maxpool ->
- * transpose (a DMA-only node) -> flatten -> matmul -> softmax; outputs the
- * probabilities and the add, so a batch element has two outputs.
- */
-static uint8_t *small_cnn(size_t *len)
-{
-	static float w1[OC * C * 9], b1[OC], w2[OC * OC], fc[OC * 6 * 6 * NCLS];
-	onnxb *b = onnxb_new(8, 13);
-	Onnx__NodeProto *n;
-	uint8_t *buf;
-
-	fill(w1, sizeof(w1) / 4, 11);
-	fill(b1, OC, 12);
-	fill(w2, sizeof(w2) / 4, 13);
-	fill(fc, sizeof(fc) / 4, 14);
-	onnxb_input(b, "x", ONNXB_F32, 4, D(1, C, H, H));
-	onnxb_init_f32(b, "w1", 4, D(OC, C, 3, 3), w1);
-	onnxb_init_f32(b, "b1", 1, D(OC), b1);
-	onnxb_init_f32(b, "w2", 4, D(OC, OC, 1, 1), w2);
-	onnxb_init_f32(b, "fc", 2, D(OC * 6 * 6, NCLS), fc);
-	n = onnxb_node(b, "Conv", "conv1", "x,w1,b1", "c1");
-	onnxb_attr_ints(b, n, "pads", 4, D(1, 1, 1, 1));
-	onnxb_node(b, "Relu", "relu1", "c1", "r1");
-	onnxb_node(b, "Conv", "conv2", "r1,w2", "c2");
-	onnxb_node(b, "Add", "skip", "c2,r1", "s");
-	n = onnxb_node(b, "MaxPool", "pool", "s", "p");
-	onnxb_attr_ints(b, n, "kernel_shape", 2, D(2, 2));
-	onnxb_attr_ints(b, n, "strides", 2, D(2, 2));
-	n = onnxb_node(b, "Transpose", "tr", "p", "t");
-	onnxb_attr_ints(b, n, "perm", 4, D(0, 1, 3, 2));
-	onnxb_node(b, "Flatten", "flat", "t", "f");
-	onnxb_node(b, "MatMul", "fc", "f,fc", "logits");
-	onnxb_node(b, "Softmax", "softmax", "logits", "prob");
-	onnxb_output(b, "prob", ONNXB_F32, 2, D(1, NCLS));
-	onnxb_output(b, "s", ONNXB_F32, 4, D(1, OC, H, H));
-	buf = onnxb_pack(b, len);
-	onnxb_free(b);
-	return buf;
-}
+#define NIN ONNXB_SMALL_CNN_IN
+#define NCLS ONNXB_SMALL_CNN_CLASSES
 
 static npu_model *load(npu_device *dev, unsigned batch)
 {
@@ -84,7 +32,7 @@ static npu_model *load(npu_device *dev, unsigned batch)
 
 	npu_compile_options_init(&co);
 	co.batch = batch;
-	buf = small_cnn(&len);
+	buf = onnxb_small_cnn(&len);
 	st = npu_model_load_memory(buf, len, dev, &co, &m);
 	free(buf);
 	ck_assert_msg(!st, "batch %u: %s", batch, npu_last_error());
@@ -100,7 +48,7 @@ static float *run_one(npu_device *dev, npu_model *m, unsigned seed, size_t *n)
 	float *y = NULL;
 
 	*n = 0;
-	fill(x, NIN, seed);
+	onnxb_fill(x, NIN, seed);
 	ck_assert_msg(!npu_context_create(dev, m, 0, &ctx), "%s", npu_last_error());
 	ck_assert_msg(!npu_run(ctx, &in, 1, NULL, 0), "%s", npu_last_error());
 	for (size_t o = 0; o < npu_model_output_count(m); o++) {
@@ -134,7 +82,7 @@ static void batch_matches(const char *spec, unsigned batch)
 	ck_assert_uint_eq(npu_model_batch(one), 1);
 	ck_assert_uint_eq(npu_model_batch(many), batch);
 	for (unsigned b = 0; b < batch; b++) {
-		fill(x + (size_t)b * NIN, NIN, 100 + b);
+		onnxb_fill(x + (size_t)b * NIN, NIN, 100 + b);
 		in[b] = (npu_tensor){ "x", NPU_DTYPE_FLOAT32, x + (size_t)b * NIN, NIN * 4 };
 	}
 	ck_assert_msg(!npu_context_create(dev, many, 0, &ctx), "%s", npu_last_error());
@@ -278,7 +226,7 @@ START_TEST(batch_save_load_and_errors)
 
 	npu_compile_options_init(&co);
 	co.batch = NPU_MAX_BATCH + 1;
-	onnx = small_cnn(&len);
+	onnx = onnxb_small_cnn(&len);
 	ck_assert_int_eq(npu_model_load_memory(onnx, len, dev, &co, &m), NPU_ERR_INVALID_ARG);
 	ck_assert_ptr_nonnull(strstr(npu_last_error(), "batch"));
 	free(onnx);

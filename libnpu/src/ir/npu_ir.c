@@ -170,6 +170,7 @@ npu_status npu_ir_add_tensor(npu_ir_graph *g, const char *name, npu_dtype dtype,
 {
 	char anon[32];
 	npu_ir_tensor *t;
+	int64_t d[NPU_MAX_RANK];
 
 	if (rank > NPU_MAX_RANK || rank < -1)
 		return npu_fail(NPU_ERR_INVALID_ARG, "tensor rank %d out of range", rank);
@@ -181,6 +182,9 @@ npu_status npu_ir_add_tensor(npu_ir_graph *g, const char *name, npu_dtype dtype,
 	} else if (npu_ir_find_tensor(g, name) >= 0) {
 		return npu_fail(NPU_ERR_INVALID_ARG, "tensor '%s' already exists", name);
 	}
+	/* @dims may point into g->tensors, which growing moves: copy first. */
+	for (int i = 0; i < NPU_MAX_RANK; i++)
+		d[i] = (dims && i < rank) ? dims[i] : -1;
 	if (g->n_tensors >= INT32_MAX / 4 ||
 	    grow((void **)&g->tensors, &g->cap_tensors, g->n_tensors + 1, sizeof(*t)))
 		return no_memory();
@@ -193,8 +197,7 @@ npu_status npu_ir_add_tensor(npu_ir_graph *g, const char *name, npu_dtype dtype,
 		return no_memory();
 	t->dtype = dtype;
 	t->rank = rank;
-	for (int i = 0; i < NPU_MAX_RANK; i++)
-		t->dims[i] = (dims && i < rank) ? dims[i] : -1;
+	memcpy(t->dims, d, sizeof(d));
 	t->producer = -1;
 	g->hash[hash_slot(g, t->name)] = g->n_tensors;
 	if (id)
