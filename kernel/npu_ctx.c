@@ -159,6 +159,7 @@ int npu_ioctl_ctx_create(struct drm_device *dev, void *data,
 	ctx->pid = task_tgid_nr(current);
 	ctx->priority = args->priority;
 	spin_lock_init(&ctx->fence_lock);
+	spin_lock_init(&ctx->recent_lock);
 	mutex_init(&ctx->submit_lock);
 	ctx->vm = npu_vm_create(ndev);
 	if (IS_ERR(ctx->vm)) {
@@ -269,9 +270,10 @@ int npu_ioctl_ctx_query(struct drm_device *dev, void *data,
 			struct drm_file *file)
 {
 	struct drm_npu_ctx_query *args = data;
+	unsigned long flags;
 	struct npu_ctx *ctx;
 
-	if (args->pad)
+	if (args->pad || args->pad2)
 		return -EINVAL;
 	ctx = npu_ctx_lookup(file->driver_priv, args->ctx_id);
 	if (!ctx)
@@ -282,6 +284,19 @@ int npu_ioctl_ctx_query(struct drm_device *dev, void *data,
 	args->jobs_completed = atomic64_read(&ctx->jobs_completed);
 	args->jobs_failed = atomic64_read(&ctx->jobs_failed);
 	args->last_error = -atomic_read(&ctx->last_error);
+	args->device_cycles = atomic64_read(&ctx->device_cycles);
+	args->job_cycles = 0;
+	args->job_found = 0;
+	if (args->job_seqno) {
+		u32 i = args->job_seqno % DRM_NPU_CTX_RECENT_JOBS;
+
+		spin_lock_irqsave(&ctx->recent_lock, flags);
+		if (ctx->recent[i].seqno == args->job_seqno) {
+			args->job_cycles = ctx->recent[i].cycles;
+			args->job_found = 1;
+		}
+		spin_unlock_irqrestore(&ctx->recent_lock, flags);
+	}
 	npu_ctx_put(ctx);
 	return 0;
 }

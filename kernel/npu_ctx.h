@@ -37,6 +37,10 @@ struct npu_vm;
  * @jobs_submitted: counters for DRM_IOCTL_NPU_CTX_QUERY.
  * @jobs_completed: see @jobs_submitted.
  * @jobs_failed: see @jobs_submitted.
+ * @device_cycles: simulated cycles of the completed jobs.
+ * @recent_lock: protects @recent.
+ * @recent: cycles of the last DRM_NPU_CTX_RECENT_JOBS completed jobs, by
+ *	    scheduler seqno modulo the size (DRM_IOCTL_NPU_CTX_QUERY).
  * @submit_lock: keeps arm and push of this context's jobs in one order.
  * @fence_lock: protects @last_fence.
  * @last_fence: finished fence of the newest job (destroy waits for it).
@@ -63,6 +67,12 @@ struct npu_ctx {
 	atomic64_t jobs_submitted;
 	atomic64_t jobs_completed;
 	atomic64_t jobs_failed;
+	atomic64_t device_cycles;
+	spinlock_t recent_lock;		/* protects recent[] */
+	struct {
+		u64 seqno;
+		u64 cycles;
+	} recent[DRM_NPU_CTX_RECENT_JOBS];
 	struct mutex submit_lock;	/* orders arm + push of jobs */
 	spinlock_t fence_lock;		/* protects last_fence */
 	struct dma_fence *last_fence;

@@ -313,7 +313,8 @@ static struct pci_driver npu_pci_driver = {
 	.id_table = npu_pci_ids,
 	.probe = npu_probe,
 	.remove = npu_remove,
-	.driver.dev_groups = npu_sysfs_groups,
+	/* pci_register_driver() copies these over driver.dev_groups. */
+	.dev_groups = npu_sysfs_groups,
 };
 module_pci_driver(npu_pci_driver);
 

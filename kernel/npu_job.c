@@ -127,7 +127,8 @@ static void npu_job_done_locked(struct npu_queue *q, struct npu_job *job,
 	struct npu_ctx *ctx = job->ctx;
 	u64 now = ktime_get_ns();
 	u64 busy = now - max(job->start_ns, q->last_done_ns);
-	unsigned long c, mask = ctx->cluster_mask;
+	u64 seqno = job->base.s_fence->finished.seqno;
+	unsigned long c, mask = ctx->cluster_mask, flags;
 
 	q->last_done_ns = now;
 	/* The file outlives this: it waits for its contexts' fences. */
@@ -137,6 +138,11 @@ static void npu_job_done_locked(struct npu_queue *q, struct npu_job *job,
 		atomic64_add(cycles, &ctx->nfile->cycles[c]);
 	}
 	atomic64_add(cycles, &ndev->stats.device_cycles);
+	atomic64_add(cycles, &ctx->device_cycles);
+	spin_lock_irqsave(&ctx->recent_lock, flags);
+	ctx->recent[seqno % DRM_NPU_CTX_RECENT_JOBS].seqno = seqno;
+	ctx->recent[seqno % DRM_NPU_CTX_RECENT_JOBS].cycles = cycles;
+	spin_unlock_irqrestore(&ctx->recent_lock, flags);
 	atomic64_inc(&ndev->stats.jobs_completed);
 	atomic64_inc(&ctx->jobs_completed);
 	if (error) {

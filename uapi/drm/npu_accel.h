@@ -273,6 +273,15 @@ enum drm_npu_ctx_state {
  * @jobs_failed: out: done with an error.
  * @last_error:	out: errno (positive) of the job that got it banned, else 0.
  * @pad:	must be zero.
+ * @device_cycles: out: simulated device cycles of the context's completed jobs.
+ * @job_seqno:	in: a job's seqno from DRM_IOCTL_NPU_SUBMIT, or 0.
+ * @job_cycles:	out: that job's simulated cycles when @job_found.
+ * @job_found:	out: 1 if @job_seqno is one of the context's last
+ *		DRM_NPU_CTX_RECENT_JOBS completed jobs, else 0.
+ * @pad2:	must be zero.
+ *
+ * The fields from @device_cycles on were added later; an older caller's
+ * smaller struct simply does not see them (DRM zero-fills and truncates).
  */
 struct drm_npu_ctx_query {
 	__u32 ctx_id;
@@ -282,7 +291,14 @@ struct drm_npu_ctx_query {
 	__u64 jobs_failed;
 	__u32 last_error;
 	__u32 pad;
+	__u64 device_cycles;
+	__u64 job_seqno;
+	__u64 job_cycles;
+	__u32 job_found;
+	__u32 pad2;
 };
+
+#define DRM_NPU_CTX_RECENT_JOBS		256
 
 /* ---- Submission ---- */
 

@@ -35,6 +35,8 @@ struct npu_dev_job {
 	struct kernel_dev *kd;
 	uint32_t syncobj;
 	uint32_t ctx_id;
+	uint64_t seqno;		/* from the submit, for its cycles */
+	uint64_t cycles;	/* simulated, once known */
 };
 
 static npu_status kfail(npu_status s, const char *what, int err)
@@ -302,6 +304,7 @@ static npu_status kernel_submit(npu_dev_ctx *ctx, npu_dev_bo *cmd,
 	}
 	job->kd = kd;
 	job->ctx_id = ctx->id;
+	job->seqno = s.seqno;
 	*out = job;
 	return NPU_OK;
 }
@@ -324,6 +327,16 @@ static npu_status kernel_job_wait(npu_dev_job *job, int64_t timeout_ns)
 		       npu_fail(NPU_ERR_TIMEOUT, "the job did not finish within %lld ms",
 				(long long)(timeout_ns / 1000000)) :
 		       kfail(NPU_ERR_DEVICE, "waiting for a job", errno);
+	/*
+	 * Its cycles, while the driver still remembers them (the context's
+	 * last DRM_NPU_CTX_RECENT_JOBS jobs; older drivers report none).
+	 */
+	{
+		struct drm_npu_ctx_query cq = { .ctx_id = job->ctx_id, .job_seqno = job->seqno };
+
+		if (!kioctl(kd, DRM_IOCTL_NPU_CTX_QUERY, &cq) && cq.job_found)
+			job->cycles = cq.job_cycles;
+	}
 	/* The fence's error says how the job ended. */
 	if (drmSyncobjExportSyncFile(kd->fd, job->syncobj, &sync_fd))
 		return NPU_OK;
@@ -339,8 +352,7 @@ static npu_status kernel_job_wait(npu_dev_job *job, int64_t timeout_ns)
 
 static uint64_t kernel_job_cycles(const npu_dev_job *job)
 {
-	(void)job;
-	return 0;
+	return job->cycles;
 }
 
 static void kernel_job_free(npu_dev_job *job)

@@ -617,6 +617,9 @@ int gt_good_job(int fd, uint32_t ctx_id, uint64_t bytes)
 			     q1.state, (uint64_t)q0.jobs_failed, (uint64_t)q1.jobs_failed,
 			     (uint64_t)q0.jobs_completed, (uint64_t)q1.jobs_completed,
 			     (uint64_t)q0.jobs_submitted, (uint64_t)q1.jobs_submitted);
+	else if (q1.device_cycles <= q0.device_cycles)
+		rc = gt_fail(-EIO, "good job: context cycles %" PRIu64 " -> %" PRIu64,
+			     (uint64_t)q0.device_cycles, (uint64_t)q1.device_cycles);
 out:
 	gt_syncobj_destroy(fd, so);
 	gt_copy_fini(&c);

@@ -164,6 +164,15 @@ START_TEST(neg_pads)
 		struct drm_npu_ctx_query q = { .ctx_id = cc.ctx_id, .pad = 1 };
 
 		ck_assert_int_eq(gt_ioctl(G.fd, DRM_IOCTL_NPU_CTX_QUERY, &q), -EINVAL);
+		q.pad = 0;
+		q.pad2 = 1;
+		ck_assert_int_eq(gt_ioctl(G.fd, DRM_IOCTL_NPU_CTX_QUERY, &q), -EINVAL);
+		/* A seqno the context never had is simply not found. */
+		q.pad2 = 0;
+		q.job_seqno = 1ull << 40;
+		ck_assert_int_eq(gt_ioctl(G.fd, DRM_IOCTL_NPU_CTX_QUERY, &q), 0);
+		ck_assert_uint_eq(q.job_found, 0);
+		ck_assert_uint_eq(q.job_cycles, 0);
 	}
 	{
 		struct drm_npu_ctx_destroy d = { .ctx_id = cc.ctx_id, .pad = 1 };
