@@ -136,8 +136,11 @@ $(DEMO_BIN): tools/npu-core-demo/*.c tests/common/npu_tdev.c tests/common/npu_td
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) -Itests/common tools/npu-core-demo/*.c tests/common/npu_tdev.c $(LIBCORE) $(LDLIBS_CORE) -o $@
 
-run: $(DEMO_BIN)
-	$(DEMO_BIN)
+# The main job: npu-run on the bundled sample model (the emulator unless a
+# kernel device exists), with its top 3 classes.
+run: $(BUILD)/bin/npu-run
+	$(BUILD)/bin/npu-run tools/npu-run/samples/tiny-cnn.onnx \
+	  --top-k 3 --labels tools/npu-run/samples/tiny-cnn.labels
 
 check: check-unit check-fuzz check-tools check-models check-style check-qemu check-guest
 
@@ -181,7 +184,8 @@ clean:
 # be built first.
 include tests/guest/suite.mk
 include tests/guest/libnpu.mk
-GUEST_DEPS := qemu module guest-bins guest-libnpu
+include tests/guest/tools.mk
+GUEST_DEPS := qemu module guest-bins guest-libnpu guest-tools
 # The suite's ten forced hangs alone take ~20 s under TCG.
 GUEST_APPEND ?= npu.test_timeout=300
 

@@ -33,7 +33,7 @@
 # No `set -e`: whatever fails, this script must get to the report, because
 # if init exits the kernel panics and the host learns only "no marker".
 set -u
-PATH=/bin
+PATH=/bin:/usr/bin
 export PATH
 
 mount -t proc proc /proc

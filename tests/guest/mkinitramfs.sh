@@ -120,7 +120,7 @@ busybox=$(command -v busybox || true)
 root=$out/root
 rm -rf "$root"
 mkdir -p "$root/bin" "$root/lib/modules" "$root/etc" "$root/proc" "$root/sys" \
-	"$root/dev" "$root/tmp"
+	"$root/dev" "$root/tmp" "$root/usr"
 cp "$busybox" "$root/bin/busybox"
 for applet in $("$busybox" --list); do
 	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
@@ -153,6 +153,16 @@ if [ -d "$bindir" ]; then
 		cp "$f" "$root/bin/"
 		ntests=$((ntests + 1))
 	done
+fi
+
+# Tools and data the tests use but that are not tests themselves
+# (build/guest/usr/: npu-run, npu-top, a sample model): /usr in the guest.
+if [ -d "$out/usr" ]; then
+	for f in "$out"/usr/bin/*; do
+		[ -f "$f" ] || continue
+		! is_dynamic "$f" || die "$f is dynamically linked; guest programs must be static (gcc -static)"
+	done
+	cp -R "$out/usr/." "$root/usr/"
 fi
 
 # --- pack -----------------------------------------------------------------

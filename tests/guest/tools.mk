@@ -1,0 +1,41 @@
+# npu-run and npu-top for the guest (static), the sample model, and the
+# outputs the emulator backend gives for it on the host, which the guest's
+# npu-guest-tools checks bit for bit against the driver's.
+# build/guest/usr/ becomes /usr in the initramfs (mkinitramfs.sh).
+
+GUEST_USR       := $(BUILD)/guest/usr
+GUEST_NPU_RUN   := $(GUEST_USR)/bin/npu-run
+GUEST_NPU_TOP   := $(GUEST_USR)/bin/npu-top
+GUEST_SAMPLE    := $(GUEST_USR)/share/npu/tiny-cnn.onnx
+GUEST_EXPECT    := $(GUEST_USR)/share/npu/expect/probabilities.bin
+GUEST_TOOLS_TEST := $(BUILD)/guest/bin/npu-guest-tools
+
+# No libcurl in a static binary: tests/guest/tools/no_http.c stands in for
+# the HTTP transport (file:// URLs and paths still work).
+$(GUEST_NPU_RUN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) tests/guest/tools/no_http.c $(LIBNPU_A)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(OPTFLAGS) -static $(NPU_RUN_SRCS) \
+	  tests/guest/tools/no_http.c $(LIBNPU_A) -ldrm -lprotobuf-c -lm -pthread -o $@
+
+$(GUEST_NPU_TOP): $(NPU_TOP_SRCS) $(NPU_TOP_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) -Iuapi $(NPU_TOP_CURSES_CFLAGS) -static $(NPU_TOP_SRCS) \
+	  -lncursesw -ltinfo -lm -o $@
+
+$(GUEST_SAMPLE): tools/npu-run/samples/tiny-cnn.onnx
+	@mkdir -p $(@D)
+	cp $< $@
+
+# The emulator's outputs for npu-run's deterministic input.
+$(GUEST_EXPECT): tools/npu-run/samples/tiny-cnn.onnx $(NPU_RUN_BIN)
+	@mkdir -p $(@D)
+	NPU_EMU_STATS=0 $(NPU_RUN_BIN) $< --device emu --iterations 1 --warmup 0 \
+	  --output-dir $(@D) >/dev/null
+
+$(GUEST_TOOLS_TEST): tests/guest/tools/npu-guest-tools.sh
+	@mkdir -p $(@D)
+	cp $< $@
+	chmod +x $@
+
+.PHONY: guest-tools
+guest-tools: $(GUEST_NPU_RUN) $(GUEST_NPU_TOP) $(GUEST_SAMPLE) $(GUEST_EXPECT) $(GUEST_TOOLS_TEST)

@@ -1,0 +1,88 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# npu-run and npu-top in the guest, through npu.ko (run by the guest's
+# /init like every /bin/npu-*; busybox sh, no python):
+#  - npu-run's outputs for the sample model are bit-identical to the ones
+#    the emulator backend gave on the host (build/guest/usr/share/npu/expect);
+#  - npu-run --json reports simulated time;
+#  - npu-top --once --json, sampled while npu-run runs on a 2-cluster
+#    partition, shows busy time on exactly the clusters npu-run holds, none
+#    on the other healthy ones, and marks the fused ones (null).
+set -u
+
+dev=/dev/accel/accel0
+model=/usr/share/npu/tiny-cnn.onnx
+expect=/usr/share/npu/expect/probabilities.bin
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok - $*"; }
+no() { fail=$((fail + 1)); echo "not ok - $*"; }
+
+rm -rf /tmp/o
+if npu-run "$model" --device "$dev" --iterations 1 --warmup 0 --output-dir /tmp/o \
+	>/tmp/run.txt 2>&1 && cmp -s /tmp/o/probabilities.bin "$expect"; then
+	ok "npu-run through the driver: outputs bit-identical to the host emulator's"
+else
+	no "npu-run through the driver: outputs differ from the host emulator's"
+	cat /tmp/run.txt
+fi
+
+if npu-run "$model" --device "$dev" --json --iterations 2 >/tmp/run.json 2>/tmp/run.err &&
+	grep -q '"cycles_per_run": [1-9]' /tmp/run.json; then
+	ok "npu-run --json reports simulated cycles"
+else
+	no "npu-run --json: $(cat /tmp/run.err) $(head -c 300 /tmp/run.json)"
+fi
+
+# Busy time while a run is going on: sample in the middle of it.
+npu-run "$model" --device "$dev" --clusters 2 --duration 8 --warmup 0 >/tmp/bg.txt 2>&1 &
+bg=$!
+sleep 3
+npu-top --once --json -d 1 >/tmp/top.json 2>/tmp/top.err
+rc=$?
+wait "$bg" || no "background npu-run failed: $(cat /tmp/bg.txt)"
+if [ "$rc" -ne 0 ]; then
+	no "npu-top --once --json exit $rc: $(cat /tmp/top.err)"
+	ls /sys/class/accel/accel0/device/npu 2>&1
+else
+	line=$(cat /tmp/top.json)
+	busy=$(echo "$line" | sed -n 's/.*"cluster_busy_pct": \[\([^]]*\)\].*/\1/p')
+	fused=$(echo "$line" | sed -n 's/.*"fused": \[\([^]]*\)\].*/\1/p')
+	held=$(echo "$line" | sed -n 's/.*"processes": \[.*"clusters": \[\([^]]*\)\].*/\1/p')
+	# The defect mask as the driver's DEV_QUERY gave it to npu-run (npu-top
+	# reads sysfs: two paths through the driver that must agree).
+	mask=$(sed -n 's/.*"defect_mask_hex": "\(0x[0-9a-f]*\)".*/\1/p' /tmp/run.json)
+	echo "npu-top: busy [$busy] fused [$fused] npu-run holds [$held] defect mask $mask"
+	# Fused clusters, in the order npu-top lists them.
+	want="" c=0
+	while [ "$c" -lt 16 ]; do
+		if [ $(((mask >> c) & 1)) -eq 1 ]; then want="${want:+$want, }$c"; fi
+		c=$((c + 1))
+	done
+	if [ "$fused" = "$want" ]; then ok "npu-top marks the fused clusters ($want)"
+	else no "npu-top fused [$fused], sysfs defect mask says [$want]"; fi
+	verdict=$(echo "$busy" | awk -v fused="$fused" -v held="$held" '
+		BEGIN { nf = split(fused, f, ", "); nh = split(held, h, ", ") }
+		{ n = split($0, b, ", ")
+		  for (i = 1; i <= n; i++) {
+			c = i - 1; isf = 0; ish = 0
+			for (k = 1; k <= nf; k++) if (f[k] != "" && f[k] + 0 == c) isf = 1
+			for (k = 1; k <= nh; k++) if (h[k] != "" && h[k] + 0 == c) ish = 1
+			if (isf && b[i] != "null") { print "fused cluster " c " has " b[i]; exit }
+			if (!isf && b[i] == "null") { print "healthy cluster " c " is null"; exit }
+			if (ish && b[i] + 0 <= 0) { print "held cluster " c " not busy"; exit }
+			if (!isf && !ish && b[i] + 0 > 0) { print "idle cluster " c " busy " b[i]; exit }
+		  }
+		  if (nh != 2) { print "npu-run holds " nh " clusters, not 2"; exit }
+		  print "ok" }')
+	if [ "$verdict" = "ok" ]; then
+		ok "npu-top: busy on npu-run's 2 clusters only, none on fused ones"
+	else
+		no "npu-top: $verdict"
+		cat /tmp/top.json
+	fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

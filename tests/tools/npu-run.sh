@@ -1,0 +1,376 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# CLI test of npu-run on the bundled sample (tools/npu-run/samples/tiny-cnn.onnx:
+# input 'image' float32 1x3x32x32, output 'probabilities' float32 1x10) on the
+# emulator: exit codes and one-line messages, the JSON summary, raw and .npy
+# inputs, --output-dir, .npum round trip, top-k with labels, the profile,
+# batches and the timing options.  Run from the repository root after
+# `make build/bin/npu-run`; $1 overrides the binary.
+#
+# Output-name sanitising needs a tensor name with characters outside
+# [A-Za-z0-9._-]; the sample has none, so the test makes a copy of it whose
+# output is renamed 'prob:bilities' (the same length, so the protobuf stays
+# valid) and expects prob_bilities.bin.  The unsupported-operator case is made
+# the same way (Relu -> Cosh).
+set -u
+
+BIN=${1:-build/bin/npu-run}
+MODEL=tools/npu-run/samples/tiny-cnn.onnx
+LABELS=tools/npu-run/samples/tiny-cnn.labels
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT INT TERM
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+no() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# check NAME PYTHON-EXPR: EXPR sees the JSON output of the last run as j.
+check() {
+	if python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" \
+		"$TMP/out.json" 2>"$TMP/py.err"; then ok; else no "$1"; cat "$TMP/py.err"; fi
+}
+
+# expect_exit NAME CODE ARGS...: exit status CODE and exactly one line on stderr,
+# starting with "npu-run: ".
+expect_exit() {
+	name=$1 code=$2
+	shift 2
+	"$BIN" "$@" >/dev/null 2>"$TMP/err"
+	rc=$?
+	lines=$(wc -l <"$TMP/err")
+	if [ "$rc" -eq "$code" ] && [ "$lines" -eq 1 ] && grep -q '^npu-run: ' "$TMP/err"; then ok
+	else no "$name: exit $rc (want $code), $lines stderr lines: $(cat "$TMP/err")"; fi
+}
+
+# err_has NAME TEXT: the last expect_exit's message contains TEXT.
+err_has() {
+	if grep -qF -- "$2" "$TMP/err"; then ok; else no "$1: no '$2' in: $(cat "$TMP/err")"; fi
+}
+
+# run_json NAME ARGS...: run with --json into out.json, expect success and a quiet stderr.
+run_json() {
+	name=$1
+	shift
+	if "$BIN" "$@" --json >"$TMP/out.json" 2>"$TMP/err" && [ ! -s "$TMP/err" ]; then ok
+	else no "$name: exit $?, stderr: $(cat "$TMP/err")"; fi
+}
+
+# same NAME FILE1 FILE2 / differ NAME FILE1 FILE2
+same() { if cmp -s "$2" "$3"; then ok; else no "$1: $2 and $3 differ"; fi; }
+differ() {
+	if [ -f "$2" ] && [ -f "$3" ] && ! cmp -s "$2" "$3"; then ok
+	else no "$1: $2 and $3 are equal or missing"; fi
+}
+
+# size_is NAME FILE BYTES
+size_is() {
+	if [ -f "$2" ] && [ "$(wc -c <"$2")" -eq "$3" ]; then ok
+	else no "$1: $2 missing or not $3 bytes"; fi
+}
+
+if [ ! -x "$BIN" ]; then
+	echo "$BIN not built (make build/bin/npu-run)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+if [ ! -f "$MODEL" ]; then
+	echo "$MODEL missing"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+# ---- test data, written with python3 ----
+python3 - "$TMP" "$MODEL" <<'EOF'
+import math, struct, sys
+tmp, model = sys.argv[1], sys.argv[2]
+n = 3 * 32 * 32
+
+def floats(k):
+    return struct.pack('<%df' % n, *[math.sin(0.01 * (k + 1) * i) for i in range(n)])
+
+def npy(path, descr, shape, data, fortran=False):
+    # Format 1.0: magic, version, u16 header length, the dict padded with
+    # spaces to a multiple of 64 bytes including the final newline.
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
+        descr, 'True' if fortran else 'False', repr(tuple(shape)))
+    pad = 64 - (10 + len(d) + 1) % 64
+    h = (d + ' ' * (pad % 64) + '\n').encode()
+    open(path, 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h + data)
+
+a, b = floats(0), floats(1)
+open(tmp + '/a.raw', 'wb').write(a)
+open(tmp + '/b.raw', 'wb').write(b)
+open(tmp + '/ab.raw', 'wb').write(a + b)
+open(tmp + '/short.raw', 'wb').write(a[:1000])
+npy(tmp + '/a.npy', '<f4', (1, 3, 32, 32), a)
+npy(tmp + '/f8.npy', '<f8', (1, 3, 32, 32), struct.pack('<%dd' % n, *([0.5] * n)))
+npy(tmp + '/shape.npy', '<f4', (1, 3, 16, 64), a)
+npy(tmp + '/fortran.npy', '<f4', (1, 3, 32, 32), a, fortran=True)
+npy(tmp + '/trunc.npy', '<f4', (1, 3, 32, 32), a[:100])
+npy(tmp + '/ab.npy', '<f4', (2, 1, 3, 32, 32), a + b)
+# Same-length renames keep every protobuf length field valid.
+m = open(model, 'rb').read()
+open(tmp + '/colon.onnx', 'wb').write(m.replace(b'probabilities', b'prob:bilities'))
+open(tmp + '/cosh.onnx', 'wb').write(m.replace(b'Relu', b'Cosh'))
+EOF
+mkdir -p "$TMP/cal"
+cp "$TMP/a.raw" "$TMP/cal/0.raw"
+cp "$TMP/b.raw" "$TMP/cal/1.raw"
+
+# ---- usage errors: exit 2, one line ----
+expect_exit "unknown flag" 2 "$MODEL" --frobnicate
+err_has "unknown flag" "--frobnicate"
+expect_exit "missing value" 2 "$MODEL" --iterations
+err_has "missing value" "needs a value"
+expect_exit "bad number" 2 "$MODEL" --iterations ten
+err_has "bad number" "'ten'"
+expect_exit "zero iterations" 2 "$MODEL" --iterations 0
+expect_exit "negative warmup" 2 "$MODEL" --warmup -1
+expect_exit "batch too large" 2 "$MODEL" --batch 65
+expect_exit "clusters 0" 2 "$MODEL" --clusters 0
+expect_exit "bad duration" 2 "$MODEL" --duration soon
+expect_exit "percentile 0" 2 "$MODEL" --percentiles 0,50
+err_has "percentile 0" "above 0"
+expect_exit "percentile 101" 2 "$MODEL" --percentiles 50,101
+expect_exit "percentile list" 2 "$MODEL" --percentiles 50,,90
+expect_exit "percentile word" 2 "$MODEL" --percentiles median
+expect_exit "bad precision" 2 "$MODEL" --precision fp16
+expect_exit "int8 without calibrate" 2 "$MODEL" --precision int8
+err_has "int8 without calibrate" "--calibrate"
+expect_exit "compile-only without -o" 2 "$MODEL" --compile-only
+err_has "compile-only without -o" "-o FILE"
+expect_exit "switch with value" 2 "$MODEL" --json=yes
+expect_exit "no model" 2 --iterations 3
+expect_exit "two models" 2 "$MODEL" "$MODEL"
+expect_exit "labels without top-k" 2 "$MODEL" --labels "$LABELS"
+expect_exit "unknown input name" 2 "$MODEL" --device emu --input pixels="$TMP/a.raw"
+err_has "unknown input name" "'image'"
+expect_exit "input twice" 2 "$MODEL" --device emu --input image="$TMP/a.raw" \
+	--input image="$TMP/b.raw"
+expect_exit "unknown top-k output" 2 "$MODEL" --device emu --top-k 3 --top-k-output logits
+err_has "unknown top-k output" "probabilities"
+
+# ---- runtime errors: exit 1, one line ----
+expect_exit "missing model" 1 "$TMP/none.onnx" --device emu
+err_has "missing model" "$TMP/none.onnx"
+expect_exit "missing device node" 1 "$MODEL" --device /dev/accel/accel9
+err_has "missing device node" "--device /dev/accel/accel9: no such device node"
+err_has "missing device node hint" "--device emu"
+expect_exit "not a model" 1 "$LABELS" --device emu
+err_has "not a model" "ONNX"
+expect_exit "unsupported op" 1 "$TMP/cosh.onnx" --device emu
+err_has "unsupported op names op" "'Cosh'"
+err_has "unsupported op names node" "relu1"
+err_has "unsupported op names opset" "opset"
+err_has "unsupported op hint" "run with a model the NPU supports"
+expect_exit "bad emulator option" 1 "$MODEL" --device emu:bogus=1
+expect_exit "more clusters than healthy" 2 "$MODEL" --device emu:defect-mask=0x2001 --clusters 13
+err_has "more clusters than healthy" "--clusters 12 or fewer"
+expect_exit "missing labels" 1 "$MODEL" --device emu --top-k 3 --labels "$TMP/none.labels"
+expect_exit "missing input file" 1 "$MODEL" --device emu --input image="$TMP/none.raw"
+err_has "missing input file" "none.raw"
+expect_exit "short raw input" 1 "$MODEL" --device emu --input image="$TMP/short.raw"
+err_has "short raw names input" "'image'"
+err_has "short raw has size" "1000 bytes"
+err_has "short raw wants size" "12288 bytes"
+expect_exit "npy float64" 1 "$MODEL" --device emu --input image="$TMP/f8.npy"
+err_has "npy float64 names input" "'image'"
+err_has "npy float64 has dtype" "float64"
+err_has "npy float64 wants dtype" "float32 [1, 3, 32, 32]"
+expect_exit "npy shape" 1 "$MODEL" --device emu --input image="$TMP/shape.npy"
+err_has "npy shape names input" "'image'"
+err_has "npy shape has shape" "[1, 3, 16, 64]"
+expect_exit "npy fortran" 1 "$MODEL" --device emu --input image="$TMP/fortran.npy"
+err_has "npy fortran" "Fortran"
+expect_exit "npy truncated" 1 "$MODEL" --device emu --input image="$TMP/trunc.npy"
+
+# ---- help and version ----
+if "$BIN" --help | grep -q '^usage: npu-run'; then ok; else no "--help"; fi
+if "$BIN" --version | grep -Eq '^npu-run [0-9]+\.[0-9]+\.[0-9]+$'; then ok; else no "--version"; fi
+
+# ---- the JSON summary ----
+run_json "json run" "$MODEL" --device emu
+check "keys" "all(k in j for k in ['model', 'device', 'partition_clusters', 'precision', \
+'batch', 'inputs', 'outputs', 'load_ms', 'warmup', 'iterations', 'latency_ms', \
+'throughput_ips', 'simulated', 'cluster_utilization', 'steps'])"
+check "model path" "j['model'] == '$MODEL'"
+check "device" "j['device']['path'] == 'emu' and j['device']['clusters'] == 14 and \
+j['device']['defect_mask'] == 0 and j['device']['clock_mhz'] > 0"
+check "numbers are numbers" "all(type(v) in (int, float) and not isinstance(v, bool) for v in \
+[j['load_ms'], j['throughput_ips'], j['latency_ms']['mean'], j['latency_ms']['min'], \
+j['latency_ms']['max'], j['simulated']['us_per_inference'], j['simulated']['throughput_ips'], \
+j['simulated']['cycles_per_run'], j['cluster_utilization'], j['steps'], j['batch']])"
+check "default percentiles" \
+	"[p['percentile'] for p in j['latency_ms']['percentiles']] == [50, 90, 99]"
+check "latency >= 0" "all(p['ms'] >= 0 for p in j['latency_ms']['percentiles']) and \
+j['latency_ms']['min'] >= 0"
+check "percentiles within min..max" "all(j['latency_ms']['min'] <= p['ms'] <= \
+j['latency_ms']['max'] for p in j['latency_ms']['percentiles'])"
+check "simulated time > 0" "j['simulated']['us_per_inference'] > 0 and \
+j['simulated']['cycles_per_run'] > 0"
+check "simulated time at the clock" "abs(j['simulated']['us_per_run'] - \
+j['simulated']['cycles_per_run'] / j['device']['clock_mhz']) < 1e-6"
+check "throughput" "j['throughput_ips'] > 0 and abs(j['throughput_ips'] * \
+j['latency_ms']['mean'] / 1000 - 1) < 1e-6"
+check "cluster utilization" "0 < j['cluster_utilization'] <= 1"
+check "iterations" "j['iterations'] == 10 and j['warmup'] == 1"
+check "inputs listed" "j['inputs'] == [{'name': 'image', 'dtype': 'float32', \
+'shape': [1, 3, 32, 32], 'bytes': 12288, 'source': 'generated', 'file': None}]"
+check "outputs listed" "[(o['name'], o['dtype'], o['shape'], o['bytes']) for o in j['outputs']] \
+== [('probabilities', 'float32', [1, 10], 40)]"
+check "steps" "j['steps'] == 8"
+check "no profile unasked" "'profile' not in j and 'top_k' not in j"
+
+run_json "json percentiles" "$MODEL" --device emu --percentiles 25,99.9 --iterations 5 --warmup 0
+check "asked percentiles" "[p['percentile'] for p in j['latency_ms']['percentiles']] == [25, 99.9]"
+check "percentiles ordered" "j['latency_ms']['percentiles'][0]['ms'] <= \
+j['latency_ms']['percentiles'][1]['ms']"
+check "iterations 5" "j['iterations'] == 5 and j['warmup'] == 0"
+
+# The text summary has the same parts.
+if "$BIN" "$MODEL" --device emu >"$TMP/out.txt" 2>"$TMP/err" && [ ! -s "$TMP/err" ]; then ok
+else no "text run"; fi
+for key in model device partition batch input output load latency percentiles throughput \
+	simulated utilization steps; do
+	if grep -q "^$key " "$TMP/out.txt"; then ok; else no "text summary line '$key'"; fi
+done
+if grep -q '^percentiles p50 .* ms, p90 .* ms, p99 .* ms$' "$TMP/out.txt"; then ok
+else no "text percentiles"; fi
+
+# ---- outputs and inputs ----
+run_json "output-dir" "$MODEL" --device emu --output-dir "$TMP/gen1/sub" --iterations 1
+size_is "output file" "$TMP/gen1/sub/probabilities.bin" 40
+check "output file in JSON" "j['outputs'][0]['file'] == '$TMP/gen1/sub/probabilities.bin'"
+"$BIN" "$MODEL" --device emu --output-dir "$TMP/gen2" --iterations 1 >/dev/null 2>&1
+GEN_OUT=$TMP/gen1/sub/probabilities.bin
+same "generated inputs are deterministic" "$GEN_OUT" "$TMP/gen2/probabilities.bin"
+
+# Sanitising: 'prob:bilities' -> prob_bilities.bin.
+run_json "sanitised name" "$TMP/colon.onnx" --device emu --output-dir "$TMP/colon" --iterations 1
+size_is "sanitised file" "$TMP/colon/prob_bilities.bin" 40
+check "sanitised name in JSON" "j['outputs'][0]['name'] == 'prob:bilities' and \
+j['outputs'][0]['file'].endswith('/prob_bilities.bin')"
+if [ "$(ls "$TMP/colon")" = "prob_bilities.bin" ]; then ok; else no "only the sanitised file"; fi
+same "renamed output same data" "$TMP/colon/prob_bilities.bin" "$GEN_OUT"
+
+run_json "raw input" "$MODEL" --device emu --input image="$TMP/a.raw" --output-dir "$TMP/ra1" \
+	--iterations 1
+check "raw input in JSON" "j['inputs'][0]['source'] == 'file' and \
+j['inputs'][0]['file'] == '$TMP/a.raw'"
+"$BIN" "$MODEL" --device emu --input image="$TMP/a.raw" --output-dir "$TMP/ra2" --iterations 1 \
+	>/dev/null 2>&1
+same "same input twice" "$TMP/ra1/probabilities.bin" "$TMP/ra2/probabilities.bin"
+differ "raw input is used" "$TMP/ra1/probabilities.bin" "$GEN_OUT"
+"$BIN" "$MODEL" --device emu --input image="$TMP/b.raw" --output-dir "$TMP/rb" --iterations 1 \
+	>/dev/null 2>&1
+differ "other input, other output" "$TMP/ra1/probabilities.bin" "$TMP/rb/probabilities.bin"
+"$BIN" "$MODEL" --device emu --input "$TMP/a.raw" --output-dir "$TMP/rbare" --iterations 1 \
+	>/dev/null 2>&1
+same "bare FILE for a one-input model" "$TMP/ra1/probabilities.bin" "$TMP/rbare/probabilities.bin"
+if "$BIN" "$MODEL" --device emu --input image="$TMP/a.npy" --output-dir "$TMP/npy" \
+	--iterations 1 >/dev/null 2>"$TMP/err"; then ok; else no "npy input: $(cat "$TMP/err")"; fi
+same "npy equals raw" "$TMP/ra1/probabilities.bin" "$TMP/npy/probabilities.bin"
+
+# ---- .npum round trip ----
+if "$BIN" "$MODEL" --device emu --compile-only -o "$TMP/tiny.npum" >"$TMP/out.txt" 2>"$TMP/err" \
+	&& [ -s "$TMP/tiny.npum" ] && [ ! -s "$TMP/err" ]; then ok
+else no "compile-only: $(cat "$TMP/err")"; fi
+if grep -q "tiny.npum" "$TMP/out.txt"; then ok; else no "compile-only says where"; fi
+run_json "compile-only json" "$MODEL" --device emu --compile-only -o "$TMP/tiny2.npum"
+check "compile-only JSON" "j['output'] == '$TMP/tiny2.npum' and j['batch'] == 1 and \
+'latency_ms' not in j"
+"$BIN" "$TMP/tiny.npum" --device emu --input image="$TMP/a.raw" --output-dir "$TMP/npum" \
+	--iterations 1 >/dev/null 2>&1
+same "npum gives the onnx outputs" "$TMP/ra1/probabilities.bin" "$TMP/npum/probabilities.bin"
+expect_exit "npum batch mismatch" 1 "$TMP/tiny.npum" --device emu --batch 2
+err_has "npum batch mismatch" "batch"
+expect_exit "partition smaller than the npum" 2 "$TMP/tiny.npum" --device emu --clusters 2
+err_has "partition smaller than the npum" "--clusters 14 or more"
+
+# ---- top-k with labels ----
+if "$BIN" "$MODEL" --device emu --top-k 3 --labels "$LABELS" >"$TMP/out.txt" 2>"$TMP/err"; then ok
+else no "top-k text: $(cat "$TMP/err")"; fi
+sed -n '/^top-k /,$p' "$TMP/out.txt" | sed -n '2,4s/.*  //p' >"$TMP/top.txt"
+if [ "$(wc -l <"$TMP/top.txt")" -eq 3 ]; then ok; else no "top-k text has 3 classes"; fi
+while read -r label; do
+	if grep -qx "$label" "$LABELS"; then ok; else no "top-k label '$label' not in $LABELS"; fi
+done <"$TMP/top.txt"
+run_json "top-k json" "$MODEL" --device emu --top-k 3 --labels "$LABELS"
+check "top-k 3 entries" \
+	"len(j['top_k']['classes']) == 3 and j['top_k']['output'] == 'probabilities'"
+check "top-k sorted" "[c['score'] for c in j['top_k']['classes']] == \
+sorted([c['score'] for c in j['top_k']['classes']], reverse=True)"
+check "top-k labels" "all(c['label'] == open('$LABELS').read().split('\n')[c['index']] \
+for c in j['top_k']['classes'])"
+check "top-k scores are probabilities" "all(0 <= c['score'] <= 1 for c in j['top_k']['classes'])"
+
+# ---- profile ----
+run_json "profile" "$MODEL" --device emu --profile
+check "profile steps sum to total" "sum(s['cycles'] for s in j['profile']['steps']) == \
+j['profile']['total_cycles'] > 0"
+check "profile total is the run's" \
+	"j['profile']['total_cycles'] == j['simulated']['cycles_per_run']"
+check "profile step labels" "j['profile']['steps'][0]['label'] == 'Conv conv1' and \
+len(j['profile']['steps']) == j['steps']"
+check "profile shares" "abs(sum(s['share'] for s in j['profile']['steps']) - 1) < 1e-6"
+check "bottleneck named" "j['profile']['bottleneck'] in ('compute', 'SRAM', 'network')"
+check "bottleneck is the max" "j['profile']['utilization'][{'compute': 'compute', 'SRAM': 'sram', \
+'network': 'network'}[j['profile']['bottleneck']]] == max(j['profile']['utilization'].values())"
+check "three utilizations" "all(0 <= j['profile']['utilization'][k] <= 1 for k in \
+('compute', 'sram', 'network'))"
+check "cluster units" "len(j['profile']['clusters']) == j['partition_clusters'] and \
+all(0 <= c[u] <= 1 for c in j['profile']['clusters'] for u in ('tcu', 'cvu', 'dtdu', 'csu'))"
+check "hottest links" "0 < len(j['profile']['hottest_links']) <= 5 and \
+[l['bytes'] for l in j['profile']['hottest_links']] == \
+sorted([l['bytes'] for l in j['profile']['hottest_links']], reverse=True) and \
+abs(j['profile']['hottest_links'][0]['utilization'] - \
+j['profile']['utilization']['network']) < 1e-9"
+check "link ends" "all(l['from'] == l['link'] // 4 and l['direction'] == \
+['east', 'west', 'north', 'south'][l['link'] % 4] for l in j['profile']['hottest_links'])"
+if "$BIN" "$MODEL" --device emu --profile >"$TMP/out.txt" 2>/dev/null && \
+	grep -Eq '^bottleneck +(compute|SRAM|network)$' "$TMP/out.txt" && \
+	grep -q '^utilization compute .*, SRAM .*, network ' "$TMP/out.txt"; then ok
+else no "profile text"; fi
+
+# ---- batch ----
+run_json "batch 2" "$MODEL" --device emu --batch 2 --output-dir "$TMP/b2"
+check "batch reported" "j['batch'] == 2"
+check "batch throughput" "j['throughput_ips'] > 0 and abs(j['throughput_ips'] * \
+j['latency_ms']['mean'] / 1000 - 2) < 1e-6"
+check "batch simulated per inference" "abs(j['simulated']['us_per_inference'] * 2 - \
+j['simulated']['us_per_run']) < 1e-6"
+size_is "batch element 1 file" "$TMP/b2/probabilities.1.bin" 40
+same "batch element 0 is the unbatched output" "$TMP/b2/probabilities.bin" "$GEN_OUT"
+same "batch element 1 same input" "$TMP/b2/probabilities.1.bin" "$GEN_OUT"
+# A file of two tensors gives one to each element.
+run_json "batch per element" "$MODEL" --device emu --batch 2 --input image="$TMP/ab.raw" \
+	--output-dir "$TMP/bab" --iterations 1
+same "per-element raw 0" "$TMP/bab/probabilities.bin" "$TMP/ra1/probabilities.bin"
+same "per-element raw 1" "$TMP/bab/probabilities.1.bin" "$TMP/rb/probabilities.bin"
+"$BIN" "$MODEL" --device emu --batch 2 --input image="$TMP/ab.npy" --output-dir "$TMP/babn" \
+	--iterations 1 >/dev/null 2>&1
+same "per-element npy 1" "$TMP/babn/probabilities.1.bin" "$TMP/rb/probabilities.bin"
+"$BIN" "$MODEL" --device emu --batch 2 --input image="$TMP/a.raw" --output-dir "$TMP/baa" \
+	--iterations 1 >/dev/null 2>&1
+same "one tensor fills the batch" "$TMP/baa/probabilities.1.bin" "$TMP/ra1/probabilities.bin"
+
+# ---- timing ----
+run_json "duration" "$MODEL" --device emu --duration 0.2 --iterations 3
+check "duration runs at least the iterations" "j['iterations'] >= 3"
+check "duration runs 0.2 s" "j['iterations'] * j['latency_ms']['mean'] >= 150"
+
+# ---- partitions, precision, URLs ----
+run_json "defect mask and clusters" "$MODEL" --device emu:defect-mask=0x2001 --clusters 4 \
+	--output-dir "$TMP/cl4" --iterations 2
+check "partition of 4" "j['partition_clusters'] == 4 and j['device']['defect_mask'] == 8193 \
+and j['device']['healthy_clusters'] == 12"
+same "fused clusters change no bit" "$TMP/cl4/probabilities.bin" "$GEN_OUT"
+run_json "int8" "$MODEL" --device emu --precision int8 --calibrate "$TMP/cal" --iterations 2 \
+	--top-k 1
+check "int8 reported" "j['precision'] == 'int8' and j['top_k']['classes'][0]['score'] > 0"
+run_json "file URL" "file://$PWD/$MODEL" --device emu --iterations 2
+check "file URL runs" "j['model'].startswith('file://') and j['simulated']['cycles_per_run'] > 0"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu-run: the command line.  Options take their value as the next
+ * argument or after '=' (--batch 4, --batch=4); the model is the one
+ * argument that is not an option.  Everything is checked here, before a
+ * device is opened or a model compiled, so a typo costs no compile time.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "util.h"
+
+#define NR_VERSION_STR(a, b, c) #a "." #b "." #c
+#define NR_VERSION_XSTR(a, b, c) NR_VERSION_STR(a, b, c)
+#define NR_VERSION NR_VERSION_XSTR(NPU_LIB_VERSION_MAJOR, NPU_LIB_VERSION_MINOR, \
+				   NPU_LIB_VERSION_PATCH)
+
+/* Upper bounds that only catch typos (and keep counts within unsigned). */
+#define MAX_WARMUP	1000000u
+#define MAX_ITERATIONS	100000000u
+#define MAX_TOP_K	1000000u
+#define MAX_DURATION	86400.0
+
+static void usage(FILE *f)
+{
+	fputs("usage: npu-run MODEL|URL [options]\n"
+	      "Compile (ONNX) or load (.npum) a model, run it on an M100 NPU and report\n"
+	      "latency, throughput and simulated NPU time.\n"
+	      "\n"
+	      "  --device SPEC         emu, emu:key=value,..., /dev/accel/accelN\n"
+	      "                        (default: $NPU_DEVICE, a kernel device, else emu)\n"
+	      "  --clusters N          partition size in clusters (default: the model's)\n"
+	      "  --precision P         bf16 or int8 (int8 needs --calibrate DIR)\n"
+	      "  --calibrate DIR       sample inputs (.npy or raw float32) for int8\n"
+	      "  --batch N             inputs per run, pipelined (1..64)\n"
+	      "  --input NAME=FILE     input data, raw little-endian or .npy (repeatable);\n"
+	      "                        inputs not given are generated deterministically\n"
+	      "  --output-dir DIR      write each output as DIR/<name>.bin\n"
+	      "  --warmup N            untimed runs first (default 1)\n"
+	      "  --iterations N        timed runs (default 10)\n"
+	      "  --duration S          run at least S seconds (and at least N iterations)\n"
+	      "  --percentiles LIST    latency percentiles, e.g. 50,90,99 (the default)\n"
+	      "  --json                print the summary as one JSON object\n"
+	      "  --profile             per-step cycles, unit, DMA and NoC link utilization\n"
+	      "  --top-k K             the K best classes of the first output\n"
+	      "  --top-k-output NAME   ... of this output instead\n"
+	      "  --labels FILE         class names, one per line (with --top-k)\n"
+	      "  --compile-only        compile and write the model (-o), do not run\n"
+	      "  -o FILE               write the compiled model (native .npum format)\n"
+	      "  -h, --help            this help\n"
+	      "  --version             print the version\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 device, model or run error, 2 bad command line.\n",
+	      f);
+}
+
+const char *nr_precision_str(npu_precision p)
+{
+	switch (p) {
+	case NPU_PRECISION_BF16: return "bf16";
+	case NPU_PRECISION_INT8: return "int8";
+	default: return "default";
+	}
+}
+
+/* An unsigned decimal from @lo to @hi. */
+static int parse_uint(const char *flag, const char *s, unsigned lo, unsigned hi,
+		      unsigned *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || v < lo || v > hi)
+		return nr_fail(NR_EXIT_USAGE, "%s: '%s' is not an integer from %u to %u", flag,
+			       s, lo, hi);
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_duration(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(*out) || *out < 0 || *out > MAX_DURATION)
+		return nr_fail(NR_EXIT_USAGE,
+			       "--duration: '%s' is not a number of seconds from 0 to %.0f", s,
+			       MAX_DURATION);
+	return 0;
+}
+
+/* A comma-separated list of percentiles, each 0 < p <= 100. */
+static int parse_percentiles(const char *s, struct nr_options *o)
+{
+	const char *p = s;
+
+	o->n_percentiles = 0;
+	for (;;) {
+		char *end;
+		double v;
+
+		errno = 0;
+		v = strtod(p, &end);
+		if (end == p || errno || !isfinite(v) || (*end && *end != ','))
+			return nr_fail(NR_EXIT_USAGE,
+				       "--percentiles: '%s' is not a comma-separated list of "
+				       "numbers (e.g. 50,90,99)", s);
+		if (v <= 0 || v > 100)
+			return nr_fail(NR_EXIT_USAGE,
+				       "--percentiles: %g is not a percentile; give numbers "
+				       "above 0 and at most 100", v);
+		if (o->n_percentiles == NR_MAX_PERCENTILES)
+			return nr_fail(NR_EXIT_USAGE, "--percentiles: more than %d values",
+				       NR_MAX_PERCENTILES);
+		o->percentiles[o->n_percentiles++] = v;
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+static int parse_precision(const char *s, npu_precision *out)
+{
+	if (!strcmp(s, "bf16"))
+		*out = NPU_PRECISION_BF16;
+	else if (!strcmp(s, "int8"))
+		*out = NPU_PRECISION_INT8;
+	else
+		return nr_fail(NR_EXIT_USAGE, "--precision: '%s' is neither bf16 nor int8", s);
+	return 0;
+}
+
+/* Apply one option that takes a value. */
+static int apply(struct nr_options *o, const char *flag, const char *val)
+{
+	if (!strcmp(flag, "--device")) {
+		if (!*val)
+			return nr_fail(NR_EXIT_USAGE, "--device: empty; give emu or a device node");
+		o->device = val;
+		return 0;
+	}
+	if (!strcmp(flag, "--clusters"))
+		return parse_uint(flag, val, 1, NPU_MAX_CLUSTERS, &o->clusters);
+	if (!strcmp(flag, "--precision"))
+		return parse_precision(val, &o->precision);
+	if (!strcmp(flag, "--calibrate")) {
+		o->calibrate = val;
+		return 0;
+	}
+	if (!strcmp(flag, "--batch"))
+		return parse_uint(flag, val, 1, NR_MAX_BATCH, &o->batch);
+	if (!strcmp(flag, "--input")) {
+		o->inputs[o->n_inputs++] = val;
+		return 0;
+	}
+	if (!strcmp(flag, "--output-dir")) {
+		if (!*val)
+			return nr_fail(NR_EXIT_USAGE, "--output-dir: empty directory name");
+		o->output_dir = val;
+		return 0;
+	}
+	if (!strcmp(flag, "--warmup"))
+		return parse_uint(flag, val, 0, MAX_WARMUP, &o->warmup);
+	if (!strcmp(flag, "--iterations"))
+		return parse_uint(flag, val, 1, MAX_ITERATIONS, &o->iterations);
+	if (!strcmp(flag, "--duration"))
+		return parse_duration(val, &o->duration);
+	if (!strcmp(flag, "--percentiles"))
+		return parse_percentiles(val, o);
+	if (!strcmp(flag, "--top-k"))
+		return parse_uint(flag, val, 1, MAX_TOP_K, &o->top_k);
+	if (!strcmp(flag, "--top-k-output")) {
+		o->top_k_output = val;
+		return 0;
+	}
+	if (!strcmp(flag, "--labels")) {
+		o->labels = val;
+		return 0;
+	}
+	if (!strcmp(flag, "-o")) {
+		if (!*val)
+			return nr_fail(NR_EXIT_USAGE, "-o: empty file name");
+		o->save = val;
+		return 0;
+	}
+	return nr_fail(NR_EXIT_USAGE, "unknown option '%s' (see --help)", flag);
+}
+
+static int takes_value(const char *flag)
+{
+	static const char *const flags[] = {
+		"--device", "--clusters", "--precision", "--calibrate", "--batch", "--input",
+		"--output-dir", "--warmup", "--iterations", "--duration", "--percentiles",
+		"--top-k", "--top-k-output", "--labels", "-o",
+	};
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (!strcmp(flag, flags[i]))
+			return 1;
+	return 0;
+}
+
+/* A flag without a value; returns 1 if @arg was one. */
+static int apply_switch(struct nr_options *o, const char *arg)
+{
+	if (!strcmp(arg, "--json"))
+		o->json = 1;
+	else if (!strcmp(arg, "--profile"))
+		o->profile = 1;
+	else if (!strcmp(arg, "--compile-only"))
+		o->compile_only = 1;
+	else
+		return 0;
+	return 1;
+}
+
+/* Combinations that cannot work, found before any device or model work. */
+static int check_combinations(struct nr_options *o)
+{
+	if (!o->model)
+		return nr_fail(NR_EXIT_USAGE, "no model given; usage: npu-run MODEL|URL [options] "
+			       "(see --help)");
+	if (o->precision == NPU_PRECISION_INT8 && !o->calibrate)
+		return nr_fail(NR_EXIT_USAGE, "--precision int8 needs --calibrate DIR, a directory "
+			       "of sample inputs (.npy or raw float32)");
+	/* --calibrate alone asks for int8: it means nothing otherwise. */
+	if (o->calibrate && o->precision == NPU_PRECISION_DEFAULT)
+		o->precision = NPU_PRECISION_INT8;
+	if (o->calibrate && o->precision != NPU_PRECISION_INT8)
+		return nr_fail(NR_EXIT_USAGE, "--calibrate applies to --precision int8 only");
+	if (o->compile_only && !o->save)
+		return nr_fail(NR_EXIT_USAGE, "--compile-only needs -o FILE, where to write the "
+			       "compiled model");
+	if ((o->labels || o->top_k_output) && !o->top_k)
+		return nr_fail(NR_EXIT_USAGE, "%s needs --top-k K",
+			       o->labels ? "--labels" : "--top-k-output");
+	return -1;
+}
+
+int nr_parse_args(int argc, char **argv, struct nr_options *o)
+{
+	int options_done = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->warmup = 1;
+	o->iterations = 10;
+	o->percentiles[0] = 50;
+	o->percentiles[1] = 90;
+	o->percentiles[2] = 99;
+	o->n_percentiles = 3;
+	/* At most one --input per argument: argc bounds the count. */
+	o->inputs = calloc((size_t)argc + 1, sizeof(*o->inputs));
+	if (!o->inputs)
+		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
+
+	for (int i = 1; i < argc; i++) {
+		char flag[32];
+		const char *arg = argv[i], *eq, *val;
+		size_t len;
+
+		if (options_done || arg[0] != '-' || !arg[1]) {
+			if (o->model)
+				return nr_fail(NR_EXIT_USAGE, "unexpected argument '%s': the model "
+					       "is already '%s' (see --help)", arg, o->model);
+			o->model = arg;
+			continue;
+		}
+		if (!strcmp(arg, "--")) {
+			options_done = 1;
+			continue;
+		}
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(arg, "--version")) {
+			printf("npu-run %s\n", NR_VERSION);
+			return 0;
+		}
+		if (apply_switch(o, arg))
+			continue;
+		eq = strncmp(arg, "--", 2) ? NULL : strchr(arg, '=');
+		len = eq ? (size_t)(eq - arg) : strlen(arg);
+		if (len >= sizeof(flag))
+			return nr_fail(NR_EXIT_USAGE, "unknown option '%.*s' (see --help)",
+				       (int)len, arg);
+		memcpy(flag, arg, len);
+		flag[len] = '\0';
+		if (!takes_value(flag)) {
+			if (eq && apply_switch(o, flag))
+				return nr_fail(NR_EXIT_USAGE, "%s takes no value", flag);
+			return nr_fail(NR_EXIT_USAGE, "unknown option '%s' (see --help)", flag);
+		}
+		val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+		if (!val)
+			return nr_fail(NR_EXIT_USAGE, "%s needs a value (see --help)", flag);
+		if (apply(o, flag, val))
+			return NR_EXIT_USAGE;
+	}
+	return check_combinations(o);
+}
+
+void nr_options_free(struct nr_options *o)
+{
+	free(o->inputs);
+	o->inputs = NULL;
+}

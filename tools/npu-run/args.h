@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* npu-run: the command line. */
+#ifndef NPU_RUN_ARGS_H
+#define NPU_RUN_ARGS_H
+
+#include "npu.h"
+
+#define NR_MAX_PERCENTILES	16
+#define NR_MAX_BATCH		64	/* npu_compile_options.batch */
+
+struct nr_options {
+	const char *model;		/* path or URL */
+	const char *device;		/* NULL: libnpu's default */
+	unsigned clusters;		/* 0: the model's own count */
+	npu_precision precision;
+	const char *calibrate;		/* int8 calibration directory */
+	unsigned batch;			/* 0: not given (unbatched) */
+	const char **inputs;		/* --input arguments, "NAME=FILE" */
+	unsigned n_inputs;
+	const char *output_dir;
+	unsigned warmup;
+	unsigned iterations;
+	double duration;		/* seconds; 0: just the iterations */
+	double percentiles[NR_MAX_PERCENTILES];
+	unsigned n_percentiles;
+	int json;
+	int profile;
+	unsigned top_k;			/* 0: no top-k */
+	const char *labels;
+	const char *top_k_output;	/* NULL: the first output */
+	int compile_only;
+	const char *save;		/* -o FILE */
+};
+
+/*
+ * Parse the command line into @o.  Returns -1 to go on, or the exit
+ * status to leave with: 0 after --help or --version, NR_EXIT_USAGE with
+ * the one-line message printed.  Free @o with nr_options_free() either way.
+ */
+int nr_parse_args(int argc, char **argv, struct nr_options *o);
+void nr_options_free(struct nr_options *o);
+
+/* "default", "bf16" or "int8". */
+const char *nr_precision_str(npu_precision p);
+
+#endif /* NPU_RUN_ARGS_H */

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/* npu-run: writing outputs to --output-dir. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "outputs.h"
+#include "util.h"
+
+/* Leaves room in NAME_MAX (255) for ".<batch>.bin" and a "_<index>". */
+#define STEM_MAX 200
+
+typedef char nr_stem[STEM_MAX + 24];
+
+void nr_sanitize_name(const char *name, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (!cap)
+		return;
+	for (; *name && n + 1 < cap; name++) {
+		char c = *name;
+		int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+			 (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+
+		out[n++] = ok ? c : '_';
+	}
+	out[n] = '\0';
+	/* "" / "." / ".." would name no file or a directory, not a new file. */
+	if (!strcmp(out, "") || !strcmp(out, ".") || !strcmp(out, "..")) {
+		size_t len = strlen(out);
+
+		for (size_t i = 0; i < len; i++)
+			out[i] = '_';
+		if (!len && cap > 1)
+			strcpy(out, "_");
+	}
+}
+
+/* mkdir -p: each missing component in turn. */
+static int make_dirs(const char *dir)
+{
+	char *path = strdup(dir);
+	struct stat st;
+	int rc = 0;
+
+	if (!path)
+		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
+	for (char *p = path + 1; ; p++) {
+		char saved = *p;
+
+		if (saved && saved != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0777) && errno != EEXIST) {
+			rc = nr_fail(NR_EXIT_RUNTIME, "--output-dir %s: cannot create %s: %s", dir,
+				     path, strerror(errno));
+			break;
+		}
+		*p = saved;
+		if (!saved)
+			break;
+	}
+	if (!rc && (stat(dir, &st) || !S_ISDIR(st.st_mode)))
+		rc = nr_fail(NR_EXIT_RUNTIME, "--output-dir %s: not a directory; give a directory "
+			     "path", dir);
+	free(path);
+	return rc;
+}
+
+static int write_file(const char *dir, const char *path, const void *data, size_t bytes)
+{
+	FILE *f = fopen(path, "wb");
+	int err;
+
+	if (!f)
+		return nr_fail(NR_EXIT_RUNTIME, "--output-dir %s: cannot create %s: %s", dir, path,
+			       strerror(errno));
+	if (fwrite(data, 1, bytes, f) != bytes) {
+		err = errno;
+		fclose(f);
+		return nr_fail(NR_EXIT_RUNTIME, "--output-dir %s: writing %s failed: %s", dir, path,
+			       strerror(err));
+	}
+	if (fclose(f))
+		return nr_fail(NR_EXIT_RUNTIME, "--output-dir %s: writing %s failed: %s", dir, path,
+			       strerror(errno));
+	return 0;
+}
+
+/* The file stems of all outputs, unique: a clash gets "_<index>". */
+static nr_stem *make_stems(const npu_model *model, size_t n)
+{
+	nr_stem *stem = calloc(n ? n : 1, sizeof(*stem));
+
+	if (!stem)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		npu_tensor_info t;
+
+		if (npu_model_output_info(model, i, &t) != NPU_OK)
+			t.name = "";
+		nr_sanitize_name(t.name, stem[i], STEM_MAX);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(stem[i], stem[j])) {
+				size_t len = strlen(stem[i]);
+
+				snprintf(stem[i] + len, sizeof(stem[i]) - len, "_%zu", i);
+				break;
+			}
+	}
+	return stem;
+}
+
+void nr_output_paths_free(char **paths, size_t n)
+{
+	if (!paths)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+/* Buffer @index (batch element @b) as DIR/<stem>[.<b>].bin; *@path_out gets the path. */
+static int write_output(npu_context *ctx, const char *dir, const char *stem, unsigned b,
+			size_t index, char **path_out)
+{
+	char suffix[16] = "";
+	size_t bytes, len = strlen(dir);
+	void *data;
+	char *path;
+	int rc;
+
+	*path_out = NULL;
+	if (npu_context_output_buffer(ctx, index, &data, &bytes) != NPU_OK)
+		return nr_fail(NR_EXIT_RUNTIME, "output buffer %zu: %s", index, npu_last_error());
+	if (b)
+		snprintf(suffix, sizeof(suffix), ".%u", b);
+	path = malloc(len + strlen(stem) + strlen(suffix) + 8);
+	if (!path)
+		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
+	sprintf(path, "%s%s%s%s.bin", dir, dir[len - 1] == '/' ? "" : "/", stem, suffix);
+	rc = write_file(dir, path, data, bytes);
+	*path_out = path;
+	return rc;
+}
+
+int nr_outputs_write(npu_context *ctx, const npu_model *model, unsigned batch, const char *dir,
+		     char ***paths_out)
+{
+	size_t n = npu_model_output_count(model);
+	nr_stem *stem;
+	char **paths;
+	int rc;
+
+	if (paths_out)
+		*paths_out = NULL;
+	rc = make_dirs(dir);
+	if (rc)
+		return rc;
+	stem = make_stems(model, n);
+	paths = calloc(n ? n : 1, sizeof(*paths));
+	if (!stem || !paths) {
+		free(stem);
+		free(paths);
+		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
+	}
+	/* With a batch, buffer b * n + i is output i of batch element b. */
+	for (unsigned b = 0; b < batch && !rc; b++)
+		for (size_t i = 0; i < n && !rc; i++) {
+			char *path;
+
+			rc = write_output(ctx, dir, stem[i], b, (size_t)b * n + i, &path);
+			if (b == 0)
+				paths[i] = path;
+			else
+				free(path);
+		}
+	free(stem);
+	if (rc || !paths_out)
+		nr_output_paths_free(paths, n);
+	else
+		*paths_out = paths;
+	return rc;
+}

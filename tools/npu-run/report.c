@@ -1,0 +1,895 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu-run: the summary and the profile.  The numbers are computed once
+ * into struct summary and both printers read it, so the text and the
+ * JSON output cannot disagree.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+
+/* M100 rates the counters are measured against; the API does not expose
+ * them (Documentation/hw: 64 B/cycle per NoC link, 256 B/cycle DDR/DMA). */
+#define LINK_BYTES_PER_CYCLE	64.0
+#define DMA_BYTES_PER_CYCLE	256.0
+#define HOT_LINKS		5
+#define LINK_DIRS		4
+
+static const char *const unit_keys[NPU_UNITS] = { "tcu", "cvu", "dtdu", "csu" };
+static const char *const dir_names[LINK_DIRS] = { "east", "west", "north", "south" };
+
+enum { RES_COMPUTE, RES_SRAM, RES_NETWORK, RES_COUNT };
+static const char *const res_names[RES_COUNT] = { "compute", "SRAM", "network" };
+
+struct link_load {
+	unsigned link, from, to;	/* to: -1u if the link leaves the mesh */
+	uint64_t bytes, stalls;
+	double util;
+};
+
+/* The profiled run, seen through the counters. */
+struct prof_view {
+	int counters;			/* units and traffic available */
+	uint64_t cycles;
+	unsigned tpbs;
+	unsigned n_clusters;
+	unsigned cluster[NPU_MAX_CLUSTERS];	/* physical indices, ascending */
+	double busy[NPU_MAX_CLUSTERS];		/* < 0: not available */
+	double unit[NPU_MAX_CLUSTERS][NPU_UNITS];
+	uint64_t conflicts[NPU_MAX_CLUSTERS];
+	double dma[NPU_DMA_ENGINES];
+	struct link_load links[HOT_LINKS];
+	unsigned n_links, links_used;
+	double util[RES_COUNT];
+	char where[RES_COUNT][96];
+	int bottleneck;
+};
+
+struct summary {
+	double mean, min, max;
+	double pct[NR_MAX_PERCENTILES];
+	double throughput;		/* wall, inferences/s */
+	double sim_us;			/* simulated time per inference */
+	double sim_throughput;		/* inferences/s; 0: unknown */
+	int have_util;
+	double util;			/* cluster utilization over the timed runs */
+	unsigned util_clusters;
+	struct prof_view pv;
+};
+
+void nr_counters_delta(const npu_device_counters *a, const npu_device_counters *b,
+		       npu_device_counters *d)
+{
+	d->have = a->have & b->have;
+	d->cycles = b->cycles - a->cycles;
+	for (int c = 0; c < NPU_MAX_CLUSTERS; c++) {
+		d->cluster_busy[c] = b->cluster_busy[c] - a->cluster_busy[c];
+		d->hbsm_conflicts[c] = b->hbsm_conflicts[c] - a->hbsm_conflicts[c];
+		for (int u = 0; u < NPU_UNITS; u++)
+			d->unit_busy[c][u] = b->unit_busy[c][u] - a->unit_busy[c][u];
+	}
+	for (int e = 0; e < NPU_DMA_ENGINES; e++)
+		d->dma_bytes[e] = b->dma_bytes[e] - a->dma_bytes[e];
+	d->gsdu_bytes = b->gsdu_bytes - a->gsdu_bytes;
+	for (int l = 0; l < NPU_MAX_LINKS; l++) {
+		d->link_bytes[l] = b->link_bytes[l] - a->link_bytes[l];
+		d->link_stalls[l] = b->link_stalls[l] - a->link_stalls[l];
+	}
+}
+
+/* ---- analysis ---- */
+
+static uint64_t cluster_activity(const npu_device_counters *d, unsigned c)
+{
+	uint64_t sum = 0;
+
+	if (d->have & NPU_HAVE_CLUSTERS)
+		return d->cluster_busy[c];
+	for (int u = 0; u < NPU_UNITS; u++)
+		sum += d->unit_busy[c][u];
+	return sum;
+}
+
+/*
+ * The physical clusters of our partition.  The API does not say which
+ * ones libnpu picked, but the counters do: over the measured period only
+ * our jobs ran (on the emulator; on a shared kernel device another
+ * process's jobs could blur this), so the partition is the @n busiest
+ * healthy clusters.  An idle cluster of the partition ties at 0 with
+ * those outside it, which changes no mean.
+ */
+static unsigned pick_clusters(const npu_device_counters *d, const npu_device_info *dev,
+			      unsigned n, unsigned *out)
+{
+	unsigned cand[NPU_MAX_CLUSTERS], nc = 0, total = dev->clusters;
+	uint32_t healthy = dev->healthy_mask;
+
+	if (total > NPU_MAX_CLUSTERS)
+		total = NPU_MAX_CLUSTERS;
+	if (!healthy)
+		healthy = (uint32_t)((1ull << total) - 1);
+	for (unsigned c = 0; c < total; c++)
+		if (healthy & (1u << c))
+			cand[nc++] = c;
+	if (n > nc || n == 0)
+		n = nc;
+	/* Selection of the n busiest, ties to the lower index. */
+	for (unsigned i = 0; i < n; i++) {
+		unsigned best = i;
+
+		for (unsigned j = i + 1; j < nc; j++)
+			if (cluster_activity(d, cand[j]) > cluster_activity(d, cand[best]))
+				best = j;
+		out[i] = cand[best];
+		memmove(&cand[i + 1], &cand[i], (best - i) * sizeof(*cand));
+		cand[i] = out[i];
+	}
+	/* Back in index order, for display. */
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = i; j > 0 && out[j - 1] > out[j]; j--) {
+			unsigned t = out[j];
+
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
+	return n;
+}
+
+/* Where a link goes: -1u off the mesh. */
+static unsigned link_target(unsigned link, const npu_device_info *dev)
+{
+	unsigned node = link / LINK_DIRS, mx = dev->mesh_x ? dev->mesh_x : 1;
+	unsigned my = dev->mesh_y ? dev->mesh_y : 1, x = node % mx, y = node / mx;
+
+	switch (link % LINK_DIRS) {
+	case 0: return x + 1 < mx ? node + 1 : -1u;
+	case 1: return x > 0 ? node - 1 : -1u;
+	case 2: return y > 0 ? node - mx : -1u;
+	default: return y + 1 < my ? node + mx : -1u;
+	}
+}
+
+/* "node 3 (3,0) DDR" */
+static void node_name(unsigned node, const npu_device_info *dev, char *buf, size_t cap)
+{
+	unsigned mx = dev->mesh_x ? dev->mesh_x : 1;
+	/* Default placement (uapi npu_hw_geom.h): CCB at node 0, DDR port at
+	 * the end of row 0; the API does not report the actual one. */
+	const char *role = node == 0 ? " CCB" : node == mx - 1 ? " DDR" : "";
+
+	if (node == -1u)
+		snprintf(buf, cap, "off-mesh");
+	else
+		snprintf(buf, cap, "node %u (%u,%u)%s", node, node % mx, node / mx, role);
+}
+
+static void add_link(struct prof_view *pv, const struct link_load *l)
+{
+	unsigned pos = pv->n_links;
+
+	while (pos > 0 && pv->links[pos - 1].bytes < l->bytes)
+		pos--;
+	if (pos >= HOT_LINKS)
+		return;
+	if (pv->n_links < HOT_LINKS)
+		pv->n_links++;
+	memmove(&pv->links[pos + 1], &pv->links[pos],
+		(pv->n_links - 1 - pos) * sizeof(pv->links[0]));
+	pv->links[pos] = *l;
+}
+
+static void set_max(struct prof_view *pv, int res, double v, const char *fmt, unsigned a)
+{
+	if (v > pv->util[res] || !pv->where[res][0]) {
+		pv->util[res] = v;
+		snprintf(pv->where[res], sizeof(pv->where[res]), fmt, a);
+	}
+}
+
+static void analyze_links(struct prof_view *pv, const npu_device_counters *d,
+			  const npu_device_info *dev)
+{
+	unsigned nodes = dev->mesh_x * dev->mesh_y, n_links = nodes * LINK_DIRS;
+
+	if (n_links > NPU_MAX_LINKS || !n_links)
+		n_links = NPU_MAX_LINKS;
+	for (unsigned l = 0; l < n_links; l++) {
+		struct link_load ll = {
+			.link = l, .from = l / LINK_DIRS, .to = link_target(l, dev),
+			.bytes = d->link_bytes[l], .stalls = d->link_stalls[l],
+		};
+
+		if (!ll.bytes)
+			continue;
+		ll.util = (double)ll.bytes / (LINK_BYTES_PER_CYCLE * (double)pv->cycles);
+		pv->links_used++;
+		add_link(pv, &ll);
+	}
+	if (pv->n_links) {
+		const struct link_load *h = &pv->links[0];
+
+		pv->util[RES_NETWORK] = h->util;
+		snprintf(pv->where[RES_NETWORK], sizeof(pv->where[RES_NETWORK]),
+			 "link %u, node %u %s", h->link, h->from, dir_names[h->link % LINK_DIRS]);
+	} else {
+		snprintf(pv->where[RES_NETWORK], sizeof(pv->where[RES_NETWORK]), "no traffic");
+	}
+}
+
+static void analyze_profile(const struct nr_report *r, struct prof_view *pv)
+{
+	const npu_device_counters *d = &r->prof->delta;
+	uint32_t need = NPU_HAVE_CYCLES | NPU_HAVE_UNITS | NPU_HAVE_TRAFFIC;
+	double tpb_cycles;
+
+	memset(pv, 0, sizeof(*pv));
+	pv->counters = (d->have & need) == need && d->cycles;
+	if (!pv->counters)
+		return;
+	pv->cycles = d->cycles;
+	pv->tpbs = r->dev.tpbs_per_cluster ? r->dev.tpbs_per_cluster : 4;
+	tpb_cycles = (double)pv->cycles * pv->tpbs;
+	pv->n_clusters = pick_clusters(d, &r->dev, r->partition, pv->cluster);
+	for (unsigned i = 0; i < pv->n_clusters; i++) {
+		unsigned c = pv->cluster[i];
+
+		pv->busy[i] = d->have & NPU_HAVE_CLUSTERS ?
+			      (double)d->cluster_busy[c] / (double)pv->cycles : -1;
+		for (int u = 0; u < NPU_UNITS; u++)
+			pv->unit[i][u] = (double)d->unit_busy[c][u] / tpb_cycles;
+		pv->conflicts[i] = d->hbsm_conflicts[c];
+		/* Compute: the TCU and CVU do the arithmetic; DTDU and CSU move
+		 * data and synchronise. */
+		set_max(pv, RES_COMPUTE, pv->unit[i][0], "TCU, cluster %u", c);
+		set_max(pv, RES_COMPUTE, pv->unit[i][1], "CVU, cluster %u", c);
+		/* A bank conflict costs an HBSM cycle: the share of TPB cycles
+		 * lost to them is SRAM pressure inside a cluster. */
+		set_max(pv, RES_SRAM, (double)pv->conflicts[i] / tpb_cycles,
+			"HBSM conflicts, cluster %u", c);
+	}
+	/* Everything comes in from DDR through the CCB's DMA engines. */
+	for (unsigned e = 0; e < NPU_DMA_ENGINES; e++) {
+		pv->dma[e] = (double)d->dma_bytes[e] / (DMA_BYTES_PER_CYCLE * (double)pv->cycles);
+		set_max(pv, RES_SRAM, pv->dma[e], "DMA engine %u", e);
+	}
+	analyze_links(pv, d, &r->dev);
+	pv->bottleneck = RES_COMPUTE;
+	for (int k = 1; k < RES_COUNT; k++)
+		if (pv->util[k] > pv->util[pv->bottleneck])
+			pv->bottleneck = k;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Linear interpolation between the closest ranks (numpy's default). */
+static double percentile(const double *sorted, size_t n, double p)
+{
+	double pos = p / 100.0 * (double)(n - 1);
+	size_t lo = (size_t)pos;
+
+	if (lo + 1 >= n)
+		return sorted[n - 1];
+	return sorted[lo] + (pos - (double)lo) * (sorted[lo + 1] - sorted[lo]);
+}
+
+static void summarize(const struct nr_report *r, struct summary *s)
+{
+	const npu_device_counters *d = &r->loop_delta;
+	double *sorted = malloc((r->n_lat ? r->n_lat : 1) * sizeof(*sorted)), sum = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < r->n_lat; i++)
+		sum += r->lat_ms[i];
+	if (r->n_lat && sorted) {
+		memcpy(sorted, r->lat_ms, r->n_lat * sizeof(*sorted));
+		qsort(sorted, r->n_lat, sizeof(*sorted), cmp_double);
+		s->mean = sum / (double)r->n_lat;
+		s->min = sorted[0];
+		s->max = sorted[r->n_lat - 1];
+		for (unsigned i = 0; i < r->o->n_percentiles; i++)
+			s->pct[i] = percentile(sorted, r->n_lat, r->o->percentiles[i]);
+		s->throughput = s->mean > 0 ? r->batch * 1000.0 / s->mean : 0;
+	}
+	free(sorted);
+	s->sim_us = r->last.device_us / r->batch;
+	s->sim_throughput = s->sim_us > 0 ? 1e6 / s->sim_us : 0;
+	if ((d->have & (NPU_HAVE_CYCLES | NPU_HAVE_CLUSTERS)) ==
+	    (NPU_HAVE_CYCLES | NPU_HAVE_CLUSTERS) && d->cycles) {
+		unsigned cl[NPU_MAX_CLUSTERS];
+		uint64_t busy = 0;
+
+		s->util_clusters = pick_clusters(d, &r->dev, r->partition, cl);
+		for (unsigned i = 0; i < s->util_clusters; i++)
+			busy += d->cluster_busy[cl[i]];
+		s->have_util = s->util_clusters > 0;
+		if (s->have_util)
+			s->util = (double)busy / ((double)d->cycles * s->util_clusters);
+	}
+	if (r->prof)
+		analyze_profile(r, &s->pv);
+}
+
+/* ---- JSON ---- */
+
+/* A minimal writer: it tracks nesting and commas so the output is valid. */
+struct jw {
+	int depth;
+	int first[16];
+};
+
+/* Length of the valid UTF-8 sequence at @p, or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	cp = p[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	/* Overlong forms, UTF-16 surrogates and code points past U+10FFFF. */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * A JSON string.  Paths, labels and tensor names are bytes from files:
+ * anything that is not valid UTF-8 becomes U+FFFD so the output stays
+ * standard JSON.
+ */
+static void jw_str_raw(const char *str)
+{
+	const unsigned char *p = (const unsigned char *)str;
+
+	putchar('"');
+	while (*p) {
+		size_t n = utf8_len(p);
+
+		if (!n) {
+			fputs("\\ufffd", stdout);
+			p++;
+			continue;
+		}
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\u%04x", *p);
+		else
+			fwrite(p, 1, n, stdout);
+		p += n;
+	}
+	putchar('"');
+}
+
+static void jw_item(struct jw *w, const char *key)
+{
+	if (w->depth > 0) {
+		printf("%s\n%*s", w->first[w->depth] ? "" : ",", 2 * w->depth, "");
+		w->first[w->depth] = 0;
+	}
+	if (key) {
+		jw_str_raw(key);
+		fputs(": ", stdout);
+	}
+}
+
+static void jw_open(struct jw *w, const char *key, char c)
+{
+	jw_item(w, key);
+	putchar(c);
+	w->depth++;
+	w->first[w->depth] = 1;
+}
+
+static void jw_close(struct jw *w, char c)
+{
+	int empty = w->first[w->depth];
+
+	w->depth--;
+	if (!empty)
+		printf("\n%*s", 2 * w->depth, "");
+	putchar(c);
+	if (!w->depth)
+		putchar('\n');
+}
+
+static void jw_str(struct jw *w, const char *key, const char *v)
+{
+	jw_item(w, key);
+	if (v)
+		jw_str_raw(v);
+	else
+		fputs("null", stdout);
+}
+
+/* JSON has no inf or NaN: those are null. */
+static void jw_num(struct jw *w, const char *key, double v)
+{
+	jw_item(w, key);
+	if (isfinite(v))
+		printf("%.10g", v);
+	else
+		fputs("null", stdout);
+}
+
+static void jw_u64(struct jw *w, const char *key, uint64_t v)
+{
+	jw_item(w, key);
+	printf("%" PRIu64, v);
+}
+
+static void jw_i64(struct jw *w, const char *key, int64_t v)
+{
+	jw_item(w, key);
+	printf("%" PRId64, v);
+}
+
+static void jw_bool(struct jw *w, const char *key, int v)
+{
+	jw_item(w, key);
+	fputs(v ? "true" : "false", stdout);
+}
+
+static void jw_null(struct jw *w, const char *key)
+{
+	jw_item(w, key);
+	fputs("null", stdout);
+}
+
+/* Short arrays on one line. */
+static void jw_shape(struct jw *w, const char *key, const int64_t *dims, int rank)
+{
+	jw_item(w, key);
+	putchar('[');
+	for (int i = 0; i < rank; i++)
+		printf("%s%" PRId64, i ? ", " : "", dims[i]);
+	putchar(']');
+}
+
+static void json_tensor(struct jw *w, const npu_tensor_info *t)
+{
+	jw_str(w, "name", t->name);
+	jw_str(w, "dtype", npu_dtype_str(t->dtype));
+	jw_shape(w, "shape", t->dims, t->rank);
+	jw_u64(w, "bytes", t->bytes);
+	if (t->scale != 0) {
+		jw_num(w, "scale", t->scale);
+		jw_i64(w, "zero_point", t->zero_point);
+	}
+}
+
+static void json_device(struct jw *w, const npu_device_info *dev)
+{
+	char hw[32], mask[16];
+
+	snprintf(hw, sizeof(hw), "%u.%u", dev->hw_version >> 16, dev->hw_version & 0xffff);
+	snprintf(mask, sizeof(mask), "0x%x", dev->defect_mask);
+	jw_open(w, "device", '{');
+	jw_str(w, "path", dev->path);
+	jw_str(w, "driver", dev->driver);
+	jw_str(w, "backend", dev->backend == NPU_BACKEND_KERNEL ? "kernel" : "emu");
+	jw_str(w, "hw_version", hw);
+	jw_u64(w, "clusters", dev->clusters);
+	jw_u64(w, "healthy_clusters", dev->healthy_clusters);
+	jw_u64(w, "tpbs_per_cluster", dev->tpbs_per_cluster);
+	jw_u64(w, "defect_mask", dev->defect_mask);
+	jw_str(w, "defect_mask_hex", mask);
+	jw_item(w, "mesh");
+	printf("[%u, %u]", dev->mesh_x, dev->mesh_y);
+	jw_u64(w, "clock_mhz", dev->clock_mhz);
+	jw_close(w, '}');
+}
+
+static void json_io(struct jw *w, const struct nr_report *r)
+{
+	size_t n_out = npu_model_output_count(r->model);
+
+	jw_open(w, "inputs", '[');
+	for (size_t i = 0; i < r->n_inputs; i++) {
+		const struct nr_input *in = &r->inputs[i];
+
+		jw_open(w, NULL, '{');
+		json_tensor(w, &in->info);
+		jw_str(w, "source", in->file ? "file" : "generated");
+		jw_str(w, "file", in->file);
+		if (in->file && r->batch > 1)
+			jw_bool(w, "per_batch_element", in->per_element);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_open(w, "outputs", '[');
+	for (size_t i = 0; i < n_out; i++) {
+		npu_tensor_info t;
+
+		if (npu_model_output_info(r->model, i, &t) != NPU_OK)
+			continue;
+		jw_open(w, NULL, '{');
+		json_tensor(w, &t);
+		if (r->output_paths)
+			jw_str(w, "file", r->output_paths[i]);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+static void json_top_k(struct jw *w, const struct nr_report *r)
+{
+	const struct nr_top_k *t = r->top;
+
+	jw_open(w, "top_k", '{');
+	jw_str(w, "output", t->output);
+	jw_u64(w, "k", r->o->top_k);
+	jw_u64(w, "batch_element", 0);
+	jw_open(w, "classes", '[');
+	for (int64_t i = 0; i < t->n; i++) {
+		jw_open(w, NULL, '{');
+		jw_i64(w, "index", t->entries[i].index);
+		jw_num(w, "score", t->entries[i].score);
+		jw_str(w, "label", t->entries[i].label);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_close(w, '}');
+}
+
+static void json_counters(struct jw *w, const struct nr_report *r, const struct prof_view *pv)
+{
+	const npu_device_counters *d = &r->prof->delta;
+
+	jw_u64(w, "tpbs_per_cluster", pv->tpbs);
+	jw_open(w, "clusters", '[');
+	for (unsigned i = 0; i < pv->n_clusters; i++) {
+		jw_open(w, NULL, '{');
+		jw_u64(w, "cluster", pv->cluster[i]);
+		if (pv->busy[i] >= 0)
+			jw_num(w, "busy", pv->busy[i]);
+		else
+			jw_null(w, "busy");
+		for (int u = 0; u < NPU_UNITS; u++)
+			jw_num(w, unit_keys[u], pv->unit[i][u]);
+		jw_u64(w, "hbsm_conflicts", pv->conflicts[i]);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_open(w, "dma", '[');
+	for (unsigned e = 0; e < NPU_DMA_ENGINES; e++) {
+		jw_open(w, NULL, '{');
+		jw_u64(w, "engine", e);
+		jw_u64(w, "bytes", d->dma_bytes[e]);
+		jw_num(w, "utilization", pv->dma[e]);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_u64(w, "gsdu_bytes", d->gsdu_bytes);
+	jw_u64(w, "links_used", pv->links_used);
+	jw_open(w, "hottest_links", '[');
+	for (unsigned i = 0; i < pv->n_links; i++) {
+		const struct link_load *l = &pv->links[i];
+
+		jw_open(w, NULL, '{');
+		jw_u64(w, "link", l->link);
+		jw_u64(w, "from", l->from);
+		if (l->to == -1u)
+			jw_null(w, "to");
+		else
+			jw_u64(w, "to", l->to);
+		jw_str(w, "direction", dir_names[l->link % LINK_DIRS]);
+		jw_u64(w, "bytes", l->bytes);
+		jw_num(w, "utilization", l->util);
+		jw_u64(w, "stalls", l->stalls);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_open(w, "utilization", '{');
+	jw_num(w, "compute", pv->util[RES_COMPUTE]);
+	jw_num(w, "sram", pv->util[RES_SRAM]);
+	jw_num(w, "network", pv->util[RES_NETWORK]);
+	jw_close(w, '}');
+	jw_open(w, "where", '{');
+	jw_str(w, "compute", pv->where[RES_COMPUTE]);
+	jw_str(w, "sram", pv->where[RES_SRAM]);
+	jw_str(w, "network", pv->where[RES_NETWORK]);
+	jw_close(w, '}');
+	jw_str(w, "bottleneck", res_names[pv->bottleneck]);
+}
+
+static void json_profile(struct jw *w, const struct nr_report *r, const struct prof_view *pv)
+{
+	const struct nr_profile *p = r->prof;
+
+	jw_open(w, "profile", '{');
+	jw_u64(w, "total_cycles", p->total_cycles);
+	jw_open(w, "steps", '[');
+	for (size_t i = 0; i < p->n_steps; i++) {
+		jw_open(w, NULL, '{');
+		jw_str(w, "label", p->steps[i].label ? p->steps[i].label : "");
+		jw_u64(w, "cycles", p->steps[i].device_cycles);
+		jw_num(w, "share", p->total_cycles ?
+		       (double)p->steps[i].device_cycles / (double)p->total_cycles : 0);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_bool(w, "counters", pv->counters);
+	if (pv->counters)
+		json_counters(w, r, pv);
+	else
+		jw_str(w, "note", "this device does not report unit and traffic counters");
+	jw_close(w, '}');
+}
+
+static void print_json(const struct nr_report *r, const struct summary *s)
+{
+	struct jw w = { 0 };
+
+	jw_open(&w, NULL, '{');
+	jw_str(&w, "model", r->o->model);
+	json_device(&w, &r->dev);
+	jw_u64(&w, "partition_clusters", r->partition);
+	jw_str(&w, "precision", nr_precision_str(r->o->precision));
+	jw_u64(&w, "batch", r->batch);
+	json_io(&w, r);
+	jw_num(&w, "load_ms", r->load_ms);
+	jw_u64(&w, "warmup", r->o->warmup);
+	jw_u64(&w, "iterations", r->n_lat);
+	jw_open(&w, "latency_ms", '{');
+	jw_num(&w, "mean", s->mean);
+	jw_num(&w, "min", s->min);
+	jw_num(&w, "max", s->max);
+	jw_open(&w, "percentiles", '[');
+	for (unsigned i = 0; i < r->o->n_percentiles; i++) {
+		jw_open(&w, NULL, '{');
+		jw_num(&w, "percentile", r->o->percentiles[i]);
+		jw_num(&w, "ms", s->pct[i]);
+		jw_close(&w, '}');
+	}
+	jw_close(&w, ']');
+	jw_close(&w, '}');
+	jw_num(&w, "throughput_ips", s->throughput);
+	jw_open(&w, "simulated", '{');
+	jw_u64(&w, "cycles_per_run", r->last.device_cycles);
+	jw_num(&w, "us_per_run", r->last.device_us);
+	jw_num(&w, "us_per_inference", s->sim_us);
+	jw_num(&w, "throughput_ips", s->sim_throughput);
+	jw_u64(&w, "clock_mhz", r->dev.clock_mhz);
+	jw_close(&w, '}');
+	if (s->have_util)
+		jw_num(&w, "cluster_utilization", s->util);
+	else
+		jw_null(&w, "cluster_utilization");
+	jw_u64(&w, "steps", r->last.steps);
+	if (r->top)
+		json_top_k(&w, r);
+	if (r->prof)
+		json_profile(&w, r, &s->pv);
+	jw_close(&w, '}');
+}
+
+/* ---- text ---- */
+
+static void text_tensor(const char *what, const npu_tensor_info *t, const char *extra)
+{
+	char shape[160];
+
+	printf("%-12s%s %s %s", what, t->name, npu_dtype_str(t->dtype),
+	       nr_shape_str(t->dims, t->rank, shape, sizeof(shape)));
+	if (t->scale != 0)
+		printf(" (scale %g, zero point %d)", t->scale, t->zero_point);
+	printf("%s\n", extra);
+}
+
+static void text_io(const struct nr_report *r)
+{
+	size_t n_out = npu_model_output_count(r->model);
+	char extra[1200];
+
+	for (size_t i = 0; i < r->n_inputs; i++) {
+		const struct nr_input *in = &r->inputs[i];
+
+		if (in->file)
+			snprintf(extra, sizeof(extra), " from %s%s", in->file,
+				 r->batch > 1 ? (in->per_element ? " (one per batch element)" :
+						 " (every batch element)") : "");
+		else
+			snprintf(extra, sizeof(extra), " (generated)");
+		text_tensor("input", &in->info, extra);
+	}
+	for (size_t i = 0; i < n_out; i++) {
+		npu_tensor_info t;
+
+		if (npu_model_output_info(r->model, i, &t) != NPU_OK)
+			continue;
+		extra[0] = '\0';
+		if (r->output_paths)
+			snprintf(extra, sizeof(extra), " -> %s", r->output_paths[i]);
+		text_tensor("output", &t, extra);
+	}
+}
+
+static void text_top_k(const struct nr_report *r)
+{
+	const struct nr_top_k *t = r->top;
+
+	printf("%-12s%lld of %s%s, best first:\n", "top-k", (long long)t->n, t->output,
+	       r->batch > 1 ? " (batch element 0)" : "");
+	for (int64_t i = 0; i < t->n; i++) {
+		printf("  %2lld. class %-6lld %10.6f", (long long)i + 1,
+		       (long long)t->entries[i].index, t->entries[i].score);
+		if (t->entries[i].label)
+			printf("  %s", t->entries[i].label);
+		putchar('\n');
+	}
+}
+
+static void text_counters(const struct nr_report *r, const struct prof_view *pv)
+{
+	const npu_device_counters *d = &r->prof->delta;
+
+	printf("units       busy / (cycles x %u TPBs), clusters of the partition:\n", pv->tpbs);
+	printf("  cluster   busy    TCU    CVU   DTDU    CSU  HBSM conflicts\n");
+	for (unsigned i = 0; i < pv->n_clusters; i++) {
+		if (pv->busy[i] >= 0)
+			printf("  %7u %5.1f%%", pv->cluster[i], 100 * pv->busy[i]);
+		else
+			printf("  %7u %6s", pv->cluster[i], "n/a");
+		for (int u = 0; u < NPU_UNITS; u++)
+			printf(" %5.1f%%", 100 * pv->unit[i][u]);
+		printf("  %" PRIu64 "\n", pv->conflicts[i]);
+	}
+	printf("dma         bytes / (%.0f x cycles):", DMA_BYTES_PER_CYCLE);
+	for (unsigned e = 0; e < NPU_DMA_ENGINES; e++)
+		printf("%s engine %u %" PRIu64 " bytes %.1f%%", e ? "," : "", e, d->dma_bytes[e],
+		       100 * pv->dma[e]);
+	printf("; GSDU %" PRIu64 " bytes\n", d->gsdu_bytes);
+	printf("links       bytes / (%.0f x cycles), hottest %u of %u used:\n",
+	       LINK_BYTES_PER_CYCLE, pv->n_links, pv->links_used);
+	for (unsigned i = 0; i < pv->n_links; i++) {
+		const struct link_load *l = &pv->links[i];
+		char from[48], to[48];
+
+		node_name(l->from, &r->dev, from, sizeof(from));
+		node_name(l->to, &r->dev, to, sizeof(to));
+		printf("  link %2u %-5s %s -> %s: %" PRIu64 " bytes, %.1f%%, %" PRIu64 " stalls\n",
+		       l->link, dir_names[l->link % LINK_DIRS], from, to, l->bytes, 100 * l->util,
+		       l->stalls);
+	}
+	printf("utilization compute %.1f%% (%s), SRAM %.1f%% (%s), network %.1f%% (%s)\n",
+	       100 * pv->util[RES_COMPUTE], pv->where[RES_COMPUTE], 100 * pv->util[RES_SRAM],
+	       pv->where[RES_SRAM], 100 * pv->util[RES_NETWORK], pv->where[RES_NETWORK]);
+	printf("bottleneck  %s\n", res_names[pv->bottleneck]);
+}
+
+static void text_profile(const struct nr_report *r, const struct prof_view *pv)
+{
+	const struct nr_profile *p = r->prof;
+
+	printf("profile     one run, %" PRIu64 " cycles, %zu steps\n", p->total_cycles, p->n_steps);
+	printf("  %4s %12s %7s  %s\n", "step", "cycles", "share", "label");
+	for (size_t i = 0; i < p->n_steps; i++)
+		printf("  %4zu %12" PRIu64 " %6.1f%%  %s\n", i, p->steps[i].device_cycles,
+		       p->total_cycles ? 100.0 * (double)p->steps[i].device_cycles /
+		       (double)p->total_cycles : 0.0, p->steps[i].label ? p->steps[i].label : "");
+	if (pv->counters)
+		text_counters(r, pv);
+	else
+		printf("counters    not reported by this device (%s): steps only\n",
+		       r->dev.path);
+}
+
+static void print_text(const struct nr_report *r, const struct summary *s)
+{
+	const npu_device_info *dev = &r->dev;
+
+	printf("%-12s%s\n", "model", r->o->model);
+	printf("%-12s%s (%s): %u clusters, %u healthy, defect mask 0x%x, mesh %ux%u, %u MHz\n",
+	       "device", dev->path, dev->driver, dev->clusters, dev->healthy_clusters,
+	       dev->defect_mask, dev->mesh_x, dev->mesh_y, dev->clock_mhz);
+	printf("%-12s%u clusters\n", "partition", r->partition);
+	printf("%-12s%s\n", "precision", nr_precision_str(r->o->precision));
+	printf("%-12s%u\n", "batch", r->batch);
+	text_io(r);
+	printf("%-12s%.3f ms\n", "load", r->load_ms);
+	printf("%-12smean %.3f ms, min %.3f ms, max %.3f ms over %zu runs (%u warmup)\n",
+	       "latency", s->mean, s->min, s->max, r->n_lat, r->o->warmup);
+	printf("%-12s", "percentiles");
+	for (unsigned i = 0; i < r->o->n_percentiles; i++)
+		printf("%sp%g %.3f ms", i ? ", " : "", r->o->percentiles[i], s->pct[i]);
+	printf("\n%-12s%.2f inferences/s (wall)\n", "throughput", s->throughput);
+	printf("%-12s%.3f us per inference (%" PRIu64 " cycles per run at %u MHz), "
+	       "%.2f inferences/s\n", "simulated", s->sim_us, r->last.device_cycles,
+	       dev->clock_mhz, s->sim_throughput);
+	if (s->have_util)
+		printf("%-12s%.1f%% (busy / cycles, mean over %u clusters)\n", "utilization",
+		       100 * s->util, s->util_clusters);
+	else
+		printf("%-12sn/a (the device reports no cluster counters)\n", "utilization");
+	printf("%-12s%u\n", "steps", r->last.steps);
+	if (r->top)
+		text_top_k(r);
+	if (r->prof)
+		text_profile(r, &s->pv);
+}
+
+void nr_report_print(const struct nr_report *r)
+{
+	struct summary s;
+
+	summarize(r, &s);
+	if (r->o->json)
+		print_json(r, &s);
+	else
+		print_text(r, &s);
+}
+
+void nr_report_compiled(const struct nr_options *o, const npu_device_info *dev,
+			const npu_model *model, double load_ms)
+{
+	size_t n_in = npu_model_input_count(model), n_out = npu_model_output_count(model);
+	struct jw w = { 0 };
+
+	if (!o->json) {
+		printf("compiled %s -> %s in %.3f ms: %zu input%s, %zu output%s, batch %u, "
+		       "%u clusters, %s precision, for %s\n", o->model, o->save, load_ms, n_in,
+		       n_in == 1 ? "" : "s", n_out, n_out == 1 ? "" : "s", npu_model_batch(model),
+		       npu_model_clusters(model), nr_precision_str(o->precision), dev->path);
+		return;
+	}
+	jw_open(&w, NULL, '{');
+	jw_str(&w, "model", o->model);
+	jw_str(&w, "output", o->save);
+	json_device(&w, dev);
+	jw_str(&w, "precision", nr_precision_str(o->precision));
+	jw_u64(&w, "batch", npu_model_batch(model));
+	jw_u64(&w, "clusters", npu_model_clusters(model));
+	jw_num(&w, "load_ms", load_ms);
+	jw_open(&w, "inputs", '[');
+	for (size_t i = 0; i < n_in; i++) {
+		npu_tensor_info t;
+
+		if (npu_model_input_info(model, i, &t) != NPU_OK)
+			continue;
+		jw_open(&w, NULL, '{');
+		json_tensor(&w, &t);
+		jw_close(&w, '}');
+	}
+	jw_close(&w, ']');
+	jw_open(&w, "outputs", '[');
+	for (size_t i = 0; i < n_out; i++) {
+		npu_tensor_info t;
+
+		if (npu_model_output_info(model, i, &t) != NPU_OK)
+			continue;
+		jw_open(&w, NULL, '{');
+		json_tensor(&w, &t);
+		jw_close(&w, '}');
+	}
+	jw_close(&w, ']');
+	jw_close(&w, '}');
+}

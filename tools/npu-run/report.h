@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* npu-run: the summary (text or JSON) and the profile. */
+#ifndef NPU_RUN_REPORT_H
+#define NPU_RUN_REPORT_H
+
+#include <stddef.h>
+
+#include "args.h"
+#include "inputs.h"
+#include "npu.h"
+
+/* One profiled run: its steps and the counters' increase over it. */
+struct nr_profile {
+	npu_step_stats *steps;
+	size_t n_steps;
+	uint64_t total_cycles;		/* npu_run_stats.device_cycles */
+	npu_device_counters delta;
+};
+
+struct nr_top_k {
+	const char *output;		/* tensor name */
+	npu_top_k_entry *entries;
+	int64_t n;
+};
+
+/* Everything the summary shows; main fills it, the printers only read. */
+struct nr_report {
+	const struct nr_options *o;
+	npu_device_info dev;
+	unsigned partition;		/* clusters of the context */
+	const npu_model *model;
+	unsigned batch;
+	const struct nr_input *inputs;
+	size_t n_inputs;
+	char **output_paths;		/* per output, or NULL without --output-dir */
+	double load_ms;			/* load and compile */
+	double *lat_ms;			/* wall latency of each timed run */
+	size_t n_lat;
+	npu_run_stats last;		/* the last timed run */
+	npu_device_counters loop_delta;	/* counters over the timed runs */
+	const struct nr_top_k *top;	/* NULL without --top-k */
+	const struct nr_profile *prof;	/* NULL without --profile */
+};
+
+/* The summary on stdout, as text or (--json) one JSON object. */
+void nr_report_print(const struct nr_report *r);
+
+/* What --compile-only prints. */
+void nr_report_compiled(const struct nr_options *o, const npu_device_info *dev,
+			const npu_model *model, double load_ms);
+
+/* @d = @b - @a, field by field (counters only grow). */
+void nr_counters_delta(const npu_device_counters *a, const npu_device_counters *b,
+		       npu_device_counters *d);
+
+#endif /* NPU_RUN_REPORT_H */
