@@ -68,9 +68,10 @@ include tests/models/models.mk
 help:
 	@echo "make deps        install the Debian packages the project needs (root)"
 	@echo "make             build everything"
-	@echo "make run         run the sample program on the device core"
+	@echo "make run         npu-run on the bundled sample model (emulator unless a device exists)"
 	@echo "make check       build and run every test"
-	@echo "make check-unit  device-core unit tests (Check, ASan/UBSan)"
+	@echo "make check-unit  device-core and libnpu unit tests (Check, ASan/UBSan)"
+	@echo "make check-tools command-line tests of npu-run, npu-top, npu-plan"
 	@echo "make qemu        build qemu-system-x86_64 with the NPU (cached in ~/.cache/npu)"
 	@echo "make check-qemu  qtests of the NPU PCI device"
 	@echo "make module      the kernel driver, build/kernel/npu.ko"
