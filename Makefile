@@ -62,6 +62,7 @@ all: $(LIBCORE) $(DEMO_BIN) libnpu qemu module
 include libnpu/libnpu.mk
 include tests/fuzz/fuzz.mk
 include tests/models/models.mk
+include tests/onnx/onnx.mk
 # Each tool under tools/<name>/ may bring its own rules (tools/<name>/<name>.mk).
 -include $(wildcard tools/*/*.mk)
 
@@ -143,7 +144,7 @@ run: $(BUILD)/bin/npu-run
 	$(BUILD)/bin/npu-run tools/npu-run/samples/tiny-cnn.onnx \
 	  --top-k 3 --labels tools/npu-run/samples/tiny-cnn.labels
 
-check: check-unit check-fuzz check-tools check-models check-style check-qemu check-guest
+check: check-unit check-fuzz check-tools check-onnx check-models check-style check-qemu check-guest
 
 # Command-line tests of the tools (each script prints "N passed, N failed").
 check-tools: $(BUILD)/bin/npu-plan

@@ -23,7 +23,7 @@ LIBNPU_SO    := $(BUILD)/lib/libnpu.so.$(NPU_SOVERSION)
 LIBNPU_SAN   := $(BUILD)/lib/libnpu-san.a
 NPU_PC       := $(BUILD)/lib/pkgconfig/npu.pc
 LIBNPU_TEST_BIN := $(BUILD)/tests/unit-npu
-LIBNPU_TEST_SRCS := tests/unit/main.c $(sort $(wildcard tests/libnpu/*.c))
+LIBNPU_TEST_SRCS := tests/unit/main.c $(sort $(wildcard tests/libnpu/*.c)) tests/onnx/onnx_case.c
 
 $(ONNX_PB_C) $(ONNX_PB_H): $(ONNX_PROTO)
 	@mkdir -p $(GEN)
@@ -65,9 +65,9 @@ $(NPU_PC): libnpu/npu.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' \
 	  -e 's|@PRIVATE_LIBS@|$(LIBNPU_LIBS)|' $< > $@
 
-$(LIBNPU_TEST_BIN): $(LIBNPU_TEST_SRCS) $(wildcard tests/libnpu/*.h tests/unit/*.h) $(LIBNPU_SAN)
+$(LIBNPU_TEST_BIN): $(LIBNPU_TEST_SRCS) $(wildcard tests/libnpu/*.h tests/unit/*.h tests/onnx/*.h) $(LIBNPU_SAN)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) -O1 $(SANFLAGS) $(CHECK_CFLAGS) -Itests/unit -Itests/libnpu \
+	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) -O1 $(SANFLAGS) $(CHECK_CFLAGS) -Itests/unit -Itests/libnpu -Itests/onnx \
 	  $(LIBNPU_TEST_SRCS) $(LIBNPU_SAN) $(CHECK_LIBS) $(LIBNPU_LIBS) -o $@
 
 .PHONY: libnpu

@@ -377,7 +377,7 @@ static void sqrt_loop(float *y, const float *x, size_t n, bool recip)
 
 bool npu_fn_is_unary(unsigned fn)
 {
-	return fn < NPU_FN_UNARY_END;
+	return fn < NPU_FN_UNARY_END || (fn >= NPU_FN_SIN && fn < NPU_FN_UNARY2_END);
 }
 
 bool npu_fn_is_binary(unsigned fn)
@@ -471,6 +471,64 @@ void npu_kern_unary(float *y, const float *x, size_t n, unsigned fn,
 		break;
 	case NPU_FN_ROUND:
 		UNARY_LOOP(round_even(v));
+		break;
+	case NPU_FN_SIN:
+		UNARY_LOOP(sinf(v));
+		break;
+	case NPU_FN_COS:
+		UNARY_LOOP(cosf(v));
+		break;
+	case NPU_FN_TAN:
+		UNARY_LOOP(tanf(v));
+		break;
+	case NPU_FN_ASIN:
+		UNARY_LOOP(asinf(v));
+		break;
+	case NPU_FN_ACOS:
+		UNARY_LOOP(acosf(v));
+		break;
+	case NPU_FN_ATAN:
+		UNARY_LOOP(atanf(v));
+		break;
+	case NPU_FN_SINH:
+		UNARY_LOOP(sinhf(v));
+		break;
+	case NPU_FN_COSH:
+		UNARY_LOOP(coshf(v));
+		break;
+	case NPU_FN_ASINH:
+		UNARY_LOOP(asinhf(v));
+		break;
+	case NPU_FN_ACOSH:
+		UNARY_LOOP(acoshf(v));
+		break;
+	case NPU_FN_ATANH:
+		UNARY_LOOP(atanhf(v));
+		break;
+	case NPU_FN_SOFTPLUS:
+		/* Stable for large x: x + ln(1 + e^-x). */
+		UNARY_LOOP(v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v)));
+		break;
+	case NPU_FN_SOFTSIGN:
+		UNARY_LOOP(v / (1.0f + fabsf(v)));
+		break;
+	case NPU_FN_ELU:
+		UNARY_LOOP(v < 0.0f ? alpha * expm1f(v) : v);
+		break;
+	case NPU_FN_SELU:
+		UNARY_LOOP(beta * (v <= 0.0f ? alpha * expm1f(v) : v));
+		break;
+	case NPU_FN_CELU:
+		UNARY_LOOP(fmaxf(0.0f, v) + fminf(0.0f, alpha * expm1f(v / alpha)));
+		break;
+	case NPU_FN_THRESHOLDED_RELU:
+		UNARY_LOOP(v > alpha ? v : (v != v ? v : 0.0f));
+		break;
+	case NPU_FN_SHRINK:
+		UNARY_LOOP(v < -alpha ? v + beta : v > alpha ? v - beta : (v != v ? v : 0.0f));
+		break;
+	case NPU_FN_SIGN:
+		UNARY_LOOP(v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v);
 		break;
 	default:
 		memset(y, 0, n * sizeof(*y));
@@ -613,7 +671,7 @@ static ALWAYS_INLINE float row_extreme(const float *x, size_t n, bool want_max)
 
 /*
  * Empty rows (inner == 0) give the identity of the reduction: SUM and
- * MEAN 0, MAX -inf, MIN +inf.  MAX and MIN propagate NaN.  An invalid fn
+ * MEAN 0, MAX -inf, MIN +inf, PROD 1 (LOG_SUM and LOG_SUM_EXP: -inf).  MAX and MIN propagate NaN.  An invalid fn
  * writes zeros.
  */
 void npu_kern_reduce(float *y, const float *x, size_t outer, size_t inner,
@@ -635,6 +693,40 @@ void npu_kern_reduce(float *y, const float *x, size_t outer, size_t inner,
 			break;
 		case NPU_REDUCE_MIN:
 			r = inner ? row_extreme(row, inner, false) : INFINITY;
+			break;
+		case NPU_REDUCE_SUM_ABS:
+			r = 0.0f;
+			for (size_t i = 0; i < inner; i++)
+				r += fabsf(row[i]);
+			break;
+		case NPU_REDUCE_SUM_SQUARE:
+		case NPU_REDUCE_L2:
+			r = 0.0f;
+			for (size_t i = 0; i < inner; i++)
+				r += row[i] * row[i];
+			if (fn == NPU_REDUCE_L2)
+				r = sqrtf(r);
+			break;
+		case NPU_REDUCE_LOG_SUM:
+			r = logf(row_sum(row, inner));
+			break;
+		case NPU_REDUCE_LOG_SUM_EXP: {
+			/* max + ln(sum e^(x - max)): no overflow for large x */
+			float m = inner ? row_extreme(row, inner, true) : -INFINITY, s = 0.0f;
+
+			if (isinf(m)) {
+				r = m;
+				break;
+			}
+			for (size_t i = 0; i < inner; i++)
+				s += expf(row[i] - m);
+			r = m + logf(s);
+			break;
+		}
+		case NPU_REDUCE_PROD:
+			r = 1.0f;
+			for (size_t i = 0; i < inner; i++)
+				r *= row[i];
 			break;
 		default:
 			r = 0.0f;

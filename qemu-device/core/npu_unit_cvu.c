@@ -207,7 +207,7 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 			return NPU_IE_SHAPE;
 		break;
 	case NPU_CVU_REDUCE:
-		if (p->fn > NPU_REDUCE_MIN)
+		if (p->fn >= NPU_REDUCE_END)
 			return NPU_IE_PARAM;
 		uses_rl = true;
 		if (r < 1 || r > CVU_MAX_REDUCE_LEVELS || r > x->nd)

@@ -319,6 +319,97 @@ START_TEST(unary_inplace_and_invalid)
 }
 END_TEST
 
+/* Version 1.1 unary functions against double-precision libm. */
+static double ref_unary2(unsigned fn, double x, double a, double b)
+{
+	switch (fn) {
+	case NPU_FN_SIN: return sin(x);
+	case NPU_FN_COS: return cos(x);
+	case NPU_FN_TAN: return tan(x);
+	case NPU_FN_ASIN: return asin(x);
+	case NPU_FN_ACOS: return acos(x);
+	case NPU_FN_ATAN: return atan(x);
+	case NPU_FN_SINH: return sinh(x);
+	case NPU_FN_COSH: return cosh(x);
+	case NPU_FN_ASINH: return asinh(x);
+	case NPU_FN_ACOSH: return acosh(x);
+	case NPU_FN_ATANH: return atanh(x);
+	case NPU_FN_SOFTPLUS: return log1p(exp(x));
+	case NPU_FN_SOFTSIGN: return x / (1 + fabs(x));
+	case NPU_FN_ELU: return x < 0 ? a * expm1(x) : x;
+	case NPU_FN_SELU: return b * (x <= 0 ? a * expm1(x) : x);
+	case NPU_FN_CELU: return fmax(0, x) + fmin(0, a * expm1(x / a));
+	case NPU_FN_THRESHOLDED_RELU: return x > a ? x : 0;
+	case NPU_FN_SHRINK: return x < -a ? x + b : x > a ? x - b : 0;
+	case NPU_FN_SIGN: return x > 0 ? 1 : x < 0 ? -1 : 0;
+	default: return NAN;
+	}
+}
+
+START_TEST(unary_v11_fns_vs_libm)
+{
+	static float x[NUNARY_IN], y[NUNARY_IN];
+	const float a = 0.7f, b = 0.3f;
+
+	EXPECT_BEGIN();
+	rng_seed(3);
+	unary_inputs(x);
+	for (unsigned fn = NPU_FN_SIN; fn < NPU_FN_UNARY2_END; fn++) {
+		ck_assert(npu_fn_is_unary(fn));
+		npu_kern_unary(y, x, NUNARY_IN, fn, a, b);
+		for (size_t i = 0; i < NUNARY_IN; i++) {
+			double want = ref_unary2(fn, x[i], a, b);
+
+			/* Outside a function's domain both sides are NaN. */
+			if (isnan(want)) {
+				EXPECT(isnan(y[i]), "fn %u x=%a: got %g, want NaN", fn,
+				       (double)x[i], (double)y[i]);
+				continue;
+			}
+			EXPECT_CLOSE(y[i], want, 1e-6, 2e-6, "fn %u x=%a", fn, (double)x[i]);
+		}
+	}
+	/* The gaps around the two ranges stay invalid. */
+	ck_assert(!npu_fn_is_unary(NPU_FN_SIN - 1));
+	ck_assert(!npu_fn_is_unary(NPU_FN_UNARY2_END));
+	EXPECT_END();
+}
+END_TEST
+
+START_TEST(reduce_v11_fns)
+{
+	float x[2 * 33], y[2];
+
+	rng_seed(7);
+	for (size_t i = 0; i < 66; i++)
+		x[i] = rng_uniform(0.5f, 1.5f) * (i % 3 ? 1.0f : -1.0f);
+	for (unsigned fn = NPU_REDUCE_SUM_ABS; fn < NPU_REDUCE_END; fn++) {
+		npu_kern_reduce(y, x, 2, 33, fn);
+		for (size_t o = 0; o < 2; o++) {
+			const float *r = x + o * 33;
+			double s = 0, sa = 0, sq = 0, se = 0, p = 1, want;
+
+			for (size_t i = 0; i < 33; i++) {
+				s += r[i];
+				sa += fabs(r[i]);
+				sq += (double)r[i] * r[i];
+				se += exp(r[i]);
+				p *= r[i];
+			}
+			want = fn == NPU_REDUCE_SUM_ABS ? sa : fn == NPU_REDUCE_SUM_SQUARE ? sq :
+			       fn == NPU_REDUCE_L2 ? sqrt(sq) : fn == NPU_REDUCE_LOG_SUM ? log(s) :
+			       fn == NPU_REDUCE_LOG_SUM_EXP ? log(se) : p;
+			ASSERT_CLOSE(y[o], want, 1e-5, 1e-5, "fn %u row %zu", fn, o);
+		}
+	}
+	/* Large values: log-sum-exp does not overflow. */
+	x[0] = 1000.0f;
+	x[1] = 1000.0f;
+	npu_kern_reduce(y, x, 1, 2, NPU_REDUCE_LOG_SUM_EXP);
+	ASSERT_CLOSE(y[0], 1000.0 + log(2.0), 0, 1e-6, "%s", "lse 1000");
+}
+END_TEST
+
 /* ---- binary ---- */
 
 static double ref_binary(unsigned fn, double a, double b)
@@ -1279,6 +1370,8 @@ static Suite *kern_vec_suite(void)
 	tcase_add_test(tc, unary_special_values);
 	tcase_add_test(tc, unary_fast_math_accuracy);
 	tcase_add_test(tc, unary_inplace_and_invalid);
+	tcase_add_test(tc, unary_v11_fns_vs_libm);
+	tcase_add_test(tc, reduce_v11_fns);
 	tcase_add_test(tc, binary_every_fn_vs_reference);
 	tcase_add_test(tc, binary_scalar_and_inplace);
 	tcase_add_test(tc, reduce_all_fns);

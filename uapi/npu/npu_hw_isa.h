@@ -21,7 +21,7 @@
 
 #define NPU_PROG_MAGIC			0x50555050u	/* "PPUP" */
 #define NPU_PROG_VERSION_MAJOR		1
-#define NPU_PROG_VERSION_MINOR		0
+#define NPU_PROG_VERSION_MINOR		1	/* 1.1: NPU_FN_SIN .. NPU_FN_SIGN, NPU_REDUCE_SUM_ABS .. PROD */
 #define NPU_PROG_MAX_INSNS		65536
 #define NPU_INSN_SIZE			512
 #define NPU_MAX_REPEAT_LEVELS		4
@@ -257,6 +257,27 @@ enum npu_hw_fn {
 	NPU_FN_PRELU = 38,	/* a < 0 ? a * b : a */
 	NPU_FN_POW = 39,
 	NPU_FN_BINARY_END = 40,
+	/* More unary functions (version 1.1); α = imm[0], β = imm[1]. */
+	NPU_FN_SIN = 64,
+	NPU_FN_COS = 65,
+	NPU_FN_TAN = 66,
+	NPU_FN_ASIN = 67,
+	NPU_FN_ACOS = 68,
+	NPU_FN_ATAN = 69,
+	NPU_FN_SINH = 70,
+	NPU_FN_COSH = 71,
+	NPU_FN_ASINH = 72,
+	NPU_FN_ACOSH = 73,
+	NPU_FN_ATANH = 74,
+	NPU_FN_SOFTPLUS = 75,	/* ln(1 + e^x) */
+	NPU_FN_SOFTSIGN = 76,	/* x / (1 + |x|) */
+	NPU_FN_ELU = 77,	/* x < 0 ? α (e^x - 1) : x */
+	NPU_FN_SELU = 78,	/* β (x <= 0 ? α (e^x - 1) : x) */
+	NPU_FN_CELU = 79,	/* max(0, x) + min(0, α (e^(x/α) - 1)) */
+	NPU_FN_THRESHOLDED_RELU = 80,	/* x > α ? x : 0 */
+	NPU_FN_SHRINK = 81,	/* x < -α ? x + β : x > α ? x - β : 0 */
+	NPU_FN_SIGN = 82,	/* -1, 0 or 1 (NaN stays NaN) */
+	NPU_FN_UNARY2_END = 83,
 };
 
 enum npu_hw_reduce_fn {
@@ -264,6 +285,14 @@ enum npu_hw_reduce_fn {
 	NPU_REDUCE_MEAN = 1,
 	NPU_REDUCE_MAX = 2,
 	NPU_REDUCE_MIN = 3,
+	/* version 1.1 */
+	NPU_REDUCE_SUM_ABS = 4,		/* sum |x| (L1) */
+	NPU_REDUCE_SUM_SQUARE = 5,	/* sum x^2 */
+	NPU_REDUCE_L2 = 6,		/* sqrt(sum x^2) */
+	NPU_REDUCE_LOG_SUM = 7,		/* ln(sum x) */
+	NPU_REDUCE_LOG_SUM_EXP = 8,	/* ln(sum e^x), computed from the row's max */
+	NPU_REDUCE_PROD = 9,
+	NPU_REDUCE_END = 10,
 };
 
 enum npu_hw_pool_fn { NPU_POOL_MAX = 0, NPU_POOL_AVG = 1 };

@@ -32,6 +32,16 @@ static const struct fn_map fns[] = {
 	{ "Gelu", NPU_FN_GELU, false }, { "HardSigmoid", NPU_FN_HARDSIGMOID, false },
 	{ "HardSwish", NPU_FN_HARDSWISH, false }, { "Floor", NPU_FN_FLOOR, false },
 	{ "Ceil", NPU_FN_CEIL, false }, { "Round", NPU_FN_ROUND, false },
+	{ "Sin", NPU_FN_SIN, false }, { "Cos", NPU_FN_COS, false },
+	{ "Tan", NPU_FN_TAN, false }, { "Asin", NPU_FN_ASIN, false },
+	{ "Acos", NPU_FN_ACOS, false }, { "Atan", NPU_FN_ATAN, false },
+	{ "Sinh", NPU_FN_SINH, false }, { "Cosh", NPU_FN_COSH, false },
+	{ "Asinh", NPU_FN_ASINH, false }, { "Acosh", NPU_FN_ACOSH, false },
+	{ "Atanh", NPU_FN_ATANH, false }, { "Softplus", NPU_FN_SOFTPLUS, false },
+	{ "Softsign", NPU_FN_SOFTSIGN, false }, { "Elu", NPU_FN_ELU, false },
+	{ "Selu", NPU_FN_SELU, false }, { "Celu", NPU_FN_CELU, false },
+	{ "ThresholdedRelu", NPU_FN_THRESHOLDED_RELU, false }, { "Shrink", NPU_FN_SHRINK, false },
+	{ "Sign", NPU_FN_SIGN, false },
 	{ "Add", NPU_FN_ADD, true }, { "Sub", NPU_FN_SUB, true },
 	{ "Mul", NPU_FN_MUL, true }, { "Div", NPU_FN_DIV, true },
 	{ "Max", NPU_FN_MAX, true }, { "Min", NPU_FN_MIN, true },
@@ -142,6 +152,23 @@ static npu_status cvu_params(struct npu_cc *cc, const npu_ir_node *n,
 		st = npu_ir_attr_float(n, "alpha", 0.2f, &a);
 		if (!st)
 			st = npu_ir_attr_float(n, "beta", 0.5f, &b);
+		p->imm[0] = f32_bits(a);
+		p->imm[1] = f32_bits(b);
+	} else if (f->fn == NPU_FN_ELU || f->fn == NPU_FN_CELU ||
+		   f->fn == NPU_FN_THRESHOLDED_RELU) {
+		st = npu_ir_attr_float(n, "alpha", 1.0f, &a);
+		p->imm[0] = f32_bits(a);
+	} else if (f->fn == NPU_FN_SELU) {
+		/* ONNX's defaults, to float precision. */
+		st = npu_ir_attr_float(n, "alpha", 1.67326319217681884765625f, &a);
+		if (!st)
+			st = npu_ir_attr_float(n, "gamma", 1.05070102214813232421875f, &b);
+		p->imm[0] = f32_bits(a);
+		p->imm[1] = f32_bits(b);
+	} else if (f->fn == NPU_FN_SHRINK) {
+		st = npu_ir_attr_float(n, "lambd", 0.5f, &a);
+		if (!st)
+			st = npu_ir_attr_float(n, "bias", 0.0f, &b);
 		p->imm[0] = f32_bits(a);
 		p->imm[1] = f32_bits(b);
 	} else if (f->fn == NPU_FN_CLIP) {

@@ -228,8 +228,10 @@ npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n)
 }
 
 /*
- * ReduceMean, ReduceSum, ReduceMax, ReduceMin over one contiguous range of
- * axes (any keepdims): [outer, D, inner] with D the reduced axes.
+ * ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceL1, ReduceL2,
+ * ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, ReduceProd over one
+ * contiguous range of axes (any keepdims): [outer, D, inner] with D the
+ * reduced axes.
  */
 npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n)
@@ -243,8 +245,24 @@ npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n)
 
 	if (x->dtype != NPU_DTYPE_FLOAT32)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s", n->op, npu_dtype_str(x->dtype));
-	fn = !strcmp(n->op, "ReduceMean") ? NPU_REDUCE_MEAN : !strcmp(n->op, "ReduceSum") ?
-	     NPU_REDUCE_SUM : !strcmp(n->op, "ReduceMax") ? NPU_REDUCE_MAX : NPU_REDUCE_MIN;
+	{
+		static const struct { const char *op; unsigned fn; } fns[] = {
+			{ "ReduceMean", NPU_REDUCE_MEAN }, { "ReduceSum", NPU_REDUCE_SUM },
+			{ "ReduceMax", NPU_REDUCE_MAX }, { "ReduceMin", NPU_REDUCE_MIN },
+			{ "ReduceL1", NPU_REDUCE_SUM_ABS },
+			{ "ReduceSumSquare", NPU_REDUCE_SUM_SQUARE },
+			{ "ReduceL2", NPU_REDUCE_L2 }, { "ReduceLogSum", NPU_REDUCE_LOG_SUM },
+			{ "ReduceLogSumExp", NPU_REDUCE_LOG_SUM_EXP },
+			{ "ReduceProd", NPU_REDUCE_PROD },
+		};
+
+		fn = NPU_REDUCE_END;
+		for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+			if (!strcmp(n->op, fns[i].op))
+				fn = fns[i].fn;
+		if (fn == NPU_REDUCE_END)
+			return npu_fail(NPU_ERR_INTERNAL, "no reduction for %s", n->op);
+	}
 	/* Axes: an attribute, or (ReduceSum 13+, all 18+) a constant input. */
 	if (npu_ir_input(cc->g, n, 1)) {
 		if ((st = npu_ir_const_ints(npu_ir_input(cc->g, n, 1), axes, NPU_MAX_RANK, &na)))

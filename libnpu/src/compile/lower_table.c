@@ -53,6 +53,12 @@ static const struct {
 	{ "ReduceSum", npu_lower_reduce },
 	{ "ReduceMax", npu_lower_reduce },
 	{ "ReduceMin", npu_lower_reduce },
+	{ "ReduceL1", npu_lower_reduce },
+	{ "ReduceL2", npu_lower_reduce },
+	{ "ReduceSumSquare", npu_lower_reduce },
+	{ "ReduceLogSum", npu_lower_reduce },
+	{ "ReduceLogSumExp", npu_lower_reduce },
+	{ "ReduceProd", npu_lower_reduce },
 	{ "LogSoftmax", npu_lower_softmax },
 };
 

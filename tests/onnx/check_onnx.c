@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * make check-onnx: every single-operator case of Debian's libonnx-testdata
+ * through libnpu on the emulator backend.  Prints each failure, the cases
+ * skipped because the NPU compiler refuses them (with its reason, which
+ * names the operator), a count of skips per reason, and the closing line
+ * "N passed, N failed".  Exit status: 1 if any case failed or fewer than
+ * MIN_PASSED passed (a floor, so a regression that refuses everything
+ * cannot pass).
+ *
+ * Usage: check-onnx [DATA_DIR] [CASE...]
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu.h"
+#include "onnx_case.h"
+
+#define MIN_PASSED 350
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "operator 'Foo' (node ..." -> "Foo"; other reasons stay whole. */
+static void reason_key(const char *why, char *key, size_t len)
+{
+	const char *p = strstr(why, "operator '");
+
+	if (p) {
+		const char *q = strchr(p + 10, '\'');
+
+		snprintf(key, len, "unsupported operator %.*s", q ? (int)(q - p - 10) : 32, p + 10);
+	} else {
+		snprintf(key, len, "%.80s", why);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *data = argc > 1 ? argv[1] : NPU_ONNX_TESTDATA;
+	char **names = NULL, **keys = NULL;
+	int *counts = NULL, nkeys = 0, n = 0, passed = 0, failed = 0, skipped = 0;
+	DIR *d = opendir(data);
+	struct dirent *e;
+
+	if (!d) {
+		fprintf(stderr, "check-onnx: %s: no test data (make deps installs libonnx-testdata)\n",
+			data);
+		printf("0 passed, 1 failed\n");
+		return 1;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (argc > 2) {
+			int want = 0;
+
+			for (int i = 2; i < argc; i++)
+				want |= !strcmp(argv[i], e->d_name);
+			if (!want)
+				continue;
+		}
+		names = realloc(names, (size_t)(n + 1) * sizeof(*names));
+		names[n++] = strdup(e->d_name);
+	}
+	closedir(d);
+	qsort(names, (size_t)n, sizeof(*names), by_name);
+	for (int i = 0; i < n; i++) {
+		char dir[1024], why[1024] = "", key[128];
+		enum npu_onnx_case_result r;
+		int k;
+
+		snprintf(dir, sizeof(dir), "%s/%s", data, names[i]);
+		r = npu_onnx_case_run(dir, why, sizeof(why));
+		if (r == NPU_CASE_PASSED) {
+			passed++;
+			continue;
+		}
+		if (r == NPU_CASE_FAILED) {
+			failed++;
+			printf("FAIL %s: %s\n", names[i], why);
+			continue;
+		}
+		skipped++;
+		printf("skip %s: %s\n", names[i], why);
+		reason_key(why, key, sizeof(key));
+		for (k = 0; k < nkeys && strcmp(keys[k], key); k++)
+			;
+		if (k == nkeys) {
+			keys = realloc(keys, (size_t)(nkeys + 1) * sizeof(*keys));
+			counts = realloc(counts, (size_t)(nkeys + 1) * sizeof(*counts));
+			keys[nkeys] = strdup(key);
+			counts[nkeys++] = 0;
+		}
+		counts[k]++;
+	}
+	printf("skipped %d cases:\n", skipped);
+	for (int k = 0; k < nkeys; k++) {
+		printf("  %4d  %s\n", counts[k], keys[k]);
+		free(keys[k]);
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(keys);
+	free(counts);
+	if (argc <= 2 && passed < MIN_PASSED) {
+		printf("fewer than %d cases passed\n", MIN_PASSED);
+		failed++;
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

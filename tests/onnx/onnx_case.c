@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/* One ONNX conformance case on the emulator backend (onnx_case.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_compile.h"
+#include "model/npu_model_priv.h"
+#include "npu_internal.h"
+#include "onnx/npu_onnx.h"
+#include "onnx_case.h"
+
+static void *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	void *p;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	p = malloc((size_t)n + 1);
+	*len = fread(p, 1, (size_t)n, f);
+	fclose(f);
+	return p;
+}
+
+static npu_ir_tensor *load_pb(const char *dir, const char *kind, int i)
+{
+	char path[512];
+	npu_ir_tensor *t = NULL;
+	size_t len;
+	void *buf;
+
+	snprintf(path, sizeof(path), "%s/test_data_set_0/%s_%d.pb", dir, kind, i);
+	buf = slurp(path, &len);
+	if (!buf)
+		return NULL;
+	if (npu_onnx_parse_tensor(buf, len, &t))
+		t = NULL;
+	free(buf);
+	return t;
+}
+
+static int tol_ok(npu_dtype dt, const void *got, const void *want, size_t n, char *msg)
+{
+	for (size_t i = 0; i < n; i++) {
+		double a, b, tol;
+
+		switch (dt) {
+		case NPU_DTYPE_FLOAT32:
+			a = ((const float *)got)[i];
+			b = ((const float *)want)[i];
+			tol = 2e-2 + 2e-2 * fabs(b);
+			break;
+		case NPU_DTYPE_INT8:
+			a = ((const int8_t *)got)[i];
+			b = ((const int8_t *)want)[i];
+			tol = 1;	/* requantization ties may round apart */
+			break;
+		case NPU_DTYPE_UINT8:
+			a = ((const uint8_t *)got)[i];
+			b = ((const uint8_t *)want)[i];
+			tol = 1;
+			break;
+		case NPU_DTYPE_FLOAT16:	/* bit patterns, one unit in the last place */
+			a = ((const uint16_t *)got)[i];
+			b = ((const uint16_t *)want)[i];
+			tol = 1;
+			break;
+		case NPU_DTYPE_INT64:
+			a = (double)((const int64_t *)got)[i];
+			b = (double)((const int64_t *)want)[i];
+			tol = 0;
+			break;
+		case NPU_DTYPE_INT32:
+			a = ((const int32_t *)got)[i];
+			b = ((const int32_t *)want)[i];
+			tol = 0;
+			break;
+		default:
+			sprintf(msg, "dtype %d", (int)dt);
+			return 0;
+		}
+		if (isnan(a) && isnan(b))
+			continue;
+		if (!(fabs(a - b) <= tol)) {
+			sprintf(msg, "element %zu: got %g, want %g", i, a, b);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+enum npu_onnx_case_result npu_onnx_case_run(const char *dir, char *why, size_t whylen)
+{
+	char path[400], msg[256] = "";
+	struct npu_compile_target tgt = { .clusters = 14, .tpbs = 4, .hbsm_size = 2u << 20, .batch = 1 };
+	npu_ir_tensor *ins[16] = { NULL }, *outs[16] = { NULL };
+	struct npu_cmodel *cm = NULL;
+	npu_tensor tin[1], tout[16];
+	npu_ir_graph *g = NULL;
+	npu_device *dev = NULL;
+	npu_context *ctx = NULL;
+	npu_model model;
+	int nin = 0, nout = 0;
+	enum npu_onnx_case_result res = NPU_CASE_SKIPPED;
+	size_t len;
+	void *buf;
+	npu_status st;
+
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	buf = slurp(path, &len);
+	if (!buf) {
+		snprintf(why, whylen, "no model.onnx");
+		return NPU_CASE_SKIPPED;
+	}
+	while (nin < 16 && (ins[nin] = load_pb(dir, "input", nin)))
+		nin++;
+	while (nout < 16 && (outs[nout] = load_pb(dir, "output", nout)))
+		nout++;
+	st = npu_onnx_parse(buf, len, &g);
+	free(buf);
+	if (!st && g->n_inputs != nin)
+		st = npu_fail(NPU_ERR_UNSUPPORTED, "%d graph inputs, %d test inputs", g->n_inputs, nin);
+	for (int i = nin - 1; !st && i >= 1; i--)
+		st = npu_ir_freeze_input(g, g->inputs[i], ins[i]->data, ins[i]->bytes);
+	if (!st)
+		st = npu_ir_infer_shapes(g);
+	if (!st)
+		st = npu_compile_ir(g, &tgt, &cm);
+	if (st)
+		snprintf(why, whylen, "%s", npu_last_error());
+	if (!st) {
+		model.cm = cm;
+		res = NPU_CASE_PASSED;
+		st = npu_device_open("emu", &dev);
+		if (!st)
+			st = npu_context_create(dev, &model, 0, &ctx);
+		if (nin)
+			tin[0] = (npu_tensor){ NULL, ins[0]->dtype, ins[0]->data, ins[0]->bytes };
+		for (int i = 0; i < nout; i++)
+			tout[i] = (npu_tensor){ NULL, outs[i]->dtype, malloc(outs[i]->bytes + 1),
+						outs[i]->bytes };
+		if (!st)
+			st = npu_run(ctx, tin, nin ? 1 : 0, tout, (size_t)nout);
+		if (st) {
+			snprintf(why, whylen, "%s", npu_last_error());
+			res = NPU_CASE_FAILED;
+		}
+		for (int i = 0; i < nout; i++) {
+			size_t es = npu_dtype_size(outs[i]->dtype);
+
+			if (res == 1 && !tol_ok(outs[i]->dtype, tout[i].data, outs[i]->data,
+				    outs[i]->bytes / (es ? es : 1), msg)) {
+				snprintf(why, whylen, "output %d: %s", i, msg);
+				res = NPU_CASE_FAILED;
+			}
+			free(tout[i].data);
+		}
+		npu_context_destroy(ctx);
+		npu_device_close(dev);
+	}
+	npu_cmodel_free(cm);
+	npu_ir_graph_free(g);
+	for (int i = 0; i < 16; i++) {
+		npu_ir_tensor_free(ins[i]);
+		npu_ir_tensor_free(outs[i]);
+	}
+	return res;
+}

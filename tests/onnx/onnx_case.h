@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One ONNX conformance case (Debian's libonnx-testdata layout: DIR/model.onnx,
+ * DIR/test_data_set_0/{input,output}_N.pb): compile it for the NPU, run it
+ * on the emulator backend with the shipped inputs and compare with the
+ * shipped outputs at a tolerance fit for each dtype.  Inputs after the
+ * first are frozen to their test values (scales, zero points, weights given
+ * as graph inputs), as a runner for a compiled-graph target does.
+ */
+#ifndef NPU_ONNX_CASE_H
+#define NPU_ONNX_CASE_H
+
+#include <stddef.h>
+
+#define NPU_ONNX_TESTDATA "/usr/share/libonnx-testdata/data/node"
+
+enum npu_onnx_case_result {
+	NPU_CASE_FAILED = -1,	/* wrong output, or a run error */
+	NPU_CASE_SKIPPED = 0,	/* refused at compile time (@why says why) */
+	NPU_CASE_PASSED = 1,
+};
+
+/* Run the case in @dir; @why gets the reason when it did not pass. */
+enum npu_onnx_case_result npu_onnx_case_run(const char *dir, char *why, size_t whylen);
+
+#endif /* NPU_ONNX_CASE_H */
