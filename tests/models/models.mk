@@ -3,6 +3,7 @@
 # runs BlazeFace through libnpu on the emulator against onnxruntime.
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
+FACE_PHOTO  := $(MODELS_DIR)/astronaut-128.raw
 MODEL_TEST  := $(BUILD)/tests/model-test
 
 .PHONY: models check-models
@@ -13,7 +14,12 @@ $(MODEL_TEST): tests/models/model_test.c $(LIBNPU_A)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Ilibnpu/include $(OPTFLAGS) $< $(LIBNPU_A) $(LIBNPU_LIBS) -o $@
 
-check-models: models $(MODEL_TEST)
-	@rm -rf $(BUILD)/models-ref && mkdir -p $(BUILD)/models-ref
+# The npu-run rule lives in tools/, included after this file: name the
+# target literally.
+check-models: models $(MODEL_TEST) $(BUILD)/bin/npu-run
+	@rm -rf $(BUILD)/models-ref && mkdir -p $(BUILD)/models-ref/face
 	@node tests/models/ort_ref.js $(BLAZEFACE) $(BUILD)/models-ref
+	@node tests/models/ort_ref.js $(BLAZEFACE) $(BUILD)/models-ref/face 1 $(FACE_PHOTO)
 	@$(MODEL_TEST) $(BLAZEFACE) $(BUILD)/models-ref
+	@tests/models/detect_test.sh $(BLAZEFACE) $(FACE_PHOTO) $(BUILD)/models-ref/face \
+		$(BUILD)/bin/npu-run

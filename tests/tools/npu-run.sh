@@ -150,6 +150,13 @@ expect_exit "input twice" 2 "$MODEL" --device emu --input image="$TMP/a.raw" \
 	--input image="$TMP/b.raw"
 expect_exit "unknown top-k output" 2 "$MODEL" --device emu --top-k 3 --top-k-output logits
 err_has "unknown top-k output" "probabilities"
+expect_exit "unknown detector" 2 "$MODEL" --detect yolo
+err_has "unknown detector" "known: blazeface"
+for t in -0.1 1.5 nan abc ""; do
+	expect_exit "detect threshold '$t'" 2 "$MODEL" --detect blazeface --detect-threshold "$t"
+done
+expect_exit "detect-from without detect" 2 "$MODEL" --detect-from "$TMP"
+err_has "detect-from without detect" "--detect DETECTOR"
 
 # ---- runtime errors: exit 1, one line ----
 expect_exit "missing model" 1 "$TMP/none.onnx" --device emu
@@ -164,6 +171,9 @@ err_has "unsupported op names op" "'Tile'"
 err_has "unsupported op names node" "relu1"
 err_has "unsupported op names opset" "opset"
 err_has "unsupported op hint" "run with a model the NPU supports"
+# The sample is a classifier: its 1x10 output holds no BlazeFace anchors.
+expect_exit "detect on a classifier" 1 "$MODEL" --device emu --detect blazeface
+err_has "detect on a classifier" "BlazeFace front model"
 expect_exit "bad emulator option" 1 "$MODEL" --device emu:bogus=1
 expect_exit "more clusters than healthy" 2 "$MODEL" --device emu:defect-mask=0x2001 --clusters 13
 err_has "more clusters than healthy" "--clusters 12 or fewer"

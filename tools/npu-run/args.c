@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "detect.h"
 #include "util.h"
 
 #define NR_VERSION_STR(a, b, c) #a "." #b "." #c
@@ -49,6 +50,10 @@ static void usage(FILE *f)
 	      "  --top-k K             the K best classes of the first output\n"
 	      "  --top-k-output NAME   ... of this output instead\n"
 	      "  --labels FILE         class names, one per line (with --top-k)\n"
+	      "  --detect blazeface    decode face boxes (anchors, weighted NMS) from the outputs\n"
+	      "  --detect-threshold F  minimum face score, 0..1 (default 0.5)\n"
+	      "  --detect-from DIR     decode DIR/<output>.bin (as --output-dir writes) instead of\n"
+	      "                        running the model\n"
 	      "  --compile-only        compile and write the model (-o), do not run\n"
 	      "  -o FILE               write the compiled model (native .npum format)\n"
 	      "  -h, --help            this help\n"
@@ -184,6 +189,30 @@ static int apply(struct nr_options *o, const char *flag, const char *val)
 		o->labels = val;
 		return 0;
 	}
+	if (!strcmp(flag, "--detect")) {
+		if (!nr_detect_known(val))
+			return nr_fail(NR_EXIT_USAGE, "--detect %s: unknown detector; known: blazeface",
+				       val);
+		o->detect = val;
+		return 0;
+	}
+	if (!strcmp(flag, "--detect-threshold")) {
+		char *end;
+
+		errno = 0;
+		o->detect_threshold = strtod(val, &end);
+		if (errno || end == val || *end || !(o->detect_threshold >= 0) ||
+		    o->detect_threshold > 1)
+			return nr_fail(NR_EXIT_USAGE, "--detect-threshold %s: give a score from 0 to 1",
+				       val);
+		return 0;
+	}
+	if (!strcmp(flag, "--detect-from")) {
+		if (!*val)
+			return nr_fail(NR_EXIT_USAGE, "--detect-from: empty directory name");
+		o->detect_from = val;
+		return 0;
+	}
 	if (!strcmp(flag, "-o")) {
 		if (!*val)
 			return nr_fail(NR_EXIT_USAGE, "-o: empty file name");
@@ -198,7 +227,8 @@ static int takes_value(const char *flag)
 	static const char *const flags[] = {
 		"--device", "--clusters", "--precision", "--calibrate", "--batch", "--input",
 		"--output-dir", "--warmup", "--iterations", "--duration", "--percentiles",
-		"--top-k", "--top-k-output", "--labels", "-o",
+		"--top-k", "--top-k-output", "--labels", "-o", "--detect", "--detect-threshold",
+		"--detect-from",
 	};
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
@@ -238,6 +268,8 @@ static int check_combinations(struct nr_options *o)
 	if (o->compile_only && !o->save)
 		return nr_fail(NR_EXIT_USAGE, "--compile-only needs -o FILE, where to write the "
 			       "compiled model");
+	if (o->detect_from && !o->detect)
+		return nr_fail(NR_EXIT_USAGE, "--detect-from needs --detect DETECTOR");
 	if ((o->labels || o->top_k_output) && !o->top_k)
 		return nr_fail(NR_EXIT_USAGE, "%s needs --top-k K",
 			       o->labels ? "--labels" : "--top-k-output");
@@ -255,6 +287,7 @@ int nr_parse_args(int argc, char **argv, struct nr_options *o)
 	o->percentiles[1] = 90;
 	o->percentiles[2] = 99;
 	o->n_percentiles = 3;
+	o->detect_threshold = 0.5;
 	/* At most one --input per argument: argc bounds the count. */
 	o->inputs = calloc((size_t)argc + 1, sizeof(*o->inputs));
 	if (!o->inputs)

@@ -30,6 +30,9 @@ struct nr_options {
 	const char *top_k_output;	/* NULL: the first output */
 	int compile_only;
 	const char *save;		/* -o FILE */
+	const char *detect;		/* --detect DETECTOR, NULL: none */
+	double detect_threshold;	/* minimum score, default 0.5 */
+	const char *detect_from;	/* decode DIR/<output>.bin instead of running */
 };
 
 /*

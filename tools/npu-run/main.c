@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "detect.h"
 #include "inputs.h"
 #include "outputs.h"
 #include "report.h"
@@ -430,6 +431,7 @@ static int run(const struct nr_options *o)
 	struct nr_report r = { .o = o };
 	struct nr_profile prof = { 0 };
 	struct nr_top_k tk = { 0 };
+	struct nr_detect det = { .threshold = (float)o->detect_threshold };
 	size_t top_idx = 0;
 	int rc;
 
@@ -449,6 +451,13 @@ static int run(const struct nr_options *o)
 		goto out;
 	if (o->compile_only) {
 		rc = compile_only(o, &st, r.load_ms);
+		goto out;
+	}
+	if (o->detect_from) {
+		/* Decode outputs someone else computed (another engine, say). */
+		rc = nr_detect_run(st.model, NULL, o->detect_from, &det);
+		if (!rc)
+			nr_detect_print_only(&det, o->model, o->json);
 		goto out;
 	}
 	npu_device_get_info(st.dev, &r.dev);
@@ -490,6 +499,10 @@ static int run(const struct nr_options *o)
 		rc = top_k(o, &st, top_idx, &tk);
 		r.top = &tk;
 	}
+	if (!rc && o->detect) {
+		rc = nr_detect_run(st.model, st.ctx, NULL, &det);
+		r.det = &det;
+	}
 	if (rc)
 		goto out;
 	r.inputs = st.in;
@@ -498,6 +511,7 @@ static int run(const struct nr_options *o)
 	if (fflush(stdout))
 		rc = nr_fail(NR_EXIT_RUNTIME, "writing the summary failed: %s", strerror(errno));
 out:
+	nr_detect_free(&det);
 	state_free(&st);
 	return rc;
 }

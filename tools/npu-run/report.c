@@ -560,6 +560,39 @@ static void json_top_k(struct jw *w, const struct nr_report *r)
 	jw_close(w, '}');
 }
 
+static void json_detect(struct jw *w, const struct nr_report *r)
+{
+	const struct nr_detect *d = r->det;
+
+	jw_open(w, "detect", '{');
+	jw_str(w, "detector", r->o->detect);
+	jw_num(w, "threshold", d->threshold);
+	jw_u64(w, "input_width", d->input_w);
+	jw_u64(w, "input_height", d->input_h);
+	jw_open(w, "detections", '[');
+	for (size_t i = 0; i < d->n; i++) {
+		const npu_detection *x = &d->det[i];
+
+		jw_open(w, NULL, '{');
+		jw_num(w, "score", x->score);
+		jw_num(w, "xmin", x->xmin);
+		jw_num(w, "ymin", x->ymin);
+		jw_num(w, "xmax", x->xmax);
+		jw_num(w, "ymax", x->ymax);
+		jw_open(w, "keypoints", '[');
+		for (int k = 0; k < x->num_keypoints; k++) {
+			jw_open(w, NULL, '[');
+			jw_num(w, NULL, x->keypoints[k].x);
+			jw_num(w, NULL, x->keypoints[k].y);
+			jw_close(w, ']');
+		}
+		jw_close(w, ']');
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_close(w, '}');
+}
+
 static void json_counters(struct jw *w, const struct nr_report *r, const struct prof_view *pv)
 {
 	const npu_device_counters *d = &r->prof->delta;
@@ -687,6 +720,8 @@ static void print_json(const struct nr_report *r, const struct summary *s)
 	jw_u64(&w, "steps", r->last.steps);
 	if (r->top)
 		json_top_k(&w, r);
+	if (r->det)
+		json_detect(&w, r);
 	if (r->prof)
 		json_profile(&w, r, &s->pv);
 	jw_close(&w, '}');
@@ -833,6 +868,8 @@ static void print_text(const struct nr_report *r, const struct summary *s)
 	printf("%-12s%u\n", "steps", r->last.steps);
 	if (r->top)
 		text_top_k(r);
+	if (r->det)
+		nr_detect_print_text(r->det);
 	if (r->prof)
 		text_profile(r, &s->pv);
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "args.h"
+#include "detect.h"
 #include "inputs.h"
 #include "npu.h"
 
@@ -40,6 +41,7 @@ struct nr_report {
 	npu_device_counters loop_delta;	/* counters over the timed runs */
 	const struct nr_top_k *top;	/* NULL without --top-k */
 	const struct nr_profile *prof;	/* NULL without --profile */
+	const struct nr_detect *det;	/* NULL without --detect */
 };
 
 /* The summary on stdout, as text or (--json) one JSON object. */

@@ -1,0 +1,105 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# npu-run --detect blazeface (libnpu's anchors, decoding and weighted NMS):
+#  1. on the emulator, fed a photo of a face, its faces match the ones the
+#     same code decodes from onnxruntime's raw outputs for that photo
+#     (--detect-from): same count, IoU >= 0.9, scores within 0.02, and the
+#     face is where it is in the photo;
+#  2. on a tiny synthetic case (one anchor scoring, the rest not) the box,
+#     score and keypoint are the hand-computed ones.
+# Usage: detect_test.sh MODEL PHOTO.raw ORT_OUTDIR [NPU_RUN]
+set -u
+
+MODEL=$1
+PHOTO=$2
+REF=$3
+BIN=${4:-build/bin/npu-run}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT INT TERM
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok - $*"; }
+no() { fail=$((fail + 1)); echo "not ok - $*"; }
+
+export NPU_EMU_STATS=0
+if "$BIN" "$MODEL" --device emu --iterations 1 --warmup 0 --input "input:0=$PHOTO" \
+	--detect blazeface --json >"$TMP/npu.json" 2>"$TMP/err" &&
+	"$BIN" "$MODEL" --device emu --detect blazeface --detect-from "$REF" --json \
+	>"$TMP/ort.json" 2>>"$TMP/err"; then
+	if python3 - "$TMP/npu.json" "$TMP/ort.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))['detect']['detections']
+b = json.load(open(sys.argv[2]))['detect']['detections']
+def iou(p, q):
+    ix = max(0, min(p['xmax'], q['xmax']) - max(p['xmin'], q['xmin']))
+    iy = max(0, min(p['ymax'], q['ymax']) - max(p['ymin'], q['ymin']))
+    inter = ix * iy
+    area = lambda r: (r['xmax'] - r['xmin']) * (r['ymax'] - r['ymin'])
+    return inter / (area(p) + area(q) - inter)
+print('# %d faces from the NPU, %d from onnxruntime' % (len(a), len(b)))
+for p in a:
+    print('#   NPU score %.4f  x %.3f-%.3f  y %.3f-%.3f'
+          % (p['score'], p['xmin'], p['xmax'], p['ymin'], p['ymax']))
+if not a or len(a) != len(b):
+    sys.exit(1)
+worst = min(iou(p, q) for p, q in zip(a, b))
+dscore = max(abs(p['score'] - q['score']) for p, q in zip(a, b))
+print('# worst IoU %.4f, largest score difference %.4f' % (worst, dscore))
+# The astronaut's face: about x 180-280, y 80-175 of the 512-pixel photo.
+f = a[0]
+cx, cy = (f['xmin'] + f['xmax']) / 2, (f['ymin'] + f['ymax']) / 2
+where = 0.35 < cx < 0.55 and 0.15 < cy < 0.35 and f['score'] > 0.8
+print('# best face centre (%.3f, %.3f) score %.3f' % (cx, cy, f['score']))
+sys.exit(0 if worst >= 0.9 and dscore <= 0.02 and where else 1)
+PY
+	then ok "BlazeFace on a photo: the emulator's faces match onnxruntime's, decoded alike"
+	else no "BlazeFace faces differ from onnxruntime's"; fi
+else
+	no "npu-run --detect: $(cat "$TMP/err")"
+fi
+
+# Synthetic outputs: anchor 0 (cell 0,0 of the 16x16 map: center 0.03125)
+# has logit 2 and box (dx 12.8, dy 0, w 25.6, h 12.8) px, keypoint 0 at
+# (+6.4, +6.4) px; every other anchor has logit -100.
+mkdir -p "$TMP/syn"
+python3 - "$TMP/syn" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def write(name, vals):
+    open(d + '/' + name + '.bin', 'wb').write(struct.pack('<%df' % len(vals), *vals))
+s512 = [-100.0] * 512
+s512[0] = 2.0
+write('Identity_0', s512)
+write('Identity_1_0', [-100.0] * 384)
+b512 = [0.0] * (512 * 16)
+b512[0:6] = [12.8, 0.0, 25.6, 12.8, 6.4, 6.4]
+write('Identity_2_0', b512)
+write('Identity_3_0', [0.0] * (384 * 16))
+PY
+if "$BIN" "$MODEL" --device emu --detect blazeface --detect-from "$TMP/syn" --json \
+	>"$TMP/syn.json" 2>"$TMP/err" && python3 - "$TMP/syn.json" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1]))['detect']['detections']
+want = dict(score=1 / (1 + math.exp(-2)), xmin=0.03125, xmax=0.23125, ymin=-0.01875,
+            ymax=0.08125)
+ok = len(d) == 1 and all(abs(d[0][k] - v) < 1e-5 for k, v in want.items())
+ok = ok and abs(d[0]['keypoints'][0][0] - 0.08125) < 1e-5
+ok = ok and abs(d[0]['keypoints'][0][1] - 0.08125) < 1e-5
+print('# synthetic:', d)
+sys.exit(0 if ok else 1)
+PY
+then ok "synthetic case: the hand-computed box, score and keypoint"
+else no "synthetic case: $(cat "$TMP/err") $(cat "$TMP/syn.json")"; fi
+
+# Bad use: a directory without the outputs, an unknown detector.
+if "$BIN" "$MODEL" --device emu --detect blazeface --detect-from "$TMP" >/dev/null 2>"$TMP/err"; then
+	no "--detect-from a directory without outputs succeeded"
+elif grep -q "write it with --output-dir" "$TMP/err"; then ok "--detect-from names the missing file"
+else no "--detect-from message: $(cat "$TMP/err")"; fi
+"$BIN" "$MODEL" --detect yolo >/dev/null 2>"$TMP/err"
+if [ $? -eq 2 ] && grep -q "unknown detector" "$TMP/err"; then ok "--detect yolo refused"
+else no "--detect yolo: $(cat "$TMP/err")"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
