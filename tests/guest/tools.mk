@@ -1,6 +1,7 @@
-# npu-run and npu-top for the guest (static), the sample model, and the
-# outputs the emulator backend gives for it on the host, which the guest's
-# npu-guest-tools checks bit for bit against the driver's.
+# npu-run and npu-top for the guest (static), the sample model and BlazeFace
+# (with its test photo), and the outputs the emulator backend gives for them
+# on the host, which the guest's npu-guest-tools checks bit for bit against
+# the driver's.
 # build/guest/usr/ becomes /usr in the initramfs (mkinitramfs.sh).
 
 GUEST_USR       := $(BUILD)/guest/usr
@@ -9,6 +10,9 @@ GUEST_NPU_TOP   := $(GUEST_USR)/bin/npu-top
 GUEST_SAMPLE    := $(GUEST_USR)/share/npu/tiny-cnn.onnx
 GUEST_EXPECT    := $(GUEST_USR)/share/npu/expect/probabilities.bin
 GUEST_TOOLS_TEST := $(BUILD)/guest/bin/npu-guest-tools
+GUEST_BF_DIR    := $(GUEST_USR)/share/npu/blazeface
+GUEST_BF        := $(GUEST_BF_DIR)/model.onnx $(GUEST_BF_DIR)/photo.raw
+GUEST_BF_EXPECT := $(GUEST_BF_DIR)/expect/stamp
 
 # No libcurl in a static binary: tests/guest/tools/no_http.c stands in for
 # the HTTP transport (file:// URLs and paths still work).
@@ -32,10 +36,28 @@ $(GUEST_EXPECT): tools/npu-run/samples/tiny-cnn.onnx $(NPU_RUN_BIN)
 	NPU_EMU_STATS=0 $(NPU_RUN_BIN) $< --device emu --iterations 1 --warmup 0 \
 	  --output-dir $(@D) >/dev/null
 
+$(GUEST_BF_DIR)/model.onnx: $(BLAZEFACE)
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(GUEST_BF_DIR)/photo.raw: $(FACE_PHOTO)
+	@mkdir -p $(@D)
+	cp $< $@
+
+# BlazeFace's four outputs on the photo, and the faces decoded from them.
+$(GUEST_BF_EXPECT): $(GUEST_BF) $(NPU_RUN_BIN)
+	@rm -rf $(@D) && mkdir -p $(@D)
+	NPU_EMU_STATS=0 $(NPU_RUN_BIN) $(GUEST_BF_DIR)/model.onnx --device emu --iterations 1 \
+	  --warmup 0 --input input:0=$(GUEST_BF_DIR)/photo.raw --output-dir $(@D) >/dev/null
+	$(NPU_RUN_BIN) $(GUEST_BF_DIR)/model.onnx --detect blazeface --detect-from $(@D) \
+	  | grep '^  face' >$(@D)/faces.txt
+	touch $@
+
 $(GUEST_TOOLS_TEST): tests/guest/tools/npu-guest-tools.sh
 	@mkdir -p $(@D)
 	cp $< $@
 	chmod +x $@
 
 .PHONY: guest-tools
-guest-tools: $(GUEST_NPU_RUN) $(GUEST_NPU_TOP) $(GUEST_SAMPLE) $(GUEST_EXPECT) $(GUEST_TOOLS_TEST)
+guest-tools: $(GUEST_NPU_RUN) $(GUEST_NPU_TOP) $(GUEST_SAMPLE) $(GUEST_EXPECT) $(GUEST_TOOLS_TEST) \
+	$(GUEST_BF_EXPECT)

@@ -10,6 +10,10 @@ MODEL_TEST  := $(BUILD)/tests/model-test
 models:
 	@tests/models/fetch.sh
 
+# Files other rules use (the guest's copies): fetched on demand.
+$(BLAZEFACE) $(FACE_PHOTO):
+	@tests/models/fetch.sh
+
 $(MODEL_TEST): tests/models/model_test.c $(LIBNPU_A)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Ilibnpu/include $(OPTFLAGS) $< $(LIBNPU_A) $(LIBNPU_LIBS) -o $@

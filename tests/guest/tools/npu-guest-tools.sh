@@ -4,6 +4,8 @@
 # /init like every /bin/npu-*; busybox sh, no python):
 #  - npu-run's outputs for the sample model are bit-identical to the ones
 #    the emulator backend gave on the host (build/guest/usr/share/npu/expect);
+#  - so are BlazeFace's four outputs on a photo of a face, and the faces
+#    npu-run --detect blazeface decodes from them;
 #  - npu-run --json reports simulated time;
 #  - npu-top --once --json, sampled while npu-run runs on a 2-cluster
 #    partition, shows busy time on exactly the clusters npu-run holds, none
@@ -26,6 +28,32 @@ if npu-run "$model" --device "$dev" --iterations 1 --warmup 0 --output-dir /tmp/
 else
 	no "npu-run through the driver: outputs differ from the host emulator's"
 	cat /tmp/run.txt
+fi
+
+# BlazeFace (MediaPipe's face detector) on the test photo.
+bf=/usr/share/npu/blazeface
+rm -rf /tmp/bf
+if npu-run "$bf/model.onnx" --device "$dev" --iterations 1 --warmup 0 \
+	--input "input:0=$bf/photo.raw" --output-dir /tmp/bf --detect blazeface >/tmp/bf.txt 2>&1; then
+	diff=""
+	for f in "$bf"/expect/*.bin; do
+		cmp -s "$f" "/tmp/bf/${f##*/}" || diff="$diff ${f##*/}"
+	done
+	if [ -z "$diff" ]; then
+		ok "BlazeFace through the driver: all four outputs bit-identical to the host emulator's"
+	else
+		no "BlazeFace through the driver: $diff differ from the host emulator's"
+	fi
+	if grep '^  face' /tmp/bf.txt | cmp -s - "$bf/expect/faces.txt"; then
+		ok "BlazeFace through the driver: the same face as on the host"
+		grep '^  face' /tmp/bf.txt
+	else
+		no "BlazeFace faces differ from the host's"
+		cat /tmp/bf.txt
+	fi
+else
+	no "BlazeFace through the driver failed"
+	cat /tmp/bf.txt
 fi
 
 if npu-run "$model" --device "$dev" --json --iterations 2 >/tmp/run.json 2>/tmp/run.err &&
