@@ -174,8 +174,11 @@ check-unit: $(UNIT_BIN) $(LIBNPU_TEST_BIN)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_BIN)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(LIBNPU_TEST_BIN)
 
-bench: $(BENCH_BIN)
+# Device-core kernels against oneDNN, then BlazeFace against onnxruntime
+# and against seed 002's bound (tests/bench/bench_models.sh).
+bench: $(BENCH_BIN) $(BUILD)/bin/npu-run $(BLAZEFACE) $(FACE_PHOTO) models
 	$(BENCH_BIN)
+	@tests/bench/bench_models.sh $(BLAZEFACE) $(FACE_PHOTO) $(BUILD)/bin/npu-run
 
 clean:
 	rm -rf $(BUILD)
