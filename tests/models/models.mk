@@ -25,5 +25,5 @@ check-models: models $(MODEL_TEST) $(BUILD)/bin/npu-run
 	@node tests/models/ort_ref.js $(BLAZEFACE) $(BUILD)/models-ref
 	@node tests/models/ort_ref.js $(BLAZEFACE) $(BUILD)/models-ref/face 1 $(FACE_PHOTO)
 	@$(MODEL_TEST) $(BLAZEFACE) $(BUILD)/models-ref
-	@tests/models/detect_test.sh $(BLAZEFACE) $(FACE_PHOTO) $(BUILD)/models-ref/face \
+	@tests/models/npu_run_blazeface.sh $(BLAZEFACE) $(FACE_PHOTO) $(BUILD)/models-ref/face \
 		$(BUILD)/bin/npu-run

@@ -1,5 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# BlazeFace through npu-run on the emulator backend, on a photo of a face:
+#  0. all four outputs npu-run writes (--output-dir) match onnxruntime's for
+#     the same photo: cosine >= 0.999 and max error <= 5% of the output's
+#     range (bf16);
 # npu-run --detect blazeface (libnpu's anchors, decoding and weighted NMS):
 #  1. on the emulator, fed a photo of a face, its faces match the ones the
 #     same code decodes from onnxruntime's raw outputs for that photo
@@ -7,7 +11,7 @@
 #     face is where it is in the photo;
 #  2. on a tiny synthetic case (one anchor scoring, the rest not) the box,
 #     score and keypoint are the hand-computed ones.
-# Usage: detect_test.sh MODEL PHOTO.raw ORT_OUTDIR [NPU_RUN]
+# Usage: npu_run_blazeface.sh MODEL PHOTO.raw ORT_OUTDIR [NPU_RUN]
 set -u
 
 MODEL=$1
@@ -23,6 +27,33 @@ ok() { pass=$((pass + 1)); echo "ok - $*"; }
 no() { fail=$((fail + 1)); echo "not ok - $*"; }
 
 export NPU_EMU_STATS=0
+if "$BIN" "$MODEL" --device emu --iterations 1 --warmup 0 --input "input:0=$PHOTO" \
+	--output-dir "$TMP/out" >/dev/null 2>"$TMP/err"; then
+	for f in "$REF"/*.bin; do
+		name=${f##*/}
+		if python3 - "$TMP/out/$name" "$f" <<'PY'
+import math, struct, sys
+a, b = (open(p, 'rb').read() for p in sys.argv[1:3])
+if len(a) != len(b):
+    print('# %s: %d bytes from npu-run, %d from onnxruntime' % (sys.argv[2], len(a), len(b)))
+    sys.exit(1)
+x = struct.unpack('<%df' % (len(a) // 4), a)
+y = struct.unpack('<%df' % (len(b) // 4), b)
+dot = sum(p * q for p, q in zip(x, y))
+cos = dot / math.sqrt(sum(p * p for p in x) * sum(q * q for q in y))
+rng = max(y) - min(y)
+err = max(abs(p - q) for p, q in zip(x, y))
+print('# %s: cosine %.6f, max error %.4g = %.2f%% of range %.4g'
+      % (sys.argv[2].split('/')[-1], cos, err, 100 * err / rng, rng))
+sys.exit(0 if cos >= 0.999 and err <= 0.05 * rng else 1)
+PY
+		then ok "npu-run output $name matches onnxruntime's on the photo"
+		else no "npu-run output $name differs from onnxruntime's"; fi
+	done
+else
+	no "npu-run --output-dir: $(cat "$TMP/err")"
+fi
+
 if "$BIN" "$MODEL" --device emu --iterations 1 --warmup 0 --input "input:0=$PHOTO" \
 	--detect blazeface --json >"$TMP/npu.json" 2>"$TMP/err" &&
 	"$BIN" "$MODEL" --device emu --detect blazeface --detect-from "$REF" --json \
