@@ -9,6 +9,7 @@
 
 #include "compile/npu_cc.h"
 #include "compile/npu_compile.h"
+#include "compile/npu_rewrite.h"
 
 #define ALIGN 64
 
@@ -234,10 +235,12 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	}
 	for (i = 0; i < g->n_tensors; i++)
 		cc.loc[i].seg = NPU_NO_SEG;
-	st = npu_fuse(g);
+	st = npu_rewrite(g);
+	if (!st)
+		st = npu_fuse(g);
 	if (st)
 		goto out;
-	/* Fusion may have added tensors (folded weights). */
+	/* Rewrites and fusion may have added tensors (new weights, folded ones). */
 	{
 		struct npu_loc *l = realloc(cc.loc, (size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(*l));
 

@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Graph rewrites before fusion and lowering: operators the NPU has no
+ * lowering for become operators it has, on a shape-inferred graph.
+ *
+ * - Resize (nearest, linear, cubic; every coordinate transformation) and
+ *   ConvTranspose's zero insertion are linear maps along one axis at a
+ *   time with weights known at compile time: each axis becomes a MatMul by
+ *   a constant [in][out] matrix (with Transposes around it when the axis
+ *   is not the last).  ConvTranspose then is an ordinary stride-1 Conv
+ *   with spatially flipped, channel-swapped weights over the zero-inserted
+ *   and padded input.
+ * - LayerNormalization's optional Mean and InvStdDev outputs: ReduceMean,
+ *   Sub, Mul, Add, Sqrt and Reciprocal beside the fused normalization.
+ * - Pad in 'edge' and 'reflect' modes: a Concat of one-element Slices.
+ * - Batched MatMul / QLinearMatMul with a constant B: one 2-D MatMul per
+ *   batch element, concatenated; Gemm with a full matrix C: Gemm + Add.
+ *
+ * A node this pass cannot rewrite is left alone, so the lowering refuses
+ * it by name as before.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_cc.h"
+#include "compile/npu_rewrite.h"
+
+/* ---- building blocks ---- */
+
+static npu_status new_tensor(npu_ir_graph *g, npu_dtype dt, int rank, const int64_t *dims,
+			     int *id)
+{
+	return npu_ir_add_tensor(g, NULL, dt, rank, dims, id);
+}
+
+/* A constant tensor taking @data (malloc'd; freed on failure). */
+static npu_status new_const(npu_ir_graph *g, npu_dtype dt, int rank, const int64_t *dims,
+			    void *data, int *id)
+{
+	npu_status st = new_tensor(g, dt, rank, dims, id);
+	int64_t n = 1;
+
+	if (st) {
+		free(data);
+		return st;
+	}
+	for (int i = 0; i < rank; i++)
+		n *= dims[i];
+	return npu_ir_set_const_owned(g, *id, data, (size_t)n * npu_dtype_size(dt));
+}
+
+__attribute__((unused)) static npu_status ints_const(npu_ir_graph *g, const int64_t *v, int n, int *id)
+{
+	int64_t *d = malloc((size_t)(n ? n : 1) * sizeof(*d)), dim = n;
+
+	if (!d)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	memcpy(d, v, (size_t)n * sizeof(*d));
+	return new_const(g, NPU_DTYPE_INT64, 1, &dim, d, id);
+}
+
+/* Append node @op at @opset; *@id gets its id (may be NULL). */
+static npu_status add_op(npu_ir_graph *g, const char *op, int opset, const char *name,
+			 const int *ins, int nin, const int *outs, int nout, int *id)
+{
+	int k;
+	npu_status st = npu_ir_add_node(g, op, name, ins, nin, outs, nout, &k);
+
+	if (st)
+		return st;
+	g->nodes[k].opset = opset;
+	if (id)
+		*id = k;
+	return NPU_OK;
+}
+
+/* @y, or a new tensor of that dtype and shape when @y < 0. */
+static npu_status out_tensor(npu_ir_graph *g, int y, npu_dtype dt, int rank,
+			     const int64_t *dims, int *id)
+{
+	if (y >= 0) {
+		*id = y;
+		return NPU_OK;
+	}
+	return new_tensor(g, dt, rank, dims, id);
+}
+
+/* Node @k no longer produces tensor @t: the rewrite will. */
+static void detach_output(npu_ir_graph *g, int k, int t)
+{
+	for (int i = 0; i < g->nodes[k].n_outputs; i++)
+		if (g->nodes[k].outputs[i] == t)
+			g->nodes[k].outputs[i] = -1;
+	g->tensors[t].producer = -1;
+}
+
+/*
+ * *@res = @x (float32) mapped along @axis by the matrix @m [in][out]
+ * (malloc'd, taken): a MatMul on the last axis, Transposes around it for
+ * the others.  Writes @y when >= 0, else a new tensor.
+ */
+static npu_status map_axis(npu_ir_graph *g, const char *name, int x, int axis, int64_t out,
+			   float *m, int y, int *res)
+{
+	int r = g->tensors[x].rank, last = r - 1, mt, t1 = x, t2, k;
+	int64_t dims[NPU_MAX_RANK], mdims[2], perm[NPU_MAX_RANK];
+	npu_status st;
+
+	memcpy(dims, g->tensors[x].dims, sizeof(dims));
+	mdims[0] = dims[axis];
+	mdims[1] = out;
+	if ((st = new_const(g, NPU_DTYPE_FLOAT32, 2, mdims, m, &mt)))
+		return st;
+	for (int i = 0; i < r; i++)
+		perm[i] = i;
+	perm[axis] = last;
+	perm[last] = axis;
+	if (axis != last) {
+		int64_t td[NPU_MAX_RANK];
+
+		memcpy(td, dims, sizeof(td));
+		td[axis] = dims[last];
+		td[last] = dims[axis];
+		if ((st = new_tensor(g, NPU_DTYPE_FLOAT32, r, td, &t1)) ||
+		    (st = add_op(g, "Transpose", 13, name, &x, 1, &t1, 1, &k)) ||
+		    (st = npu_ir_set_attr_ints(&g->nodes[k], "perm", perm, r)))
+			return st;
+		memcpy(dims, td, sizeof(dims));
+	}
+	dims[last] = out;
+	st = axis == last ? out_tensor(g, y, NPU_DTYPE_FLOAT32, r, dims, &t2) :
+	     new_tensor(g, NPU_DTYPE_FLOAT32, r, dims, &t2);
+	if (!st)
+		st = add_op(g, "MatMul", 13, name, (int[]){ t1, mt }, 2, &t2, 1, NULL);
+	if (st || axis == last) {
+		*res = t2;
+		return st;
+	}
+	{
+		int64_t yd[NPU_MAX_RANK];
+
+		memcpy(yd, dims, sizeof(yd));
+		yd[axis] = dims[last];
+		yd[last] = dims[axis];
+		if ((st = out_tensor(g, y, NPU_DTYPE_FLOAT32, r, yd, res)) ||
+		    (st = add_op(g, "Transpose", 13, name, &t2, 1, res, 1, &k)))
+			return st;
+		return npu_ir_set_attr_ints(&g->nodes[k], "perm", perm, r);
+	}
+}
+
+/* ---- Resize ---- */
+
+struct resize_how {
+	const char *mode, *ctm, *nearest;
+	float cubic_a, extrap;
+	int64_t exclude;
+};
+
+/*
+ * Source coordinate of output index @i; false when outside (crop and
+ * resize).  As in the ONNX reference, the resized length is in * scale
+ * before rounding, which matters for align_corners when downsampling.
+ */
+static bool resize_coord(const struct resize_how *h, int64_t i, int64_t in, double scale,
+			 double roi_lo, double roi_hi, double *x)
+{
+	const char *c = h->ctm;
+	double len = (double)in * scale;
+
+	if (!strcmp(c, "half_pixel"))
+		*x = (i + 0.5) / scale - 0.5;
+	else if (!strcmp(c, "pytorch_half_pixel"))
+		*x = len > 1 ? (i + 0.5) / scale - 0.5 : 0.0;
+	else if (!strcmp(c, "align_corners"))
+		*x = len != 1 ? (double)i * (double)(in - 1) / (len - 1) : 0.0;
+	else if (!strcmp(c, "asymmetric"))
+		*x = i / scale;
+	else if (!strcmp(c, "tf_half_pixel_for_nn"))
+		*x = (i + 0.5) / scale;
+	else {	/* tf_crop_and_resize */
+		*x = len > 1 ? roi_lo * (in - 1) + i * (roi_hi - roi_lo) * (in - 1) / (len - 1) :
+		     0.5 * (roi_lo + roi_hi) * (in - 1);
+		return *x >= 0 && *x <= (double)(in - 1);
+	}
+	return true;
+}
+
+static int64_t clampi(int64_t v, int64_t n)
+{
+	return v < 0 ? 0 : v >= n ? n - 1 : v;
+}
+
+static int64_t nearest_index(const char *mode, double x)
+{
+	double f = floor(x), r = x - f;
+
+	if (!strcmp(mode, "floor"))
+		return (int64_t)f;
+	if (!strcmp(mode, "ceil"))
+		return (int64_t)ceil(x);
+	if (!strcmp(mode, "round_prefer_ceil"))
+		return (int64_t)(r >= 0.5 ? f + 1 : f);
+	return (int64_t)(r > 0.5 ? f + 1 : f);	/* round_prefer_floor */
+}
+
+static void cubic_coeffs(double r, double a, double w[4])
+{
+	double p = r + 1, q = 1 - r, s = 2 - r;
+
+	w[0] = ((a * p - 5 * a) * p + 8 * a) * p - 4 * a;
+	w[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
+	w[2] = ((a + 2) * q - (a + 3)) * q * q + 1;
+	w[3] = ((a * s - 5 * a) * s + 8 * a) * s - 4 * a;
+}
+
+/*
+ * The [in][out] interpolation matrix of one axis (column j: the weights of
+ * output j), valid[j] false where crop-and-resize extrapolates.
+ */
+static npu_status resize_matrix(const struct resize_how *h, int64_t in, int64_t out, double scale,
+			     double roi_lo, double roi_hi, float *m, bool *valid)
+{
+	memset(m, 0, (size_t)(in * out) * sizeof(*m));
+	for (int64_t j = 0; j < out; j++) {
+		double x, f, r, w[4];
+		int64_t i0;
+
+		valid[j] = resize_coord(h, j, in, scale, roi_lo, roi_hi, &x);
+		if (!valid[j])
+			continue;
+		if (!strcmp(h->mode, "nearest")) {
+			m[clampi(nearest_index(h->nearest, x), in) * out + j] = 1.0f;
+			continue;
+		}
+		f = floor(x);
+		r = x - f;
+		i0 = (int64_t)f;
+		if (!strcmp(h->mode, "linear")) {
+			if (x < 0) {	/* clamped to the edge */
+				i0 = 0;
+				r = 0;
+			}
+			m[clampi(i0, in) * out + j] += (float)(1 - r);
+			m[clampi(i0 + 1, in) * out + j] += (float)r;
+			continue;
+		}
+		if (strcmp(h->mode, "cubic"))
+			return npu_fail(NPU_ERR_UNSUPPORTED, "Resize mode '%s'", h->mode);
+		cubic_coeffs(r, h->cubic_a, w);
+		if (h->exclude) {
+			double sum = 0;
+
+			for (int t = 0; t < 4; t++)
+				if (i0 - 1 + t < 0 || i0 - 1 + t >= in)
+					w[t] = 0;
+			for (int t = 0; t < 4; t++)
+				sum += w[t];
+			for (int t = 0; t < 4; t++)
+				w[t] = sum != 0 ? w[t] / sum : 0;
+		}
+		for (int t = 0; t < 4; t++)
+			m[clampi(i0 - 1 + t, in) * out + j] += (float)w[t];
+	}
+	return NPU_OK;
+}
+
+/* Constant float input @i of @n into @v (count in *@cnt; 0 if absent or empty). */
+static npu_status opt_floats(const npu_ir_graph *g, const npu_ir_node *n, int i, float *v,
+			     int cap, int *cnt)
+{
+	const npu_ir_tensor *t = npu_ir_input(g, n, i);
+
+	*cnt = 0;
+	if (!t || npu_ir_numel(t) == 0)
+		return NPU_OK;
+	return npu_ir_const_floats(t, v, cap, cnt);
+}
+
+static npu_status rewrite_resize(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	bool resize = !strcmp(n->op, "Resize"), old = !resize || n->opset < 11;
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	struct resize_how h = { "nearest", "half_pixel", "round_prefer_floor", -0.75f, 0, 0 };
+	float scales[NPU_MAX_RANK], roi[2 * NPU_MAX_RANK];
+	int ns = 0, nroi = 0, r, cur, yid, naxes = 0, last_axis = -1;
+	int64_t in[NPU_MAX_RANK], outd[NPU_MAX_RANK], antialias = 0;
+	bool *valid[NPU_MAX_RANK] = { NULL }, extrap = false;
+	float *mats[NPU_MAX_RANK] = { NULL };
+	char name[128];
+	npu_status st = NPU_OK;
+
+	if (!x || !y || x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 2 ||
+	    npu_ir_attr_find(n, "axes") || npu_ir_attr_find(n, "keep_aspect_ratio_policy"))
+		return NPU_OK;
+	r = x->rank;
+	yid = n->outputs[0];
+	cur = n->inputs[0];
+	snprintf(name, sizeof(name), "%s", n->name);
+	memcpy(in, x->dims, sizeof(in));
+	memcpy(outd, y->dims, sizeof(outd));
+	if ((st = npu_ir_attr_string(n, "mode", "nearest", &h.mode)) ||
+	    (st = npu_ir_attr_int(n, "antialias", 0, &antialias)))
+		return st;
+	if (antialias)
+		return NPU_OK;
+	if (old) {
+		const float *sv;
+
+		h.ctm = "asymmetric";
+		h.nearest = "floor";
+		if (!resize && n->opset < 9) {
+			if ((st = npu_ir_attr_floats(n, "scales", &sv, &ns)))
+				return st;
+			if (ns > NPU_MAX_RANK)
+				return NPU_OK;
+			for (int i = 0; i < ns; i++)
+				scales[i] = sv[i];
+		} else if ((st = opt_floats(g, n, 1, scales, NPU_MAX_RANK, &ns))) {
+			return st;
+		}
+		if (!strcmp(h.mode, "bilinear"))
+			h.mode = "linear";
+	} else if ((st = npu_ir_attr_string(n, "coordinate_transformation_mode", "half_pixel",
+					      &h.ctm)) ||
+		   (st = npu_ir_attr_string(n, "nearest_mode", "round_prefer_floor",
+					    &h.nearest)) ||
+		   (st = npu_ir_attr_float(n, "cubic_coeff_a", -0.75f, &h.cubic_a)) ||
+		   (st = npu_ir_attr_float(n, "extrapolation_value", 0.0f, &h.extrap)) ||
+		   (st = npu_ir_attr_int(n, "exclude_outside", 0, &h.exclude)) ||
+		   (st = opt_floats(g, n, 1, roi, 2 * NPU_MAX_RANK, &nroi)) ||
+		   (st = opt_floats(g, n, 2, scales, NPU_MAX_RANK, &ns))) {
+		return st;
+	}
+	if (ns && ns != r)
+		return NPU_OK;
+	if (!strcmp(h.ctm, "tf_crop_and_resize") && nroi != 2 * r)
+		return NPU_OK;
+	for (int a = 0; a < r; a++) {
+		double scale = ns ? scales[a] : (double)outd[a] / (double)in[a];
+		bool crop = !strcmp(h.ctm, "tf_crop_and_resize");
+
+		if (in[a] == outd[a] && scale == 1.0 && !crop)
+			continue;
+		if (in[a] == outd[a] && crop && roi[a] == 0 && roi[r + a] == 1)
+			continue;
+		mats[a] = malloc((size_t)(in[a] * outd[a]) * sizeof(float) + 4);
+		valid[a] = malloc((size_t)outd[a] * sizeof(bool) + 1);
+		if (!mats[a] || !valid[a]) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			goto out;
+		}
+		st = resize_matrix(&h, in[a], outd[a], scale, crop ? roi[a] : 0,
+				       crop ? roi[r + a] : 1, mats[a], valid[a]);
+		if (st) {
+			st = NPU_OK;	/* an unknown mode: leave it to be refused */
+			goto out;
+		}
+		for (int64_t j = 0; j < outd[a]; j++)
+			extrap |= !valid[a][j] && h.extrap != 0.0f;
+		naxes++;
+		last_axis = a;
+	}
+	if (!naxes)
+		goto out;	/* an identity: the lowering refuses it by name */
+	detach_output(g, k, yid);
+	g->nodes[k].dead = true;
+	for (int a = 0; a < r && !st; a++) {
+		if (!mats[a])
+			continue;
+		st = map_axis(g, name, cur, a, outd[a], mats[a],
+			      a == last_axis && !extrap ? yid : -1, &cur);
+		mats[a] = NULL;
+		if (!st && a != last_axis)
+			in[a] = outd[a];
+	}
+	if (!st && extrap) {
+		/* Extrapolated outputs got 0 from the matrices: add the value. */
+		int64_t ed[NPU_MAX_RANK], total = 1;
+		float *e;
+		int et;
+
+		for (int a = 0; a < r; a++) {
+			ed[a] = valid[a] ? outd[a] : 1;
+			total *= ed[a];
+		}
+		e = malloc((size_t)total * sizeof(float));
+		if (!e) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			goto out;
+		}
+		for (int64_t i = 0; i < total; i++) {
+			int64_t rem = i;
+			bool ok = true;
+
+			for (int a = r - 1; a >= 0; a--) {
+				if (valid[a])
+					ok &= valid[a][rem % ed[a]];
+				rem /= ed[a];
+			}
+			e[i] = ok ? 0.0f : h.extrap;
+		}
+		st = new_const(g, NPU_DTYPE_FLOAT32, r, ed, e, &et);
+		if (!st)
+			st = add_op(g, "Add", 14, name, (int[]){ cur, et }, 2, &yid, 1, NULL);
+	}
+out:
+	for (int a = 0; a < r; a++) {
+		free(mats[a]);
+		free(valid[a]);
+	}
+	return st;
+}
+
+/* ---- ConvTranspose ---- */
+
+static npu_status rewrite_conv_transpose(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *w = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	const int64_t *ks, *strides, *dil, *pads;
+	int nk, ns, nd, np, r, sp, cur, yid, wt, c, bias = n->n_inputs > 2 ? n->inputs[2] : -1;
+	int64_t group, cin, cout_g, cin_g, kvol = 1, wd[NPU_MAX_RANK], ones[3] = { 1, 1, 1 };
+	int64_t zeros[6] = { 0 }, kk[3], dd[3];
+	float *wf;
+	char name[128];
+	npu_status st;
+
+	if (!x || !w || !y || x->dtype != NPU_DTYPE_FLOAT32 || w->dtype != NPU_DTYPE_FLOAT32 ||
+	    !npu_ir_is_const(w) || (x->rank != 3 && x->rank != 4))
+		return NPU_OK;
+	if ((st = npu_ir_attr_ints(n, "kernel_shape", &ks, &nk)) ||
+	    (st = npu_ir_attr_ints(n, "strides", &strides, &ns)) ||
+	    (st = npu_ir_attr_ints(n, "dilations", &dil, &nd)) ||
+	    (st = npu_ir_attr_ints(n, "pads", &pads, &np)) ||
+	    (st = npu_ir_attr_int(n, "group", 1, &group)))
+		return st;
+	r = x->rank;
+	sp = r - 2;
+	if (nk != sp || ns != sp || nd != sp || np != 2 * sp || group < 1 ||
+	    x->dims[1] % group)
+		return NPU_OK;
+	cin = x->dims[1];
+	cin_g = cin / group;
+	cout_g = w->dims[1];
+	for (int a = 0; a < sp; a++) {
+		kk[a] = ks[a];
+		dd[a] = dil[a];
+		kvol *= ks[a];
+	}
+	/* Conv weights [group * cout_g][cin_g][k...], flipped in space. */
+	wd[0] = group * cout_g;
+	wd[1] = cin_g;
+	for (int a = 0; a < sp; a++)
+		wd[2 + a] = ks[a];
+	wf = malloc((size_t)(wd[0] * cin_g * kvol) * sizeof(float) + 4);
+	if (!wf)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t gi = 0; gi < group; gi++)
+		for (int64_t o = 0; o < cout_g; o++)
+			for (int64_t i = 0; i < cin_g; i++)
+				for (int64_t s = 0; s < kvol; s++)
+					wf[((gi * cout_g + o) * cin_g + i) * kvol + (kvol - 1 - s)] =
+						((const float *)w->data)
+						[((gi * cin_g + i) * cout_g + o) * kvol + s];
+	snprintf(name, sizeof(name), "%s", n->name);
+	yid = n->outputs[0];
+	cur = n->inputs[0];
+	/* Zero insertion and padding, axis by axis, as 0/1 matrices. */
+	{
+		int64_t in[3], out[3], pb[3], st_[3];
+
+		for (int a = 0; a < sp; a++) {
+			in[a] = x->dims[2 + a];
+			out[a] = y->dims[2 + a];
+			pb[a] = pads[a];
+			st_[a] = strides[a];
+		}
+		if ((st = new_const(g, NPU_DTYPE_FLOAT32, r, wd, wf, &wt)))
+			return st;
+		detach_output(g, k, yid);
+		g->nodes[k].dead = true;
+		for (int a = 0; a < sp && !st; a++) {
+			int64_t span = (kk[a] - 1) * dd[a], len = out[a] + span, p0 = span - pb[a];
+			float *m;
+
+			if (st_[a] == 1 && p0 == 0 && len == in[a])
+				continue;
+			m = calloc((size_t)(in[a] * len) + 1, sizeof(float));
+			if (!m)
+				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			for (int64_t i = 0; i < in[a]; i++) {
+				int64_t j = p0 + i * st_[a];
+
+				if (j >= 0 && j < len)
+					m[i * len + j] = 1.0f;
+			}
+			st = map_axis(g, name, cur, 2 + a, len, m, -1, &cur);
+		}
+	}
+	if (st || (st = add_op(g, "Conv", 11, name, (int[]){ cur, wt, bias }, bias >= 0 ? 3 : 2,
+			       &yid, 1, &c)))
+		return st;
+	if ((st = npu_ir_set_attr_ints(&g->nodes[c], "kernel_shape", kk, sp)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[c], "strides", ones, sp)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[c], "dilations", dd, sp)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[c], "pads", zeros, 2 * sp)) ||
+	    (st = npu_ir_set_attr_int(&g->nodes[c], "group", group)))
+		return st;
+	return npu_ir_set_attr_string(&g->nodes[c], "auto_pad", "NOTSET");
+}
+
+/* ---- LayerNormalization's Mean and InvStdDev ---- */
+
+static npu_status rewrite_layernorm_stats(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
+	int mean = n->n_outputs > 1 ? n->outputs[1] : -1;
+	int inv = n->n_outputs > 2 ? n->outputs[2] : -1, xi = n->inputs[0], r, kn;
+	int64_t axis, axes[NPU_MAX_RANK], kd[NPU_MAX_RANK], xd[NPU_MAX_RANK];
+	int d, sq, var, ve, sd, et;
+	float eps, *ev;
+	char name[128];
+	npu_status st;
+
+	if ((mean < 0 && inv < 0) || !x || x->dtype != NPU_DTYPE_FLOAT32)
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "axis", -1, &axis)) ||
+	    (st = npu_ir_attr_float(n, "epsilon", 1e-5f, &eps)))
+		return st;
+	r = x->rank;
+	memcpy(xd, x->dims, sizeof(xd));
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r)
+		return NPU_OK;
+	snprintf(name, sizeof(name), "%s", n->name);
+	for (int a = 0; a < r; a++)
+		kd[a] = a < axis ? x->dims[a] : 1;
+	for (int a = (int)axis; a < r; a++)
+		axes[a - axis] = a;
+	if (mean >= 0)
+		detach_output(g, k, mean);
+	if (inv >= 0)
+		detach_output(g, k, inv);
+	if ((st = out_tensor(g, mean, NPU_DTYPE_FLOAT32, r, kd, &mean)) ||
+	    (st = add_op(g, "ReduceMean", 13, name, &xi, 1, &mean, 1, &kn)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[kn], "axes", axes, r - (int)axis)) ||
+	    (st = npu_ir_set_attr_int(&g->nodes[kn], "keepdims", 1)))
+		return st;
+	if (inv < 0)
+		return NPU_OK;
+	ev = malloc(sizeof(*ev));
+	if (!ev)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	*ev = eps;
+	/* 1 / sqrt(mean((x - mean)^2) + epsilon), as the normalization uses. */
+	if ((st = new_const(g, NPU_DTYPE_FLOAT32, 1, (int64_t[]){ 1 }, ev, &et)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, xd, &d)) ||
+	    (st = add_op(g, "Sub", 14, name, (int[]){ xi, mean }, 2, &d, 1, NULL)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, xd, &sq)) ||
+	    (st = add_op(g, "Mul", 14, name, (int[]){ d, d }, 2, &sq, 1, NULL)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, kd, &var)) ||
+	    (st = add_op(g, "ReduceMean", 13, name, &sq, 1, &var, 1, &kn)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[kn], "axes", axes, r - (int)axis)) ||
+	    (st = npu_ir_set_attr_int(&g->nodes[kn], "keepdims", 1)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, kd, &ve)) ||
+	    (st = add_op(g, "Add", 14, name, (int[]){ var, et }, 2, &ve, 1, NULL)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, kd, &sd)) ||
+	    (st = add_op(g, "Sqrt", 13, name, &ve, 1, &sd, 1, NULL)))
+		return st;
+	return add_op(g, "Reciprocal", 13, name, &sd, 1, &inv, 1, NULL);
+}
+
+/* ---- the pass ---- */
+
+npu_status npu_rewrite(npu_ir_graph *g)
+{
+	int n0 = g->n_nodes;
+	bool changed = false;
+	npu_status st = NPU_OK;
+
+	for (int k = 0; k < n0 && !st; k++) {
+		const char *op = g->nodes[k].op;
+		int before = g->n_nodes;
+
+		if (g->nodes[k].dead || (g->nodes[k].domain[0] &&
+					 strcmp(g->nodes[k].domain, "ai.onnx")))
+			continue;
+		if (!strcmp(op, "Resize") || !strcmp(op, "Upsample"))
+			st = rewrite_resize(g, k);
+		else if (!strcmp(op, "ConvTranspose"))
+			st = rewrite_conv_transpose(g, k);
+		else if (!strcmp(op, "LayerNormalization"))
+			st = rewrite_layernorm_stats(g, k);
+		changed |= g->n_nodes != before;
+	}
+	if (st || !changed)
+		return st;
+	if ((st = npu_ir_remove_dead(g)))
+		return st;
+	return npu_ir_topo_sort(g);
+}
