@@ -50,7 +50,7 @@ static npu_status new_const(npu_ir_graph *g, npu_dtype dt, int rank, const int64
 	return npu_ir_set_const_owned(g, *id, data, (size_t)n * npu_dtype_size(dt));
 }
 
-__attribute__((unused)) static npu_status ints_const(npu_ir_graph *g, const int64_t *v, int n, int *id)
+static npu_status ints_const(npu_ir_graph *g, const int64_t *v, int n, int *id)
 {
 	int64_t *d = malloc((size_t)(n ? n : 1) * sizeof(*d)), dim = n;
 
@@ -576,6 +576,276 @@ static npu_status rewrite_layernorm_stats(npu_ir_graph *g, int k)
 	return add_op(g, "Reciprocal", 13, name, &sd, 1, &inv, 1, NULL);
 }
 
+/* ---- Pad: edge, reflect, wrap ---- */
+
+/* *@id = elements [@i, @i + 1) of @x along @axis (any dtype). */
+static npu_status slice_one(npu_ir_graph *g, const char *name, int x, int axis, int64_t i,
+			    int *id)
+{
+	int64_t dims[NPU_MAX_RANK], lo = i, hi = i + 1, ax = axis;
+	int s, e, a;
+	npu_status st;
+
+	memcpy(dims, g->tensors[x].dims, sizeof(dims));
+	dims[axis] = 1;
+	if ((st = ints_const(g, &lo, 1, &s)) || (st = ints_const(g, &hi, 1, &e)) ||
+	    (st = ints_const(g, &ax, 1, &a)) ||
+	    (st = new_tensor(g, g->tensors[x].dtype, g->tensors[x].rank, dims, id)))
+		return st;
+	return add_op(g, "Slice", 13, name, (int[]){ x, s, e, a }, 4, id, 1, NULL);
+}
+
+/* Source index of padded position @j (-pb <= j < n + pe) along an axis of @n. */
+static int64_t pad_source(const char *mode, int64_t j, int64_t n)
+{
+	if (!strcmp(mode, "edge"))
+		return clampi(j, n);
+	if (!strcmp(mode, "wrap"))
+		return ((j % n) + n) % n;
+	return j < 0 ? -j : j >= n ? 2 * (n - 1) - j : j;	/* reflect */
+}
+
+static npu_status rewrite_pad(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
+	int64_t pads[2 * NPU_MAX_RANK], axes[NPU_MAX_RANK], pb[NPU_MAX_RANK] = { 0 };
+	int64_t pe[NPU_MAX_RANK] = { 0 }, dims[NPU_MAX_RANK];
+	int np = 0, na = 0, r, cur, yid, last = -1, *parts = NULL;
+	const char *mode;
+	char name[128];
+	npu_status st;
+
+	if (!x || (st = npu_ir_attr_string(n, "mode", "constant", &mode)))
+		return x ? st : NPU_OK;
+	if (strcmp(mode, "edge") && strcmp(mode, "reflect") && strcmp(mode, "wrap"))
+		return NPU_OK;
+	r = x->rank;
+	if (n->opset < 11) {
+		const int64_t *pv;
+
+		if ((st = npu_ir_attr_ints(n, "pads", &pv, &np)))
+			return st;
+		if (np != 2 * r)
+			return NPU_OK;
+		memcpy(pads, pv, (size_t)np * sizeof(*pads));
+	} else if (!npu_ir_input(g, n, 1) ||
+		   npu_ir_const_ints(npu_ir_input(g, n, 1), pads, 2 * NPU_MAX_RANK, &np)) {
+		return NPU_OK;
+	}
+	if (npu_ir_input(g, n, 3)) {
+		if (npu_ir_const_ints(npu_ir_input(g, n, 3), axes, NPU_MAX_RANK, &na))
+			return NPU_OK;
+	} else {
+		na = r;
+		for (int a = 0; a < r; a++)
+			axes[a] = a;
+	}
+	if (np != 2 * na)
+		return NPU_OK;
+	for (int i = 0; i < na; i++) {
+		int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+
+		if (a < 0 || a >= r || pads[i] < 0 || pads[na + i] < 0)
+			return NPU_OK;
+		pb[a] = pads[i];
+		pe[a] = pads[na + i];
+	}
+	memcpy(dims, x->dims, sizeof(dims));
+	for (int a = 0; a < r; a++) {
+		int64_t lim = !strcmp(mode, "reflect") ? dims[a] - 1 :
+			      !strcmp(mode, "wrap") ? dims[a] : INT64_MAX;
+
+		if ((pb[a] || pe[a]) && (dims[a] == 0 || pb[a] > lim || pe[a] > lim ||
+					 pb[a] + pe[a] > 4096))
+			return NPU_OK;
+		if (pb[a] || pe[a])
+			last = a;
+	}
+	if (last < 0)
+		return NPU_OK;
+	snprintf(name, sizeof(name), "%s", n->name);
+	yid = n->outputs[0];
+	cur = n->inputs[0];
+	detach_output(g, k, yid);
+	g->nodes[k].dead = true;
+	st = NPU_OK;
+	for (int a = 0; a <= last && !st; a++) {
+		int64_t len = dims[a], total = pb[a] + len + pe[a], one[NPU_MAX_RANK];
+		int np_ = 0, nxt, c;
+
+		if (!pb[a] && !pe[a])
+			continue;
+		parts = malloc((size_t)(pb[a] + pe[a] + 1) * sizeof(*parts));
+		if (!parts)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		/* Runs of positions copied as is become one part: the input. */
+		for (int64_t j = -pb[a]; j < len + pe[a] && !st; j++) {
+			if (j == 0) {
+				parts[np_++] = cur;
+				j = len - 1;
+				continue;
+			}
+			st = slice_one(g, name, cur, a, pad_source(mode, j, len), &parts[np_++]);
+		}
+		memcpy(one, g->tensors[cur].dims, sizeof(one));
+		one[a] = total;
+		if (!st)
+			st = out_tensor(g, a == last ? yid : -1, g->tensors[cur].dtype, r, one, &nxt);
+		if (!st)
+			st = add_op(g, "Concat", 13, name, parts, np_, &nxt, 1, &c);
+		if (!st)
+			st = npu_ir_set_attr_int(&g->nodes[c], "axis", a);
+		free(parts);
+		parts = NULL;
+		cur = nxt;
+	}
+	return st;
+}
+
+/* ---- MatMul with batched constant B, Gemm with a matrix C ---- */
+
+static npu_status rewrite_batched_matmul(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	bool ql = !strcmp(n->op, "QLinearMatMul");
+	int bi = ql ? 3 : 1, nin = n->n_inputs, ins[8], yid = n->outputs[0], a3, cat, c;
+	const npu_ir_tensor *a = npu_ir_input(g, n, 0), *b = npu_ir_input(g, n, bi);
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int64_t nb = 1, bnb = 1, M, K, N, d3[3], kn[2], yd[NPU_MAX_RANK];
+	size_t es, mat;
+	char name[128];
+	int *parts;
+	npu_status st = NPU_OK;
+
+	if (!a || !b || !y || !npu_ir_is_const(b) || b->rank < 3 || a->rank < 2 || nin > 8)
+		return NPU_OK;
+	for (int d = 0; d < b->rank - 2; d++)
+		bnb *= b->dims[d];
+	M = a->dims[a->rank - 2];
+	K = a->dims[a->rank - 1];
+	N = b->dims[b->rank - 1];
+	es = npu_dtype_size(b->dtype);
+	mat = (size_t)(K * N) * es;
+	kn[0] = K;
+	kn[1] = N;
+	memcpy(ins, n->inputs, (size_t)nin * sizeof(*ins));
+	snprintf(name, sizeof(name), "%s", n->name);
+	memcpy(yd, y->dims, sizeof(yd));
+	if (bnb == 1) {
+		/* One matrix for every batch element: make B 2-D. */
+		void *bd = malloc(mat + 1);
+
+		if (!bd)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		memcpy(bd, b->data, mat);
+		if (y->rank != a->rank)
+			return free(bd), NPU_OK;	/* B's 1s widen the output */
+		if ((st = new_const(g, b->dtype, 2, kn, bd, &ins[bi])))
+			return st;
+		g->nodes[k].inputs[bi] = ins[bi];
+		return NPU_OK;
+	}
+	if (a->rank != b->rank)
+		return NPU_OK;
+	for (int d = 0; d < a->rank - 2; d++) {
+		if (a->dims[d] != b->dims[d])
+			return NPU_OK;	/* broadcast batches: not yet */
+		nb *= a->dims[d];
+	}
+	if (nb > 256)
+		return NPU_OK;
+	parts = malloc((size_t)nb * sizeof(*parts));
+	if (!parts)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	detach_output(g, k, yid);
+	g->nodes[k].dead = true;
+	d3[0] = nb;
+	d3[1] = M;
+	d3[2] = K;
+	a3 = ins[0];
+	if (g->tensors[a3].rank != 3) {
+		int sh;
+
+		if ((st = ints_const(g, d3, 3, &sh)) ||
+		    (st = new_tensor(g, g->tensors[ins[0]].dtype, 3, d3, &a3)) ||
+		    (st = add_op(g, "Reshape", 14, name, (int[]){ ins[0], sh }, 2, &a3, 1, NULL)))
+			goto out;
+	}
+	for (int64_t i = 0; i < nb && !st; i++) {
+		void *bd = malloc(mat + 1);
+		int64_t od[3] = { 1, M, N };
+
+		if (!bd) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		memcpy(bd, (const char *)g->tensors[ins[bi]].data + (size_t)i * mat, mat);
+		if ((st = slice_one(g, name, a3, 0, i, &ins[0])) ||
+		    (st = new_const(g, g->tensors[ins[bi]].dtype, 2, kn, bd, &ins[bi])) ||
+		    (st = new_tensor(g, g->tensors[yid].dtype, 3, od, &parts[i])))
+			break;
+		st = add_op(g, ql ? "QLinearMatMul" : "MatMul", 13, name, ins, nin, &parts[i], 1,
+			    NULL);
+		ins[bi] = g->nodes[k].inputs[bi];
+	}
+	d3[2] = N;
+	if (!st)
+		st = out_tensor(g, g->tensors[yid].rank == 3 ? yid : -1, g->tensors[yid].dtype, 3,
+				d3, &cat);
+	if (!st)
+		st = add_op(g, "Concat", 13, name, parts, (int)nb, &cat, 1, &c);
+	if (!st)
+		st = npu_ir_set_attr_int(&g->nodes[c], "axis", 0);
+	if (!st && cat != yid) {
+		int sh;
+
+		if (!(st = ints_const(g, yd, g->tensors[yid].rank, &sh)))
+			st = add_op(g, "Reshape", 14, name, (int[]){ cat, sh }, 2, &yid, 1, NULL);
+	}
+out:
+	free(parts);
+	return st;
+}
+
+/* Gemm with C of [M, N] or [M, 1]: the Gemm without C, then Add beta * C. */
+static npu_status rewrite_gemm_matrix_c(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *c = npu_ir_input(g, n, 2), *y = npu_ir_output(g, n, 0);
+	int yid = n->outputs[0], cid, t;
+	int64_t N, cn, yd[2], cd[NPU_MAX_RANK], cr;
+	float beta, *cv;
+	char name[128];
+	npu_status st;
+
+	if (!c || !y || y->rank != 2 || c->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(c))
+		return NPU_OK;
+	N = y->dims[1];
+	cn = npu_ir_numel(c);
+	if (cn == N || cn == 1)
+		return NPU_OK;	/* a row: the TCU's bias */
+	if ((st = npu_ir_attr_float(n, "beta", 1.0f, &beta)))
+		return st;
+	cv = malloc((size_t)cn * sizeof(float));
+	if (!cv)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t i = 0; i < cn; i++)
+		cv[i] = beta * ((const float *)c->data)[i];
+	memcpy(yd, y->dims, sizeof(yd));
+	memcpy(cd, c->dims, sizeof(cd));
+	cr = c->rank;
+	snprintf(name, sizeof(name), "%s", n->name);
+	if ((st = new_const(g, NPU_DTYPE_FLOAT32, (int)cr, cd, cv, &cid)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, 2, yd, &t)))
+		return st;
+	detach_output(g, k, yid);
+	g->nodes[k].outputs[0] = t;
+	g->tensors[t].producer = k;
+	g->nodes[k].inputs[2] = -1;
+	return add_op(g, "Add", 14, name, (int[]){ t, cid }, 2, &yid, 1, NULL);
+}
+
 /* ---- the pass ---- */
 
 npu_status npu_rewrite(npu_ir_graph *g)
@@ -597,6 +867,12 @@ npu_status npu_rewrite(npu_ir_graph *g)
 			st = rewrite_conv_transpose(g, k);
 		else if (!strcmp(op, "LayerNormalization"))
 			st = rewrite_layernorm_stats(g, k);
+		else if (!strcmp(op, "Pad"))
+			st = rewrite_pad(g, k);
+		else if (!strcmp(op, "MatMul") || !strcmp(op, "QLinearMatMul"))
+			st = rewrite_batched_matmul(g, k);
+		else if (!strcmp(op, "Gemm"))
+			st = rewrite_gemm_matrix_c(g, k);
 		changed |= g->n_nodes != before;
 	}
 	if (st || !changed)
