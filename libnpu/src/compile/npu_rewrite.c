@@ -846,6 +846,311 @@ static npu_status rewrite_gemm_matrix_c(npu_ir_graph *g, int k)
 	return add_op(g, "Add", 14, name, (int[]){ t, cid }, 2, &yid, 1, NULL);
 }
 
+/* ---- 8-bit operators computed in float ---- */
+
+static bool is_8bit(npu_dtype t)
+{
+	return t == NPU_DTYPE_INT8 || t == NPU_DTYPE_UINT8;
+}
+
+/* *@id = @x as float32: a converted constant, or a Cast. */
+static npu_status to_float(npu_ir_graph *g, const char *name, int x, int *id)
+{
+	const npu_ir_tensor *t = &g->tensors[x];
+	int64_t cnt = npu_ir_numel(t), dims[NPU_MAX_RANK];
+	int r = t->rank, k;
+	npu_status st;
+
+	memcpy(dims, t->dims, sizeof(dims));
+	if (npu_ir_is_const(t)) {
+		float *f = malloc((size_t)(cnt ? cnt : 1) * sizeof(float));
+
+		if (!f)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		for (int64_t i = 0; i < cnt; i++)
+			f[i] = t->dtype == NPU_DTYPE_INT8 ? ((const int8_t *)t->data)[i] :
+			       ((const uint8_t *)t->data)[i];
+		return new_const(g, NPU_DTYPE_FLOAT32, r, dims, f, id);
+	}
+	if ((st = new_tensor(g, NPU_DTYPE_FLOAT32, r, dims, id)) ||
+	    (st = add_op(g, "Cast", 13, name, &x, 1, id, 1, &k)))
+		return st;
+	return npu_ir_set_attr_int(&g->nodes[k], "to", 1);	/* FLOAT */
+}
+
+/*
+ * *@id = @x (float32 holding integers) wrapped into @dt's range modulo 256,
+ * as integer arithmetic overflows: x - 256 floor((x - lowest) / 256).
+ * Exact in float32 for |x| < 2^24.
+ */
+static npu_status wrap_256(npu_ir_graph *g, const char *name, int x, npu_dtype dt, int *id)
+{
+	int64_t dims[NPU_MAX_RANK], one = 1;
+	int r = g->tensors[x].rank, c[3], t[4];
+	float *v[3];
+	npu_status st = NPU_OK;
+
+	memcpy(dims, g->tensors[x].dims, sizeof(dims));
+	for (int i = 0; i < 3; i++) {
+		v[i] = malloc(sizeof(float));
+		if (!v[i]) {
+			while (i--)
+				free(v[i]);
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		}
+	}
+	*v[0] = dt == NPU_DTYPE_INT8 ? 128.0f : 0.0f;
+	*v[1] = 1.0f / 256.0f;
+	*v[2] = 256.0f;
+	for (int i = 0; i < 3; i++)
+		if (st)
+			free(v[i]);
+		else
+			st = new_const(g, NPU_DTYPE_FLOAT32, 1, &one, v[i], &c[i]);
+	for (int i = 0; i < 4 && !st; i++)
+		st = new_tensor(g, NPU_DTYPE_FLOAT32, r, dims, &t[i]);
+	if (st || (st = add_op(g, "Add", 14, name, (int[]){ x, c[0] }, 2, &t[0], 1, NULL)) ||
+	    (st = add_op(g, "Mul", 14, name, (int[]){ t[0], c[1] }, 2, &t[1], 1, NULL)) ||
+	    (st = add_op(g, "Floor", 13, name, &t[1], 1, &t[2], 1, NULL)) ||
+	    (st = add_op(g, "Mul", 14, name, (int[]){ t[2], c[2] }, 2, &t[3], 1, NULL)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, dims, id)))
+		return st;
+	return add_op(g, "Sub", 14, name, (int[]){ x, t[3] }, 2, id, 1, NULL);
+}
+
+/*
+ * Clip, MaxPool, Max, Min, Add, Sub, Mul and (uint8) Div on 8-bit tensors: the same node
+ * in float32 between a Cast and a QuantizeLinear of scale 1 (exact: every
+ * value is an integer in range by then; the arithmetic ones wrap modulo 256
+ * first, Div floors).
+ */
+static npu_status rewrite_8bit(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	bool arith = strcmp(n->op, "Clip") && strcmp(n->op, "MaxPool") && strcmp(n->op, "Max") &&
+		     strcmp(n->op, "Min");
+	bool div = !strcmp(n->op, "Div");
+	int yid = n->outputs[0], nin = n->n_inputs, t, sc, zp, cur;
+	int64_t dims[NPU_MAX_RANK], one = 1;
+	npu_dtype dt;
+	char name[128];
+	float *scale;
+	uint8_t *z;
+	npu_status st = NPU_OK;
+
+	if (!x || !y || !is_8bit(x->dtype) || y->dtype != x->dtype ||
+	    (n->n_outputs > 1 && n->outputs[1] >= 0) || (div && x->dtype != NPU_DTYPE_UINT8))
+		return NPU_OK;
+	dt = y->dtype;
+	memcpy(dims, y->dims, sizeof(dims));
+	snprintf(name, sizeof(name), "%s", n->name);
+	for (int i = 0; i < nin && !st; i++) {
+		int in = g->nodes[k].inputs[i], f;
+
+		if (in < 0 || !is_8bit(g->tensors[in].dtype))
+			continue;
+		if (!(st = to_float(g, name, in, &f)))
+			g->nodes[k].inputs[i] = f;
+	}
+	if (st || (st = new_tensor(g, NPU_DTYPE_FLOAT32, y->rank, dims, &t)))
+		return st;
+	detach_output(g, k, yid);
+	g->nodes[k].outputs[0] = t;
+	g->tensors[t].producer = k;
+	cur = t;
+	if (div) {
+		if ((st = new_tensor(g, NPU_DTYPE_FLOAT32, g->tensors[t].rank, dims, &cur)) ||
+		    (st = add_op(g, "Floor", 13, name, &t, 1, &cur, 1, NULL)))
+			return st;
+	} else if (arith && (st = wrap_256(g, name, t, dt, &cur))) {
+		return st;
+	}
+	scale = malloc(sizeof(*scale));
+	z = calloc(1, 1);
+	if (!scale || !z) {
+		free(scale);
+		free(z);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	*scale = 1.0f;
+	if ((st = new_const(g, NPU_DTYPE_FLOAT32, 1, &one, scale, &sc)))
+		return free(z), st;
+	if ((st = new_const(g, dt, 1, &one, z, &zp)))
+		return st;
+	return add_op(g, "QuantizeLinear", 13, name, (int[]){ cur, sc, zp }, 3, &yid, 1, NULL);
+}
+
+/* ---- 3-D pooling as two 2-D poolings ---- */
+
+static npu_status pool_node(npu_ir_graph *g, const char *op, int opset, const char *name,
+			    int x, int y, const int64_t *ks, const int64_t *st_,
+			    const int64_t *dil, const int64_t *pads, int64_t count_pad)
+{
+	int k;
+	npu_status st = add_op(g, op, opset, name, &x, 1, &y, 1, &k);
+
+	if (st || (st = npu_ir_set_attr_ints(&g->nodes[k], "kernel_shape", ks, 2)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[k], "strides", st_, 2)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[k], "dilations", dil, 2)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[k], "pads", pads, 4)) ||
+	    (st = npu_ir_set_attr_string(&g->nodes[k], "auto_pad", "NOTSET")))
+		return st;
+	if (!strcmp(op, "AveragePool"))
+		st = npu_ir_set_attr_int(&g->nodes[k], "count_include_pad", count_pad);
+	return st;
+}
+
+static npu_status reshape_to(npu_ir_graph *g, const char *name, int x, int rank,
+			     const int64_t *dims, int y, int *id)
+{
+	int sh;
+	npu_status st = ints_const(g, dims, rank, &sh);
+
+	if (!st)
+		st = out_tensor(g, y, g->tensors[x].dtype, rank, dims, id);
+	if (!st)
+		st = add_op(g, "Reshape", 14, name, (int[]){ x, sh }, 2, id, 1, NULL);
+	return st;
+}
+
+/*
+ * A box window factorizes: max (or mean, with either padding count) over
+ * D x H x W = over D of the result over H x W.  [N, C*D, H, W] pooled in
+ * H and W, then [N, C, D, H'*W'] pooled in D.
+ */
+static npu_status rewrite_pool3d(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	const int64_t *ks, *s, *d, *p;
+	int nk, ns, nd, np, yid = n->outputs[0], opset = n->opset, t0, t1, t2, t3;
+	int64_t cp = 0, xd[5], yd[5], a[4], b[4];
+	char name[128], op[16];
+	npu_status st;
+
+	if (!x || !y || x->rank != 5 || x->dtype != NPU_DTYPE_FLOAT32 ||
+	    (n->n_outputs > 1 && n->outputs[1] >= 0))
+		return NPU_OK;
+	if ((st = npu_ir_attr_ints(n, "kernel_shape", &ks, &nk)) ||
+	    (st = npu_ir_attr_ints(n, "strides", &s, &ns)) ||
+	    (st = npu_ir_attr_ints(n, "dilations", &d, &nd)) ||
+	    (st = npu_ir_attr_ints(n, "pads", &p, &np)) ||
+	    (st = npu_ir_attr_int(n, "count_include_pad", 0, &cp)))
+		return st;
+	if (nk != 3 || ns != 3 || np != 6 || (nd != 3 && nd != -1))
+		return NPU_OK;
+	memcpy(xd, x->dims, sizeof(xd));
+	memcpy(yd, y->dims, sizeof(yd));
+	snprintf(name, sizeof(name), "%s", n->name);
+	snprintf(op, sizeof(op), "%s", n->op);
+	detach_output(g, k, yid);
+	g->nodes[k].dead = true;
+	a[0] = xd[0];
+	a[1] = xd[1] * xd[2];
+	a[2] = xd[3];
+	a[3] = xd[4];
+	if ((st = reshape_to(g, name, n->inputs[0], 4, a, -1, &t0)))
+		return st;
+	a[2] = yd[3];
+	a[3] = yd[4];
+	if ((st = new_tensor(g, NPU_DTYPE_FLOAT32, 4, a, &t1)) ||
+	    (st = pool_node(g, op, opset, name, t0, t1, (int64_t[]){ ks[1], ks[2] },
+			    (int64_t[]){ s[1], s[2] },
+			    (int64_t[]){ nd == 3 ? d[1] : 1, nd == 3 ? d[2] : 1 },
+			    (int64_t[]){ p[1], p[2], p[4], p[5] }, cp)))
+		return st;
+	b[0] = xd[0];
+	b[1] = xd[1];
+	b[2] = xd[2];
+	b[3] = yd[3] * yd[4];
+	if ((st = reshape_to(g, name, t1, 4, b, -1, &t2)))
+		return st;
+	b[2] = yd[2];
+	if ((st = new_tensor(g, NPU_DTYPE_FLOAT32, 4, b, &t3)) ||
+	    (st = pool_node(g, op, opset, name, t2, t3, (int64_t[]){ ks[0], 1 },
+			    (int64_t[]){ s[0], 1 }, (int64_t[]){ nd == 3 ? d[0] : 1, 1 },
+			    (int64_t[]){ p[0], 0, p[3], 0 }, cp)))
+		return st;
+	return reshape_to(g, name, t3, 5, yd, yid, &t0);
+}
+
+/* ---- reductions over axes that are not adjacent ---- */
+
+/* One reduction per run of adjacent axes (keepdims), then the output shape. */
+static npu_status rewrite_reduce_runs(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	int64_t axes[NPU_MAX_RANK], dims[NPU_MAX_RANK], yd[NPU_MAX_RANK], keep = 1;
+	bool on[NPU_MAX_RANK] = { false };
+	int na = 0, r, yr, cur, yid = n->outputs[0], runs = 0;
+	char name[128], op[24];
+	npu_status st;
+
+	if (!x || !y || (strcmp(n->op, "ReduceMean") && strcmp(n->op, "ReduceSum") &&
+			 strcmp(n->op, "ReduceMax") && strcmp(n->op, "ReduceMin") &&
+			 strcmp(n->op, "ReduceProd")))
+		return NPU_OK;
+	if (npu_ir_input(g, n, 1)) {
+		if (npu_ir_const_ints(npu_ir_input(g, n, 1), axes, NPU_MAX_RANK, &na))
+			return NPU_OK;
+	} else {
+		const int64_t *av;
+
+		if ((st = npu_ir_attr_ints(n, "axes", &av, &na)))
+			return st;
+		if (na > NPU_MAX_RANK)
+			return NPU_OK;
+		for (int i = 0; i < na; i++)
+			axes[i] = av[i];
+	}
+	if ((st = npu_ir_attr_int(n, "keepdims", 1, &keep)))
+		return st;
+	r = x->rank;
+	for (int i = 0; i < na; i++) {
+		int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+
+		if (a < 0 || a >= r)
+			return NPU_OK;
+		on[a] = true;
+	}
+	for (int a = 0; a < r; a++)
+		runs += on[a] && (a == 0 || !on[a - 1]);
+	if (runs < 2)
+		return NPU_OK;
+	memcpy(dims, x->dims, sizeof(dims));
+	memcpy(yd, y->dims, sizeof(yd));
+	yr = y->rank;
+	cur = n->inputs[0];
+	snprintf(name, sizeof(name), "%s", n->name);
+	snprintf(op, sizeof(op), "%s", n->op);
+	detach_output(g, k, yid);
+	g->nodes[k].dead = true;
+	for (int a = 0; a < r; a++) {
+		int64_t run[NPU_MAX_RANK];
+		int nr = 0, nxt, kn;
+
+		if (!on[a] || (a > 0 && on[a - 1]))
+			continue;
+		for (int b = a; b < r && on[b]; b++) {
+			run[nr++] = b;
+			dims[b] = 1;
+		}
+		runs--;
+		if ((st = out_tensor(g, !runs && keep ? yid : -1, NPU_DTYPE_FLOAT32, r, dims,
+				     &nxt)) ||
+		    (st = add_op(g, op, 13, name, &cur, 1, &nxt, 1, &kn)) ||
+		    (st = npu_ir_set_attr_ints(&g->nodes[kn], "axes", run, nr)) ||
+		    (st = npu_ir_set_attr_int(&g->nodes[kn], "keepdims", 1)))
+			return st;
+		cur = nxt;
+	}
+	if (keep)
+		return NPU_OK;
+	return reshape_to(g, name, cur, yr, yd, yid, &cur);
+}
+
 /* ---- the pass ---- */
 
 npu_status npu_rewrite(npu_ir_graph *g)
@@ -873,6 +1178,15 @@ npu_status npu_rewrite(npu_ir_graph *g)
 			st = rewrite_batched_matmul(g, k);
 		else if (!strcmp(op, "Gemm"))
 			st = rewrite_gemm_matrix_c(g, k);
+		else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool"))
+			st = rewrite_pool3d(g, k);
+		else if (!strncmp(op, "Reduce", 6))
+			st = rewrite_reduce_runs(g, k);
+		if (!st && g->n_nodes == before && !g->nodes[k].dead &&
+		    (!strcmp(op, "Clip") || !strcmp(op, "MaxPool") || !strcmp(op, "Add") ||
+		     !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") ||
+		     !strcmp(op, "Max") || !strcmp(op, "Min")))
+			st = rewrite_8bit(g, k);
 		changed |= g->n_nodes != before;
 	}
 	if (st || !changed)
