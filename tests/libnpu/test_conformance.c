@@ -27,7 +27,8 @@ static void run_case(const char *name)
 }
 
 static const char *const cases[] = {
-	"test_qlinearconv", "test_qlinearmatmul_2D", "test_matmulinteger", "test_basic_convinteger", "test_convinteger_with_padding",
+	"test_qlinearconv", "test_qlinearmatmul_2D", "test_matmulinteger", "test_basic_convinteger",
+	"test_convinteger_with_padding",
 	"test_convinteger_without_padding", "test_quantizelinear", "test_dequantizelinear",
 	"test_conv_with_strides_padding", "test_basic_conv_with_padding",
 	"test_maxpool_2d_pads", "test_averagepool_2d_pads", "test_relu", "test_softmax_axis_1",
@@ -43,6 +44,14 @@ static const char *const cases[] = {
 	"test_sin", "test_elu", "test_selu", "test_softplus", "test_shrink_hard", "test_sign",
 	"test_reduce_l2_keep_dims_random", "test_shrink_soft",
 	"test_reduce_l1_do_not_keepdims_random",
+	/* graph rewrites (compile/npu_rewrite.c) */
+	"test_convtranspose", "test_convtranspose_1d", "test_convtranspose_pads",
+	"test_resize_upsample_scales_linear", "test_resize_downsample_scales_cubic",
+	"test_resize_tf_crop_and_resize", "test_resize_upsample_sizes_nearest_ceil_half_pixel",
+	"test_layer_normalization_3d_axis1_epsilon", "test_edge_pad", "test_reflect_pad",
+	"test_matmul_4d", "test_qlinearmatmul_3D", "test_gemm_default_matrix_bias",
+	"test_maxpool_3d_default", "test_averagepool_3d_default", "test_add_uint8",
+	"test_clip_default_int8_min", "test_mvn_expanded",
 };
 
 START_TEST(conformance_case)

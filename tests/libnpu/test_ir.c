@@ -922,9 +922,17 @@ START_TEST(shape_reduce_resize)
 	onnxb_init_f32(b, "sc", 1, D(4), (float[]){ 1, 1, 2, 2 });
 	onnxb_attr_s(b, onnxb_node(b, "Resize", "r", "x,,sc", "y"), "mode", "cubic");
 	g = build_ok(b);
+	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_OK);
+	npu_ir_graph_free(g);
+	b = model_x(18, 4, D(1, 3, 4, 4));
+	onnxb_init_f32(b, "sc", 1, D(4), (float[]){ 1, 1, 0.5f, 0.5f });
+	n = onnxb_node(b, "Resize", "r", "x,,sc", "y");
+	onnxb_attr_s(b, n, "mode", "linear");
+	onnxb_attr_i(b, n, "antialias", 1);
+	g = build_ok(b);
 	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_ERR_UNSUPPORTED);
 	ck_assert_str_eq(npu_last_error(),
-			 "operator 'Resize' (node 'r', opset 13) is not supported by the NPU compiler: only modes nearest and linear are supported");
+			 "operator 'Resize' (node 'r', opset 18) is not supported by the NPU compiler: antialias is not supported");
 	npu_ir_graph_free(g);
 	/* Upsample: scales input (9), attribute (7). */
 	b = model_x(9, 4, D(1, 3, 4, 4));

@@ -1620,12 +1620,20 @@ static npu_status shape_upsample(npu_ir_graph *g, npu_ir_node *n)
 static const char *support_resize(const npu_ir_graph *g, const npu_ir_node *n)
 {
 	const char *mode = "nearest";
+	int64_t antialias = 0;
 
 	(void)g;
 	if (npu_ir_attr_string(n, "mode", "nearest", &mode))
 		return "its mode attribute is not a string";
-	if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "bilinear"))
-		return "only modes nearest and linear are";
+	if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "bilinear") &&
+	    strcmp(mode, "cubic"))
+		return "only modes nearest, linear and cubic are";
+	/* The compiler's rewrite (compile/npu_rewrite.c) has no antialiasing
+	 * filter and resizes every axis. */
+	if (npu_ir_attr_int(n, "antialias", 0, &antialias) || antialias)
+		return "antialias is not";
+	if (npu_ir_attr_find(n, "axes"))
+		return "the axes attribute is not";
 	return NULL;
 }
 

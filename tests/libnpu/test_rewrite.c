@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The graph rewrites before lowering (compile/npu_rewrite.c): each case
+ * checks that the operator is gone from the rewritten graph, then compiles
+ * and runs it on the emulator against a plain C reference written the
+ * direct way (transposed convolution by scattering, interpolation by its
+ * formula), not the way the rewrite computes it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_compile.h"
+#include "compile/npu_rewrite.h"
+#include "model/npu_model_priv.h"
+#include "npu_test.h"
+
+static npu_ir_graph *graph(int opset)
+{
+	npu_ir_graph *g;
+
+	ck_assert_int_eq(npu_ir_graph_create(&g), NPU_OK);
+	g->opset = opset;
+	return g;
+}
+
+static int tensor(npu_ir_graph *g, const char *name, npu_dtype dt, int rank,
+		  const int64_t *dims)
+{
+	int id;
+
+	ck_assert_int_eq(npu_ir_add_tensor(g, name, dt, rank, dims, &id), NPU_OK);
+	return id;
+}
+
+static int cst(npu_ir_graph *g, const char *name, npu_dtype dt, int rank, const int64_t *dims,
+	       const void *v)
+{
+	int id = tensor(g, name, dt, rank, dims);
+	int64_t n = 1;
+
+	for (int i = 0; i < rank; i++)
+		n *= dims[i];
+	ck_assert_int_eq(npu_ir_set_const(g, id, v, (size_t)n * npu_dtype_size(dt)), NPU_OK);
+	return id;
+}
+
+static npu_ir_node *node(npu_ir_graph *g, const char *op, const int *in, int nin,
+			 const int *out, int nout)
+{
+	int id;
+
+	ck_assert_int_eq(npu_ir_add_node(g, op, op, in, nin, out, nout, &id), NPU_OK);
+	return &g->nodes[id];
+}
+
+static void io(npu_ir_graph *g, int in, const int *out, int nout)
+{
+	g->inputs = malloc(sizeof(int));
+	g->outputs = malloc(sizeof(int) * (size_t)nout);
+	g->inputs[0] = in;
+	memcpy(g->outputs, out, sizeof(int) * (size_t)nout);
+	g->n_inputs = 1;
+	g->n_outputs = nout;
+}
+
+static bool has_op(const npu_ir_graph *g, const char *op)
+{
+	for (int i = 0; i < g->n_nodes; i++)
+		if (!g->nodes[i].dead && !strcmp(g->nodes[i].op, op))
+			return true;
+	return false;
+}
+
+/*
+ * Infer shapes, check that the rewrite removes @gone, compile, run on the
+ * emulator with input @x; outputs into @y (sizes from the model).
+ */
+static npu_status run(npu_ir_graph *g, const char *gone, void *x, void *const *y)
+{
+	struct npu_compile_target tgt = { 0 };
+	npu_device_info info;
+	struct npu_cmodel *cm;
+	npu_tensor in, out[4];
+	npu_device *dev;
+	npu_context *ctx;
+	npu_model *m;
+	npu_status st;
+
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_rewrite(g), NPU_OK);
+	if (gone)
+		ck_assert_msg(!has_op(g, gone), "%s is still in the graph", gone);
+	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
+	npu_device_get_info(dev, &info);
+	tgt.clusters = info.healthy_clusters;
+	tgt.tpbs = info.tpbs_per_cluster;
+	tgt.hbsm_size = info.hbsm_size;
+	st = npu_compile_ir(g, &tgt, &cm);
+	if (st) {
+		npu_device_close(dev);
+		return st;
+	}
+	m = calloc(1, sizeof(*m));
+	m->cm = cm;
+	in = (npu_tensor){ NULL, cm->inputs[0].info.dtype, x, cm->inputs[0].info.bytes };
+	for (uint32_t i = 0; i < cm->noutputs; i++)
+		out[i] = (npu_tensor){ NULL, cm->outputs[i].info.dtype, y[i],
+				       cm->outputs[i].info.bytes };
+	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
+	st = npu_run(ctx, &in, 1, out, cm->noutputs);
+	ck_assert_msg(st == NPU_OK, "run: %s", npu_last_error());
+	npu_context_destroy(ctx);
+	npu_model_free(m);
+	npu_device_close(dev);
+	return st;
+}
+
+static void fill(float *v, int64_t n, unsigned seed)
+{
+	for (int64_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		v[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+	}
+}
+
+/* bf16 products with fp32 accumulation: a few parts in a thousand. */
+static void close_to(const float *got, const float *want, int64_t n, float tol)
+{
+	for (int64_t i = 0; i < n; i++)
+		ck_assert_msg(fabsf(got[i] - want[i]) <= tol * (1.0f + fabsf(want[i])),
+			      "element %lld: got %g, want %g", (long long)i, got[i], want[i]);
+}
+
+/* ---- Resize ---- */
+
+/* Linear, half_pixel, one axis: the ONNX formula with edge clamping. */
+static float lerp_at(const float *row, int64_t in, int64_t j, double scale)
+{
+	double x = (j + 0.5) / scale - 0.5, f;
+	int64_t i0, i1;
+
+	if (x < 0)
+		x = 0;
+	f = floor(x);
+	i0 = (int64_t)f;
+	i1 = i0 + 1 < in ? i0 + 1 : in - 1;
+	return (float)((1 - (x - f)) * row[i0] + (x - f) * row[i1]);
+}
+
+START_TEST(resize_linear_half_pixel)
+{
+	int64_t xd[4] = { 1, 2, 3, 4 }, sd[1] = { 4 };
+	float sc[4] = { 1, 1, 2.0f, 1.5f }, x[24], y[2 * 6 * 6], want[2 * 6 * 6], tmp[2 * 3 * 6];
+	npu_ir_graph *g = graph(13);
+	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+	int ts = cst(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, sc);
+	int ty = tensor(g, "y", 0, -1, NULL);
+	void *ys[1] = { y };
+
+	npu_ir_set_attr_string(node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1), "mode",
+			       "linear");
+	io(g, tx, &ty, 1);
+	fill(x, 24, 7);
+	/* W first (4 -> 6), then H (3 -> 6). */
+	for (int c = 0; c < 2; c++)
+		for (int h = 0; h < 3; h++)
+			for (int w = 0; w < 6; w++)
+				tmp[(c * 3 + h) * 6 + w] = lerp_at(&x[(c * 3 + h) * 4], 4, w, 1.5);
+	for (int c = 0; c < 2; c++)
+		for (int w = 0; w < 6; w++) {
+			float col[3];
+
+			for (int h = 0; h < 3; h++)
+				col[h] = tmp[(c * 3 + h) * 6 + w];
+			for (int h = 0; h < 6; h++)
+				want[(c * 6 + h) * 6 + w] = lerp_at(col, 3, h, 2.0);
+		}
+	ck_assert_int_eq(run(g, "Resize", x, ys), NPU_OK);
+	close_to(y, want, 72, 1e-2f);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/* Nearest, asymmetric + floor: every output is exactly some input (bf16). */
+START_TEST(resize_nearest_exact_copy)
+{
+	int64_t xd[4] = { 1, 1, 2, 3 }, sd[1] = { 4 };
+	float sc[4] = { 1, 1, 3.0f, 2.0f }, x[6] = { 1, 2, 3, 4, 5, 6 }, y[36];
+	npu_ir_graph *g = graph(13);
+	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+	int ts = cst(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, sc);
+	int ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n = node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1);
+	void *ys[1] = { y };
+
+	npu_ir_set_attr_string(n, "coordinate_transformation_mode", "asymmetric");
+	npu_ir_set_attr_string(n, "nearest_mode", "floor");
+	io(g, tx, &ty, 1);
+	ck_assert_int_eq(run(g, "Resize", x, ys), NPU_OK);
+	for (int h = 0; h < 6; h++)
+		for (int w = 0; w < 6; w++)
+			ck_assert_float_eq(y[h * 6 + w], x[(h / 3) * 3 + w / 2]);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/* ---- ConvTranspose ---- */
+
+START_TEST(conv_transpose_strided_grouped)
+{
+	/* Cin 4 in 2 groups, 3 outputs per group; stride 2, dilation (1, 2),
+	 * asymmetric pads, output_padding: every attribute the rewrite maps. */
+	enum { CI = 4, H = 3, W = 3, G = 2, COG = 3, KH = 3, KW = 2, OH = 7, OW = 7 };
+	int64_t xd[4] = { 1, CI, H, W }, wd[4] = { CI, COG, KH, KW }, bd[1] = { G * COG };
+	int64_t ks[2] = { KH, KW }, st[2] = { 2, 2 }, dil[2] = { 1, 2 }, pads[4] = { 1, 0, 0, 1 };
+	int64_t op[2] = { 1, 1 };
+	float x[CI * H * W], w[CI * COG * KH * KW], b[G * COG], y[G * COG * OH * OW];
+	float want[G * COG * OH * OW];
+	npu_ir_graph *g = graph(11);
+	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+	int tw = cst(g, "w", NPU_DTYPE_FLOAT32, 4, wd, (fill(w, CI * COG * KH * KW, 3), w));
+	int tb = cst(g, "b", NPU_DTYPE_FLOAT32, 1, bd, (fill(b, G * COG, 5), b));
+	int ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n = node(g, "ConvTranspose", (int[]){ tx, tw, tb }, 3, &ty, 1);
+	void *ys[1] = { y };
+
+	npu_ir_set_attr_ints(n, "kernel_shape", ks, 2);
+	npu_ir_set_attr_ints(n, "strides", st, 2);
+	npu_ir_set_attr_ints(n, "dilations", dil, 2);
+	npu_ir_set_attr_ints(n, "pads", pads, 4);
+	npu_ir_set_attr_ints(n, "output_padding", op, 2);
+	npu_ir_set_attr_int(n, "group", G);
+	io(g, tx, &ty, 1);
+	fill(x, CI * H * W, 11);
+	/* Scatter every input through the kernel. */
+	for (int o = 0; o < G * COG; o++)
+		for (int i = 0; i < OH * OW; i++)
+			want[o * OH * OW + i] = b[o];
+	for (int ci = 0; ci < CI; ci++)
+		for (int h = 0; h < H; h++)
+			for (int v = 0; v < W; v++)
+				for (int co = 0; co < COG; co++)
+					for (int kh = 0; kh < KH; kh++)
+						for (int kw = 0; kw < KW; kw++) {
+							int oh = h * 2 + kh - 1, ow = v * 2 + kw * 2;
+							int o = ci / (CI / G) * COG + co;
+
+							if (oh < 0 || oh >= OH || ow < 0 || ow >= OW)
+								continue;
+							want[(o * OH + oh) * OW + ow] +=
+								x[(ci * H + h) * W + v] *
+								w[((ci * COG + co) * KH + kh) * KW + kw];
+						}
+	ck_assert_int_eq(run(g, "ConvTranspose", x, ys), NPU_OK);
+	ck_assert_int_eq(g->tensors[ty].dims[2], OH);
+	ck_assert_int_eq(g->tensors[ty].dims[3], OW);
+	close_to(y, want, G * COG * OH * OW, 2e-2f);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/* A computed weight cannot be flipped at compile time: refused by name. */
+START_TEST(conv_transpose_computed_weight_refused)
+{
+	int64_t xd[4] = { 1, 2, 3, 3 }, wd[4] = { 2, 2, 3, 3 }, ks[2] = { 3, 3 };
+	npu_ir_graph *g = graph(11);
+	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+	int tw = tensor(g, "w", NPU_DTYPE_FLOAT32, 4, wd);
+	int tn = tensor(g, "wn", 0, -1, NULL), ty = tensor(g, "y", 0, -1, NULL);
+	float x[18] = { 0 }, y[2 * 5 * 5];
+	void *ys[1] = { y };
+
+	node(g, "Neg", &tw, 1, &tn, 1);
+	npu_ir_set_attr_ints(node(g, "ConvTranspose", (int[]){ tx, tn }, 2, &ty, 1),
+			     "kernel_shape", ks, 2);
+	g->inputs = malloc(2 * sizeof(int));
+	g->inputs[0] = tx;
+	g->inputs[1] = tw;
+	g->n_inputs = 2;
+	g->outputs = malloc(sizeof(int));
+	g->outputs[0] = ty;
+	g->n_outputs = 1;
+	ck_assert_int_eq(run(g, NULL, x, ys), NPU_ERR_UNSUPPORTED);
+	ck_assert_msg(strstr(npu_last_error(), "'ConvTranspose'"), "%s", npu_last_error());
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/* ---- Pad ---- */
+
+START_TEST(pad_reflect_edge_wrap_exact)
+{
+	static const char *const modes[] = { "reflect", "edge", "wrap" };
+	int64_t xd[3] = { 2, 3, 4 }, pd[6] = { 0, 2, 1, 1, 1, 3 }, nd[1] = { 6 };
+	enum { N0 = 3, N1 = 6, N2 = 8 };
+
+	for (int k = 0; k < 3; k++) {
+		float x[24], y[N0 * N1 * N2];
+		npu_ir_graph *g = graph(13);
+		int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 3, xd);
+		int tp = cst(g, "pads", NPU_DTYPE_INT64, 1, nd, pd);
+		int ty = tensor(g, "y", 0, -1, NULL);
+		void *ys[1] = { y };
+
+		npu_ir_set_attr_string(node(g, "Pad", (int[]){ tx, tp }, 2, &ty, 1), "mode",
+				       modes[k]);
+		io(g, tx, &ty, 1);
+		fill(x, 24, 13 + (unsigned)k);
+		ck_assert_int_eq(run(g, "Pad", x, ys), NPU_OK);
+		for (int a = 0; a < N0; a++)
+			for (int b = 0; b < N1; b++)
+				for (int c = 0; c < N2; c++) {
+					int s[3] = { a, b - 2, c - 1 }, n[3] = { 2, 3, 4 };
+
+					for (int d = 0; d < 3; d++) {
+						int j = s[d];
+
+						if (k == 0)
+							j = j < 0 ? -j : j >= n[d] ? 2 * (n[d] - 1) - j : j;
+						else if (k == 1)
+							j = j < 0 ? 0 : j >= n[d] ? n[d] - 1 : j;
+						else
+							j = (j % n[d] + n[d]) % n[d];
+						s[d] = j;
+					}
+					ck_assert_float_eq(y[(a * N1 + b) * N2 + c],
+							   x[(s[0] * 3 + s[1]) * 4 + s[2]]);
+				}
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
+/* ---- MatMul, Gemm ---- */
+
+START_TEST(matmul_batched_const_b)
+{
+	int64_t ad[3] = { 3, 2, 5 }, bd[3] = { 3, 5, 4 };
+	float a[30], b[60], y[24], want[24];
+	npu_ir_graph *g = graph(13);
+	int ta = tensor(g, "a", NPU_DTYPE_FLOAT32, 3, ad);
+	int tb = cst(g, "b", NPU_DTYPE_FLOAT32, 3, bd, (fill(b, 60, 21), b));
+	int ty = tensor(g, "y", 0, -1, NULL);
+	void *ys[1] = { y };
+
+	node(g, "MatMul", (int[]){ ta, tb }, 2, &ty, 1);
+	io(g, ta, &ty, 1);
+	fill(a, 30, 22);
+	for (int i = 0; i < 3; i++)
+		for (int m = 0; m < 2; m++)
+			for (int n = 0; n < 4; n++) {
+				double acc = 0;
+
+				for (int k = 0; k < 5; k++)
+					acc += (double)a[(i * 2 + m) * 5 + k] * b[(i * 5 + k) * 4 + n];
+				want[(i * 2 + m) * 4 + n] = (float)acc;
+			}
+	ck_assert_int_eq(run(g, NULL, a, ys), NPU_OK);
+	close_to(y, want, 24, 2e-2f);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+START_TEST(gemm_matrix_c)
+{
+	int64_t ad[2] = { 3, 4 }, bd[2] = { 4, 2 }, cd[2] = { 3, 2 };
+	float a[12], b[8], c[6], y[6], want[6];
+	npu_ir_graph *g = graph(13);
+	int ta = tensor(g, "a", NPU_DTYPE_FLOAT32, 2, ad);
+	int tb = cst(g, "b", NPU_DTYPE_FLOAT32, 2, bd, (fill(b, 8, 31), b));
+	int tc = cst(g, "c", NPU_DTYPE_FLOAT32, 2, cd, (fill(c, 6, 32), c));
+	int ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n = node(g, "Gemm", (int[]){ ta, tb, tc }, 3, &ty, 1);
+	void *ys[1] = { y };
+
+	npu_ir_set_attr_float(n, "alpha", 0.5f);
+	npu_ir_set_attr_float(n, "beta", 3.0f);
+	io(g, ta, &ty, 1);
+	fill(a, 12, 33);
+	for (int m = 0; m < 3; m++)
+		for (int j = 0; j < 2; j++) {
+			double acc = 0;
+
+			for (int k = 0; k < 4; k++)
+				acc += (double)a[m * 4 + k] * b[k * 2 + j];
+			want[m * 2 + j] = (float)(0.5 * acc + 3.0 * c[m * 2 + j]);
+		}
+	ck_assert_int_eq(run(g, NULL, a, ys), NPU_OK);
+	close_to(y, want, 6, 2e-2f);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/* ---- LayerNormalization's statistics ---- */
+
+START_TEST(layernorm_mean_invstddev)
+{
+	int64_t xd[2] = { 3, 8 }, gd[1] = { 8 };
+	float x[24], ga[8], y[24], mean[3], inv[3];
+	npu_ir_graph *g = graph(17);
+	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 2, xd);
+	int tg = cst(g, "gamma", NPU_DTYPE_FLOAT32, 1, gd, (fill(ga, 8, 41), ga));
+	int out[3] = { tensor(g, "y", 0, -1, NULL), tensor(g, "mean", 0, -1, NULL),
+		       tensor(g, "inv", 0, -1, NULL) };
+	void *ys[3] = { y, mean, inv };
+
+	npu_ir_set_attr_float(node(g, "LayerNormalization", (int[]){ tx, tg }, 2, out, 3),
+			      "epsilon", 1e-3f);
+	io(g, tx, out, 3);
+	fill(x, 24, 42);
+	ck_assert_int_eq(run(g, NULL, x, ys), NPU_OK);
+	for (int r = 0; r < 3; r++) {
+		double m = 0, v = 0;
+
+		for (int i = 0; i < 8; i++)
+			m += x[r * 8 + i] / 8.0;
+		for (int i = 0; i < 8; i++)
+			v += (x[r * 8 + i] - m) * (x[r * 8 + i] - m) / 8.0;
+		ck_assert_double_eq_tol(mean[r], m, 1e-5);
+		ck_assert_double_eq_tol(inv[r], 1.0 / sqrt(v + 1e-3), 1e-4 / sqrt(v + 1e-3));
+		for (int i = 0; i < 8; i++)
+			ck_assert_double_eq_tol(y[r * 8 + i], (x[r * 8 + i] - m) / sqrt(v + 1e-3) *
+						ga[i], 1e-4);
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/* ---- 8-bit arithmetic wraps like integers ---- */
+
+START_TEST(uint8_arith_wraps)
+{
+	static const char *const ops[] = { "Add", "Sub", "Mul", "Div" };
+	int64_t d[1] = { 8 };
+	uint8_t a[8] = { 200, 255, 0, 17, 128, 3, 99, 250 };
+	uint8_t b[8] = { 100, 1, 1, 15, 128, 200, 3, 7 };
+
+	for (int k = 0; k < 4; k++) {
+		uint8_t y[8];
+		npu_ir_graph *g = graph(14);
+		int ta = tensor(g, "a", NPU_DTYPE_UINT8, 1, d);
+		int tb = cst(g, "b", NPU_DTYPE_UINT8, 1, d, b);
+		int ty = tensor(g, "y", 0, -1, NULL);
+		void *ys[1] = { y };
+
+		node(g, ops[k], (int[]){ ta, tb }, 2, &ty, 1);
+		io(g, ta, &ty, 1);
+		ck_assert_int_eq(run(g, NULL, a, ys), NPU_OK);
+		for (int i = 0; i < 8; i++) {
+			uint8_t want = k == 0 ? (uint8_t)(a[i] + b[i]) :
+				       k == 1 ? (uint8_t)(a[i] - b[i]) :
+				       k == 2 ? (uint8_t)(a[i] * b[i]) : (uint8_t)(a[i] / b[i]);
+
+			ck_assert_msg(y[i] == want, "%s element %d: got %u, want %u", ops[k], i,
+				      y[i], want);
+		}
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
+/* ---- 3-D pooling, reductions over split axes ---- */
+
+START_TEST(pool3d_and_split_reduce)
+{
+	int64_t xd[5] = { 1, 2, 4, 4, 4 }, ks[3] = { 2, 3, 2 }, st[3] = { 2, 1, 2 };
+	float x[128], y[2 * 2 * 2 * 2], want[16], r[2 * 4];
+	npu_ir_graph *g = graph(13);
+	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 5, xd);
+	int ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n = node(g, "MaxPool", &tx, 1, &ty, 1);
+	void *ys[1] = { y };
+	int64_t axes[2] = { 0, 2 }, rd[3] = { 2, 3, 4 };
+
+	npu_ir_set_attr_ints(n, "kernel_shape", ks, 3);
+	npu_ir_set_attr_ints(n, "strides", st, 3);
+	io(g, tx, &ty, 1);
+	fill(x, 128, 51);
+	for (int c = 0; c < 2; c++)
+		for (int od = 0; od < 2; od++)
+			for (int oh = 0; oh < 2; oh++)
+				for (int ow = 0; ow < 2; ow++) {
+					float m = -INFINITY;
+
+					for (int a = 0; a < 2; a++)
+						for (int b = 0; b < 3; b++)
+							for (int e = 0; e < 2; e++)
+								m = fmaxf(m, x[(((c * 4 + od * 2 + a) * 4 +
+										 oh + b) * 4) + ow * 2 + e]);
+					want[((c * 2 + od) * 2 + oh) * 2 + ow] = m;
+				}
+	ck_assert_int_eq(run(g, NULL, x, ys), NPU_OK);
+	ck_assert_int_eq(g->tensors[ty].rank, 5);
+	for (int i = 0; i < g->n_nodes; i++)	/* two 2-D pools now */
+		if (!strcmp(g->nodes[i].op, "MaxPool"))
+			ck_assert_int_eq(npu_ir_input(g, &g->nodes[i], 0)->rank, 4);
+	for (int i = 0; i < 16; i++)
+		ck_assert_float_eq(y[i], want[i]);
+	npu_ir_graph_free(g);
+
+	/* ReduceMean over axes 0 and 2 of [2, 3, 4], keepdims 0: [3]. */
+	g = graph(13);
+	tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 3, rd);
+	ty = tensor(g, "y", 0, -1, NULL);
+	n = node(g, "ReduceMean", &tx, 1, &ty, 1);
+	npu_ir_set_attr_ints(n, "axes", axes, 2);
+	npu_ir_set_attr_int(n, "keepdims", 0);
+	io(g, tx, &ty, 1);
+	ys[0] = r;
+	ck_assert_int_eq(run(g, NULL, x, ys), NPU_OK);
+	ck_assert_int_eq(g->tensors[ty].rank, 1);
+	for (int j = 0; j < 3; j++) {
+		double m = 0;
+
+		for (int a = 0; a < 2; a++)
+			for (int c = 0; c < 4; c++)
+				m += x[(a * 3 + j) * 4 + c] / 8.0;
+		ck_assert_double_eq_tol(r[j], m, 1e-5);
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+static Suite *rewrite_suite(void)
+{
+	Suite *s = suite_create("npu_rewrite");
+	TCase *tc = tcase_create("rewrite");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, resize_linear_half_pixel);
+	tcase_add_test(tc, resize_nearest_exact_copy);
+	tcase_add_test(tc, conv_transpose_strided_grouped);
+	tcase_add_test(tc, conv_transpose_computed_weight_refused);
+	tcase_add_test(tc, pad_reflect_edge_wrap_exact);
+	tcase_add_test(tc, matmul_batched_const_b);
+	tcase_add_test(tc, gemm_matrix_c);
+	tcase_add_test(tc, layernorm_mean_invstddev);
+	tcase_add_test(tc, uint8_arith_wraps);
+	tcase_add_test(tc, pool3d_and_split_reduce);
+	suite_add_tcase(s, tc);
+	return s;
+}
+NPU_TEST_SUITE(rewrite_suite)
