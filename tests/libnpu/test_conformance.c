@@ -46,6 +46,7 @@ static const char *const cases[] = {
 	"test_reduce_l1_do_not_keepdims_random",
 	/* graph rewrites (compile/npu_rewrite.c) */
 	"test_convtranspose", "test_convtranspose_1d", "test_convtranspose_pads",
+	"test_convtranspose_3d",
 	"test_resize_upsample_scales_linear", "test_resize_downsample_scales_cubic",
 	"test_resize_tf_crop_and_resize", "test_resize_upsample_sizes_nearest_ceil_half_pixel",
 	"test_layer_normalization_3d_axis1_epsilon", "test_edge_pad", "test_reflect_pad",

@@ -261,6 +261,63 @@ START_TEST(conv_transpose_strided_grouped)
 }
 END_TEST
 
+/* 3-D Conv (depth stride, padding and dilation) as one 2-D Conv. */
+START_TEST(conv3d_depth_stacked)
+{
+	enum { C = 2, D = 5, H = 4, W = 4, CO = 3, KD = 3, KH = 2, KW = 2, OD = 3, OH = 4, OW = 3 };
+	int64_t xd[5] = { 1, C, D, H, W }, wd[5] = { CO, C, KD, KH, KW };
+	int64_t ks[3] = { KD, KH, KW }, st[3] = { 2, 1, 1 }, dil[3] = { 1, 1, 2 };
+	int64_t pads[6] = { 1, 0, 1, 1, 1, 0 };
+	float x[C * D * H * W], w[CO * C * KD * KH * KW], y[CO * OD * OH * OW];
+	float want[CO * OD * OH * OW];
+	npu_ir_graph *g = graph(11);
+	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 5, xd);
+	int tw = cst(g, "w", NPU_DTYPE_FLOAT32, 5, wd, (fill(w, CO * C * KD * KH * KW, 61), w));
+	int ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n = node(g, "Conv", (int[]){ tx, tw }, 2, &ty, 1);
+	void *ys[1] = { y };
+
+	npu_ir_set_attr_ints(n, "kernel_shape", ks, 3);
+	npu_ir_set_attr_ints(n, "strides", st, 3);
+	npu_ir_set_attr_ints(n, "dilations", dil, 3);
+	npu_ir_set_attr_ints(n, "pads", pads, 6);
+	io(g, tx, &ty, 1);
+	fill(x, C * D * H * W, 62);
+	for (int o = 0; o < CO; o++)
+		for (int od = 0; od < OD; od++)
+			for (int oh = 0; oh < OH; oh++)
+				for (int ow = 0; ow < OW; ow++) {
+					double acc = 0;
+
+					for (int c = 0; c < C; c++)
+						for (int a = 0; a < KD; a++)
+							for (int b = 0; b < KH; b++)
+								for (int e = 0; e < KW; e++) {
+									int id = od * 2 + a - 1, ih = oh + b;
+									int iw = ow + 2 * e - 1;
+
+									if (id < 0 || id >= D || ih >= H ||
+									    iw < 0 || iw >= W)
+										continue;
+									acc += (double)x[((c * D + id) * H + ih) *
+											 W + iw] *
+									       w[(((o * C + c) * KD + a) * KH + b) *
+										 KW + e];
+								}
+					want[((o * OD + od) * OH + oh) * OW + ow] = (float)acc;
+				}
+	ck_assert_int_eq(run(g, NULL, x, ys), NPU_OK);
+	ck_assert_int_eq(g->tensors[ty].dims[2], OD);
+	ck_assert_int_eq(g->tensors[ty].dims[3], OH);
+	ck_assert_int_eq(g->tensors[ty].dims[4], OW);
+	for (int i = 0; i < g->n_nodes; i++)	/* only 2-D convolutions remain */
+		if (!strcmp(g->nodes[i].op, "Conv"))
+			ck_assert_int_eq(npu_ir_input(g, &g->nodes[i], 0)->rank, 4);
+	close_to(y, want, CO * OD * OH * OW, 2e-2f);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /* A computed weight cannot be flipped at compile time: refused by name. */
 START_TEST(conv_transpose_computed_weight_refused)
 {
@@ -532,6 +589,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, resize_linear_half_pixel);
 	tcase_add_test(tc, resize_nearest_exact_copy);
 	tcase_add_test(tc, conv_transpose_strided_grouped);
+	tcase_add_test(tc, conv3d_depth_stacked);
 	tcase_add_test(tc, conv_transpose_computed_weight_refused);
 	tcase_add_test(tc, pad_reflect_edge_wrap_exact);
 	tcase_add_test(tc, matmul_batched_const_b);

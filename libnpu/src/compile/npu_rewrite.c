@@ -150,6 +150,9 @@ static npu_status map_axis(npu_ir_graph *g, const char *name, int x, int axis, i
 	}
 }
 
+static npu_status reshape_to(npu_ir_graph *g, const char *name, int x, int rank,
+			     const int64_t *dims, int y, int *id);
+
 /* ---- Resize ---- */
 
 struct resize_how {
@@ -430,7 +433,7 @@ static npu_status rewrite_conv_transpose(npu_ir_graph *g, int k)
 	npu_status st;
 
 	if (!x || !w || !y || x->dtype != NPU_DTYPE_FLOAT32 || w->dtype != NPU_DTYPE_FLOAT32 ||
-	    !npu_ir_is_const(w) || (x->rank != 3 && x->rank != 4))
+	    !npu_ir_is_const(w) || x->rank < 3 || x->rank > 5)
 		return NPU_OK;
 	if ((st = npu_ir_attr_ints(n, "kernel_shape", &ks, &nk)) ||
 	    (st = npu_ir_attr_ints(n, "strides", &strides, &ns)) ||
@@ -511,6 +514,155 @@ static npu_status rewrite_conv_transpose(npu_ir_graph *g, int k)
 	    (st = npu_ir_set_attr_int(&g->nodes[c], "group", group)))
 		return st;
 	return npu_ir_set_attr_string(&g->nodes[c], "auto_pad", "NOTSET");
+}
+
+/* ---- 3-D Conv as one 2-D Conv over depth-stacked channels ---- */
+
+/*
+ * Output depth o reads input depths o*sd + t*dd for the kd taps t: slice
+ * those planes for every t (stride sd), stack the taps in the channels
+ * ([N, kd*C, D', H, W]), move D' next to N and fold it in
+ * ([N*D', kd*C, H, W]): one 2-D Conv with weights [Cout][t*C + c] does all
+ * output depths at once.  Depth padding is a constant Pad first.
+ */
+static npu_status rewrite_conv3d(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *w = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	const int64_t *ks, *s, *d, *p;
+	int nk, ns, nd, np, yid = n->outputs[0], cur = n->inputs[0], wt, c, kn;
+	int bias = n->n_inputs > 2 ? n->inputs[2] : -1, *taps;
+	int64_t group, xd[5], yd[5], wd[5], kd, sd, dd, cin, cout, t4[4], t5[5];
+	int64_t perm[5] = { 0, 2, 1, 3, 4 };
+	float *wf;
+	char name[128];
+	npu_status st = NPU_OK;
+
+	if (!x || !w || !y || x->rank != 5 || x->dtype != NPU_DTYPE_FLOAT32 ||
+	    w->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(w))
+		return NPU_OK;
+	if ((st = npu_ir_attr_ints(n, "kernel_shape", &ks, &nk)) ||
+	    (st = npu_ir_attr_ints(n, "strides", &s, &ns)) ||
+	    (st = npu_ir_attr_ints(n, "dilations", &d, &nd)) ||
+	    (st = npu_ir_attr_ints(n, "pads", &p, &np)) ||
+	    (st = npu_ir_attr_int(n, "group", 1, &group)))
+		return st;
+	if (nk != 3 || ns != 3 || np != 6 || (nd != 3 && nd != -1) || group != 1)
+		return NPU_OK;
+	memcpy(xd, x->dims, sizeof(xd));
+	memcpy(yd, y->dims, sizeof(yd));
+	memcpy(wd, w->dims, sizeof(wd));
+	kd = ks[0];
+	sd = s[0];
+	dd = nd == 3 ? d[0] : 1;
+	cin = xd[1];
+	cout = wd[0];
+	if (kd > 64 || wd[1] != cin)
+		return NPU_OK;
+	wf = malloc((size_t)(cout * kd * cin * wd[3] * wd[4]) * sizeof(float) + 4);
+	taps = malloc((size_t)kd * sizeof(*taps));
+	if (!wf || !taps) {
+		free(wf);
+		free(taps);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	for (int64_t o = 0; o < cout; o++)
+		for (int64_t ci = 0; ci < cin; ci++)
+			for (int64_t t = 0; t < kd; t++)
+				memcpy(&wf[((o * kd + t) * cin + ci) * wd[3] * wd[4]],
+				       &((const float *)w->data)[((o * cin + ci) * kd + t) *
+								 wd[3] * wd[4]],
+				       (size_t)(wd[3] * wd[4]) * sizeof(float));
+	t4[0] = cout;
+	t4[1] = kd * cin;
+	t4[2] = wd[3];
+	t4[3] = wd[4];
+	if ((st = new_const(g, NPU_DTYPE_FLOAT32, 4, t4, wf, &wt)))
+		goto out;
+	snprintf(name, sizeof(name), "%s", n->name);
+	{
+		int64_t pb[3] = { p[0], p[1], p[2] }, pe[3] = { p[3], p[4], p[5] };
+		int64_t sh[2] = { s[1], s[2] }, dl[2] = { nd == 3 ? d[1] : 1, nd == 3 ? d[2] : 1 };
+		int64_t k2[2] = { ks[1], ks[2] }, p2[4] = { pb[1], pb[2], pe[1], pe[2] };
+
+		detach_output(g, k, yid);
+		g->nodes[k].dead = true;
+		if (pb[0] || pe[0]) {
+			int64_t pads[10] = { 0, 0, pb[0], 0, 0, 0, 0, pe[0], 0, 0 };
+			int pt;
+
+			memcpy(t5, xd, sizeof(t5));
+			t5[2] += pb[0] + pe[0];
+			if ((st = ints_const(g, pads, 10, &pt)) ||
+			    (st = new_tensor(g, NPU_DTYPE_FLOAT32, 5, t5, &c)) ||
+			    (st = add_op(g, "Pad", 13, name, (int[]){ cur, pt }, 2, &c, 1, NULL)))
+				goto out;
+			cur = c;
+		}
+		/* Tap t: depths t*dd, t*dd + sd, ... (yd[2] of them). */
+		memcpy(t5, xd, sizeof(t5));
+		t5[2] = yd[2];
+		for (int64_t t = 0; t < kd; t++) {
+			int64_t lo = t * dd, hi = t * dd + (yd[2] - 1) * sd + 1, ax = 2;
+			int a, b, e, f;
+
+			if ((st = ints_const(g, &lo, 1, &a)) || (st = ints_const(g, &hi, 1, &b)) ||
+			    (st = ints_const(g, &ax, 1, &e)) || (st = ints_const(g, &sd, 1, &f)) ||
+			    (st = new_tensor(g, NPU_DTYPE_FLOAT32, 5, t5, &taps[t])) ||
+			    (st = add_op(g, "Slice", 13, name, (int[]){ cur, a, b, e, f }, 5,
+					 &taps[t], 1, NULL)))
+				goto out;
+		}
+		cur = taps[0];
+		t5[1] = kd * cin;
+		if (kd > 1 && ((st = new_tensor(g, NPU_DTYPE_FLOAT32, 5, t5, &cur)) ||
+			       (st = add_op(g, "Concat", 13, name, taps, (int)kd, &cur, 1, &kn)) ||
+			       (st = npu_ir_set_attr_int(&g->nodes[kn], "axis", 1))))
+			goto out;
+		/* [N, kd*C, D', H, W] -> [N, D', kd*C, H, W] -> [N*D', kd*C, H, W] */
+		{
+			int64_t tp[5] = { t5[0], t5[2], t5[1], t5[3], t5[4] };
+			int tt;
+
+			if ((st = new_tensor(g, NPU_DTYPE_FLOAT32, 5, tp, &tt)) ||
+			    (st = add_op(g, "Transpose", 13, name, &cur, 1, &tt, 1, &kn)) ||
+			    (st = npu_ir_set_attr_ints(&g->nodes[kn], "perm", perm, 5)))
+				goto out;
+			t4[0] = tp[0] * tp[1];
+			t4[1] = tp[2];
+			t4[2] = tp[3];
+			t4[3] = tp[4];
+			if ((st = reshape_to(g, name, tt, 4, t4, -1, &cur)))
+				goto out;
+		}
+		t4[1] = cout;
+		t4[2] = yd[3];
+		t4[3] = yd[4];
+		if ((st = new_tensor(g, NPU_DTYPE_FLOAT32, 4, t4, &c)) ||
+		    (st = add_op(g, "Conv", 11, name, (int[]){ cur, wt, bias }, bias >= 0 ? 3 : 2,
+				 &c, 1, &kn)) ||
+		    (st = npu_ir_set_attr_ints(&g->nodes[kn], "kernel_shape", k2, 2)) ||
+		    (st = npu_ir_set_attr_ints(&g->nodes[kn], "strides", sh, 2)) ||
+		    (st = npu_ir_set_attr_ints(&g->nodes[kn], "dilations", dl, 2)) ||
+		    (st = npu_ir_set_attr_ints(&g->nodes[kn], "pads", p2, 4)) ||
+		    (st = npu_ir_set_attr_int(&g->nodes[kn], "group", 1)) ||
+		    (st = npu_ir_set_attr_string(&g->nodes[kn], "auto_pad", "NOTSET")))
+			goto out;
+		/* [N*D', Cout, H', W'] -> [N, D', Cout, H', W'] -> y */
+		t5[0] = yd[0];
+		t5[1] = yd[2];
+		t5[2] = cout;
+		t5[3] = yd[3];
+		t5[4] = yd[4];
+		if ((st = reshape_to(g, name, c, 5, t5, -1, &cur)) ||
+		    (st = add_op(g, "Transpose", 13, name, &cur, 1, &yid, 1, &kn)))
+			goto out;
+		st = npu_ir_set_attr_ints(&g->nodes[kn], "perm", perm, 5);
+	}
+out:
+	free(taps);
+	return st;
 }
 
 /* ---- LayerNormalization's Mean and InvStdDev ---- */
@@ -1155,11 +1307,13 @@ static npu_status rewrite_reduce_runs(npu_ir_graph *g, int k)
 
 npu_status npu_rewrite(npu_ir_graph *g)
 {
-	int n0 = g->n_nodes;
 	bool changed = false;
 	npu_status st = NPU_OK;
 
-	for (int k = 0; k < n0 && !st; k++) {
+	/* New nodes are visited too: a 3-D ConvTranspose becomes a 3-D Conv,
+	 * which becomes a 2-D one.  Every rewrite emits only nodes that no
+	 * rewrite changes again, or that a later rewrite takes further. */
+	for (int k = 0; k < g->n_nodes && !st; k++) {
 		const char *op = g->nodes[k].op;
 		int before = g->n_nodes;
 
@@ -1170,6 +1324,8 @@ npu_status npu_rewrite(npu_ir_graph *g)
 			st = rewrite_resize(g, k);
 		else if (!strcmp(op, "ConvTranspose"))
 			st = rewrite_conv_transpose(g, k);
+		else if (!strcmp(op, "Conv"))
+			st = rewrite_conv3d(g, k);
 		else if (!strcmp(op, "LayerNormalization"))
 			st = rewrite_layernorm_stats(g, k);
 		else if (!strcmp(op, "Pad"))
