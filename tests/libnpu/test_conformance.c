@@ -52,7 +52,8 @@ static const char *const cases[] = {
 	"test_layer_normalization_3d_axis1_epsilon", "test_edge_pad", "test_reflect_pad",
 	"test_matmul_4d", "test_qlinearmatmul_3D", "test_gemm_default_matrix_bias",
 	"test_maxpool_3d_default", "test_averagepool_3d_default", "test_add_uint8",
-	"test_clip_default_int8_min", "test_mvn_expanded",
+	"test_clip_default_int8_min", "test_mvn_expanded", "test_mvn", "test_sum_example",
+	"test_mean_example", "test_max_example", "test_instancenorm_example",
 };
 
 START_TEST(conformance_case)

@@ -580,6 +580,62 @@ START_TEST(pool3d_and_split_reduce)
 }
 END_TEST
 
+/* ---- variadic operators, InstanceNormalization ---- */
+
+START_TEST(mean_of_three_broadcast_and_instnorm)
+{
+	int64_t ad[3] = { 2, 3, 4 }, bd[2] = { 3, 1 }, cd[1] = { 4 };
+	float a[24], b[3] = { 1, -2, 0.5f }, c[4] = { 0.25f, 4, -1, 3 }, y[24];
+	float sc[2] = { 2.0f, -0.5f }, bi[2] = { 0.1f, 1.0f }, z[24];
+	npu_ir_graph *g = graph(13);
+	int ta = tensor(g, "a", NPU_DTYPE_FLOAT32, 3, ad);
+	int tb = cst(g, "b", NPU_DTYPE_FLOAT32, 2, bd, b);
+	int tc = cst(g, "c", NPU_DTYPE_FLOAT32, 1, cd, c);
+	int ty = tensor(g, "y", 0, -1, NULL);
+	void *ys[1] = { y };
+	int64_t sd[1] = { 2 };
+
+	node(g, "Mean", (int[]){ ta, tb, tc }, 3, &ty, 1);
+	io(g, ta, &ty, 1);
+	fill(a, 24, 71);
+	ck_assert_int_eq(run(g, "Mean", a, ys), NPU_OK);
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 3; j++)
+			for (int k = 0; k < 4; k++)
+				ck_assert_float_eq_tol(y[(i * 3 + j) * 4 + k],
+						       (a[(i * 3 + j) * 4 + k] + b[j] + c[k]) / 3.0f,
+						       1e-6f);
+	npu_ir_graph_free(g);
+
+	/* InstanceNormalization of [1, 2, 3, 4]: per channel over H, W. */
+	g = graph(13);
+	{
+		int64_t xd[4] = { 1, 2, 3, 4 };
+		int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+		int ts = cst(g, "scale", NPU_DTYPE_FLOAT32, 1, sd, sc);
+		int tbi = cst(g, "bias", NPU_DTYPE_FLOAT32, 1, sd, bi);
+
+		ty = tensor(g, "y", 0, -1, NULL);
+		node(g, "InstanceNormalization", (int[]){ tx, ts, tbi }, 3, &ty, 1);
+		io(g, tx, &ty, 1);
+	}
+	ys[0] = z;
+	ck_assert_int_eq(run(g, "InstanceNormalization", a, ys), NPU_OK);
+	for (int ch = 0; ch < 2; ch++) {
+		double m = 0, v = 0;
+
+		for (int i = 0; i < 12; i++)
+			m += a[ch * 12 + i] / 12.0;
+		for (int i = 0; i < 12; i++)
+			v += (a[ch * 12 + i] - m) * (a[ch * 12 + i] - m) / 12.0;
+		for (int i = 0; i < 12; i++)
+			ck_assert_double_eq_tol(z[ch * 12 + i], sc[ch] * (a[ch * 12 + i] - m) /
+						sqrt(v + 1e-5) + bi[ch], 1e-4);
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 static Suite *rewrite_suite(void)
 {
 	Suite *s = suite_create("npu_rewrite");
@@ -597,6 +653,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, layernorm_mean_invstddev);
 	tcase_add_test(tc, uint8_arith_wraps);
 	tcase_add_test(tc, pool3d_and_split_reduce);
+	tcase_add_test(tc, mean_of_three_broadcast_and_instnorm);
 	suite_add_tcase(s, tc);
 	return s;
 }

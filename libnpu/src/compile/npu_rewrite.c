@@ -679,7 +679,9 @@ static npu_status rewrite_layernorm_stats(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
-	if ((mean < 0 && inv < 0) || !x || x->dtype != NPU_DTYPE_FLOAT32)
+	if ((mean < 0 && inv < 0) || !x || x->dtype != NPU_DTYPE_FLOAT32 ||
+	    (mean >= 0 && g->tensors[mean].dtype != NPU_DTYPE_FLOAT32) ||
+	    (inv >= 0 && g->tensors[inv].dtype != NPU_DTYPE_FLOAT32))
 		return NPU_OK;
 	if ((st = npu_ir_attr_int(n, "axis", -1, &axis)) ||
 	    (st = npu_ir_attr_float(n, "epsilon", 1e-5f, &eps)))
@@ -1303,6 +1305,211 @@ static npu_status rewrite_reduce_runs(npu_ir_graph *g, int k)
 	return reshape_to(g, name, cur, yr, yd, yid, &cur);
 }
 
+/* ---- variadic Sum, Mean, Max, Min ---- */
+
+/* A chain of binary operators (numpy broadcasting), Mean scaled by 1/n. */
+static npu_status rewrite_variadic(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	bool mean = !strcmp(n->op, "Mean"), sum = mean || !strcmp(n->op, "Sum");
+	int nin = n->n_inputs, yid = n->outputs[0], acc, *ins;
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	char name[128], bin[8];
+	npu_status st = NPU_OK;
+
+	if (!y || nin < 1 || (!sum && nin <= 2) || (mean && y->dtype != NPU_DTYPE_FLOAT32))
+		return NPU_OK;
+	ins = malloc((size_t)nin * sizeof(*ins));
+	if (!ins)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	memcpy(ins, n->inputs, (size_t)nin * sizeof(*ins));
+	for (int i = 0; i < nin; i++)
+		if (ins[i] < 0) {
+			free(ins);
+			return NPU_OK;
+		}
+	snprintf(name, sizeof(name), "%s", n->name);
+	snprintf(bin, sizeof(bin), "%s", sum ? "Add" : n->op);
+	detach_output(g, k, yid);
+	g->nodes[k].dead = true;
+	acc = ins[0];
+	if (nin == 1 && !(st = add_op(g, "Identity", 13, name, &acc, 1, &yid, 1, NULL))) {
+		free(ins);
+		return NPU_OK;
+	}
+	for (int i = 1; i < nin && !st; i++) {
+		const npu_ir_tensor *a = &g->tensors[acc], *b = &g->tensors[ins[i]];
+		int r = a->rank > b->rank ? a->rank : b->rank, nxt;
+		int64_t dims[NPU_MAX_RANK];
+
+		for (int d = 0; d < r; d++) {
+			int da = d - (r - a->rank), db = d - (r - b->rank);
+			int64_t x = da >= 0 ? a->dims[da] : 1, z = db >= 0 ? b->dims[db] : 1;
+
+			dims[d] = x == 1 ? z : x;
+		}
+		st = out_tensor(g, i == nin - 1 && !mean ? yid : -1, y->dtype, r, dims, &nxt);
+		if (!st)
+			st = add_op(g, bin, 13, name, (int[]){ acc, ins[i] }, 2, &nxt, 1, NULL);
+		acc = nxt;
+	}
+	free(ins);
+	if (!st && mean) {
+		float *inv = malloc(sizeof(*inv));
+		int64_t one = 1;
+		int c;
+
+		if (!inv)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		*inv = 1.0f / (float)nin;
+		if (!(st = new_const(g, NPU_DTYPE_FLOAT32, 1, &one, inv, &c)))
+			st = add_op(g, "Mul", 14, name, (int[]){ acc, c }, 2, &yid, 1, NULL);
+	}
+	return st;
+}
+
+/* ---- InstanceNormalization, MeanVarianceNormalization ---- */
+
+/*
+ * *@d = x - mean(x), *@sd = sqrt(mean(d^2) + @eps) over @axes (keepdims),
+ * both float32.
+ */
+static npu_status centre_and_spread(npu_ir_graph *g, const char *name, int x,
+				    const int64_t *axes, int na, float eps, int *d, int *sd)
+{
+	int r = g->tensors[x].rank, mean, sq, var, ve, et, kn;
+	int64_t xd[NPU_MAX_RANK], kd[NPU_MAX_RANK], one = 1;
+	float *ev = malloc(sizeof(*ev));
+	npu_status st;
+
+	if (!ev)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	*ev = eps;
+	memcpy(xd, g->tensors[x].dims, sizeof(xd));
+	memcpy(kd, xd, sizeof(kd));
+	for (int i = 0; i < na; i++)
+		kd[axes[i]] = 1;
+	if ((st = new_const(g, NPU_DTYPE_FLOAT32, 1, &one, ev, &et)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, kd, &mean)) ||
+	    (st = add_op(g, "ReduceMean", 13, name, &x, 1, &mean, 1, &kn)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[kn], "axes", axes, na)) ||
+	    (st = npu_ir_set_attr_int(&g->nodes[kn], "keepdims", 1)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, xd, d)) ||
+	    (st = add_op(g, "Sub", 14, name, (int[]){ x, mean }, 2, d, 1, NULL)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, xd, &sq)) ||
+	    (st = add_op(g, "Mul", 14, name, (int[]){ *d, *d }, 2, &sq, 1, NULL)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, kd, &var)) ||
+	    (st = add_op(g, "ReduceMean", 13, name, &sq, 1, &var, 1, &kn)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[kn], "axes", axes, na)) ||
+	    (st = npu_ir_set_attr_int(&g->nodes[kn], "keepdims", 1)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, kd, &ve)) ||
+	    (st = add_op(g, "Add", 14, name, (int[]){ var, et }, 2, &ve, 1, NULL)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, kd, sd)))
+		return st;
+	return add_op(g, "Sqrt", 13, name, &ve, 1, sd, 1, NULL);
+}
+
+static npu_status rewrite_instnorm(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *sc = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *b = npu_ir_input(g, n, 2);
+	int yid = n->outputs[0], xi = n->inputs[0], r, d, sd, q, s2, tsc, tb;
+	int64_t axes[NPU_MAX_RANK], xd[NPU_MAX_RANK], cd[NPU_MAX_RANK];
+	float eps, *sv, *bv;
+	char name[128];
+	npu_status st;
+
+	if (!x || !sc || !b || x->dtype != NPU_DTYPE_FLOAT32 || sc->dtype != NPU_DTYPE_FLOAT32 ||
+	    b->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(sc) || !npu_ir_is_const(b) ||
+	    x->rank < 3)
+		return NPU_OK;
+	if ((st = npu_ir_attr_float(n, "epsilon", 1e-5f, &eps)))
+		return st;
+	r = x->rank;
+	memcpy(xd, x->dims, sizeof(xd));
+	for (int a = 2; a < r; a++)
+		axes[a - 2] = a;
+	/* scale and B as [C, 1, ...] to broadcast over the spatial axes. */
+	cd[0] = xd[1];
+	for (int a = 1; a < r - 1; a++)
+		cd[a] = 1;
+	sv = malloc((size_t)xd[1] * sizeof(float));
+	bv = malloc((size_t)xd[1] * sizeof(float));
+	if (!sv || !bv) {
+		free(sv);
+		free(bv);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	memcpy(sv, sc->data, (size_t)xd[1] * sizeof(float));
+	memcpy(bv, b->data, (size_t)xd[1] * sizeof(float));
+	snprintf(name, sizeof(name), "%s", n->name);
+	if ((st = new_const(g, NPU_DTYPE_FLOAT32, r - 1, cd, sv, &tsc)))
+		return free(bv), st;
+	if ((st = new_const(g, NPU_DTYPE_FLOAT32, r - 1, cd, bv, &tb)))
+		return st;
+	detach_output(g, k, yid);
+	g->nodes[k].dead = true;
+	if ((st = centre_and_spread(g, name, xi, axes, r - 2, eps, &d, &sd)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, xd, &q)) ||
+	    (st = add_op(g, "Div", 14, name, (int[]){ d, sd }, 2, &q, 1, NULL)) ||
+	    (st = new_tensor(g, NPU_DTYPE_FLOAT32, r, xd, &s2)) ||
+	    (st = add_op(g, "Mul", 14, name, (int[]){ q, tsc }, 2, &s2, 1, NULL)))
+		return st;
+	return add_op(g, "Add", 14, name, (int[]){ s2, tb }, 2, &yid, 1, NULL);
+}
+
+/* (x - mean) / (sqrt(variance) + 1e-9) over axes (default 0, 2, 3), as ONNX's function. */
+static npu_status rewrite_mvn(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
+	int yid = n->outputs[0], xi = n->inputs[0], r, na, d, sd, sde, et;
+	int64_t axes[NPU_MAX_RANK], kd[NPU_MAX_RANK], one = 1;
+	const int64_t *av;
+	bool seen[NPU_MAX_RANK] = { false };
+	char name[128];
+	float *ev;
+	npu_status st;
+
+	if (!x || x->dtype != NPU_DTYPE_FLOAT32)
+		return NPU_OK;
+	if ((st = npu_ir_attr_ints(n, "axes", &av, &na)))
+		return st;
+	r = x->rank;
+	if (na < 0) {
+		static const int64_t def[3] = { 0, 2, 3 };
+
+		if (r != 4)
+			return NPU_OK;
+		av = def;
+		na = 3;
+	}
+	if (na > r)
+		return NPU_OK;
+	for (int i = 0; i < na; i++) {
+		axes[i] = av[i] < 0 ? av[i] + r : av[i];
+		if (axes[i] < 0 || axes[i] >= r || seen[axes[i]])
+			return NPU_OK;
+		seen[axes[i]] = true;
+	}
+	ev = malloc(sizeof(*ev));
+	if (!ev)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	*ev = 1e-9f;
+	snprintf(name, sizeof(name), "%s", n->name);
+	detach_output(g, k, yid);
+	g->nodes[k].dead = true;
+	if ((st = new_const(g, NPU_DTYPE_FLOAT32, 1, &one, ev, &et)) ||
+	    (st = centre_and_spread(g, name, xi, axes, na, 0.0f, &d, &sd)))
+		return st;
+	memcpy(kd, g->tensors[sd].dims, sizeof(kd));
+	if ((st = new_tensor(g, NPU_DTYPE_FLOAT32, r, kd, &sde)) ||
+	    (st = add_op(g, "Add", 14, name, (int[]){ sd, et }, 2, &sde, 1, NULL)))
+		return st;
+	return add_op(g, "Div", 14, name, (int[]){ d, sde }, 2, &yid, 1, NULL);
+}
+
 /* ---- the pass ---- */
 
 npu_status npu_rewrite(npu_ir_graph *g)
@@ -1326,6 +1533,13 @@ npu_status npu_rewrite(npu_ir_graph *g)
 			st = rewrite_conv_transpose(g, k);
 		else if (!strcmp(op, "Conv"))
 			st = rewrite_conv3d(g, k);
+		else if (!strcmp(op, "Sum") || !strcmp(op, "Mean") || !strcmp(op, "Max") ||
+			 !strcmp(op, "Min"))
+			st = rewrite_variadic(g, k);
+		else if (!strcmp(op, "InstanceNormalization"))
+			st = rewrite_instnorm(g, k);
+		else if (!strcmp(op, "MeanVarianceNormalization"))
+			st = rewrite_mvn(g, k);
 		else if (!strcmp(op, "LayerNormalization"))
 			st = rewrite_layernorm_stats(g, k);
 		else if (!strcmp(op, "Pad"))

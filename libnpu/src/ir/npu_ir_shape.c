@@ -1026,6 +1026,26 @@ static npu_status shape_layernorm(npu_ir_graph *g, npu_ir_node *n)
 	return st;
 }
 
+/* InstanceNormalization: scale and B hold one value per channel. */
+static npu_status shape_instnorm(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *scale, *b;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_float(n, x);
+	if (!st)
+		st = need_in(g, n, 1, &scale);
+	if (!st)
+		st = need_in(g, n, 2, &b);
+	if (st)
+		return st;
+	if (x->rank < 3 || npu_ir_numel(scale) != x->dims[1] || npu_ir_numel(b) != x->dims[1])
+		return nerr(n, NPU_ERR_SHAPE, "scale and B must hold one value per channel of a "
+			    "tensor of rank 3 or more");
+	return set_like(g, n, 0, x);
+}
+
 /* ---- shape and layout ---- */
 
 static npu_status shape_reshape(npu_ir_graph *g, npu_ir_node *n)
@@ -1865,6 +1885,8 @@ static const struct op_def ops[] = {
 	{ "Pow", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Max", 1, 0, shape_variadic, OP_NPU, NULL },
 	{ "Min", 1, 0, shape_variadic, OP_NPU, NULL },
+	{ "Sum", 1, 0, shape_variadic, OP_NPU, NULL },
+	{ "Mean", 1, 0, shape_variadic, OP_NPU, NULL },
 	/* activations and unary math */
 	{ "Relu", 1, 0, shape_unary, OP_NPU, NULL },
 	{ "LeakyRelu", 1, 0, shape_unary_float, OP_NPU, NULL },
@@ -1912,6 +1934,8 @@ static const struct op_def ops[] = {
 	{ "LogSoftmax", 1, 0, shape_softmax, OP_NPU, NULL },
 	{ "LayerNormalization", 17, 0, shape_layernorm, OP_NPU, NULL },
 	{ "BatchNormalization", 1, 0, shape_batchnorm, OP_NPU, NULL },
+	{ "InstanceNormalization", 6, 0, shape_instnorm, OP_NPU, NULL },
+	{ "MeanVarianceNormalization", 9, 0, shape_unary_float, OP_NPU, NULL },
 	/* pooling */
 	{ "MaxPool", 1, 0, shape_pool, OP_NPU, support_maxpool },
 	{ "AveragePool", 1, 0, shape_pool, OP_NPU, NULL },
