@@ -54,6 +54,8 @@ static const char *const cases[] = {
 	"test_maxpool_3d_default", "test_averagepool_3d_default", "test_add_uint8",
 	"test_clip_default_int8_min", "test_mvn_expanded", "test_mvn", "test_sum_example",
 	"test_mean_example", "test_max_example", "test_instancenorm_example",
+	"test_gather_2d_indices", "test_gather_negative_indices", "test_expand_dim_changed",
+	"test_tile", "test_depthtospace_crd_mode_example", "test_spacetodepth_example",
 };
 
 START_TEST(conformance_case)

@@ -636,6 +636,54 @@ START_TEST(mean_of_three_broadcast_and_instnorm)
 }
 END_TEST
 
+/* ---- Gather (runs of indices), DepthToSpace: exact moves ---- */
+
+START_TEST(gather_runs_and_depth_to_space_exact)
+{
+	int64_t xd[2] = { 3, 7 }, id[2] = { 2, 3 }, idx[6] = { 1, 2, 3, -1, 0, 6 };
+	float x[21], y[3 * 6];
+	npu_ir_graph *g = graph(13);
+	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 2, xd);
+	int ti = cst(g, "idx", NPU_DTYPE_INT64, 2, id, idx);
+	int ty = tensor(g, "y", 0, -1, NULL);
+	void *ys[1] = { y };
+
+	npu_ir_set_attr_int(node(g, "Gather", (int[]){ tx, ti }, 2, &ty, 1), "axis", 1);
+	io(g, tx, &ty, 1);
+	fill(x, 21, 81);
+	ck_assert_int_eq(run(g, "Gather", x, ys), NPU_OK);
+	ck_assert_int_eq(g->tensors[ty].rank, 3);
+	for (int r = 0; r < 3; r++)
+		for (int j = 0; j < 6; j++)
+			ck_assert_float_eq(y[r * 6 + j], x[r * 7 + (idx[j] < 0 ? idx[j] + 7 : idx[j])]);
+	npu_ir_graph_free(g);
+
+	/* DepthToSpace DCR, blocksize 2: [1, 8, 2, 3] -> [1, 2, 4, 6]. */
+	{
+		int64_t dd[4] = { 1, 8, 2, 3 };
+		float a[48], z[48];
+
+		g = graph(13);
+		tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, dd);
+		ty = tensor(g, "y", 0, -1, NULL);
+		npu_ir_set_attr_int(node(g, "DepthToSpace", &tx, 1, &ty, 1), "blocksize", 2);
+		io(g, tx, &ty, 1);
+		fill(a, 48, 82);
+		ys[0] = z;
+		ck_assert_int_eq(run(g, "DepthToSpace", a, ys), NPU_OK);
+		for (int c = 0; c < 2; c++)
+			for (int h = 0; h < 4; h++)
+				for (int w = 0; w < 6; w++) {
+					int bh = h % 2, bw = w % 2;
+					int src = ((bh * 2 + bw) * 2 + c) * 6 + (h / 2) * 3 + w / 2;
+
+					ck_assert_float_eq(z[(c * 4 + h) * 6 + w], a[src]);
+				}
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
 static Suite *rewrite_suite(void)
 {
 	Suite *s = suite_create("npu_rewrite");
@@ -654,6 +702,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, uint8_arith_wraps);
 	tcase_add_test(tc, pool3d_and_split_reduce);
 	tcase_add_test(tc, mean_of_three_broadcast_and_instnorm);
+	tcase_add_test(tc, gather_runs_and_depth_to_space_exact);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1510,6 +1510,193 @@ static npu_status rewrite_mvn(npu_ir_graph *g, int k)
 	return add_op(g, "Div", 14, name, (int[]){ d, sde }, 2, &yid, 1, NULL);
 }
 
+/* ---- Gather, Expand, Tile, DepthToSpace, SpaceToDepth: data movement ---- */
+
+/* *@id = elements [@lo, @hi) of @x along @axis. */
+static npu_status slice_range(npu_ir_graph *g, const char *name, int x, int axis, int64_t lo,
+			      int64_t hi, int *id)
+{
+	int64_t dims[NPU_MAX_RANK], ax = axis;
+	int s, e, a;
+	npu_status st;
+
+	memcpy(dims, g->tensors[x].dims, sizeof(dims));
+	dims[axis] = hi - lo;
+	if ((st = ints_const(g, &lo, 1, &s)) || (st = ints_const(g, &hi, 1, &e)) ||
+	    (st = ints_const(g, &ax, 1, &a)) ||
+	    (st = new_tensor(g, g->tensors[x].dtype, g->tensors[x].rank, dims, id)))
+		return st;
+	return add_op(g, "Slice", 13, name, (int[]){ x, s, e, a }, 4, id, 1, NULL);
+}
+
+/* Concat @n parts along @axis into @y (or a new tensor) of @dims. */
+static npu_status concat(npu_ir_graph *g, const char *name, const int *parts, int n, int axis,
+			 int rank, const int64_t *dims, int y, int *id)
+{
+	int k;
+	npu_status st = out_tensor(g, y, g->tensors[parts[0]].dtype, rank, dims, id);
+
+	if (!st)
+		st = add_op(g, "Concat", 13, name, parts, n, id, 1, &k);
+	if (!st)
+		st = npu_ir_set_attr_int(&g->nodes[k], "axis", axis);
+	return st;
+}
+
+/* Gather with constant indices: one Slice per run of consecutive indices. */
+static npu_status rewrite_gather(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *ind = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int64_t axis, idx[1024], xd[NPU_MAX_RANK], yd[NPU_MAX_RANK], cd[NPU_MAX_RANK];
+	int cnt, yid = n->outputs[0], xi = n->inputs[0], r, yr, np = 0, *parts, cat;
+	char name[128];
+	npu_status st;
+
+	if (!x || !ind || !y || !npu_ir_is_const(ind) || npu_ir_is_const(x) ||
+	    npu_ir_const_ints(ind, idx, 1024, &cnt) || cnt < 1)
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "axis", 0, &axis)))
+		return st;
+	r = x->rank;
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r)
+		return NPU_OK;
+	for (int i = 0; i < cnt; i++) {
+		if (idx[i] < 0)
+			idx[i] += x->dims[axis];
+		if (idx[i] < 0 || idx[i] >= x->dims[axis])
+			return NPU_OK;	/* out of range: the lowering refuses it */
+	}
+	memcpy(xd, x->dims, sizeof(xd));
+	memcpy(yd, y->dims, sizeof(yd));
+	yr = y->rank;
+	parts = malloc((size_t)cnt * sizeof(*parts));
+	if (!parts)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	snprintf(name, sizeof(name), "%s", n->name);
+	detach_output(g, k, yid);
+	g->nodes[k].dead = true;
+	st = NPU_OK;
+	for (int i = 0; i < cnt && !st;) {
+		int j = i + 1;
+
+		while (j < cnt && idx[j] == idx[j - 1] + 1)
+			j++;
+		st = slice_range(g, name, xi, (int)axis, idx[i], idx[j - 1] + 1, &parts[np++]);
+		i = j;
+	}
+	memcpy(cd, xd, sizeof(cd));
+	cd[axis] = cnt;
+	cat = parts[0];
+	if (!st && np > 1)
+		st = concat(g, name, parts, np, (int)axis, r, cd, -1, &cat);
+	free(parts);
+	if (!st)
+		st = reshape_to(g, name, cat, yr, yd, yid, &cat);
+	return st;
+}
+
+/*
+ * Expand and Tile: per axis that grows, a Concat of copies (Expand first
+ * gives x the output's rank with leading 1s).
+ */
+static npu_status rewrite_repeat(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	bool tile = !strcmp(n->op, "Tile");
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	int64_t xd[NPU_MAX_RANK], yd[NPU_MAX_RANK], cd[NPU_MAX_RANK];
+	int yid = n->outputs[0], cur = n->inputs[0], r, last = -1, *parts;
+	char name[128];
+	npu_status st = NPU_OK;
+
+	if (!x || !y || x->rank > y->rank || (tile && x->rank != y->rank))
+		return NPU_OK;
+	r = y->rank;
+	memcpy(yd, y->dims, sizeof(yd));
+	for (int d = 0; d < r; d++) {
+		int xs = d - (r - x->rank);
+
+		xd[d] = xs >= 0 ? x->dims[xs] : 1;
+		if (xd[d] != yd[d]) {
+			if (!xd[d] || yd[d] % xd[d] || yd[d] / xd[d] > 1024)
+				return NPU_OK;
+			last = d;
+		}
+	}
+	snprintf(name, sizeof(name), "%s", n->name);
+	if (last < 0)
+		return NPU_OK;	/* nothing grows: left to be refused by name */
+	parts = malloc(1024 * sizeof(*parts));
+	if (!parts)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	detach_output(g, k, yid);
+	g->nodes[k].dead = true;
+	if (x->rank != r)
+		st = reshape_to(g, name, cur, r, xd, -1, &cur);
+	memcpy(cd, xd, sizeof(cd));
+	for (int d = 0; d <= last && !st; d++) {
+		int64_t times = yd[d] / xd[d];
+
+		if (times == 1)
+			continue;
+		for (int64_t i = 0; i < times; i++)
+			parts[i] = cur;
+		cd[d] = yd[d];
+		st = concat(g, name, parts, (int)times, d, r, cd, d == last ? yid : -1, &cur);
+	}
+	free(parts);
+	return st;
+}
+
+/* DepthToSpace (DCR, CRD) and SpaceToDepth: Reshape, 6-D Transpose, Reshape. */
+static npu_status rewrite_depth_space(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	bool d2s = !strcmp(n->op, "DepthToSpace");
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	int64_t b, N, C, H, W, s6[6], t6[6], perm[6], yd[4];
+	int yid = n->outputs[0], cur = n->inputs[0], t, kn;
+	const char *mode;
+	char name[128];
+	npu_status st;
+
+	if (!x || !y || x->rank != 4)
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "blocksize", 1, &b)) ||
+	    (st = npu_ir_attr_string(n, "mode", "DCR", &mode)))
+		return st;
+	N = x->dims[0];
+	C = x->dims[1];
+	H = x->dims[2];
+	W = x->dims[3];
+	memcpy(yd, y->dims, sizeof(yd));
+	if (d2s && !strcmp(mode, "CRD")) {
+		memcpy(s6, (int64_t[]){ N, C / (b * b), b, b, H, W }, sizeof(s6));
+		memcpy(perm, (int64_t[]){ 0, 1, 4, 2, 5, 3 }, sizeof(perm));
+	} else if (d2s) {
+		memcpy(s6, (int64_t[]){ N, b, b, C / (b * b), H, W }, sizeof(s6));
+		memcpy(perm, (int64_t[]){ 0, 3, 4, 1, 5, 2 }, sizeof(perm));
+	} else {
+		memcpy(s6, (int64_t[]){ N, C, H / b, b, W / b, b }, sizeof(s6));
+		memcpy(perm, (int64_t[]){ 0, 3, 5, 1, 2, 4 }, sizeof(perm));
+	}
+	for (int i = 0; i < 6; i++)
+		t6[i] = s6[perm[i]];
+	snprintf(name, sizeof(name), "%s", n->name);
+	detach_output(g, k, yid);
+	g->nodes[k].dead = true;
+	if ((st = reshape_to(g, name, cur, 6, s6, -1, &cur)) ||
+	    (st = new_tensor(g, g->tensors[cur].dtype, 6, t6, &t)) ||
+	    (st = add_op(g, "Transpose", 13, name, &cur, 1, &t, 1, &kn)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[kn], "perm", perm, 6)))
+		return st;
+	return reshape_to(g, name, t, 4, yd, yid, &cur);
+}
+
 /* ---- the pass ---- */
 
 npu_status npu_rewrite(npu_ir_graph *g)
@@ -1540,6 +1727,12 @@ npu_status npu_rewrite(npu_ir_graph *g)
 			st = rewrite_instnorm(g, k);
 		else if (!strcmp(op, "MeanVarianceNormalization"))
 			st = rewrite_mvn(g, k);
+		else if (!strcmp(op, "Gather"))
+			st = rewrite_gather(g, k);
+		else if (!strcmp(op, "Expand") || !strcmp(op, "Tile"))
+			st = rewrite_repeat(g, k);
+		else if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth"))
+			st = rewrite_depth_space(g, k);
 		else if (!strcmp(op, "LayerNormalization"))
 			st = rewrite_layernorm_stats(g, k);
 		else if (!strcmp(op, "Pad"))

@@ -1802,6 +1802,91 @@ static npu_status shape_gather(npu_ir_graph *g, npu_ir_node *n)
 	return set_out(g, n, 0, x->dtype, r, dims);
 }
 
+/* Expand: x broadcast with the constant shape input. */
+static npu_status shape_expand(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, want = { 0 };
+	int64_t dims[NPU_MAX_RANK * 2], out[NPU_MAX_RANK];
+	int r = 0, ro = 0;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st && !in(g, n, 1))
+		st = nerr(n, NPU_ERR_FORMAT, "the shape input is missing");
+	if (!st)
+		st = const_ints_in(g, n, 1, dims, NPU_MAX_RANK * 2, &r);
+	if (st)
+		return st;
+	if (r > NPU_MAX_RANK)
+		return nerr(n, NPU_ERR_UNSUPPORTED, "output rank %d exceeds %d", r, NPU_MAX_RANK);
+	want.rank = r;
+	want.name = (char *)"shape";
+	for (int d = 0; d < r; d++) {
+		if (dims[d] < 0 || dims[d] > NPU_IR_DIM_MAX)
+			return nerr(n, NPU_ERR_SHAPE, "shape value %" PRId64 " is invalid", dims[d]);
+		want.dims[d] = dims[d];
+	}
+	st = broadcast(n, x, &want, out, &ro);
+	return st ? st : set_out(g, n, 0, x->dtype, ro, out);
+}
+
+/* Tile: each dimension times its constant repeat count. */
+static npu_status shape_tile(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x;
+	int64_t reps[NPU_MAX_RANK * 2], dims[NPU_MAX_RANK];
+	int r = 0;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st && !in(g, n, 1))
+		st = nerr(n, NPU_ERR_FORMAT, "the repeats input is missing");
+	if (!st)
+		st = const_ints_in(g, n, 1, reps, NPU_MAX_RANK * 2, &r);
+	if (st)
+		return st;
+	if (r != x->rank)
+		return nerr(n, NPU_ERR_SHAPE, "repeats has %d values for a tensor of rank %d", r,
+			    x->rank);
+	for (int d = 0; d < r; d++) {
+		if (reps[d] < 0 || (reps[d] && x->dims[d] > NPU_IR_DIM_MAX / reps[d]))
+			return nerr(n, NPU_ERR_SHAPE, "repeat %" PRId64 " is invalid", reps[d]);
+		dims[d] = x->dims[d] * reps[d];
+	}
+	return set_out(g, n, 0, x->dtype, r, dims);
+}
+
+/* DepthToSpace, SpaceToDepth: NCHW with a blocksize. */
+static npu_status shape_depth_space(npu_ir_graph *g, npu_ir_node *n)
+{
+	bool d2s = !strcmp(n->op, "DepthToSpace");
+	npu_ir_tensor *x;
+	int64_t b, dims[4];
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = npu_ir_attr_int(n, "blocksize", 0, &b);
+	if (st)
+		return st;
+	if (x->rank != 4 || b < 1 || b > 4096)
+		return nerr(n, NPU_ERR_SHAPE, "needs a 4-D input and a blocksize >= 1");
+	memcpy(dims, x->dims, sizeof(dims));
+	if (d2s) {
+		if (dims[1] % (b * b))
+			return nerr(n, NPU_ERR_SHAPE, "%" PRId64 " channels are not a multiple of "
+				    "blocksize^2", dims[1]);
+		dims[1] /= b * b;
+		dims[2] *= b;
+		dims[3] *= b;
+	} else {
+		if (dims[2] % b || dims[3] % b)
+			return nerr(n, NPU_ERR_SHAPE, "height and width must be multiples of the "
+				    "blocksize");
+		dims[1] *= b * b;
+		dims[2] /= b;
+		dims[3] /= b;
+	}
+	return set_out(g, n, 0, x->dtype, 4, dims);
+}
+
 static npu_status shape_constant_of_shape(npu_ir_graph *g, npu_ir_node *n)
 {
 	const npu_ir_tensor *v;
@@ -1868,6 +1953,17 @@ static const char *support_maxpool(const npu_ir_graph *g, const npu_ir_node *n)
 	(void)g;
 	if (n->n_outputs > 1 && n->outputs[1] >= 0)
 		return "its Indices output is not";
+	return NULL;
+}
+
+/* Gather on run-time data: Slices and a Concat (compile/npu_rewrite.c). */
+static const char *support_gather(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	const npu_ir_tensor *ind = n->n_inputs > 1 && n->inputs[1] >= 0 ?
+				   &g->tensors[n->inputs[1]] : NULL;
+
+	if (!ind || !npu_ir_is_const(ind))
+		return "only with constant indices is";
 	return NULL;
 }
 
@@ -1950,6 +2046,10 @@ static const struct op_def ops[] = {
 	{ "Slice", 1, 0, shape_slice, OP_NPU, NULL },
 	{ "Pad", 2, 0, shape_pad, OP_NPU, NULL },
 	{ "Squeeze", 1, 0, shape_squeeze, OP_NPU, NULL },
+	{ "Expand", 8, 0, shape_expand, OP_NPU, NULL },
+	{ "Tile", 6, 0, shape_tile, OP_NPU, NULL },
+	{ "DepthToSpace", 1, 0, shape_depth_space, OP_NPU, NULL },
+	{ "SpaceToDepth", 1, 0, shape_depth_space, OP_NPU, NULL },
 	{ "Unsqueeze", 1, 0, shape_unsqueeze, OP_NPU, NULL },
 	/* reductions */
 	{ "ReduceMean", 1, 0, shape_reduce, OP_NPU, NULL },
@@ -1975,7 +2075,7 @@ static const struct op_def ops[] = {
 	/* shape computations, folded to constants */
 	{ "Shape", 1, 0, shape_shape, OP_CONST, NULL },
 	{ "Size", 1, 0, shape_size, OP_CONST, NULL },
-	{ "Gather", 1, 0, shape_gather, OP_CONST, NULL },
+	{ "Gather", 1, 0, shape_gather, OP_NPU, support_gather },
 	{ "ConstantOfShape", 9, 0, shape_constant_of_shape, OP_CONST, NULL },
 	{ "Range", 11, 0, shape_range, OP_CONST, NULL },
 };
