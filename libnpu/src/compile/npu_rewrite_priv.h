@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the graph rewrites (npu_rewrite.c, rewrite_*.c).
+ *
+ * Every rewrite takes node @k of a shape-inferred graph and either leaves
+ * it alone (returns NPU_OK, nothing added) or marks it dead / edits it and
+ * appends nodes that compute its outputs, giving every new tensor its dtype
+ * and shape.  Adding tensors or nodes moves the tables: rewrites copy what
+ * they need from a node or tensor before adding anything.
+ */
+#ifndef NPU_REWRITE_PRIV_H
+#define NPU_REWRITE_PRIV_H
+
+#include "ir/npu_ir.h"
+
+/* ---- building blocks (rewrite_util.c) ---- */
+
+/* A new tensor of @dt and shape; a constant taking malloc'd @data (freed on failure). */
+npu_status npu_rw_tensor(npu_ir_graph *g, npu_dtype dt, int rank, const int64_t *dims, int *id);
+npu_status npu_rw_const(npu_ir_graph *g, npu_dtype dt, int rank, const int64_t *dims,
+			void *data, int *id);
+/* A 1-D int64 constant of @n values. */
+npu_status npu_rw_ints(npu_ir_graph *g, const int64_t *v, int n, int *id);
+/* Append node @op at @opset; *@id gets its id (may be NULL). */
+npu_status npu_rw_op(npu_ir_graph *g, const char *op, int opset, const char *name,
+		     const int *ins, int nin, const int *outs, int nout, int *id);
+/* *@id = @y when >= 0, else a new tensor of @dt and shape. */
+npu_status npu_rw_out(npu_ir_graph *g, int y, npu_dtype dt, int rank, const int64_t *dims,
+		      int *id);
+/* Node @k no longer produces tensor @t: the rewrite will. */
+void npu_rw_detach(npu_ir_graph *g, int k, int t);
+/* *@id = @x reshaped to @dims (into @y when >= 0). */
+npu_status npu_rw_reshape(npu_ir_graph *g, const char *name, int x, int rank,
+			  const int64_t *dims, int y, int *id);
+/* *@id = elements [@i, @i + 1), or [@lo, @hi), of @x along @axis. */
+npu_status npu_rw_slice_one(npu_ir_graph *g, const char *name, int x, int axis, int64_t i,
+			    int *id);
+npu_status npu_rw_slice(npu_ir_graph *g, const char *name, int x, int axis, int64_t lo,
+			int64_t hi, int *id);
+/* Concat @n parts along @axis into @y (or a new tensor) of @dims. */
+npu_status npu_rw_concat(npu_ir_graph *g, const char *name, const int *parts, int n, int axis,
+			 int rank, const int64_t *dims, int y, int *id);
+/*
+ * *@res = @x (float32) mapped along @axis by the matrix @m [in][out]
+ * (malloc'd, taken): a MatMul on the last axis, Transposes around it for
+ * the others.  Writes @y when >= 0, else a new tensor.
+ */
+npu_status npu_rw_map_axis(npu_ir_graph *g, const char *name, int x, int axis, int64_t out,
+			   float *m, int y, int *res);
+/* @v clamped to [0, @n - 1]. */
+int64_t npu_rw_clamp(int64_t v, int64_t n);
+
+/* ---- the rewrites ---- */
+
+npu_status npu_rewrite_resize(npu_ir_graph *g, int k);		/* rewrite_resize.c */
+npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k);	/* rewrite_conv.c */
+npu_status npu_rewrite_conv3d(npu_ir_graph *g, int k);
+npu_status npu_rewrite_pool3d(npu_ir_graph *g, int k);
+npu_status npu_rewrite_layernorm_stats(npu_ir_graph *g, int k);	/* rewrite_norm.c */
+npu_status npu_rewrite_instnorm(npu_ir_graph *g, int k);
+npu_status npu_rewrite_mvn(npu_ir_graph *g, int k);
+npu_status npu_rewrite_reduce_runs(npu_ir_graph *g, int k);
+npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k);	/* rewrite_math.c */
+npu_status npu_rewrite_gemm_matrix_c(npu_ir_graph *g, int k);
+npu_status npu_rewrite_variadic(npu_ir_graph *g, int k);
+npu_status npu_rewrite_8bit(npu_ir_graph *g, int k);
+npu_status npu_rewrite_pad(npu_ir_graph *g, int k);		/* rewrite_move.c */
+npu_status npu_rewrite_gather(npu_ir_graph *g, int k);
+npu_status npu_rewrite_repeat(npu_ir_graph *g, int k);
+npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k);
+
+#endif /* NPU_REWRITE_PRIV_H */

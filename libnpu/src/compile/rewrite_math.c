@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Arithmetic: batched MatMul/QLinearMatMul with a constant B, Gemm with a
+ * matrix C, variadic Sum/Mean/Max/Min, and 8-bit operators computed in
+ * float32 between a Cast and a scale-1 QuantizeLinear.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_rewrite_priv.h"
+
+npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	bool ql = !strcmp(n->op, "QLinearMatMul");
+	int bi = ql ? 3 : 1, nin = n->n_inputs, ins[8], yid = n->outputs[0], a3, cat, c;
+	const npu_ir_tensor *a = npu_ir_input(g, n, 0), *b = npu_ir_input(g, n, bi);
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int64_t nb = 1, bnb = 1, M, K, N, d3[3], kn[2], yd[NPU_MAX_RANK];
+	size_t es, mat;
+	char name[128];
+	int *parts;
+	npu_status st = NPU_OK;
+
+	if (!a || !b || !y || !npu_ir_is_const(b) || b->rank < 3 || a->rank < 2 || nin > 8)
+		return NPU_OK;
+	for (int d = 0; d < b->rank - 2; d++)
+		bnb *= b->dims[d];
+	M = a->dims[a->rank - 2];
+	K = a->dims[a->rank - 1];
+	N = b->dims[b->rank - 1];
+	es = npu_dtype_size(b->dtype);
+	mat = (size_t)(K * N) * es;
+	kn[0] = K;
+	kn[1] = N;
+	memcpy(ins, n->inputs, (size_t)nin * sizeof(*ins));
+	snprintf(name, sizeof(name), "%s", n->name);
+	memcpy(yd, y->dims, sizeof(yd));
+	if (bnb == 1) {
+		/* One matrix for every batch element: make B 2-D. */
+		void *bd = malloc(mat + 1);
+
+		if (!bd)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		memcpy(bd, b->data, mat);
+		if (y->rank != a->rank)
+			return free(bd), NPU_OK;	/* B's 1s widen the output */
+		if ((st = npu_rw_const(g, b->dtype, 2, kn, bd, &ins[bi])))
+			return st;
+		g->nodes[k].inputs[bi] = ins[bi];
+		return NPU_OK;
+	}
+	if (a->rank != b->rank)
+		return NPU_OK;
+	for (int d = 0; d < a->rank - 2; d++) {
+		if (a->dims[d] != b->dims[d])
+			return NPU_OK;	/* broadcast batches: not yet */
+		nb *= a->dims[d];
+	}
+	if (nb > 256)
+		return NPU_OK;
+	parts = malloc((size_t)nb * sizeof(*parts));
+	if (!parts)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	d3[0] = nb;
+	d3[1] = M;
+	d3[2] = K;
+	a3 = ins[0];
+	if (g->tensors[a3].rank != 3) {
+		int sh;
+
+		if ((st = npu_rw_ints(g, d3, 3, &sh)) ||
+		    (st = npu_rw_tensor(g, g->tensors[ins[0]].dtype, 3, d3, &a3)) ||
+		    (st = npu_rw_op(g, "Reshape", 14, name, (int[]){ ins[0], sh }, 2, &a3, 1,
+				    NULL)))
+			goto out;
+	}
+	for (int64_t i = 0; i < nb && !st; i++) {
+		void *bd = malloc(mat + 1);
+		int64_t od[3] = { 1, M, N };
+
+		if (!bd) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		memcpy(bd, (const char *)g->tensors[ins[bi]].data + (size_t)i * mat, mat);
+		if ((st = npu_rw_slice_one(g, name, a3, 0, i, &ins[0])) ||
+		    (st = npu_rw_const(g, g->tensors[ins[bi]].dtype, 2, kn, bd, &ins[bi])) ||
+		    (st = npu_rw_tensor(g, g->tensors[yid].dtype, 3, od, &parts[i])))
+			break;
+		st = npu_rw_op(g, ql ? "QLinearMatMul" : "MatMul", 13, name, ins, nin, &parts[i], 1,
+			    NULL);
+		ins[bi] = g->nodes[k].inputs[bi];
+	}
+	d3[2] = N;
+	if (!st)
+		st = npu_rw_out(g, g->tensors[yid].rank == 3 ? yid : -1, g->tensors[yid].dtype, 3,
+				d3, &cat);
+	if (!st)
+		st = npu_rw_op(g, "Concat", 13, name, parts, (int)nb, &cat, 1, &c);
+	if (!st)
+		st = npu_ir_set_attr_int(&g->nodes[c], "axis", 0);
+	if (!st && cat != yid) {
+		int sh;
+
+		if (!(st = npu_rw_ints(g, yd, g->tensors[yid].rank, &sh)))
+			st = npu_rw_op(g, "Reshape", 14, name, (int[]){ cat, sh }, 2, &yid, 1,
+				       NULL);
+	}
+out:
+	free(parts);
+	return st;
+}
+
+/* Gemm with C of [M, N] or [M, 1]: the Gemm without C, then Add beta * C. */
+npu_status npu_rewrite_gemm_matrix_c(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *c = npu_ir_input(g, n, 2), *y = npu_ir_output(g, n, 0);
+	int yid = n->outputs[0], cid, t;
+	int64_t N, cn, yd[2], cd[NPU_MAX_RANK], cr;
+	float beta, *cv;
+	char name[128];
+	npu_status st;
+
+	if (!c || !y || y->rank != 2 || c->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(c))
+		return NPU_OK;
+	N = y->dims[1];
+	cn = npu_ir_numel(c);
+	if (cn == N || cn == 1)
+		return NPU_OK;	/* a row: the TCU's bias */
+	if ((st = npu_ir_attr_float(n, "beta", 1.0f, &beta)))
+		return st;
+	cv = malloc((size_t)cn * sizeof(float));
+	if (!cv)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t i = 0; i < cn; i++)
+		cv[i] = beta * ((const float *)c->data)[i];
+	memcpy(yd, y->dims, sizeof(yd));
+	memcpy(cd, c->dims, sizeof(cd));
+	cr = c->rank;
+	snprintf(name, sizeof(name), "%s", n->name);
+	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, (int)cr, cd, cv, &cid)) ||
+	    (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, 2, yd, &t)))
+		return st;
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].outputs[0] = t;
+	g->tensors[t].producer = k;
+	g->nodes[k].inputs[2] = -1;
+	return npu_rw_op(g, "Add", 14, name, (int[]){ t, cid }, 2, &yid, 1, NULL);
+}
+
+/* A chain of binary operators (numpy broadcasting), Mean scaled by 1/n. */
+npu_status npu_rewrite_variadic(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	bool mean = !strcmp(n->op, "Mean"), sum = mean || !strcmp(n->op, "Sum");
+	int nin = n->n_inputs, yid = n->outputs[0], acc, *ins;
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	char name[128], bin[8];
+	npu_status st = NPU_OK;
+
+	if (!y || nin < 1 || (!sum && nin <= 2) || (mean && y->dtype != NPU_DTYPE_FLOAT32))
+		return NPU_OK;
+	ins = malloc((size_t)nin * sizeof(*ins));
+	if (!ins)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	memcpy(ins, n->inputs, (size_t)nin * sizeof(*ins));
+	for (int i = 0; i < nin; i++)
+		if (ins[i] < 0) {
+			free(ins);
+			return NPU_OK;
+		}
+	snprintf(name, sizeof(name), "%s", n->name);
+	snprintf(bin, sizeof(bin), "%s", sum ? "Add" : n->op);
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	acc = ins[0];
+	if (nin == 1 && !(st = npu_rw_op(g, "Identity", 13, name, &acc, 1, &yid, 1, NULL))) {
+		free(ins);
+		return NPU_OK;
+	}
+	for (int i = 1; i < nin && !st; i++) {
+		const npu_ir_tensor *a = &g->tensors[acc], *b = &g->tensors[ins[i]];
+		int r = a->rank > b->rank ? a->rank : b->rank, nxt;
+		int64_t dims[NPU_MAX_RANK];
+
+		for (int d = 0; d < r; d++) {
+			int da = d - (r - a->rank), db = d - (r - b->rank);
+			int64_t x = da >= 0 ? a->dims[da] : 1, z = db >= 0 ? b->dims[db] : 1;
+
+			dims[d] = x == 1 ? z : x;
+		}
+		st = npu_rw_out(g, i == nin - 1 && !mean ? yid : -1, y->dtype, r, dims, &nxt);
+		if (!st)
+			st = npu_rw_op(g, bin, 13, name, (int[]){ acc, ins[i] }, 2, &nxt, 1, NULL);
+		acc = nxt;
+	}
+	free(ins);
+	if (!st && mean) {
+		float *inv = malloc(sizeof(*inv));
+		int64_t one = 1;
+		int c;
+
+		if (!inv)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		*inv = 1.0f / (float)nin;
+		if (!(st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &one, inv, &c)))
+			st = npu_rw_op(g, "Mul", 14, name, (int[]){ acc, c }, 2, &yid, 1, NULL);
+	}
+	return st;
+}
+
+static bool is_8bit(npu_dtype t)
+{
+	return t == NPU_DTYPE_INT8 || t == NPU_DTYPE_UINT8;
+}
+
+/* *@id = @x as float32: a converted constant, or a Cast. */
+static npu_status to_float(npu_ir_graph *g, const char *name, int x, int *id)
+{
+	const npu_ir_tensor *t = &g->tensors[x];
+	int64_t cnt = npu_ir_numel(t), dims[NPU_MAX_RANK];
+	int r = t->rank, k;
+	npu_status st;
+
+	memcpy(dims, t->dims, sizeof(dims));
+	if (npu_ir_is_const(t)) {
+		float *f = malloc((size_t)(cnt ? cnt : 1) * sizeof(float));
+
+		if (!f)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		for (int64_t i = 0; i < cnt; i++)
+			f[i] = t->dtype == NPU_DTYPE_INT8 ? ((const int8_t *)t->data)[i] :
+			       ((const uint8_t *)t->data)[i];
+		return npu_rw_const(g, NPU_DTYPE_FLOAT32, r, dims, f, id);
+	}
+	if ((st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, dims, id)) ||
+	    (st = npu_rw_op(g, "Cast", 13, name, &x, 1, id, 1, &k)))
+		return st;
+	return npu_ir_set_attr_int(&g->nodes[k], "to", 1);	/* FLOAT */
+}
+
+/*
+ * *@id = @x (float32 holding integers) wrapped into @dt's range modulo 256,
+ * as integer arithmetic overflows: x - 256 floor((x - lowest) / 256).
+ * Exact in float32 for |x| < 2^24.
+ */
+static npu_status wrap_256(npu_ir_graph *g, const char *name, int x, npu_dtype dt, int *id)
+{
+	int64_t dims[NPU_MAX_RANK], one = 1;
+	int r = g->tensors[x].rank, c[3], t[4];
+	float *v[3];
+	npu_status st = NPU_OK;
+
+	memcpy(dims, g->tensors[x].dims, sizeof(dims));
+	for (int i = 0; i < 3; i++) {
+		v[i] = malloc(sizeof(float));
+		if (!v[i]) {
+			while (i--)
+				free(v[i]);
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		}
+	}
+	*v[0] = dt == NPU_DTYPE_INT8 ? 128.0f : 0.0f;
+	*v[1] = 1.0f / 256.0f;
+	*v[2] = 256.0f;
+	for (int i = 0; i < 3; i++)
+		if (st)
+			free(v[i]);
+		else
+			st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &one, v[i], &c[i]);
+	for (int i = 0; i < 4 && !st; i++)
+		st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, dims, &t[i]);
+	if (st || (st = npu_rw_op(g, "Add", 14, name, (int[]){ x, c[0] }, 2, &t[0], 1, NULL)) ||
+	    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ t[0], c[1] }, 2, &t[1], 1, NULL)) ||
+	    (st = npu_rw_op(g, "Floor", 13, name, &t[1], 1, &t[2], 1, NULL)) ||
+	    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ t[2], c[2] }, 2, &t[3], 1, NULL)) ||
+	    (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, dims, id)))
+		return st;
+	return npu_rw_op(g, "Sub", 14, name, (int[]){ x, t[3] }, 2, id, 1, NULL);
+}
+
+/*
+ * Clip, MaxPool, Max, Min, Add, Sub, Mul and (uint8) Div on 8-bit tensors: the same node
+ * in float32 between a Cast and a QuantizeLinear of scale 1 (exact: every
+ * value is an integer in range by then; the arithmetic ones wrap modulo 256
+ * first, Div floors).
+ */
+npu_status npu_rewrite_8bit(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	bool arith = strcmp(n->op, "Clip") && strcmp(n->op, "MaxPool") && strcmp(n->op, "Max") &&
+		     strcmp(n->op, "Min");
+	bool div = !strcmp(n->op, "Div");
+	int yid = n->outputs[0], nin = n->n_inputs, t, sc, zp, cur;
+	int64_t dims[NPU_MAX_RANK], one = 1;
+	npu_dtype dt;
+	char name[128];
+	float *scale;
+	uint8_t *z;
+	npu_status st = NPU_OK;
+
+	if (!x || !y || !is_8bit(x->dtype) || y->dtype != x->dtype ||
+	    (n->n_outputs > 1 && n->outputs[1] >= 0) || (div && x->dtype != NPU_DTYPE_UINT8))
+		return NPU_OK;
+	dt = y->dtype;
+	memcpy(dims, y->dims, sizeof(dims));
+	snprintf(name, sizeof(name), "%s", n->name);
+	for (int i = 0; i < nin && !st; i++) {
+		int in = g->nodes[k].inputs[i], f;
+
+		if (in < 0 || !is_8bit(g->tensors[in].dtype))
+			continue;
+		if (!(st = to_float(g, name, in, &f)))
+			g->nodes[k].inputs[i] = f;
+	}
+	if (st || (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, y->rank, dims, &t)))
+		return st;
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].outputs[0] = t;
+	g->tensors[t].producer = k;
+	cur = t;
+	if (div) {
+		if ((st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, g->tensors[t].rank, dims, &cur)) ||
+		    (st = npu_rw_op(g, "Floor", 13, name, &t, 1, &cur, 1, NULL)))
+			return st;
+	} else if (arith && (st = wrap_256(g, name, t, dt, &cur))) {
+		return st;
+	}
+	scale = malloc(sizeof(*scale));
+	z = calloc(1, 1);
+	if (!scale || !z) {
+		free(scale);
+		free(z);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	*scale = 1.0f;
+	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &one, scale, &sc)))
+		return free(z), st;
+	if ((st = npu_rw_const(g, dt, 1, &one, z, &zp)))
+		return st;
+	return npu_rw_op(g, "QuantizeLinear", 13, name, (int[]){ cur, sc, zp }, 3, &yid, 1, NULL);
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Data movement: Pad (edge, reflect, wrap), Gather with constant indices,
+ * Expand, Tile, DepthToSpace and SpaceToDepth, from Slices, Concats,
+ * Reshapes and Transposes (exact, any dtype).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_rewrite_priv.h"
+
+/* Source index of padded position @j (-pb <= j < n + pe) along an axis of @n. */
+static int64_t pad_source(const char *mode, int64_t j, int64_t n)
+{
+	if (!strcmp(mode, "edge"))
+		return npu_rw_clamp(j, n);
+	if (!strcmp(mode, "wrap"))
+		return ((j % n) + n) % n;
+	return j < 0 ? -j : j >= n ? 2 * (n - 1) - j : j;	/* reflect */
+}
+
+npu_status npu_rewrite_pad(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
+	int64_t pads[2 * NPU_MAX_RANK], axes[NPU_MAX_RANK], pb[NPU_MAX_RANK] = { 0 };
+	int64_t pe[NPU_MAX_RANK] = { 0 }, dims[NPU_MAX_RANK];
+	int np = 0, na = 0, r, cur, yid, last = -1, *parts = NULL;
+	const char *mode;
+	char name[128];
+	npu_status st;
+
+	if (!x || (st = npu_ir_attr_string(n, "mode", "constant", &mode)))
+		return x ? st : NPU_OK;
+	if (strcmp(mode, "edge") && strcmp(mode, "reflect") && strcmp(mode, "wrap"))
+		return NPU_OK;
+	r = x->rank;
+	if (n->opset < 11) {
+		const int64_t *pv;
+
+		if ((st = npu_ir_attr_ints(n, "pads", &pv, &np)))
+			return st;
+		if (np != 2 * r)
+			return NPU_OK;
+		memcpy(pads, pv, (size_t)np * sizeof(*pads));
+	} else if (!npu_ir_input(g, n, 1) ||
+		   npu_ir_const_ints(npu_ir_input(g, n, 1), pads, 2 * NPU_MAX_RANK, &np)) {
+		return NPU_OK;
+	}
+	if (npu_ir_input(g, n, 3)) {
+		if (npu_ir_const_ints(npu_ir_input(g, n, 3), axes, NPU_MAX_RANK, &na))
+			return NPU_OK;
+	} else {
+		na = r;
+		for (int a = 0; a < r; a++)
+			axes[a] = a;
+	}
+	if (np != 2 * na)
+		return NPU_OK;
+	for (int i = 0; i < na; i++) {
+		int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+
+		if (a < 0 || a >= r || pads[i] < 0 || pads[na + i] < 0)
+			return NPU_OK;
+		pb[a] = pads[i];
+		pe[a] = pads[na + i];
+	}
+	memcpy(dims, x->dims, sizeof(dims));
+	for (int a = 0; a < r; a++) {
+		int64_t lim = !strcmp(mode, "reflect") ? dims[a] - 1 :
+			      !strcmp(mode, "wrap") ? dims[a] : INT64_MAX;
+
+		if ((pb[a] || pe[a]) && (dims[a] == 0 || pb[a] > lim || pe[a] > lim ||
+					 pb[a] + pe[a] > 4096))
+			return NPU_OK;
+		if (pb[a] || pe[a])
+			last = a;
+	}
+	if (last < 0)
+		return NPU_OK;
+	snprintf(name, sizeof(name), "%s", n->name);
+	yid = n->outputs[0];
+	cur = n->inputs[0];
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	st = NPU_OK;
+	for (int a = 0; a <= last && !st; a++) {
+		int64_t len = dims[a], total = pb[a] + len + pe[a], one[NPU_MAX_RANK];
+		int np_ = 0, nxt, c;
+
+		if (!pb[a] && !pe[a])
+			continue;
+		parts = malloc((size_t)(pb[a] + pe[a] + 1) * sizeof(*parts));
+		if (!parts)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		/* Runs of positions copied as is become one part: the input. */
+		for (int64_t j = -pb[a]; j < len + pe[a] && !st; j++) {
+			if (j == 0) {
+				parts[np_++] = cur;
+				j = len - 1;
+				continue;
+			}
+			st = npu_rw_slice_one(g, name, cur, a, pad_source(mode, j, len),
+					      &parts[np_++]);
+		}
+		memcpy(one, g->tensors[cur].dims, sizeof(one));
+		one[a] = total;
+		if (!st)
+			st = npu_rw_out(g, a == last ? yid : -1, g->tensors[cur].dtype, r, one,
+					&nxt);
+		if (!st)
+			st = npu_rw_op(g, "Concat", 13, name, parts, np_, &nxt, 1, &c);
+		if (!st)
+			st = npu_ir_set_attr_int(&g->nodes[c], "axis", a);
+		free(parts);
+		parts = NULL;
+		cur = nxt;
+	}
+	return st;
+}
+
+/* Gather with constant indices: one Slice per run of consecutive indices. */
+npu_status npu_rewrite_gather(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *ind = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int64_t axis, idx[1024], xd[NPU_MAX_RANK], yd[NPU_MAX_RANK], cd[NPU_MAX_RANK];
+	int cnt, yid = n->outputs[0], xi = n->inputs[0], r, yr, np = 0, *parts, cat;
+	char name[128];
+	npu_status st;
+
+	if (!x || !ind || !y || !npu_ir_is_const(ind) || npu_ir_is_const(x) ||
+	    npu_ir_const_ints(ind, idx, 1024, &cnt) || cnt < 1)
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "axis", 0, &axis)))
+		return st;
+	r = x->rank;
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r)
+		return NPU_OK;
+	for (int i = 0; i < cnt; i++) {
+		if (idx[i] < 0)
+			idx[i] += x->dims[axis];
+		if (idx[i] < 0 || idx[i] >= x->dims[axis])
+			return NPU_OK;	/* out of range: the lowering refuses it */
+	}
+	memcpy(xd, x->dims, sizeof(xd));
+	memcpy(yd, y->dims, sizeof(yd));
+	yr = y->rank;
+	parts = malloc((size_t)cnt * sizeof(*parts));
+	if (!parts)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	snprintf(name, sizeof(name), "%s", n->name);
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	st = NPU_OK;
+	for (int i = 0; i < cnt && !st;) {
+		int j = i + 1;
+
+		while (j < cnt && idx[j] == idx[j - 1] + 1)
+			j++;
+		st = npu_rw_slice(g, name, xi, (int)axis, idx[i], idx[j - 1] + 1, &parts[np++]);
+		i = j;
+	}
+	memcpy(cd, xd, sizeof(cd));
+	cd[axis] = cnt;
+	cat = parts[0];
+	if (!st && np > 1)
+		st = npu_rw_concat(g, name, parts, np, (int)axis, r, cd, -1, &cat);
+	free(parts);
+	if (!st)
+		st = npu_rw_reshape(g, name, cat, yr, yd, yid, &cat);
+	return st;
+}
+
+/*
+ * Expand and Tile: per axis that grows, a Concat of copies (Expand first
+ * gives x the output's rank with leading 1s).
+ */
+npu_status npu_rewrite_repeat(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	bool tile = !strcmp(n->op, "Tile");
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	int64_t xd[NPU_MAX_RANK], yd[NPU_MAX_RANK], cd[NPU_MAX_RANK];
+	int yid = n->outputs[0], cur = n->inputs[0], r, last = -1, *parts;
+	char name[128];
+	npu_status st = NPU_OK;
+
+	if (!x || !y || x->rank > y->rank || (tile && x->rank != y->rank))
+		return NPU_OK;
+	r = y->rank;
+	memcpy(yd, y->dims, sizeof(yd));
+	for (int d = 0; d < r; d++) {
+		int xs = d - (r - x->rank);
+
+		xd[d] = xs >= 0 ? x->dims[xs] : 1;
+		if (xd[d] != yd[d]) {
+			if (!xd[d] || yd[d] % xd[d] || yd[d] / xd[d] > 1024)
+				return NPU_OK;
+			last = d;
+		}
+	}
+	snprintf(name, sizeof(name), "%s", n->name);
+	if (last < 0)
+		return NPU_OK;	/* nothing grows: left to be refused by name */
+	parts = malloc(1024 * sizeof(*parts));
+	if (!parts)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if (x->rank != r)
+		st = npu_rw_reshape(g, name, cur, r, xd, -1, &cur);
+	memcpy(cd, xd, sizeof(cd));
+	for (int d = 0; d <= last && !st; d++) {
+		int64_t times = yd[d] / xd[d];
+
+		if (times == 1)
+			continue;
+		for (int64_t i = 0; i < times; i++)
+			parts[i] = cur;
+		cd[d] = yd[d];
+		st = npu_rw_concat(g, name, parts, (int)times, d, r, cd, d == last ? yid : -1,
+				   &cur);
+	}
+	free(parts);
+	return st;
+}
+
+/* DepthToSpace (DCR, CRD) and SpaceToDepth: Reshape, 6-D Transpose, Reshape. */
+npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	bool d2s = !strcmp(n->op, "DepthToSpace");
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	int64_t b, N, C, H, W, s6[6], t6[6], perm[6], yd[4];
+	int yid = n->outputs[0], cur = n->inputs[0], t, kn;
+	const char *mode;
+	char name[128];
+	npu_status st;
+
+	if (!x || !y || x->rank != 4)
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "blocksize", 1, &b)) ||
+	    (st = npu_ir_attr_string(n, "mode", "DCR", &mode)))
+		return st;
+	N = x->dims[0];
+	C = x->dims[1];
+	H = x->dims[2];
+	W = x->dims[3];
+	memcpy(yd, y->dims, sizeof(yd));
+	if (d2s && !strcmp(mode, "CRD")) {
+		memcpy(s6, (int64_t[]){ N, C / (b * b), b, b, H, W }, sizeof(s6));
+		memcpy(perm, (int64_t[]){ 0, 1, 4, 2, 5, 3 }, sizeof(perm));
+	} else if (d2s) {
+		memcpy(s6, (int64_t[]){ N, b, b, C / (b * b), H, W }, sizeof(s6));
+		memcpy(perm, (int64_t[]){ 0, 3, 4, 1, 5, 2 }, sizeof(perm));
+	} else {
+		memcpy(s6, (int64_t[]){ N, C, H / b, b, W / b, b }, sizeof(s6));
+		memcpy(perm, (int64_t[]){ 0, 3, 5, 1, 2, 4 }, sizeof(perm));
+	}
+	for (int i = 0; i < 6; i++)
+		t6[i] = s6[perm[i]];
+	snprintf(name, sizeof(name), "%s", n->name);
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if ((st = npu_rw_reshape(g, name, cur, 6, s6, -1, &cur)) ||
+	    (st = npu_rw_tensor(g, g->tensors[cur].dtype, 6, t6, &t)) ||
+	    (st = npu_rw_op(g, "Transpose", 13, name, &cur, 1, &t, 1, &kn)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[kn], "perm", perm, 6)))
+		return st;
+	return npu_rw_reshape(g, name, t, 4, yd, yid, &cur);
+}
