@@ -328,6 +328,141 @@ static bool gather_fast(const struct npu_view *v, const uint8_t *host,
 	return false;
 }
 
+/*
+ * A view reduced for copying: one-element levels dropped and levels that
+ * continue each other (stride = inner stride * inner count) merged.  The
+ * element order, hence the dense layout and the order of the writes, is
+ * unchanged.  At least one level.
+ */
+struct flat_view {
+	uint32_t dims[NPU_TWU_MAX_LEVELS];
+	int64_t strides[NPU_TWU_MAX_LEVELS];
+	unsigned ndims;
+};
+
+static void flatten(const struct npu_view *v, struct flat_view *f)
+{
+	f->ndims = 0;
+	for (unsigned l = 0; l < v->ndims; l++) {
+		unsigned n = f->ndims;
+
+		if (v->dims[l] == 1)
+			continue;
+		if (n && v->strides[l] == f->strides[n - 1] * (int64_t)f->dims[n - 1] &&
+		    (uint64_t)f->dims[n - 1] * v->dims[l] <= UINT32_MAX) {
+			f->dims[n - 1] *= v->dims[l];
+			continue;
+		}
+		f->dims[n] = v->dims[l];
+		f->strides[n] = v->strides[l];
+		f->ndims++;
+	}
+	if (!f->ndims) {
+		f->dims[0] = 1;
+		f->strides[0] = 0;
+		f->ndims = 1;
+	}
+}
+
+/* One innermost row of @n elements @stride apart, to or from dense @buf. */
+#define STRIDED_ROW(T, host, buf, n, stride, write)			\
+	do {								\
+		T *d_ = (T *)(void *)(buf);				\
+									\
+		for (uint32_t i_ = 0; i_ < (n); i_++) {			\
+			uint8_t *h_ = (host) + (stride) * (int64_t)i_;	\
+									\
+			if (write)					\
+				memcpy(h_, &d_[i_], sizeof(T));		\
+			else						\
+				memcpy(&d_[i_], h_, sizeof(T));		\
+		}							\
+	} while (0)
+
+static void row_copy(uint8_t *host, uint8_t *buf, uint32_t n, int64_t stride,
+		     unsigned esz, bool write)
+{
+	if (stride == (int64_t)esz) {
+		if (write)
+			memcpy(host, buf, (size_t)n * esz);
+		else
+			memcpy(buf, host, (size_t)n * esz);
+		return;
+	}
+	switch (esz) {
+	case 1:
+		STRIDED_ROW(uint8_t, host, buf, n, stride, write);
+		break;
+	case 2:
+		STRIDED_ROW(uint16_t, host, buf, n, stride, write);
+		break;
+	case 4:
+		STRIDED_ROW(uint32_t, host, buf, n, stride, write);
+		break;
+	case 8:
+		STRIDED_ROW(uint64_t, host, buf, n, stride, write);
+		break;
+	default:
+		for (uint32_t i = 0; i < n; i++) {
+			uint8_t *h = host + stride * (int64_t)i;
+
+			if (write)
+				memcpy(h, buf + (size_t)i * esz, esz);
+			else
+				memcpy(buf + (size_t)i * esz, h, esz);
+		}
+		break;
+	}
+}
+
+/*
+ * Copy a view of host memory (HBSM, SRAM) to or from a dense buffer, row
+ * by row with the address stepped level by level: the same element order
+ * as for_each_run, without a call and an address sum per element.
+ */
+static void host_view_copy(const struct npu_view *v, uint8_t *host,
+			   uint8_t *buf, bool write)
+{
+	uint32_t idx[NPU_TWU_MAX_LEVELS] = { 0 };
+	struct flat_view f;
+	int64_t addr = (int64_t)v->base;
+	size_t row;
+
+	flatten(v, &f);
+	row = (size_t)f.dims[0] * v->esz;
+	for (;;) {
+		unsigned l;
+
+		row_copy(host + addr, buf, f.dims[0], f.strides[0], v->esz, write);
+		buf += row;
+		for (l = 1; l < f.ndims; l++) {
+			addr += f.strides[l];
+			if (++idx[l] < f.dims[l])
+				break;
+			addr -= f.strides[l] * (int64_t)f.dims[l];
+			idx[l] = 0;
+		}
+		if (l == f.ndims)
+			return;
+	}
+}
+
+/*
+ * Whether the dense buffer overlaps the view's span in @host (a store of
+ * data loaded in place): then the copy keeps for_each_run's exact
+ * sequence of row copies, whose result the overlap depends on.
+ */
+static bool overlaps(const struct npu_view *v, const uint8_t *host,
+		     const uint8_t *buf)
+{
+	uintptr_t b = (uintptr_t)buf, h = (uintptr_t)host;
+	uint64_t bytes = npu_view_elems(v) * v->esz;
+	int64_t lo, hi;
+
+	npu_view_span(v, &lo, &hi);
+	return b < h + (uint64_t)hi && h + (uint64_t)lo < b + bytes;
+}
+
 static int view_io(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		   unsigned lcluster, unsigned tpb, uint8_t *buf, bool write)
 {
@@ -343,6 +478,10 @@ static int view_io(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		}
 		if (!write && gather_fast(v, a.host, buf))
 			return 0;
+		if (!overlaps(v, a.host, buf)) {
+			host_view_copy(v, a.host, buf, write);
+			return 0;
+		}
 	}
 	return for_each_run(v, run_copy, &a);
 }
