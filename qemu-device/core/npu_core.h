@@ -46,6 +46,15 @@ struct npu_core_host {
 	/* Queue @queue has new work: call npu_core_job_fetch() soon, but not
 	 * from inside the MMIO callback. May be NULL (host polls). */
 	void (*kick)(void *opaque, unsigned queue);
+	/*
+	 * Optional (may be NULL): bracket the mem_read/mem_write calls of one
+	 * instruction iteration, made from one thread with no other callback
+	 * in between, so a host can take its memory lock once per iteration
+	 * instead of once per access.  Iterations may run on several threads
+	 * at once, each bracketed on its own.
+	 */
+	void (*mem_begin)(void *opaque);
+	void (*mem_end)(void *opaque);
 	void *opaque;
 };
 

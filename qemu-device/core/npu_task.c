@@ -654,9 +654,14 @@ static void exec_one(void *arg, unsigned i)
 		.cost = &r->cost,
 		.tlb = &job->tlbs[npu_pool_worker_index()],
 	};
+	const struct npu_core_host *host = &job->core->host;
 
 	memset(&r->cost, 0, sizeof(r->cost));
+	if (host->mem_begin)
+		host->mem_begin(host->opaque);
 	r->status = ops->exec(&ctx);
+	if (host->mem_end)
+		host->mem_end(host->opaque);
 	r->fault_addr = ctx.fault_addr;
 	r->detail = ctx.detail;
 	r->detail2 = ctx.detail2;

@@ -1503,6 +1503,12 @@ START_TEST(test_dma_broadcast_to_tpbs)
 		}
 	}
 	ck_assert_uint_eq(RD(d, NPU_REG_PERF_DMA_BYTES(0)), 512);
+	/* The DMA's DDR reads ran inside the host's mem_begin/mem_end
+	 * bracket of their iteration, balanced and never nested. */
+	ck_assert_uint_gt(d->mem_begins, 0);
+	ck_assert_uint_eq(d->mem_begins, d->mem_ends);
+	ck_assert_uint_gt(d->mem_bracketed, 0);
+	ck_assert_uint_eq(d->mem_misnested, 0);
 	npu_tprog_free(&p);
 	npu_tdev_destroy(d);
 }
