@@ -130,9 +130,11 @@ static struct emu_chunk *chunk_find(struct emu_dev *emu, uint64_t pa)
 /*
  * The device whose chunk_lock this thread holds for reading between
  * emu_mem_begin and emu_mem_end: its accesses then skip the lock, taken
- * once per instruction iteration rather than once per row or element.
+ * once per instruction iteration rather than once per row or element,
+ * and start from the chunk last found (no chunk can go while held).
  */
 static _Thread_local const struct emu_dev *emu_mem_held;
+static _Thread_local struct emu_chunk *emu_mem_last;
 
 static void emu_mem_begin(void *opaque)
 {
@@ -140,6 +142,7 @@ static void emu_mem_begin(void *opaque)
 
 	pthread_rwlock_rdlock(&emu->chunk_lock);
 	emu_mem_held = emu;
+	emu_mem_last = NULL;
 }
 
 static void emu_mem_end(void *opaque)
@@ -147,6 +150,7 @@ static void emu_mem_end(void *opaque)
 	struct emu_dev *emu = opaque;
 
 	emu_mem_held = NULL;
+	emu_mem_last = NULL;
 	pthread_rwlock_unlock(&emu->chunk_lock);
 }
 
@@ -155,12 +159,13 @@ static int emu_mem_access(void *opaque, uint64_t pa, void *buf, size_t len,
 {
 	struct emu_dev *emu = opaque;
 	bool held = emu_mem_held == emu;
-	struct emu_chunk *c;
+	struct emu_chunk *c = held ? emu_mem_last : NULL;
 	int ret = -1;
 
 	if (!held)
 		pthread_rwlock_rdlock(&emu->chunk_lock);
-	c = chunk_find(emu, pa);
+	if (!c || pa < c->pa || pa - c->pa >= c->size)
+		c = chunk_find(emu, pa);
 	if (c && len <= c->size - (pa - c->pa)) {
 		if (write)
 			memcpy(c->host + (pa - c->pa), buf, len);
@@ -168,7 +173,9 @@ static int emu_mem_access(void *opaque, uint64_t pa, void *buf, size_t len,
 			memcpy(buf, c->host + (pa - c->pa), len);
 		ret = 0;
 	}
-	if (!held)
+	if (held)
+		emu_mem_last = c;
+	else
 		pthread_rwlock_unlock(&emu->chunk_lock);
 	return ret;
 }
