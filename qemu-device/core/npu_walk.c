@@ -447,6 +447,52 @@ static void host_view_copy(const struct npu_view *v, uint8_t *host,
 	}
 }
 
+/* Innermost runs shorter than this make a DDR read worth bouncing. */
+#define DDR_GATHER_MAX_RUN 64
+/* ... when the span is at most this large and half of it is read anyway. */
+#define DDR_GATHER_MAX_SPAN (1u << 20)
+
+/*
+ * Gather a DDR view of short runs (a channel-planar tensor read element
+ * by element, say) by reading its whole span with one MMU copy per page
+ * and picking the elements from that: the same bytes as a translation
+ * and a host access per run.  Only where the view reads at least half of
+ * the span, so the extra reads stay among pages it touches.  false when
+ * not applicable or when the span read fails: the caller then reads run
+ * by run, which reports the fault exactly as before (this attempt
+ * records none).
+ */
+static bool ddr_gather(struct npu_exec_ctx *ctx, const struct npu_view *v,
+		       uint8_t *buf)
+{
+	struct npu_core_job *cj = npu_job_core_job(ctx->job);
+	uint64_t bytes = npu_view_elems(v) * v->esz, fault_addr;
+	struct npu_view local;
+	uint32_t detail;
+	int64_t lo, hi;
+	uint8_t *span;
+	bool contig = v->ndims == 0 || v->strides[0] == (int64_t)v->esz;
+
+	if (contig && v->ndims && (uint64_t)v->dims[0] * v->esz >= DDR_GATHER_MAX_RUN)
+		return false;
+	npu_view_span(v, &lo, &hi);
+	if (lo < 0 || hi - lo > DDR_GATHER_MAX_SPAN || (uint64_t)(hi - lo) > 2 * bytes)
+		return false;
+	span = malloc((size_t)(hi - lo));
+	if (!span)
+		return false;
+	if (npu_mmu_read(cj, ctx->tlb, (uint64_t)lo, span, (size_t)(hi - lo),
+			 &fault_addr, &detail)) {
+		free(span);
+		return false;
+	}
+	local = *v;
+	local.base = v->base - (uint64_t)lo;
+	host_view_copy(&local, span, buf, false);
+	free(span);
+	return true;
+}
+
 /*
  * Whether the dense buffer overlaps the view's span in @host (a store of
  * data loaded in place): then the copy keeps for_each_run's exact
@@ -482,6 +528,8 @@ static int view_io(struct npu_exec_ctx *ctx, const struct npu_view *v,
 			host_view_copy(v, a.host, buf, write);
 			return 0;
 		}
+	} else if (!write && ddr_gather(ctx, v, buf)) {
+		return 0;
 	}
 	return for_each_run(v, run_copy, &a);
 }
