@@ -47,11 +47,11 @@ struct npu_core_host {
 	 * from inside the MMIO callback. May be NULL (host polls). */
 	void (*kick)(void *opaque, unsigned queue);
 	/*
-	 * Optional (may be NULL): bracket the mem_read/mem_write calls of one
-	 * instruction iteration, made from one thread with no other callback
-	 * in between, so a host can take its memory lock once per iteration
-	 * instead of once per access.  Iterations may run on several threads
-	 * at once, each bracketed on its own.
+	 * Optional (may be NULL): bracket the mem_read/mem_write calls of
+	 * one instruction iteration or of a round of them, made from one
+	 * thread with no other callback in between, so a host can take its
+	 * memory lock once per bracket instead of once per access.  Brackets
+	 * never nest; several threads may each be inside one at once.
 	 */
 	void (*mem_begin)(void *opaque);
 	void (*mem_end)(void *opaque);

@@ -84,6 +84,7 @@ struct npu_job {
 	struct runnable *run;
 	size_t run_cap;
 	struct npu_mmu_tlb *tlbs;	/* one per pool worker */
+	struct npu_scratch_cache *keep;	/* one per pool worker */
 };
 
 /* ---- accessors used by units and the walker layer ---- */
@@ -643,30 +644,52 @@ static uint64_t route(struct npu_job *job, const struct npu_xfer *x,
 
 /* ---- execution ---- */
 
-static void exec_one(void *arg, unsigned i)
+/* One iteration of run[i]; DDR accesses bracketed by the caller. */
+static void exec_iteration(struct npu_job *job, unsigned i)
 {
-	struct npu_job *job = arg;
 	struct runnable *r = &job->run[i];
 	const struct npu_unit_ops *ops = npu_unit_lookup(r->di->raw.unit,
 							 r->di->raw.opcode);
+	unsigned worker = npu_pool_worker_index();
 	struct npu_exec_ctx ctx = {
 		.job = job, .tpb = r->tpb, .di = r->di, .iter = r->iter,
 		.cost = &r->cost,
-		.tlb = &job->tlbs[npu_pool_worker_index()],
+		.tlb = &job->tlbs[worker],
+		.keep = &job->keep[worker],
 	};
-	const struct npu_core_host *host = &job->core->host;
 
 	memset(&r->cost, 0, sizeof(r->cost));
-	if (host->mem_begin)
-		host->mem_begin(host->opaque);
 	r->status = ops->exec(&ctx);
-	if (host->mem_end)
-		host->mem_end(host->opaque);
 	r->fault_addr = ctx.fault_addr;
 	r->detail = ctx.detail;
 	r->detail2 = ctx.detail2;
-	for (unsigned s = 0; s < ctx.nscratch; s++)
-		free(ctx.scratch[s]);
+	npu_ctx_release(&ctx);
+}
+
+static void mem_begin(struct npu_job *job)
+{
+	const struct npu_core_host *host = &job->core->host;
+
+	if (host->mem_begin)
+		host->mem_begin(host->opaque);
+}
+
+static void mem_end(struct npu_job *job)
+{
+	const struct npu_core_host *host = &job->core->host;
+
+	if (host->mem_end)
+		host->mem_end(host->opaque);
+}
+
+/* Pool callback: one iteration on a worker, bracketed on its own. */
+static void exec_one(void *arg, unsigned i)
+{
+	struct npu_job *job = arg;
+
+	mem_begin(job);
+	exec_iteration(job, i);
+	mem_end(job);
 }
 
 static int add_run(struct npu_job *job, size_t *n, struct npu_tpb_state *tp,
@@ -893,11 +916,15 @@ static int run_rounds(struct npu_job *job)
 			return NPU_TASK_SYNC_DEADLOCK;
 		}
 		/* Small rounds run inline: a thread hand-off costs more. */
-		if (n > 1 && work >= 65536)
+		if (n > 1 && work >= 65536) {
 			npu_pool_run(pool, (unsigned)n, exec_one, job);
-		else
+		} else {
+			/* One bracket for the round's iterations on this thread. */
+			mem_begin(job);
 			for (size_t i = 0; i < n; i++)
-				exec_one(job, (unsigned)i);
+				exec_iteration(job, (unsigned)i);
+			mem_end(job);
+		}
 		for (size_t i = 0; i < n; i++) {
 			struct runnable *r = &job->run[i];
 
@@ -935,6 +962,10 @@ static void job_free(struct npu_job *job)
 	free(job->bar);
 	free(job->run);
 	free(job->tlbs);
+	if (job->keep)
+		for (unsigned w = 0; w <= npu_pool_size(job->core->pool); w++)
+			npu_scratch_cache_free(&job->keep[w]);
+	free(job->keep);
 	free(job);
 }
 
@@ -965,7 +996,8 @@ void npu_task_run(struct npu_core_job *cj)
 	job->sram_size = d->sram_size;
 	job->tpb = calloc((size_t)job->nclusters * job->tpbs, sizeof(*job->tpb));
 	job->tlbs = calloc(npu_pool_size(core->pool) + 1, sizeof(*job->tlbs));
-	if (!job->tpb || !job->tlbs) {
+	job->keep = calloc(npu_pool_size(core->pool) + 1, sizeof(*job->keep));
+	if (!job->tpb || !job->tlbs || !job->keep) {
 		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
 		goto out;
 	}

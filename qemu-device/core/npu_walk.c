@@ -161,14 +161,72 @@ void npu_view_span(const struct npu_view *v, int64_t *lo, int64_t *hi)
 
 void *npu_ctx_alloc(struct npu_exec_ctx *ctx, size_t bytes)
 {
-	void *p;
+	struct npu_scratch_cache *k = ctx->keep;
+	size_t want = bytes ? bytes : 1, size = want;
+	unsigned best = NPU_SCRATCH_KEEP;
+	void *p = NULL;
 
 	if (ctx->nscratch == sizeof(ctx->scratch) / sizeof(ctx->scratch[0]))
 		return NULL;
-	p = malloc(bytes ? bytes : 1);
-	if (p)
-		ctx->scratch[ctx->nscratch++] = p;
+	/* The smallest kept block that fits. */
+	for (unsigned i = 0; k && i < NPU_SCRATCH_KEEP; i++)
+		if (k->p[i] && k->size[i] >= want &&
+		    (best == NPU_SCRATCH_KEEP || k->size[i] < k->size[best]))
+			best = i;
+	if (best < NPU_SCRATCH_KEEP) {
+		p = k->p[best];
+		size = k->size[best];
+		k->p[best] = NULL;
+	} else {
+		p = malloc(want);
+	}
+	if (p) {
+		ctx->scratch[ctx->nscratch] = p;
+		ctx->scratch_size[ctx->nscratch++] = size;
+	}
 	return p;
+}
+
+/* Keep @p in an empty slot, or in place of a smaller block; else free. */
+static void keep_or_free(struct npu_scratch_cache *k, void *p, size_t size)
+{
+	unsigned slot = NPU_SCRATCH_KEEP;
+
+	if (!k || size > NPU_SCRATCH_KEEP_MAX) {
+		free(p);
+		return;
+	}
+	for (unsigned i = 0; i < NPU_SCRATCH_KEEP; i++) {
+		if (!k->p[i]) {
+			slot = i;
+			break;
+		}
+		if (k->size[i] < size &&
+		    (slot == NPU_SCRATCH_KEEP || k->size[i] < k->size[slot]))
+			slot = i;
+	}
+	if (slot == NPU_SCRATCH_KEEP) {
+		free(p);
+		return;
+	}
+	free(k->p[slot]);
+	k->p[slot] = p;
+	k->size[slot] = size;
+}
+
+void npu_ctx_release(struct npu_exec_ctx *ctx)
+{
+	for (unsigned s = 0; s < ctx->nscratch; s++)
+		keep_or_free(ctx->keep, ctx->scratch[s], ctx->scratch_size[s]);
+	ctx->nscratch = 0;
+}
+
+void npu_scratch_cache_free(struct npu_scratch_cache *keep)
+{
+	for (unsigned i = 0; i < NPU_SCRATCH_KEEP; i++) {
+		free(keep->p[i]);
+		keep->p[i] = NULL;
+	}
 }
 
 /* Host pointer for a (space, cluster, tpb) target, or NULL for DDR. */

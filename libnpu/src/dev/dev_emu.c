@@ -75,7 +75,7 @@ struct emu_dev {
 
 	/*
 	 * Protects the chunk list; the core reads it from the worker, holding
-	 * it for reading over each instruction iteration (emu_mem_begin), so
+	 * it for reading over each round of iterations (emu_mem_begin), so
 	 * a buffer allocation or free waits for the running iterations.
 	 */
 	pthread_rwlock_t chunk_lock;
@@ -130,7 +130,7 @@ static struct emu_chunk *chunk_find(struct emu_dev *emu, uint64_t pa)
 /*
  * The device whose chunk_lock this thread holds for reading between
  * emu_mem_begin and emu_mem_end: its accesses then skip the lock, taken
- * once per instruction iteration rather than once per row or element,
+ * once per instruction iteration (or round) rather than once per access,
  * and start from the chunk last found (no chunk can go while held).
  */
 static _Thread_local const struct emu_dev *emu_mem_held;
