@@ -209,6 +209,14 @@ unsigned npu_job_nclusters(const struct npu_job *job);
 uint64_t npu_job_timeout(const struct npu_job *job);
 unsigned npu_job_tpbs(const struct npu_job *job);
 
+/*
+ * Host pointer to @len bytes at @addr of an on-chip space, bounds-checked
+ * as npu_space_read does (NULL with *status and the fault set when out of
+ * range); NULL with *status 0 for DDR, which has none.
+ */
+const uint8_t *npu_space_at(struct npu_exec_ctx *ctx, unsigned space,
+			    unsigned lcluster, unsigned tpb, uint64_t addr,
+			    size_t len, int *status);
 /* Raw byte access to any space (GSDU chains): 0 or a task status. */
 int npu_space_read(struct npu_exec_ctx *ctx, unsigned space,
 		   unsigned lcluster, unsigned tpb, uint64_t addr,

@@ -270,22 +270,39 @@ static int ddr_access(struct npu_exec_ctx *ctx, uint64_t va, void *buf,
 	return ret;
 }
 
-int npu_space_read(struct npu_exec_ctx *ctx, unsigned space,
-		   unsigned lcluster, unsigned tpb, uint64_t addr,
-		   void *buf, size_t len)
+const uint8_t *npu_space_at(struct npu_exec_ctx *ctx, unsigned space,
+			    unsigned lcluster, unsigned tpb, uint64_t addr,
+			    size_t len, int *status)
 {
 	uint64_t limit;
 	uint8_t *p;
 
+	*status = 0;
 	if (space == NPU_SPACE_DDR)
-		return ddr_access(ctx, addr, buf, len, false);
+		return NULL;
 	p = space_ptr(ctx, space, lcluster, tpb, &limit);
 	if (!p || addr > limit || len > limit - addr) {
 		ctx->fault_addr = addr;
 		ctx->detail = NPU_IE_RANGE;
-		return NPU_TASK_ILLEGAL_INSN;
+		*status = NPU_TASK_ILLEGAL_INSN;
+		return NULL;
 	}
-	memcpy(buf, p + addr, len);
+	return p + addr;
+}
+
+int npu_space_read(struct npu_exec_ctx *ctx, unsigned space,
+		   unsigned lcluster, unsigned tpb, uint64_t addr,
+		   void *buf, size_t len)
+{
+	const uint8_t *p;
+	int st;
+
+	if (space == NPU_SPACE_DDR)
+		return ddr_access(ctx, addr, buf, len, false);
+	p = npu_space_at(ctx, space, lcluster, tpb, addr, len, &st);
+	if (!p)
+		return st;
+	memcpy(buf, p, len);
 	return 0;
 }
 
