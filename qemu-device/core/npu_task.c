@@ -30,6 +30,10 @@ struct unit_q {
 	uint64_t free_at;		/* simulated time the unit is free */
 	uint64_t busy;
 	bool arrived;			/* at the head barrier */
+	/* The wait that last blocked head (pos, iter): see head_ready. */
+	bool blk_valid;
+	uint32_t blk_pos, blk_counter;
+	uint64_t blk_iter, blk_need;
 };
 
 /*
@@ -547,6 +551,35 @@ static bool waits_met(const struct counters *ctr, const struct npu_dinsn *di,
 	return true;
 }
 
+/*
+ * Whether the head instruction of @q (not a barrier) may run, *di set
+ * when it was looked at.  Counters only grow, so while the wait that last
+ * blocked this head is unmet it stays blocked: the round scan then
+ * neither reads the instruction nor its other waits again.
+ */
+static bool head_ready(struct npu_job *job, const struct counters *ctr,
+		       struct unit_q *q, struct npu_dinsn **di)
+{
+	const struct npu_hw_sync_wait *w;
+	unsigned blocked = 0;
+
+	if (q->blk_valid && q->blk_pos == q->pos && q->blk_iter == q->iter &&
+	    ctr->val[q->blk_counter] < q->blk_need)
+		return false;
+	*di = &job->insns[q->ent[q->pos]];
+	if (waits_met(ctr, *di, q->iter, &blocked)) {
+		q->blk_valid = false;
+		return true;
+	}
+	w = &(*di)->raw.sync.wait[blocked];
+	q->blk_valid = true;
+	q->blk_pos = q->pos;
+	q->blk_iter = q->iter;
+	q->blk_counter = w->counter;
+	q->blk_need = wait_value(w, q->iter);
+	return false;
+}
+
 /* Simulated time at which a counter reached value v. */
 static uint64_t reached_at(const struct counters *ctr, unsigned c, uint64_t v)
 {
@@ -885,15 +918,14 @@ static int run_rounds(struct npu_job *job)
 
 			for (unsigned u = 0; u < NPU_TPB_UNITS; u++) {
 				struct unit_q *q = &tp->unit[u];
-				struct npu_dinsn *di;
+				struct npu_dinsn *di = NULL;
 
 				if (q->pos == q->n)
 					continue;
 				pending = true;
 				if (q->ent[q->pos] & BARRIER_FLAG)
 					continue;
-				di = &job->insns[q->ent[q->pos]];
-				if (!waits_met(&tp->ctr, di, q->iter, NULL))
+				if (!head_ready(job, &tp->ctr, q, &di))
 					continue;
 				if (add_run(job, &n, tp, q, u, di))
 					goto oom;
@@ -902,13 +934,12 @@ static int run_rounds(struct npu_job *job)
 		}
 		for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++) {
 			struct unit_q *q = &job->dma[e];
-			struct npu_dinsn *di;
+			struct npu_dinsn *di = NULL;
 
 			if (q->pos == q->n)
 				continue;
 			pending = true;
-			di = &job->insns[q->ent[q->pos]];
-			if (!waits_met(&job->ccb, di, q->iter, NULL))
+			if (!head_ready(job, &job->ccb, q, &di))
 				continue;
 			if (add_run(job, &n, NULL, q, NPU_UNIT_DMA, di))
 				goto oom;
