@@ -50,7 +50,7 @@ struct counters {
 struct npu_tpb_state {
 	unsigned lcluster, tpb, pcluster;
 	uint8_t *hbsm;
-	struct unit_q unit[NPU_TPB_UNITS];
+	struct unit_q *unit;		/* NPU_TPB_UNITS, in job->uq */
 	uint64_t first_start, last_end;
 	bool started;			/* ran at least one iteration */
 	bool active;
@@ -82,6 +82,12 @@ struct npu_job {
 	uint32_t ninsns;
 	unsigned nclusters, tpbs;
 	struct npu_tpb_state *tpb;	/* nclusters * tpbs */
+	/*
+	 * Their unit queues, NPU_TPB_UNITS per TPB, side by side: every
+	 * round scans them all, and inside the TPB states (~17 KiB apart)
+	 * each one cost a cache miss.
+	 */
+	struct unit_q *uq;
 	struct unit_q dma[NPU_HW_NUM_DMA_ENGINES];
 	struct counters ccb;
 	struct barrier *bar;
@@ -557,14 +563,19 @@ static bool waits_met(const struct counters *ctr, const struct npu_dinsn *di,
  * blocked this head is unmet it stays blocked: the round scan then
  * neither reads the instruction nor its other waits again.
  */
+static bool still_blocked(const struct counters *ctr, const struct unit_q *q)
+{
+	return q->blk_valid && q->blk_pos == q->pos && q->blk_iter == q->iter &&
+	       ctr->val[q->blk_counter] < q->blk_need;
+}
+
 static bool head_ready(struct npu_job *job, const struct counters *ctr,
 		       struct unit_q *q, struct npu_dinsn **di)
 {
 	const struct npu_hw_sync_wait *w;
 	unsigned blocked = 0;
 
-	if (q->blk_valid && q->blk_pos == q->pos && q->blk_iter == q->iter &&
-	    ctr->val[q->blk_counter] < q->blk_need)
+	if (still_blocked(ctr, q))
 		return false;
 	*di = &job->insns[q->ent[q->pos]];
 	if (waits_met(ctr, *di, q->iter, &blocked)) {
@@ -923,7 +934,9 @@ static int run_rounds(struct npu_job *job)
 				if (q->pos == q->n)
 					continue;
 				pending = true;
-				if (q->ent[q->pos] & BARRIER_FLAG)
+				/* (a blocked head is never a barrier) */
+				if (still_blocked(&tp->ctr, q) ||
+				    q->ent[q->pos] & BARRIER_FLAG)
 					continue;
 				if (!head_ready(job, &tp->ctr, q, &di))
 					continue;
@@ -986,16 +999,15 @@ oom:
 
 static void job_free(struct npu_job *job)
 {
-	if (job->tpb) {
-		for (unsigned i = 0; i < job->nclusters * job->tpbs; i++)
-			for (unsigned u = 0; u < NPU_TPB_UNITS; u++)
-				free(job->tpb[i].unit[u].ent);
-	}
+	if (job->uq)
+		for (size_t k = 0; k < (size_t)job->nclusters * job->tpbs * NPU_TPB_UNITS; k++)
+			free(job->uq[k].ent);
 	for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++)
 		free(job->dma[e].ent);
 	for (unsigned l = 0; l < NPU_HW_MAX_LINKS; l++)
 		npu_link_cal_free(&job->link[l]);
 	free(job->tpb);
+	free(job->uq);
 	free(job->insns);
 	free(job->bar);
 	free(job->run);
@@ -1043,9 +1055,11 @@ void npu_task_run(struct npu_core_job *cj)
 	job->sram = core->sram + d->sram_base;
 	job->sram_size = d->sram_size;
 	job->tpb = alloc_tpbs((size_t)job->nclusters * job->tpbs);
+	job->uq = calloc((size_t)job->nclusters * job->tpbs * NPU_TPB_UNITS,
+			 sizeof(*job->uq));
 	job->tlbs = calloc(npu_pool_size(core->pool) + 1, sizeof(*job->tlbs));
 	job->keep = calloc(npu_pool_size(core->pool) + 1, sizeof(*job->keep));
-	if (!job->tpb || !job->tlbs || !job->keep) {
+	if (!job->tpb || !job->uq || !job->tlbs || !job->keep) {
 		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
 		goto out;
 	}
@@ -1055,6 +1069,7 @@ void npu_task_run(struct npu_core_job *cj)
 
 			tp->lcluster = c;
 			tp->tpb = t;
+			tp->unit = &job->uq[(c * job->tpbs + t) * NPU_TPB_UNITS];
 			tp->pcluster = d->cluster_map[c];
 			tp->hbsm = npu_core_hbsm_of(core, tp->pcluster, t);
 		}
