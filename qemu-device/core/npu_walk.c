@@ -501,23 +501,41 @@ static void host_view_copy(const struct npu_view *v, uint8_t *host,
 	uint32_t idx[NPU_TWU_MAX_LEVELS] = { 0 };
 	struct flat_view f;
 	int64_t addr = (int64_t)v->base;
-	size_t row;
+	unsigned esz = v->esz, first = 1;
+	size_t step;
 
 	flatten(v, &f);
-	row = (size_t)f.dims[0] * v->esz;
+	/*
+	 * A planar tile (innermost level strided, the next one contiguous,
+	 * rows apart by at least their length so no element repeats) is a
+	 * transpose between the two layouts: done by blocks, per outer index.
+	 */
+	if (f.ndims >= 2 && (esz == 2 || esz == 4) && f.strides[1] == (int64_t)esz &&
+	    f.strides[0] >= (int64_t)f.dims[1] * esz && f.dims[0] >= 4 && f.dims[1] >= 4)
+		first = 2;
+	step = (size_t)f.dims[0] * esz * (first == 2 ? f.dims[1] : 1);
 	for (;;) {
 		unsigned l;
 
-		row_copy(host + addr, buf, f.dims[0], f.strides[0], v->esz, write);
-		buf += row;
-		for (l = 1; l < f.ndims; l++) {
+		if (first == 1)
+			row_copy(host + addr, buf, f.dims[0], f.strides[0], esz, write);
+		else if (write)
+			npu_kern_transpose_strided(host + addr, (size_t)f.strides[0], buf,
+						   (size_t)f.dims[0] * esz, esz,
+						   f.dims[1], f.dims[0]);
+		else
+			npu_kern_transpose_strided(buf, (size_t)f.dims[0] * esz,
+						   host + addr, (size_t)f.strides[0], esz,
+						   f.dims[0], f.dims[1]);
+		buf += step;
+		for (l = first; l < f.ndims; l++) {
 			addr += f.strides[l];
 			if (++idx[l] < f.dims[l])
 				break;
 			addr -= f.strides[l] * (int64_t)f.dims[l];
 			idx[l] = 0;
 		}
-		if (l == f.ndims)
+		if (l >= f.ndims)
 			return;
 	}
 }
