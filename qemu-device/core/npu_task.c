@@ -88,6 +88,9 @@ struct npu_job {
 	 * each one cost a cache miss.
 	 */
 	struct unit_q *uq;
+	/* Indices into uq of the queues not yet drained, in scan order: a
+	 * round only looks at those (most TPBs' units have no work). */
+	uint32_t *live;
 	struct unit_q dma[NPU_HW_NUM_DMA_ENGINES];
 	struct counters ccb;
 	struct barrier *bar;
@@ -912,6 +915,16 @@ static bool step_barriers(struct npu_job *job)
 static int run_rounds(struct npu_job *job)
 {
 	struct npu_pool *pool = job->core->pool;
+	uint32_t nlive = 0, keep;
+
+	/* The TPB unit queues with work, in scan order (see job->live). */
+	job->live = malloc(((size_t)job->nclusters * job->tpbs * NPU_TPB_UNITS + 1) *
+			   sizeof(*job->live));
+	if (!job->live)
+		goto oom;
+	for (uint32_t k = 0; k < job->nclusters * job->tpbs * NPU_TPB_UNITS; k++)
+		if (job->uq[k].n)
+			job->live[nlive++] = k;
 
 	for (;;) {
 		size_t n = 0;
@@ -924,27 +937,30 @@ static int run_rounds(struct npu_job *job)
 		}
 		/* Most programs have no barrier: skip the per-round scan. */
 		progress = job->nbar && step_barriers(job);
-		for (unsigned i = 0; i < job->nclusters * job->tpbs; i++) {
-			struct npu_tpb_state *tp = &job->tpb[i];
+		keep = 0;
+		for (uint32_t j = 0; j < nlive; j++) {
+			uint32_t k = job->live[j];
+			struct npu_tpb_state *tp = &job->tpb[k / NPU_TPB_UNITS];
+			unsigned u = k % NPU_TPB_UNITS;
+			struct unit_q *q = &job->uq[k];
+			struct npu_dinsn *di = NULL;
 
-			for (unsigned u = 0; u < NPU_TPB_UNITS; u++) {
-				struct unit_q *q = &tp->unit[u];
-				struct npu_dinsn *di = NULL;
-
-				if (q->pos == q->n)
-					continue;
-				pending = true;
-				/* (a blocked head is never a barrier) */
-				if (still_blocked(&tp->ctr, q) ||
-				    q->ent[q->pos] & BARRIER_FLAG)
-					continue;
-				if (!head_ready(job, &tp->ctr, q, &di))
-					continue;
-				if (add_run(job, &n, tp, q, u, di))
-					goto oom;
-				work += di->work;
-			}
+			/* A drained queue stays drained: drop it, keep the order. */
+			if (q->pos == q->n)
+				continue;
+			job->live[keep++] = k;
+			pending = true;
+			/* (a blocked head is never a barrier) */
+			if (still_blocked(&tp->ctr, q) ||
+			    q->ent[q->pos] & BARRIER_FLAG)
+				continue;
+			if (!head_ready(job, &tp->ctr, q, &di))
+				continue;
+			if (add_run(job, &n, tp, q, u, di))
+				goto oom;
+			work += di->work;
 		}
+		nlive = keep;
 		for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++) {
 			struct unit_q *q = &job->dma[e];
 			struct npu_dinsn *di = NULL;
@@ -1008,6 +1024,7 @@ static void job_free(struct npu_job *job)
 		npu_link_cal_free(&job->link[l]);
 	free(job->tpb);
 	free(job->uq);
+	free(job->live);
 	free(job->insns);
 	free(job->bar);
 	free(job->run);
