@@ -415,7 +415,6 @@ static int load_program(struct npu_job *job)
 	struct npu_mmu_tlb tlb = { 0 };
 	uint64_t fa = 0;
 	uint32_t detail = 0;
-	struct npu_hw_insn *raw;
 	int ret;
 
 	ret = npu_mmu_read(job->cj, &tlb, d->prog_va, &hdr, sizeof(hdr), &fa, &detail);
@@ -433,28 +432,28 @@ static int load_program(struct npu_job *job)
 	}
 	job->ninsns = hdr.insn_count;
 	job->insns = calloc(hdr.insn_count ? hdr.insn_count : 1, sizeof(*job->insns));
-	raw = malloc((size_t)(hdr.insn_count ? hdr.insn_count : 1) * NPU_INSN_SIZE);
-	if (!job->insns || !raw) {
-		free(raw);
+	if (!job->insns) {
 		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
 		return NPU_TASK_INTERNAL;
 	}
-	ret = npu_mmu_read(job->cj, &tlb, d->prog_va + hdr.insn_offset, raw,
-			   (size_t)hdr.insn_count * NPU_INSN_SIZE, &fa, &detail);
-	if (ret) {
-		free(raw);
-		goto mem_fail;
+	/*
+	 * Every instruction straight into its record (in address order, so a
+	 * fault names the same first bad page as one read of the whole
+	 * array would), all before any is decoded.
+	 */
+	for (uint32_t i = 0; i < hdr.insn_count; i++) {
+		ret = npu_mmu_read(job->cj, &tlb, d->prog_va + hdr.insn_offset +
+				   (uint64_t)i * NPU_INSN_SIZE, &job->insns[i].raw,
+				   NPU_INSN_SIZE, &fa, &detail);
+		if (ret)
+			goto mem_fail;
 	}
 	for (uint32_t i = 0; i < hdr.insn_count; i++) {
-		job->insns[i].raw = raw[i];
 		job->insns[i].index = i;
 		ret = decode_insn(job, &job->insns[i]);
-		if (ret) {
-			free(raw);
+		if (ret)
 			return ret;
-		}
 	}
-	free(raw);
 	return 0;
 mem_fail:
 	if (ret == NPU_TASK_MMU_FAULT) {
@@ -1091,7 +1090,11 @@ void npu_task_run(struct npu_core_job *cj)
 			tp->hbsm = npu_core_hbsm_of(core, tp->pcluster, t);
 		}
 	}
-	if (load_program(job))
+	/* One memory bracket for the program's many reads. */
+	mem_begin(job);
+	ret = load_program(job);
+	mem_end(job);
+	if (ret)
 		goto out;
 	if (dispatch(job)) {
 		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
