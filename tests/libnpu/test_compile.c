@@ -314,6 +314,61 @@ START_TEST(conv_variants)
 }
 END_TEST
 
+/*
+ * Conv -> Add(residual) -> Relu becomes one Conv with an epilogue
+ * (npu_fuse.c), also when the residual's producer comes after the Conv in
+ * node order; the result is still relu(conv(x) + relu(z)).
+ */
+START_TEST(conv_residual_fused)
+{
+	enum { C = 6, H = 9, K = 3 };
+	int64_t xd[4] = { 1, C, H, H }, wd[4] = { C, C, K, K }, bd[1] = { C };
+	float x[C * H * H], z[C * H * H], w[C * C * K * K], b[C], y[C * H * H];
+	float want[C * H * H];
+	float *xs[2] = { x, z }, *ys[1] = { y };
+	npu_ir_graph *g = graph();
+	int tx = tensor(g, "x", 4, xd), tz = tensor(g, "z", 4, xd);
+	int tw, tb, tc, tr, ts, ty, adds = 0, conv = -1;
+	npu_ir_node *n;
+
+	fill(x, C * H * H, 41);
+	fill(z, C * H * H, 42);
+	fill(w, C * C * K * K, 43);
+	fill(b, C, 44);
+	tw = cst(g, "w", 4, wd, w);
+	tb = cst(g, "b", 1, bd, b);
+	tc = tensor(g, "c", -1, NULL);
+	tr = tensor(g, "r", -1, NULL);
+	ts = tensor(g, "s", -1, NULL);
+	ty = tensor(g, "y", -1, NULL);
+	n = node(g, "Conv", (int[]){ tx, tw, tb }, 3, tc);
+	npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ K, K }, 2);
+	npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 1, 1 }, 2);
+	npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
+	node(g, "Relu", &tz, 1, tr);		/* the residual, after the Conv */
+	node(g, "Add", (int[]){ tc, tr }, 2, ts);
+	node(g, "Relu", &ts, 1, ty);
+	io(g, (int[]){ tx, tz }, 2, &ty, 1);
+	ref_conv(x, w, b, want, C, H, H, C, K, 1, 1, 1, H, H);
+	for (int i = 0; i < C * H * H; i++)
+		want[i] = fmaxf(want[i] + fmaxf(z[i], 0.0f), 0.0f);
+	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+	close_to(y, want, C * H * H, 2e-2f, 6e-2f);
+	for (int i = 0; i < g->n_nodes; i++) {
+		if (g->nodes[i].dead)
+			continue;
+		adds += !strcmp(g->nodes[i].op, "Add");
+		if (!strcmp(g->nodes[i].op, "Conv"))
+			conv = i;
+	}
+	ck_assert_int_eq(adds, 0);
+	ck_assert_int_ge(conv, 0);
+	ck_assert_int_eq(g->nodes[conv].n_inputs, 4);
+	ck_assert_int_eq(g->nodes[conv].outputs[0], ty);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /* Same conv on every placement of two fused clusters gives the same bytes. */
 START_TEST(conv_defect_masks_identical)
 {
@@ -471,6 +526,7 @@ static Suite *compile_suite(void)
 	tcase_add_test(tc, unary_functions);
 	tcase_add_test(tc, matmul_and_gemm);
 	tcase_add_test(tc, conv_variants);
+	tcase_add_test(tc, conv_residual_fused);
 	tcase_add_test(tc, conv_defect_masks_identical);
 	tcase_add_test(tc, pools_and_softmax);
 	tcase_add_test(tc, moves);

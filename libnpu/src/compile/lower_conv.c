@@ -133,6 +133,8 @@ struct kind {
 	unsigned bdt;		/* bias: FP32 or INT32 */
 	uint64_t w_off, b_off, q_off;	/* CONST offsets */
 	struct npu_hw_tcu_params tcu;	/* zero points, flags */
+	int res;		/* fused residual tensor, -1: none */
+	int64_t res_act;	/* its activation (enum npu_hw_fn), 0: none */
 };
 
 static float qparam_f(const npu_ir_tensor *t, int64_t i)
@@ -189,6 +191,9 @@ static npu_status prep_float(struct npu_cc *cc, const npu_ir_node *n,
 	k->wdt = NPU_DT_BF16;
 	k->wb = 2;
 	k->bdt = NPU_DT_FP32;
+	k->res = n->n_inputs > 3 ? n->inputs[3] : -1;
+	if (!st && k->res >= 0)
+		st = npu_ir_attr_int(n, "npu_res_act", 0, &k->res_act);
 	return st ? st : npu_cc_act(n, &k->tcu);
 }
 
@@ -266,13 +271,46 @@ static npu_status prep_quant(struct npu_cc *cc, const npu_ir_node *n,
 	return st;
 }
 
+/*
+ * The fused residual of a float Conv tile: its block of R (the same
+ * channels and rows as the tile's Y, dense like Y) comes in as the last
+ * input, and Y = act(Y + R) in place before the write-back.
+ */
+static void add_residual(struct npu_tile *t, const struct geom *g, const struct kind *k,
+			 const struct npu_loc *lr, int64_t b, int64_t oc0, int64_t oc,
+			 int64_t oh0, int64_t oh1, uint32_t h_y, uint32_t h_r)
+{
+	struct npu_tile_in *ti = &t->in[t->nin++];
+	uint64_t elems = (uint64_t)(oc * (oh1 - oh0) * g->OW);
+	struct npu_hw_insn *op = &t->op[t->nop++];
+
+	ti->seg = lr->seg;
+	memset(&ti->walk, 0, sizeof(ti->walk));
+	ti->walk.space = NPU_SPACE_DDR;
+	ti->walk.dtype = NPU_DT_FP32;
+	ti->walk.base = lr->off + (uint64_t)(((b * g->OC + oc0) * g->OH + oh0) * g->OW) * 4;
+	npu_twu_lvl(&ti->walk, 0, (oh1 - oh0) * g->OW, 4);
+	npu_twu_lvl(&ti->walk, 1, oc, g->OH * g->OW * 4);
+	ti->hbsm = h_r;
+	op->unit = NPU_UNIT_CVU;
+	op->opcode = NPU_CVU_BINARY;
+	op->params.cvu.fn = NPU_FN_ADD;
+	if (k->res_act) {
+		op->params.cvu.nstages = 1;
+		op->params.cvu.stage[0].fn = (uint8_t)k->res_act;
+	}
+	npu_twu_flat(&op->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_FP32, h_y, elems);
+	npu_twu_flat(&op->opnd[NPU_OPND_SRC1], NPU_SPACE_HBSM, NPU_DT_FP32, h_r, elems);
+	npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_FP32, h_y, elems);
+}
+
 static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind *k)
 {
 	struct geom g;
 	int64_t Cg, OCg, gpt, ohb, nblk_oc, nrow;
 	uint64_t wbytes_per_oc, budget = cc->hbsm;
 	unsigned xcost;
-	struct npu_loc lx, ly;
+	struct npu_loc lx, ly, lr = { NPU_NO_SEG, 0 };
 	struct npu_tile *tiles = NULL;
 	unsigned ntiles = 0, cap = 0;
 	bool conv_f = !k->pool && !k->quant;
@@ -305,6 +343,8 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 	xcost = conv_f ? 6 : k->xb;
 	if ((st = npu_cc_loc(cc, n->inputs[0], &lx)) || (st = npu_cc_loc(cc, n->outputs[0], &ly)))
 		return st;
+	if (conv_f && k->res >= 0 && (st = npu_cc_loc(cc, k->res, &lr)))
+		return st;
 
 	/* Groups per tile (grouped and pooling), or output channels per tile. */
 	wbytes_per_oc = k->pool ? 0 : (uint64_t)(Cg * g.KH * g.KW * k->wb);
@@ -330,7 +370,8 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		rows_needed(&g, 0, ohb, &ih0, &ih1, &pt, &pb);
 		need = (uint64_t)(ch * (ih1 - ih0 + 1) * g.W) * xcost +
 		       (uint64_t)oc * wbytes_per_oc + (uint64_t)oc * 8 +
-		       (uint64_t)(oc * ohb * g.OW * k->yb) + 5 * 64;
+		       (uint64_t)(oc * ohb * g.OW * k->yb) * (lr.seg != NPU_NO_SEG ? 2 : 1) +
+		       6 * 64;
 		if (need <= budget || ohb == 1)
 			break;
 		ohb = (ohb + 1) / 2;
@@ -351,7 +392,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 	for (int64_t rb = 0; rb < nrow && !st; rb++) {
 		int64_t c0, ch, oc0, oc, tg, oh0 = rb * ohb, oh1 = oh0 + ohb > g.OH ? g.OH : oh0 + ohb;
 		int64_t ih0, ih1, pt, pb, rows;
-		uint32_t h_x32, h_x16, h_w, h_b, h_q, h_y;
+		uint32_t h_x32, h_x16, h_w, h_b, h_q, h_y, h_r;
 		struct npu_tile *t;
 		struct npu_hw_insn *op;
 
@@ -378,6 +419,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		h_b = h_w + (uint32_t)((oc * (int64_t)wbytes_per_oc + 63) & ~63);
 		h_q = h_b + (uint32_t)((oc * 4 + 63) & ~63);
 		h_y = h_q + (uint32_t)((oc * 4 + 63) & ~63);
+		h_r = h_y + (uint32_t)((oc * (oh1 - oh0) * g.OW * k->yb + 63) & ~63);
 
 		if (ntiles == cap) {
 			struct npu_tile *gr = realloc(tiles, (cap ? 2 * cap : 16) * sizeof(*gr));
@@ -479,6 +521,8 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		}
 		/* Y block: oc channels x (oh1 - oh0) rows, fp32 [oc][oh][ow]. */
 		x_levels(&op->opnd[NPU_OPND_DST], k->ydt, k->yb, h_y, oc, oh1 - oh0, g.OW);
+		if (lr.seg != NPU_NO_SEG)
+			add_residual(t, &g, k, &lr, b, oc0, oc, oh0, oh1, h_y, h_r);
 		if (!st)
 			st = npu_tile_out(t, h_y, (uint32_t)oc,
 					  (uint32_t)((oh1 - oh0) * g.OW * k->yb),
@@ -498,6 +542,7 @@ npu_status npu_lower_conv(struct npu_cc *cc, const npu_ir_node *n)
 	struct kind k = { 0 };
 
 	k.quant = !strcmp(n->op, "QLinearConv") || !strcmp(n->op, "ConvInteger");
+	k.res = -1;
 	return lower_2d(cc, n, &k);
 }
 
