@@ -353,6 +353,16 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		while (gpt > 1 && ((uint64_t)(gpt * Cg * g.H * g.W * xcost) > budget / 2 ||
 				   (uint64_t)gpt * OCg * wbytes_per_oc > budget / 4))
 			gpt = (gpt + 1) / 2;
+		/*
+		 * Spread over the workers by groups first: a group block needs
+		 * no halo rows, so it reads each input row once.
+		 */
+		if (g.groups * g.N >= 2 && (g.groups + gpt - 1) / gpt * g.N < cc->spread) {
+			int64_t want = cc->spread / g.N, per = (g.groups + want - 1) / want;
+
+			if (per < gpt)
+				gpt = per;
+		}
 		nblk_oc = (g.groups + gpt - 1) / gpt;
 	} else {
 		gpt = g.OC;	/* output channels per tile */
@@ -377,8 +387,8 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		ohb = (ohb + 1) / 2;
 	}
 	nrow = (g.OH + ohb - 1) / ohb;
-	if (nblk_oc * nrow * g.N < cc->workers && g.OH > 1) {
-		int64_t want = (cc->workers + nblk_oc * g.N - 1) / (nblk_oc * g.N);
+	if (nblk_oc * nrow * g.N < cc->spread && g.OH > 1) {
+		int64_t want = (cc->spread + nblk_oc * g.N - 1) / (nblk_oc * g.N);
 
 		if (want > g.OH)
 			want = g.OH;

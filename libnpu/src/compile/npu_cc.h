@@ -41,6 +41,12 @@ struct npu_cc {
 	npu_ir_graph *g;
 	struct npu_cmodel *cm;
 	uint32_t nclusters, tpbs, workers;
+	/*
+	 * How many workers one node's tiles should be spread over: all of
+	 * them layer by layer; with pipelined stages about a stage's share,
+	 * since more, smaller tiles then only re-read halos and weights.
+	 */
+	uint32_t spread;
 	uint32_t hbsm;		/* HBSM bytes one tile may use (half of it) */
 	uint32_t seg_const, seg_scratch, seg_io;
 	struct npu_loc *loc;	/* per tensor */
