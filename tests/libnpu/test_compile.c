@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/npu_cc.h"
 #include "compile/npu_compile.h"
 #include "model/npu_model_priv.h"
 #include "npu/npu_hw.h"
@@ -369,6 +370,25 @@ START_TEST(conv_residual_fused)
 }
 END_TEST
 
+/* Pitched planes: 32 consecutive ones start in 32 different HBSM banks. */
+START_TEST(hbsm_pitch_spreads_banks)
+{
+	static const uint64_t rows[] = { 32, 48, 64, 192, 512, 1024, 4096, 1000 };
+
+	ck_assert_uint_eq(npu_hbsm_pitch(18), 18);	/* shares blocks: dense */
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint32_t p = npu_hbsm_pitch(rows[i]);
+		uint32_t used = 0;
+
+		ck_assert_uint_ge(p, rows[i]);
+		ck_assert_uint_lt(p, rows[i] + 64);
+		for (unsigned k = 0; k < 32; k++)
+			used |= 1u << ((k * p >> 5) & 31);
+		ck_assert_uint_eq(used, 0xffffffffu);
+	}
+}
+END_TEST
+
 /* Same conv on every placement of two fused clusters gives the same bytes. */
 START_TEST(conv_defect_masks_identical)
 {
@@ -527,6 +547,7 @@ static Suite *compile_suite(void)
 	tcase_add_test(tc, matmul_and_gemm);
 	tcase_add_test(tc, conv_variants);
 	tcase_add_test(tc, conv_residual_fused);
+	tcase_add_test(tc, hbsm_pitch_spreads_banks);
 	tcase_add_test(tc, conv_defect_masks_identical);
 	tcase_add_test(tc, pools_and_softmax);
 	tcase_add_test(tc, moves);

@@ -107,14 +107,15 @@ static void rows_needed(const struct geom *g, int64_t oh0, int64_t oh1, int64_t 
 	*pb = last - *ih1;
 }
 
+/* [C][H][W] in HBSM, channel planes @pitch bytes apart. */
 static void x_levels(struct npu_hw_twu *w, unsigned dtype, unsigned esize, uint64_t base,
-		     int64_t ch, int64_t rows, int64_t W)
+		     int64_t ch, int64_t rows, int64_t W, uint32_t pitch)
 {
 	memset(w, 0, sizeof(*w));
 	w->space = NPU_SPACE_HBSM;
 	w->dtype = (uint8_t)dtype;
 	w->base = base;
-	npu_twu_lvl(w, 0, ch, rows * W * esize);	/* C */
+	npu_twu_lvl(w, 0, ch, pitch);			/* C */
 	npu_twu_lvl(w, 1, W, esize);			/* W */
 	npu_twu_lvl(w, 2, rows, W * esize);		/* H */
 }
@@ -271,17 +272,51 @@ static npu_status prep_quant(struct npu_cc *cc, const npu_ir_node *n,
 	return st;
 }
 
+static uint64_t align64(uint64_t v)
+{
+	return (v + 63) & ~(uint64_t)63;
+}
+
+/* Planes of @n elements of @esize bytes, @ch of them, @pitch bytes apart. */
+static void planes(struct npu_hw_twu *w, unsigned dtype, unsigned esize, uint64_t base,
+		   int64_t ch, int64_t n, uint32_t pitch)
+{
+	memset(w, 0, sizeof(*w));
+	w->space = NPU_SPACE_HBSM;
+	w->dtype = (uint8_t)dtype;
+	w->base = base;
+	npu_twu_lvl(w, 0, n, esize);
+	npu_twu_lvl(w, 1, ch, pitch);
+}
+
+/*
+ * HBSM bytes of a tile of @ch input channels x @rows input rows and @oc
+ * output channels x @orows output rows, laid out as the tile loop does.
+ */
+static uint64_t tile_bytes(const struct geom *g, const struct kind *k, bool conv_f, bool res,
+			   int64_t ch, int64_t rows, int64_t oc, int64_t orows, uint32_t wpitch)
+{
+	uint64_t x = conv_f ? align64((uint64_t)(ch * rows * g->W) * k->xb) +
+			      align64((uint64_t)ch * npu_hbsm_pitch((uint64_t)(rows * g->W) * 2)) :
+			      align64((uint64_t)ch * npu_hbsm_pitch((uint64_t)(rows * g->W) * k->xb));
+
+	return x + align64((uint64_t)oc * wpitch) + 2 * align64((uint64_t)oc * 4) +
+	       align64((uint64_t)oc * npu_hbsm_pitch((uint64_t)(orows * g->OW) * k->yb)) +
+	       (res ? align64((uint64_t)(oc * orows * g->OW) * 4) : 0);
+}
+
 /*
  * The fused residual of a float Conv tile: its block of R (the same
- * channels and rows as the tile's Y, dense like Y) comes in as the last
- * input, and Y = act(Y + R) in place before the write-back.
+ * channels and rows as the tile's Y) comes in dense as the last input,
+ * and Y = act(Y + R) in place (Y's planes @ypitch apart) before the
+ * write-back.
  */
 static void add_residual(struct npu_tile *t, const struct geom *g, const struct kind *k,
 			 const struct npu_loc *lr, int64_t b, int64_t oc0, int64_t oc,
-			 int64_t oh0, int64_t oh1, uint32_t h_y, uint32_t h_r)
+			 int64_t oh0, int64_t oh1, uint32_t h_y, uint32_t ypitch, uint32_t h_r)
 {
 	struct npu_tile_in *ti = &t->in[t->nin++];
-	uint64_t elems = (uint64_t)(oc * (oh1 - oh0) * g->OW);
+	int64_t n = (oh1 - oh0) * g->OW;
 	struct npu_hw_insn *op = &t->op[t->nop++];
 
 	ti->seg = lr->seg;
@@ -299,9 +334,9 @@ static void add_residual(struct npu_tile *t, const struct geom *g, const struct 
 		op->params.cvu.nstages = 1;
 		op->params.cvu.stage[0].fn = (uint8_t)k->res_act;
 	}
-	npu_twu_flat(&op->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_FP32, h_y, elems);
-	npu_twu_flat(&op->opnd[NPU_OPND_SRC1], NPU_SPACE_HBSM, NPU_DT_FP32, h_r, elems);
-	npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_FP32, h_y, elems);
+	planes(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_y, oc, n, ypitch);
+	planes(&op->opnd[NPU_OPND_SRC1], NPU_DT_FP32, 4, h_r, oc, n, (uint32_t)(n * 4));
+	planes(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_y, oc, n, ypitch);
 }
 
 static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind *k)
@@ -309,6 +344,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 	struct geom g;
 	int64_t Cg, OCg, gpt, ohb, nblk_oc, nrow;
 	uint64_t wbytes_per_oc, budget = cc->hbsm;
+	uint32_t wpitch;
 	unsigned xcost;
 	struct npu_loc lx, ly, lr = { NPU_NO_SEG, 0 };
 	struct npu_tile *tiles = NULL;
@@ -348,10 +384,12 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 
 	/* Groups per tile (grouped and pooling), or output channels per tile. */
 	wbytes_per_oc = k->pool ? 0 : (uint64_t)(Cg * g.KH * g.KW * k->wb);
+	/* Each output channel's weights start in another bank (npu_hbsm_pitch). */
+	wpitch = npu_hbsm_pitch(wbytes_per_oc);
 	if (g.groups > 1) {
 		gpt = g.groups;
 		while (gpt > 1 && ((uint64_t)(gpt * Cg * g.H * g.W * xcost) > budget / 2 ||
-				   (uint64_t)gpt * OCg * wbytes_per_oc > budget / 4))
+				   (uint64_t)gpt * OCg * wpitch > budget / 4))
 			gpt = (gpt + 1) / 2;
 		/*
 		 * Spread over the workers by groups first: a group block needs
@@ -366,7 +404,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		nblk_oc = (g.groups + gpt - 1) / gpt;
 	} else {
 		gpt = g.OC;	/* output channels per tile */
-		while (gpt > 1 && (uint64_t)gpt * wbytes_per_oc > budget / 4)
+		while (gpt > 1 && (uint64_t)gpt * wpitch > budget / 4)
 			gpt = (gpt + 1) / 2;
 		nblk_oc = (g.OC + gpt - 1) / gpt;
 	}
@@ -378,10 +416,8 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		uint64_t need;
 
 		rows_needed(&g, 0, ohb, &ih0, &ih1, &pt, &pb);
-		need = (uint64_t)(ch * (ih1 - ih0 + 1) * g.W) * xcost +
-		       (uint64_t)oc * wbytes_per_oc + (uint64_t)oc * 8 +
-		       (uint64_t)(oc * ohb * g.OW * k->yb) * (lr.seg != NPU_NO_SEG ? 2 : 1) +
-		       6 * 64;
+		need = tile_bytes(&g, k, conv_f, lr.seg != NPU_NO_SEG, ch, ih1 - ih0 + 1, oc, ohb,
+				  wpitch);
 		if (need <= budget || ohb == 1)
 			break;
 		ohb = (ohb + 1) / 2;
@@ -402,7 +438,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 	for (int64_t rb = 0; rb < nrow && !st; rb++) {
 		int64_t c0, ch, oc0, oc, tg, oh0 = rb * ohb, oh1 = oh0 + ohb > g.OH ? g.OH : oh0 + ohb;
 		int64_t ih0, ih1, pt, pb, rows;
-		uint32_t h_x32, h_x16, h_w, h_b, h_q, h_y, h_r;
+		uint32_t h_x32, h_x16, h_w, h_b, h_q, h_y, h_r, xpitch, ypitch;
 		struct npu_tile *t;
 		struct npu_hw_insn *op;
 
@@ -423,13 +459,22 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		}
 		rows_needed(&g, oh0, oh1, &ih0, &ih1, &pt, &pb);
 		rows = ih1 - ih0 + 1;
+		/*
+		 * The units walk X, the weights and Y channel by channel, so
+		 * their channel planes are pitched across the HBSM banks; the
+		 * fp32 X of a float Conv is only converted, in order, and
+		 * stays dense.
+		 */
+		xpitch = npu_hbsm_pitch((uint64_t)(rows * g.W) * (conv_f ? 2 : k->xb));
+		ypitch = npu_hbsm_pitch((uint64_t)((oh1 - oh0) * g.OW) * k->yb);
 		h_x32 = 0;
-		h_x16 = (uint32_t)((ch * rows * g.W * k->xb + 63) & ~63);
-		h_w = h_x16 + (uint32_t)(conv_f ? (ch * rows * g.W * 2 + 63) & ~63 : 0);
-		h_b = h_w + (uint32_t)((oc * (int64_t)wbytes_per_oc + 63) & ~63);
-		h_q = h_b + (uint32_t)((oc * 4 + 63) & ~63);
-		h_y = h_q + (uint32_t)((oc * 4 + 63) & ~63);
-		h_r = h_y + (uint32_t)((oc * (oh1 - oh0) * g.OW * k->yb + 63) & ~63);
+		h_x16 = (uint32_t)align64(conv_f ? (uint64_t)(ch * rows * g.W) * k->xb :
+					  (uint64_t)ch * xpitch);
+		h_w = h_x16 + (uint32_t)(conv_f ? align64((uint64_t)ch * xpitch) : 0);
+		h_b = h_w + (uint32_t)align64((uint64_t)oc * wpitch);
+		h_q = h_b + (uint32_t)align64((uint64_t)oc * 4);
+		h_y = h_q + (uint32_t)align64((uint64_t)oc * 4);
+		h_r = h_y + (uint32_t)align64((uint64_t)oc * ypitch);
 
 		if (ntiles == cap) {
 			struct npu_tile *gr = realloc(tiles, (cap ? 2 * cap : 16) * sizeof(*gr));
@@ -451,6 +496,10 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		npu_twu_lvl(&t->in[0].walk, 0, rows * g.W, k->xb);
 		npu_twu_lvl(&t->in[0].walk, 1, ch, g.H * g.W * k->xb);
 		t->in[0].hbsm = h_x32;
+		if (!conv_f && xpitch != (uint64_t)(rows * g.W) * k->xb) {
+			t->in[0].dst_row = (uint32_t)(rows * g.W);
+			t->in[0].dst_pitch = xpitch;
+		}
 		t->nin = 1;
 		if (!k->pool) {
 			uint32_t h_src = conv_f ? h_x16 : h_x32;
@@ -461,6 +510,10 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 				     k->w_off + (uint64_t)oc0 * wbytes_per_oc,
 				     (uint64_t)oc * (wbytes_per_oc / k->wb));
 			t->in[1].hbsm = h_w;
+			if (wpitch != wbytes_per_oc) {
+				t->in[1].dst_row = (uint32_t)(wbytes_per_oc / k->wb);
+				t->in[1].dst_pitch = wpitch;
+			}
 			t->in[2].seg = cc->seg_const;
 			npu_twu_flat(&t->in[2].walk, NPU_SPACE_DDR, k->bdt,
 				     k->b_off + (uint64_t)oc0 * 4, (uint64_t)oc);
@@ -478,10 +531,10 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 				op = &t->op[t->nop++];
 				op->unit = NPU_UNIT_CVU;
 				op->opcode = NPU_CVU_UNARY;
-				npu_twu_flat(&op->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_FP32,
-					     h_x32, (uint64_t)(ch * rows * g.W));
-				npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_BF16,
-					     h_x16, (uint64_t)(ch * rows * g.W));
+				planes(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_x32, ch,
+				       rows * g.W, (uint32_t)(rows * g.W * 4));
+				planes(&op->opnd[NPU_OPND_DST], NPU_DT_BF16, 2, h_x16, ch,
+				       rows * g.W, xpitch);
 			}
 
 			op = &t->op[t->nop++];
@@ -490,12 +543,12 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 			op->params.tcu = k->tcu;
 			if (k->tcu.flags & NPU_TCU_F_PER_CHANNEL)
 				op->params.tcu.qscale_addr = h_q;
-			x_levels(&op->opnd[NPU_OPND_SRC0], sdt, sb, h_src, ch, rows, g.W);
+			x_levels(&op->opnd[NPU_OPND_SRC0], sdt, sb, h_src, ch, rows, g.W, xpitch);
 			memset(&op->opnd[NPU_OPND_SRC1], 0, sizeof(op->opnd[0]));
 			op->opnd[NPU_OPND_SRC1].space = NPU_SPACE_HBSM;
 			op->opnd[NPU_OPND_SRC1].dtype = (uint8_t)k->wdt;
 			op->opnd[NPU_OPND_SRC1].base = h_w;
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 0, oc, Cg * g.KH * g.KW * k->wb);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 0, oc, wpitch);
 			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 1, Cg, g.KH * g.KW * k->wb);
 			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 2, g.KW, k->wb);
 			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 3, g.KH, g.KW * k->wb);
@@ -514,7 +567,8 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 			op = &t->op[t->nop++];
 			op->unit = NPU_UNIT_CVU;
 			op->opcode = NPU_CVU_POOL;
-			x_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_x32, ch, rows, g.W);
+			x_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_x32, ch, rows, g.W,
+				 xpitch);
 			op->params.cvu.fn = (uint8_t)k->pool_fn;
 			op->params.cvu.kernel_h = (uint16_t)g.KH;
 			op->params.cvu.kernel_w = (uint16_t)g.KW;
@@ -530,13 +584,13 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 				op->params.cvu.flags = NPU_CVU_F_COUNT_PAD;
 		}
 		/* Y block: oc channels x (oh1 - oh0) rows, fp32 [oc][oh][ow]. */
-		x_levels(&op->opnd[NPU_OPND_DST], k->ydt, k->yb, h_y, oc, oh1 - oh0, g.OW);
+		x_levels(&op->opnd[NPU_OPND_DST], k->ydt, k->yb, h_y, oc, oh1 - oh0, g.OW, ypitch);
 		if (lr.seg != NPU_NO_SEG)
-			add_residual(t, &g, k, &lr, b, oc0, oc, oh0, oh1, h_y, h_r);
+			add_residual(t, &g, k, &lr, b, oc0, oc, oh0, oh1, h_y, ypitch, h_r);
 		if (!st)
 			st = npu_tile_out(t, h_y, (uint32_t)oc,
 					  (uint32_t)((oh1 - oh0) * g.OW * k->yb),
-					  (int32_t)((oh1 - oh0) * g.OW * k->yb), ly.seg,
+					  (int32_t)ypitch, ly.seg,
 					  ly.off + (uint64_t)(((b * g.OC + oc0) * g.OH + oh0) *
 							   g.OW) * k->yb,
 					  (int32_t)(g.OH * g.OW * k->yb));

@@ -76,11 +76,16 @@ npu_status npu_cc_loc(struct npu_cc *cc, int t, struct npu_loc *out);
 #define NPU_TILE_MAX_IN		4
 #define NPU_TILE_MAX_OPS	4
 
-/* DMA of a DDR walk into a dense HBSM buffer of the tile's TPB. */
+/*
+ * DMA of a DDR walk into an HBSM buffer of the tile's TPB: dense, or
+ * (dst_pitch > 0) as rows of dst_row elements dst_pitch bytes apart, so a
+ * unit walking across rows does not hit one HBSM bank again and again.
+ */
 struct npu_tile_in {
 	uint32_t seg;
 	struct npu_hw_twu walk;	/* space DDR; base = offset in seg */
 	uint32_t hbsm;		/* destination offset */
+	uint32_t dst_row, dst_pitch;
 };
 
 struct npu_tile {
@@ -159,6 +164,14 @@ void npu_twu_flat(struct npu_hw_twu *w, unsigned space, unsigned dtype,
 		  uint64_t base, uint64_t n);
 /* Walker level @l: @count elements @stride bytes apart. */
 void npu_twu_lvl(struct npu_hw_twu *w, unsigned l, int64_t count, int64_t stride);
+
+/*
+ * The HBSM pitch for rows of @bytes that a unit walks across (row to row
+ * at each step): an odd number of 32-byte bank blocks, so 32 consecutive
+ * rows start in 32 different banks (cycle-model.md, bank conflicts).
+ * Rows shorter than a block share blocks anyway and stay dense.
+ */
+uint32_t npu_hbsm_pitch(uint64_t bytes);
 
 /* Elements a walker produces (all levels). */
 uint64_t npu_twu_count(const struct npu_hw_twu *w);

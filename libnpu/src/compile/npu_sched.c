@@ -42,6 +42,15 @@ void npu_twu_flat(struct npu_hw_twu *w, unsigned space, unsigned dtype,
 	npu_twu_lvl(w, 0, (int64_t)n, (int64_t)npu_cc_hw_size(dtype));
 }
 
+uint32_t npu_hbsm_pitch(uint64_t bytes)
+{
+	uint64_t blocks = (bytes + 31) / 32;
+
+	if (bytes < 32)
+		return (uint32_t)bytes;
+	return (uint32_t)((blocks | 1) * 32);
+}
+
 uint64_t npu_twu_count(const struct npu_hw_twu *w)
 {
 	uint64_t cnt = 1;
@@ -144,9 +153,16 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 		in->params.dma.engine = e->engine;
 		e->engine ^= 1;
 		in->opnd[NPU_OPND_SRC0] = ti->walk;
-		/* Dense in HBSM: as many elements as the walk. */
+		/* As many elements as the walk, dense or in pitched rows. */
 		npu_twu_flat(&in->opnd[NPU_OPND_DST], NPU_SPACE_HBSM_REMOTE,
 			     ti->walk.dtype, ti->hbsm + half, npu_twu_count(&ti->walk));
+		if (ti->dst_pitch) {
+			struct npu_hw_twu *d = &in->opnd[NPU_OPND_DST];
+
+			npu_twu_lvl(d, 0, ti->dst_row, npu_cc_hw_size(ti->walk.dtype));
+			npu_twu_lvl(d, 1, (int64_t)(npu_twu_count(&ti->walk) / ti->dst_row),
+				    ti->dst_pitch);
+		}
 		in->opnd[NPU_OPND_DST].cluster_mask = (uint16_t)(1u << c);
 		in->opnd[NPU_OPND_DST].tpb_mask = (uint8_t)(1u << tpb);
 		if (how->wait_val)
