@@ -485,6 +485,55 @@ START_TEST(moves)
 }
 END_TEST
 
+/*
+ * Concat in place (npu_cc_place_concats): computed inputs live inside
+ * the output, also through a nested Concat and when another node reads
+ * the same input; constants are still copied.
+ */
+START_TEST(concat_in_place)
+{
+	int64_t xd[4] = { 1, 2, 3, 4 }, cd[4] = { 1, 1, 3, 4 };
+	float x[24], c[12], y[84], y2[24], want[84];
+	float *xs[1] = { x }, *ys[2] = { y, y2 };
+	npu_ir_graph *g = graph();
+	int tx = tensor(g, "x", 4, xd), tc, ta, tb, ts, tcat, ty, ty2;
+	npu_ir_node *n;
+
+	fill(x, 24, 51);
+	fill(c, 12, 52);
+	tc = cst(g, "c", 4, cd, c);
+	ta = tensor(g, "a", -1, NULL);
+	ts = tensor(g, "s", -1, NULL);
+	tb = tensor(g, "b", -1, NULL);
+	tcat = tensor(g, "cat", -1, NULL);
+	ty = tensor(g, "y", -1, NULL);
+	ty2 = tensor(g, "y2", -1, NULL);
+	node(g, "Relu", &tx, 1, ta);
+	node(g, "Sigmoid", &tx, 1, ts);
+	n = node(g, "Concat", (int[]){ ta, tc }, 2, tb);		/* [1,3,3,4] */
+	npu_ir_set_attr_int(n, "axis", 1);
+	n = node(g, "Concat", (int[]){ tb, ts, ta }, 3, tcat);	/* [1,7,3,4] */
+	npu_ir_set_attr_int(n, "axis", -3);
+	node(g, "Relu", &tcat, 1, ty);
+	node(g, "Add", (int[]){ ta, tx }, 2, ty2);
+	io(g, &tx, 1, (int[]){ ty, ty2 }, 2);
+	for (int i = 0; i < 24; i++) {
+		float a = fmaxf(x[i], 0.0f);
+
+		want[i] = a;
+		want[36 + i] = 1.0f / (1.0f + expf(-x[i]));
+		want[60 + i] = a;
+	}
+	for (int i = 0; i < 12; i++)
+		want[24 + i] = fmaxf(c[i], 0.0f);
+	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+	close_to(y, want, 84, 1e-6f, 1e-6f);
+	for (int i = 0; i < 24; i++)
+		ck_assert_float_eq(y2[i], fmaxf(x[i], 0.0f) + x[i]);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 START_TEST(layernorm)
 {
 	int64_t xd[3] = { 2, 3, 10 }, gd[1] = { 10 };
@@ -551,6 +600,7 @@ static Suite *compile_suite(void)
 	tcase_add_test(tc, conv_defect_masks_identical);
 	tcase_add_test(tc, pools_and_softmax);
 	tcase_add_test(tc, moves);
+	tcase_add_test(tc, concat_in_place);
 	tcase_add_test(tc, layernorm);
 	tcase_add_test(tc, unsupported_op_named);
 	suite_add_tcase(s, tc);

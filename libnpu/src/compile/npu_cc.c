@@ -277,6 +277,8 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 		else
 			st = add_io(&cc, g->outputs[i], true);
 	}
+	if (!st)
+		st = npu_cc_place_concats(&cc);
 	for (i = 0; !st && i < g->n_nodes; i++) {
 		const npu_ir_node *n = &g->nodes[i];
 		npu_lower_fn fn;

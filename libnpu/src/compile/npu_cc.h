@@ -198,6 +198,9 @@ npu_status npu_fuse(npu_ir_graph *g);
 /* The fused activation of @n (from npu_fuse) into TCU output-stage params. */
 npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
 
+/* Give Concat inputs their homes inside the output (lower_move.c). */
+npu_status npu_cc_place_concats(struct npu_cc *cc);
+
 /* Copy tensor @src's bytes to tensor @dst's home by DMA (a step). */
 npu_status npu_cc_copy(struct npu_cc *cc, int src, int dst);
 
