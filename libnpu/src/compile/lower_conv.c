@@ -277,6 +277,22 @@ static uint64_t align64(uint64_t v)
 	return (v + 63) & ~(uint64_t)63;
 }
 
+/*
+ * [H][W][C] in HBSM (channels innermost): the units walk X channel first,
+ * so this layout makes their walk dense.
+ */
+static void hwc_levels(struct npu_hw_twu *w, unsigned dtype, unsigned esize, uint64_t base,
+		       int64_t ch, int64_t rows, int64_t W)
+{
+	memset(w, 0, sizeof(*w));
+	w->space = NPU_SPACE_HBSM;
+	w->dtype = (uint8_t)dtype;
+	w->base = base;
+	npu_twu_lvl(w, 0, ch, esize);			/* C */
+	npu_twu_lvl(w, 1, W, ch * esize);		/* W */
+	npu_twu_lvl(w, 2, rows, W * ch * esize);	/* H */
+}
+
 /* Planes of @n elements of @esize bytes, @ch of them, @pitch bytes apart. */
 static void planes(struct npu_hw_twu *w, unsigned dtype, unsigned esize, uint64_t base,
 		   int64_t ch, int64_t n, uint32_t pitch)
@@ -296,9 +312,8 @@ static void planes(struct npu_hw_twu *w, unsigned dtype, unsigned esize, uint64_
 static uint64_t tile_bytes(const struct geom *g, const struct kind *k, bool conv_f, bool res,
 			   int64_t ch, int64_t rows, int64_t oc, int64_t orows, uint32_t wpitch)
 {
-	uint64_t x = conv_f ? align64((uint64_t)(ch * rows * g->W) * k->xb) +
-			      align64((uint64_t)ch * npu_hbsm_pitch((uint64_t)(rows * g->W) * 2)) :
-			      align64((uint64_t)ch * npu_hbsm_pitch((uint64_t)(rows * g->W) * k->xb));
+	uint64_t x = align64((uint64_t)(ch * rows * g->W) * k->xb) +
+		     (conv_f ? align64((uint64_t)(ch * rows * g->W) * 2) : 0);
 
 	return x + align64((uint64_t)oc * wpitch) + 2 * align64((uint64_t)oc * 4) +
 	       align64((uint64_t)oc * npu_hbsm_pitch((uint64_t)(orows * g->OW) * k->yb)) +
@@ -384,8 +399,8 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 
 	/* Groups per tile (grouped and pooling), or output channels per tile. */
 	wbytes_per_oc = k->pool ? 0 : (uint64_t)(Cg * g.KH * g.KW * k->wb);
-	/* Each output channel's weights start in another bank (npu_hbsm_pitch). */
-	wpitch = npu_hbsm_pitch(wbytes_per_oc);
+	/* Weights go to HBSM transposed, output channel innermost: as dense. */
+	wpitch = (uint32_t)wbytes_per_oc;
 	if (g.groups > 1) {
 		gpt = g.groups;
 		while (gpt > 1 && ((uint64_t)(gpt * Cg * g.H * g.W * xcost) > budget / 2 ||
@@ -438,7 +453,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 	for (int64_t rb = 0; rb < nrow && !st; rb++) {
 		int64_t c0, ch, oc0, oc, tg, oh0 = rb * ohb, oh1 = oh0 + ohb > g.OH ? g.OH : oh0 + ohb;
 		int64_t ih0, ih1, pt, pb, rows;
-		uint32_t h_x32, h_x16, h_w, h_b, h_q, h_y, h_r, xpitch, ypitch;
+		uint32_t h_x32, h_x16, h_w, h_b, h_q, h_y, h_r, ypitch;
 		struct npu_tile *t;
 		struct npu_hw_insn *op;
 
@@ -460,17 +475,15 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		rows_needed(&g, oh0, oh1, &ih0, &ih1, &pt, &pb);
 		rows = ih1 - ih0 + 1;
 		/*
-		 * The units walk X, the weights and Y channel by channel, so
-		 * their channel planes are pitched across the HBSM banks; the
-		 * fp32 X of a float Conv is only converted, in order, and
-		 * stays dense.
+		 * The units walk X, the weights and Y channel by channel.  X
+		 * and the weights arrive transposed, channels innermost, so
+		 * those walks are dense; Y's channel planes are pitched across
+		 * the HBSM banks, since the write-back needs them whole.
 		 */
-		xpitch = npu_hbsm_pitch((uint64_t)(rows * g.W) * (conv_f ? 2 : k->xb));
 		ypitch = npu_hbsm_pitch((uint64_t)((oh1 - oh0) * g.OW) * k->yb);
 		h_x32 = 0;
-		h_x16 = (uint32_t)align64(conv_f ? (uint64_t)(ch * rows * g.W) * k->xb :
-					  (uint64_t)ch * xpitch);
-		h_w = h_x16 + (uint32_t)(conv_f ? align64((uint64_t)ch * xpitch) : 0);
+		h_x16 = (uint32_t)align64((uint64_t)(ch * rows * g.W) * k->xb);
+		h_w = h_x16 + (uint32_t)(conv_f ? align64((uint64_t)(ch * rows * g.W) * 2) : 0);
 		h_b = h_w + (uint32_t)align64((uint64_t)oc * wpitch);
 		h_q = h_b + (uint32_t)align64((uint64_t)oc * 4);
 		h_y = h_q + (uint32_t)align64((uint64_t)oc * 4);
@@ -496,9 +509,10 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		npu_twu_lvl(&t->in[0].walk, 0, rows * g.W, k->xb);
 		npu_twu_lvl(&t->in[0].walk, 1, ch, g.H * g.W * k->xb);
 		t->in[0].hbsm = h_x32;
-		if (!conv_f && xpitch != (uint64_t)(rows * g.W) * k->xb) {
+		if (ch > 1) {
 			t->in[0].dst_row = (uint32_t)(rows * g.W);
-			t->in[0].dst_pitch = xpitch;
+			t->in[0].dst_step = (uint32_t)(ch * k->xb);
+			t->in[0].dst_pitch = k->xb;
 		}
 		t->nin = 1;
 		if (!k->pool) {
@@ -510,9 +524,10 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 				     k->w_off + (uint64_t)oc0 * wbytes_per_oc,
 				     (uint64_t)oc * (wbytes_per_oc / k->wb));
 			t->in[1].hbsm = h_w;
-			if (wpitch != wbytes_per_oc) {
+			if (oc > 1) {
 				t->in[1].dst_row = (uint32_t)(wbytes_per_oc / k->wb);
-				t->in[1].dst_pitch = wpitch;
+				t->in[1].dst_step = (uint32_t)(oc * k->wb);
+				t->in[1].dst_pitch = k->wb;
 			}
 			t->in[2].seg = cc->seg_const;
 			npu_twu_flat(&t->in[2].walk, NPU_SPACE_DDR, k->bdt,
@@ -531,10 +546,10 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 				op = &t->op[t->nop++];
 				op->unit = NPU_UNIT_CVU;
 				op->opcode = NPU_CVU_UNARY;
-				planes(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_x32, ch,
-				       rows * g.W, (uint32_t)(rows * g.W * 4));
-				planes(&op->opnd[NPU_OPND_DST], NPU_DT_BF16, 2, h_x16, ch,
-				       rows * g.W, xpitch);
+				npu_twu_flat(&op->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_FP32,
+					     h_x32, (uint64_t)(ch * rows * g.W));
+				npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_BF16,
+					     h_x16, (uint64_t)(ch * rows * g.W));
 			}
 
 			op = &t->op[t->nop++];
@@ -543,15 +558,16 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 			op->params.tcu = k->tcu;
 			if (k->tcu.flags & NPU_TCU_F_PER_CHANNEL)
 				op->params.tcu.qscale_addr = h_q;
-			x_levels(&op->opnd[NPU_OPND_SRC0], sdt, sb, h_src, ch, rows, g.W, xpitch);
+			hwc_levels(&op->opnd[NPU_OPND_SRC0], sdt, sb, h_src, ch, rows, g.W);
 			memset(&op->opnd[NPU_OPND_SRC1], 0, sizeof(op->opnd[0]));
 			op->opnd[NPU_OPND_SRC1].space = NPU_SPACE_HBSM;
 			op->opnd[NPU_OPND_SRC1].dtype = (uint8_t)k->wdt;
 			op->opnd[NPU_OPND_SRC1].base = h_w;
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 0, oc, wpitch);
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 1, Cg, g.KH * g.KW * k->wb);
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 2, g.KW, k->wb);
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 3, g.KH, g.KW * k->wb);
+			/* [C][KH][KW][OC]: see the weights' DMA. */
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 0, oc, k->wb);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 1, Cg, g.KH * g.KW * oc * k->wb);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 2, g.KW, oc * k->wb);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 3, g.KH, g.KW * oc * k->wb);
 			npu_twu_flat(&op->opnd[NPU_OPND_SRC2], NPU_SPACE_HBSM, k->bdt, h_b,
 				     (uint64_t)oc);
 			op->params.tcu.stride_h = (uint16_t)g.sh;
@@ -567,8 +583,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 			op = &t->op[t->nop++];
 			op->unit = NPU_UNIT_CVU;
 			op->opcode = NPU_CVU_POOL;
-			x_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_x32, ch, rows, g.W,
-				 xpitch);
+			hwc_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_x32, ch, rows, g.W);
 			op->params.cvu.fn = (uint8_t)k->pool_fn;
 			op->params.cvu.kernel_h = (uint16_t)g.KH;
 			op->params.cvu.kernel_w = (uint16_t)g.KW;

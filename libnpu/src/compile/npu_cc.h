@@ -78,14 +78,17 @@ npu_status npu_cc_loc(struct npu_cc *cc, int t, struct npu_loc *out);
 
 /*
  * DMA of a DDR walk into an HBSM buffer of the tile's TPB: dense, or
- * (dst_pitch > 0) as rows of dst_row elements dst_pitch bytes apart, so a
- * unit walking across rows does not hit one HBSM bank again and again.
+ * (dst_pitch > 0) as rows of dst_row elements, dst_step bytes apart (0:
+ * the element size), whose starts are dst_pitch bytes apart.  A row pitch
+ * spreads rows over the HBSM banks; a step with a pitch of one element
+ * transposes, so the units then walk the buffer densely (no bank
+ * conflicts, cycle-model.md).
  */
 struct npu_tile_in {
 	uint32_t seg;
 	struct npu_hw_twu walk;	/* space DDR; base = offset in seg */
 	uint32_t hbsm;		/* destination offset */
-	uint32_t dst_row, dst_pitch;
+	uint32_t dst_row, dst_step, dst_pitch;
 };
 
 struct npu_tile {

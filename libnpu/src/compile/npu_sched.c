@@ -159,7 +159,8 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 		if (ti->dst_pitch) {
 			struct npu_hw_twu *d = &in->opnd[NPU_OPND_DST];
 
-			npu_twu_lvl(d, 0, ti->dst_row, npu_cc_hw_size(ti->walk.dtype));
+			npu_twu_lvl(d, 0, ti->dst_row, ti->dst_step ? ti->dst_step :
+				    npu_cc_hw_size(ti->walk.dtype));
 			npu_twu_lvl(d, 1, (int64_t)(npu_twu_count(&ti->walk) / ti->dst_row),
 				    ti->dst_pitch);
 		}
