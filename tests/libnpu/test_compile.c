@@ -389,6 +389,38 @@ START_TEST(hbsm_pitch_spreads_banks)
 }
 END_TEST
 
+/*
+ * A round's identical tile inputs share DMAs: one per set of clusters
+ * needing the same TPBs (destinations are cluster x TPB masks).
+ */
+START_TEST(round_shares_inputs)
+{
+	struct npu_tile t[6];
+	const uint32_t c[6] = { 0, 0, 1, 1, 2, 3 }, tpb[6] = { 0, 1, 0, 1, 0, 2 };
+	struct npu_emit e = { 0 };
+
+	memset(t, 0, sizeof(t));
+	for (int i = 0; i < 6; i++) {
+		t[i].nin = 2;
+		npu_twu_flat(&t[i].in[0].walk, NPU_SPACE_DDR, NPU_DT_BF16, 4096, 64);
+		npu_twu_flat(&t[i].in[1].walk, NPU_SPACE_DDR, NPU_DT_FP32, 64 * i, 16);
+		t[i].in[1].hbsm = 512;
+	}
+	t[5].in[0].hbsm = 128;		/* elsewhere: not the same input */
+	ck_assert_int_eq(npu_emit_round(&e, t, 6, c, tpb), NPU_OK);
+	ck_assert_int_eq(e.share[0].role, NPU_SHARE_LEAD);
+	ck_assert_uint_eq(e.share[0].cluster_mask, 0x3);
+	ck_assert_uint_eq(e.share[0].tpb_mask, 0x3);
+	for (int i = 1; i < 4; i++)
+		ck_assert_int_eq(e.share[i * NPU_TILE_MAX_IN].role, NPU_SHARE_SHARED);
+	ck_assert_int_eq(e.share[4 * NPU_TILE_MAX_IN].role, NPU_SHARE_OWN);
+	ck_assert_int_eq(e.share[5 * NPU_TILE_MAX_IN].role, NPU_SHARE_OWN);
+	for (int i = 0; i < 6; i++)	/* different bytes: each its own */
+		ck_assert_int_eq(e.share[i * NPU_TILE_MAX_IN + 1].role, NPU_SHARE_OWN);
+	free(e.share);
+}
+END_TEST
+
 /* Same conv on every placement of two fused clusters gives the same bytes. */
 START_TEST(conv_defect_masks_identical)
 {
@@ -597,6 +629,7 @@ static Suite *compile_suite(void)
 	tcase_add_test(tc, conv_variants);
 	tcase_add_test(tc, conv_residual_fused);
 	tcase_add_test(tc, hbsm_pitch_spreads_banks);
+	tcase_add_test(tc, round_shares_inputs);
 	tcase_add_test(tc, conv_defect_masks_identical);
 	tcase_add_test(tc, pools_and_softmax);
 	tcase_add_test(tc, moves);

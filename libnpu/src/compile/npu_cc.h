@@ -125,12 +125,34 @@ void npu_sched_free(struct npu_cc *cc);
 #define NPU_CTR_OPS	1	/* unit instructions finished on this TPB */
 #define NPU_CTR_WB	2	/* write-backs finished by the TPBs it works with */
 
+/*
+ * How a tile input of the current round is brought in (npu_emit_round):
+ * by its own DMA, by a DMA that also delivers it to other TPBs of the
+ * round that need the same bytes at the same place (the leader, with the
+ * masks), or by such a DMA of an earlier tile (shared).
+ */
+struct npu_emit_share {
+	uint8_t role;		/* NPU_SHARE_* */
+	uint8_t tpb_mask;
+	uint16_t cluster_mask;
+};
+enum { NPU_SHARE_OWN, NPU_SHARE_LEAD, NPU_SHARE_SHARED };
+
 /* Tile emission shared by both schedulers (npu_sched.c). */
 struct npu_emit {
 	struct npu_pb *pb;
 	uint32_t *dma, *ops;	/* per worker: TPB counter values so far */
 	uint32_t engine;	/* next DMA engine */
+	struct npu_emit_share *share;	/* the round's tiles x NPU_TILE_MAX_IN */
+	unsigned cap_share;
 };
+/*
+ * Before a round of @n tiles, tile i on (@c[i], @tpb[i]): find the inputs
+ * several of its tiles share, to bring each in once per group of TPBs
+ * (a DMA names many destination TPBs: DDR is read and link-crossed once).
+ */
+npu_status npu_emit_round(struct npu_emit *e, const struct npu_tile *tiles, unsigned n,
+			  const uint32_t *c, const uint32_t *tpb);
 /*
  * Emit tile @t on worker (@c, @tpb) = index @w in HBSM half @half.  DMAs
  * wait for CCB counter @wait_ctr >= @wait_val when @wait_val > 0 (and
@@ -140,6 +162,7 @@ struct npu_emit {
  */
 struct npu_emit_tile {
 	uint32_t w, c, tpb, half;
+	uint32_t slot;		/* the tile's index in its round (npu_emit_round) */
 	unsigned wait_ctr, wait2_ctr, done_ctr;
 	uint32_t wait_val, wait2_val;
 	/*

@@ -312,10 +312,19 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 			.shift = { shift[0], shift[1] },
 		};
 
+		uint32_t cs[NPU_HW_MAX_CLUSTERS * NPU_HW_MAX_TPBS_PER_CLUSTER];
+		uint32_t ts[NPU_HW_MAX_CLUSTERS * NPU_HW_MAX_TPBS_PER_CLUSTER];
+
+		for (unsigned i = r0; i < r1; i++) {
+			cs[i - r0] = p->wk[st->first + i % st->n] / cc->tpbs;
+			ts[i - r0] = p->wk[st->first + i % st->n] % cc->tpbs;
+		}
+		rc = npu_emit_round(e, &w->tiles[r0], r1 - r0, cs, ts);
 		for (unsigned i = r0; i < r1 && !rc; i++) {
 			how.w = p->wk[st->first + i % st->n];
 			how.c = how.w / cc->tpbs;
 			how.tpb = how.w % cc->tpbs;
+			how.slot = i - r0;
 			rc = npu_emit_tile(e, &w->tiles[i], &how);
 		}
 		done[0] = done[1];
@@ -374,6 +383,7 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 	npu_pb_free(&pb);
 	free(e.dma);
 	free(e.ops);
+	free(e.share);
 	return st;
 }
 

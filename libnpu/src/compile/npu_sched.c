@@ -136,6 +136,85 @@ static uint64_t shifted(const struct npu_emit_tile *how, uint32_t seg, uint64_t 
 	return off;
 }
 
+static bool same_input(const struct npu_tile_in *a, const struct npu_tile_in *b)
+{
+	return a->seg == b->seg && a->hbsm == b->hbsm && a->dst_row == b->dst_row &&
+	       a->dst_step == b->dst_step && a->dst_pitch == b->dst_pitch &&
+	       !memcmp(&a->walk, &b->walk, sizeof(a->walk));
+}
+
+/*
+ * Group identical inputs of the round's tiles.  A DMA's destination is a
+ * cluster mask times a TPB mask, so a group is split by the TPB mask each
+ * cluster needs: the clusters needing the same TPBs share one DMA, led by
+ * the first of their tiles in round order (emitted before the others).
+ */
+npu_status npu_emit_round(struct npu_emit *e, const struct npu_tile *tiles, unsigned n,
+			  const uint32_t *c, const uint32_t *tpb)
+{
+	unsigned need = n * NPU_TILE_MAX_IN;
+
+	if (need > e->cap_share) {
+		void *p = realloc(e->share, need * sizeof(*e->share));
+
+		if (!p)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		e->share = p;
+		e->cap_share = need;
+	}
+	memset(e->share, 0, need * sizeof(*e->share));
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned k = 0; k < tiles[i].nin; k++) {
+			const struct npu_tile_in *in = &tiles[i].in[k];
+			uint8_t tm[NPU_HW_MAX_CLUSTERS] = { 0 };
+			bool any = false;
+
+			if (e->share[i * NPU_TILE_MAX_IN + k].role != NPU_SHARE_OWN)
+				continue;
+			tm[c[i]] = (uint8_t)(1u << tpb[i]);
+			for (unsigned j = i + 1; j < n; j++)
+				for (unsigned l = 0; l < tiles[j].nin; l++)
+					if (e->share[j * NPU_TILE_MAX_IN + l].role ==
+					    NPU_SHARE_OWN && same_input(in, &tiles[j].in[l])) {
+						tm[c[j]] |= (uint8_t)(1u << tpb[j]);
+						any = true;
+					}
+			if (!any)
+				continue;
+			/* One DMA per distinct TPB mask, led by its first tile. */
+			for (unsigned j = i; j < n; j++)
+				for (unsigned l = 0; l < tiles[j].nin; l++) {
+					struct npu_emit_share *sh = &e->share[j * NPU_TILE_MAX_IN + l];
+					uint16_t cm = 0;
+
+					if (sh->role != NPU_SHARE_OWN ||
+					    !same_input(in, &tiles[j].in[l]))
+						continue;
+					for (unsigned q = 0; q < NPU_HW_MAX_CLUSTERS; q++)
+						if (tm[q] == tm[c[j]])
+							cm |= (uint16_t)(1u << q);
+					sh->role = NPU_SHARE_LEAD;
+					sh->cluster_mask = cm;
+					sh->tpb_mask = tm[c[j]];
+					/* The rest of its class is shared. */
+					for (unsigned m = j + 1; m < n; m++)
+						for (unsigned o = 0; o < tiles[m].nin; o++) {
+							struct npu_emit_share *so =
+								&e->share[m * NPU_TILE_MAX_IN + o];
+
+							if (so->role == NPU_SHARE_OWN &&
+							    (cm >> c[m] & 1) &&
+							    same_input(in, &tiles[m].in[o]))
+								so->role = NPU_SHARE_SHARED;
+						}
+					if (sh->cluster_mask == (1u << c[j]) &&
+					    sh->tpb_mask == (1u << tpb[j]))
+						sh->role = NPU_SHARE_OWN;
+				}
+		}
+	return NPU_OK;
+}
+
 npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 			 const struct npu_emit_tile *how)
 {
@@ -145,8 +224,21 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 
 	for (unsigned k = 0; k < t->nin; k++) {
 		const struct npu_tile_in *ti = &t->in[k];
+		const struct npu_emit_share *sh = e->share ?
+			&e->share[how->slot * NPU_TILE_MAX_IN + k] : NULL;
+		uint16_t cm = (uint16_t)(1u << c);
+		uint8_t tm = (uint8_t)(1u << tpb);
 		unsigned slot = 0;
 
+		if (sh && sh->role == NPU_SHARE_SHARED) {
+			/* An earlier tile's DMA brings it here too. */
+			e->dma[w]++;
+			continue;
+		}
+		if (sh && sh->role == NPU_SHARE_LEAD) {
+			cm = sh->cluster_mask;
+			tm = sh->tpb_mask;
+		}
 		in = npu_pb_add(pb, NPU_UNIT_DMA, NPU_DMA_COPY, 0, 0);
 		if (!in)
 			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
@@ -164,16 +256,16 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 			npu_twu_lvl(d, 1, (int64_t)(npu_twu_count(&ti->walk) / ti->dst_row),
 				    ti->dst_pitch);
 		}
-		in->opnd[NPU_OPND_DST].cluster_mask = (uint16_t)(1u << c);
-		in->opnd[NPU_OPND_DST].tpb_mask = (uint8_t)(1u << tpb);
+		in->opnd[NPU_OPND_DST].cluster_mask = cm;
+		in->opnd[NPU_OPND_DST].tpb_mask = tm;
 		if (how->wait_val)
 			wait_on(in, slot++, how->wait_ctr, how->wait_val);
 		if (how->wait2_val)
 			wait_on(in, slot++, how->wait2_ctr, how->wait2_val);
 		in->sync.signal[0].counter = CTR_DMA;
 		in->sync.signal[0].flags = NPU_SIGNAL_ENABLE | NPU_SIGNAL_REMOTE;
-		in->sync.signal[0].cluster_mask = (uint16_t)(1u << c);
-		in->sync.signal[0].tpb_mask = (uint8_t)(1u << tpb);
+		in->sync.signal[0].cluster_mask = cm;
+		in->sync.signal[0].tpb_mask = tm;
 		npu_pb_ddr(pb, npu_pb_index(pb, in), NPU_OPND_SRC0, ti->seg,
 			   shifted(how, ti->seg, ti->walk.base));
 		e->dma[w]++;
@@ -274,10 +366,19 @@ static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, uns
 			.shift_seg = { NPU_NO_SEG, NPU_NO_SEG },
 		};
 
+		uint32_t cs[NPU_HW_MAX_CLUSTERS * NPU_HW_MAX_TPBS_PER_CLUSTER];
+		uint32_t ts[NPU_HW_MAX_CLUSTERS * NPU_HW_MAX_TPBS_PER_CLUSTER];
+
+		for (unsigned i = r0; i < r1; i++) {
+			cs[i - r0] = i % W / cc->tpbs;
+			ts[i - r0] = i % W % cc->tpbs;
+		}
+		st = npu_emit_round(&e, &tiles[r0], r1 - r0, cs, ts);
 		for (unsigned i = r0; i < r1 && !st; i++) {
 			how.w = i % W;
 			how.c = how.w / cc->tpbs;
 			how.tpb = how.w % cc->tpbs;
+			how.slot = i - r0;
 			st = npu_emit_tile(&e, &tiles[i], &how);
 		}
 		done[0] = done[1];
@@ -289,6 +390,7 @@ static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, uns
 	npu_pb_free(&pb);
 	free(e.dma);
 	free(e.ops);
+	free(e.share);
 	return st;
 }
 
