@@ -370,6 +370,68 @@ START_TEST(conv_residual_fused)
 }
 END_TEST
 
+/*
+ * Depthwise 3x3 -> pointwise 1x1 (+ residual, Relu) runs as one step, the
+ * depthwise result kept in HBSM, and gives the two convolutions' result.
+ */
+START_TEST(depthwise_pointwise_pair)
+{
+	enum { C = 8, H = 10, OC = 8 };
+	int64_t xd[4] = { 1, C, H, H }, wd[4] = { C, 1, 3, 3 }, vd[4] = { OC, C, 1, 1 };
+	int64_t bd[1] = { C };
+	float x[C * H * H], w[C * 9], b[C], v[OC * C], c[OC], mid[C * H * H];
+	float y[OC * H * H], want[OC * H * H];
+	float *xs[1] = { x }, *ys[1] = { y };
+	struct npu_compile_target tgt = { .clusters = 2, .tpbs = 4, .hbsm_size = 1 << 20 };
+	struct npu_cmodel *cm;
+	npu_ir_graph *g;
+	int tx, tm, ts, tr, ty;
+	npu_ir_node *n;
+
+	fill(x, C * H * H, 61);
+	fill(w, C * 9, 62);
+	fill(b, C, 63);
+	fill(v, OC * C, 64);
+	fill(c, OC, 65);
+	for (int pass = 0; pass < 2; pass++) {
+		g = graph();
+		tx = tensor(g, "x", 4, xd);
+		tm = tensor(g, "m", -1, NULL);
+		ts = tensor(g, "s", -1, NULL);
+		tr = tensor(g, "r", -1, NULL);
+		ty = tensor(g, "y", -1, NULL);
+		n = node(g, "Conv", (int[]){ tx, cst(g, "w", 4, wd, w), cst(g, "b", 1, bd, b) }, 3,
+			 tm);
+		npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ 3, 3 }, 2);
+		npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 1, 1 }, 2);
+		npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
+		npu_ir_set_attr_int(n, "group", C);
+		n = node(g, "Conv", (int[]){ tm, cst(g, "v", 4, vd, v), cst(g, "c", 1, bd, c) }, 3,
+			 ts);
+		npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ 1, 1 }, 2);
+		npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 1, 1 }, 2);
+		npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 0, 0, 0, 0 }, 4);
+		node(g, "Add", (int[]){ ts, tx }, 2, tr);
+		node(g, "Relu", &tr, 1, ty);
+		io(g, &tx, 1, &ty, 1);
+		if (pass == 0) {
+			ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+			ck_assert_int_eq(npu_compile_ir(g, &tgt, &cm), NPU_OK);
+			ck_assert_uint_eq(cm->nsteps, 1);
+			npu_cmodel_free(cm);
+		} else {
+			ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+		}
+		npu_ir_graph_free(g);
+	}
+	ref_conv(x, w, b, mid, C, H, H, C, 3, 1, 1, C, H, H);
+	ref_conv(mid, v, c, want, C, H, H, OC, 1, 1, 0, 1, H, H);
+	for (int i = 0; i < OC * H * H; i++)
+		want[i] = fmaxf(want[i] + x[i], 0.0f);
+	close_to(y, want, OC * H * H, 3e-2f, 8e-2f);
+}
+END_TEST
+
 /* Pitched planes: 32 consecutive ones start in 32 different HBSM banks. */
 START_TEST(hbsm_pitch_spreads_banks)
 {
@@ -629,6 +691,7 @@ static Suite *compile_suite(void)
 	tcase_add_test(tc, conv_variants);
 	tcase_add_test(tc, conv_residual_fused);
 	tcase_add_test(tc, hbsm_pitch_spreads_banks);
+	tcase_add_test(tc, depthwise_pointwise_pair);
 	tcase_add_test(tc, round_shares_inputs);
 	tcase_add_test(tc, conv_defect_masks_identical);
 	tcase_add_test(tc, pools_and_softmax);

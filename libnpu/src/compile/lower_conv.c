@@ -108,6 +108,17 @@ static void rows_needed(const struct geom *g, int64_t oh0, int64_t oh1, int64_t 
 }
 
 /* [C][H][W] in HBSM, channel planes @pitch bytes apart. */
+/*
+ * The most input rows a block of @ohb output rows reads: a block away
+ * from the top and bottom edges gets no padding, so it reads the most.
+ */
+static int64_t max_rows(const struct geom *g, int64_t ohb)
+{
+	int64_t rows = (ohb - 1) * g->sh + g->dh * (g->KH - 1) + 1;
+
+	return rows < g->H ? rows : g->H;
+}
+
 static void x_levels(struct npu_hw_twu *w, unsigned dtype, unsigned esize, uint64_t base,
 		     int64_t ch, int64_t rows, int64_t W, uint32_t pitch)
 {
@@ -426,13 +437,12 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 	/* Rows per tile: fit, then spread over the workers. */
 	ohb = g.OH;
 	for (;;) {
-		int64_t ih0, ih1, pt, pb, ch = g.groups > 1 ? gpt * Cg : g.C;
+		int64_t ch = g.groups > 1 ? gpt * Cg : g.C;
 		int64_t oc = g.groups > 1 ? gpt * OCg : gpt;
 		uint64_t need;
 
-		rows_needed(&g, 0, ohb, &ih0, &ih1, &pt, &pb);
-		need = tile_bytes(&g, k, conv_f, lr.seg != NPU_NO_SEG, ch, ih1 - ih0 + 1, oc, ohb,
-				  wpitch);
+		need = tile_bytes(&g, k, conv_f, lr.seg != NPU_NO_SEG, ch, max_rows(&g, ohb), oc,
+				  ohb, wpitch);
 		if (need <= budget || ohb == 1)
 			break;
 		ohb = (ohb + 1) / 2;
@@ -616,10 +626,248 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 	return st;
 }
 
+/*
+ * A depthwise float Conv whose output only a pointwise (1x1, stride 1,
+ * unpadded, ungrouped) float Conv reads runs in that Conv's tiles: the
+ * depthwise result stays in HBSM, in bf16 (what the pointwise Conv would
+ * have converted it to anyway), and never goes through DDR.
+ */
+static bool is_float_conv(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	const npu_ir_tensor *x = n->n_inputs > 0 ? npu_ir_input(g, n, 0) : NULL;
+
+	return !n->dead && !strcmp(n->op, "Conv") && x && x->dtype == NPU_DTYPE_FLOAT32 &&
+	       x->rank == 4 && n->n_outputs == 1 && n->outputs[0] >= 0;
+}
+
+/* The pointwise Conv that depthwise Conv @a feeds alone, or NULL. */
+static const npu_ir_node *pointwise_after(struct npu_cc *cc, const npu_ir_node *a)
+{
+	const npu_ir_graph *g = cc->g;
+	const npu_ir_node *b = NULL;
+	struct geom ga, gb;
+	int y;
+
+	if (!is_float_conv(g, a) || a->n_inputs > 3)
+		return NULL;
+	y = a->outputs[0];
+	if (npu_ir_is_graph_output(g, y) || npu_ir_count_uses(g, y) != 1)
+		return NULL;
+	for (int i = 0; i < g->n_nodes && !b; i++)
+		if (!g->nodes[i].dead && g->nodes[i].n_inputs > 0 && g->nodes[i].inputs[0] == y)
+			b = &g->nodes[i];
+	if (!b || !is_float_conv(g, b) || read_geom(cc, a, false, &ga) ||
+	    read_geom(cc, b, false, &gb))
+		return NULL;
+	if (ga.groups != ga.C || ga.OC != ga.C || gb.groups != 1 || gb.KH != 1 || gb.KW != 1 ||
+	    gb.sh != 1 || gb.sw != 1 || gb.pt || gb.pl || gb.pb || gb.pr)
+		return NULL;
+	return b;
+}
+
+/* HBSM bytes of a pair tile making @orows output rows from @rows input rows. */
+static uint64_t pair_bytes(const struct geom *ga, const struct geom *gb, bool res, int64_t rows,
+			   int64_t orows)
+{
+	int64_t C = ga->C, OC = gb->OC;
+
+	return align64((uint64_t)(C * ga->KH * ga->KW * 2)) + 2 * align64((uint64_t)C * 4) +
+	       align64((uint64_t)(OC * C * 2)) + align64((uint64_t)OC * 4) +
+	       align64((uint64_t)(C * rows * ga->W * 4)) + align64((uint64_t)(C * rows * ga->W * 2)) +
+	       align64((uint64_t)(C * orows * ga->OW * 2)) +
+	       align64((uint64_t)OC * npu_hbsm_pitch((uint64_t)(orows * ga->OW * 4))) +
+	       (res ? align64((uint64_t)(OC * orows * ga->OW * 4)) : 0);
+}
+
+static bool pair_fits(struct npu_cc *cc, const npu_ir_node *a, const npu_ir_node *b)
+{
+	struct geom ga, gb;
+
+	if (read_geom(cc, a, false, &ga) || read_geom(cc, b, false, &gb))
+		return false;
+	return pair_bytes(&ga, &gb, b->n_inputs > 3 && b->inputs[3] >= 0, max_rows(&ga, 1), 1) <=
+	       cc->hbsm;
+}
+
+static void weights_in(struct npu_tile_in *ti, uint32_t seg, uint64_t off, int64_t oc,
+		       int64_t per_oc, uint32_t hbsm)
+{
+	ti->seg = seg;
+	npu_twu_flat(&ti->walk, NPU_SPACE_DDR, NPU_DT_BF16, off, (uint64_t)(oc * per_oc));
+	ti->hbsm = hbsm;
+	if (oc > 1) {
+		/* Transposed, output channel innermost, as in lower_2d. */
+		ti->dst_row = (uint32_t)per_oc;
+		ti->dst_step = (uint32_t)(oc * 2);
+		ti->dst_pitch = 2;
+	}
+}
+
+static void weight_levels(struct npu_hw_twu *w, uint32_t base, int64_t oc, int64_t cg,
+			  int64_t KH, int64_t KW)
+{
+	memset(w, 0, sizeof(*w));
+	w->space = NPU_SPACE_HBSM;
+	w->dtype = NPU_DT_BF16;
+	w->base = base;
+	npu_twu_lvl(w, 0, oc, 2);
+	npu_twu_lvl(w, 1, cg, KH * KW * oc * 2);
+	npu_twu_lvl(w, 2, KW, oc * 2);
+	npu_twu_lvl(w, 3, KH, KW * oc * 2);
+}
+
+static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_ir_node *b)
+{
+	struct kind ka = { .res = -1 }, kb = { .res = -1 };
+	struct geom ga, gb;
+	struct npu_loc lx, ly, lr = { NPU_NO_SEG, 0 };
+	struct npu_tile *tiles;
+	int64_t C, OC, ohb, nrow;
+	unsigned ntiles = 0;
+	npu_status st;
+
+	if ((st = read_geom(cc, a, false, &ga)) || (st = read_geom(cc, b, false, &gb)) ||
+	    (st = prep_float(cc, a, &ga, &ka)) || (st = prep_float(cc, b, &gb, &kb)))
+		return st;
+	C = ga.C;
+	OC = gb.OC;
+	if ((st = npu_cc_loc(cc, a->inputs[0], &lx)) || (st = npu_cc_loc(cc, b->outputs[0], &ly)))
+		return st;
+	if (kb.res >= 0 && (st = npu_cc_loc(cc, kb.res, &lr)))
+		return st;
+	ohb = ga.OH;
+	for (;;) {
+		if (pair_bytes(&ga, &gb, kb.res >= 0, max_rows(&ga, ohb), ohb) <= cc->hbsm ||
+		    ohb == 1)
+			break;
+		ohb = (ohb + 1) / 2;
+	}
+	nrow = (ga.OH + ohb - 1) / ohb;
+	if (nrow * ga.N < cc->spread && ga.OH > 1) {
+		int64_t want = (cc->spread + ga.N - 1) / ga.N;
+
+		if (want > ga.OH)
+			want = ga.OH;
+		if ((ga.OH + want - 1) / want < ohb)
+			ohb = (ga.OH + want - 1) / want;
+		nrow = (ga.OH + ohb - 1) / ohb;
+	}
+	tiles = calloc((size_t)(nrow * ga.N), sizeof(*tiles));
+	if (!tiles)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t n = 0; n < ga.N && !st; n++)
+	for (int64_t rb = 0; rb < nrow && !st; rb++) {
+		int64_t oh0 = rb * ohb, oh1 = oh0 + ohb > ga.OH ? ga.OH : oh0 + ohb;
+		int64_t ih0, ih1, pt, pb, rows, orows = oh1 - oh0;
+		uint32_t h_wa, h_ba, h_wb, h_bb, h_x32, h_x16, h_m, h_y, h_r, ypitch;
+		struct npu_tile *t = &tiles[ntiles++];
+		struct npu_hw_insn *op;
+
+		rows_needed(&ga, oh0, oh1, &ih0, &ih1, &pt, &pb);
+		rows = ih1 - ih0 + 1;
+		ypitch = npu_hbsm_pitch((uint64_t)(orows * ga.OW * 4));
+		/* Constants first: the same place in every tile, shared DMAs. */
+		h_wa = 0;
+		h_ba = h_wa + (uint32_t)align64((uint64_t)(C * ga.KH * ga.KW * 2));
+		h_wb = h_ba + (uint32_t)align64((uint64_t)C * 4);
+		h_bb = h_wb + (uint32_t)align64((uint64_t)(OC * C * 2));
+		h_x32 = h_bb + (uint32_t)align64((uint64_t)OC * 4);
+		h_x16 = h_x32 + (uint32_t)align64((uint64_t)(C * rows * ga.W * 4));
+		h_m = h_x16 + (uint32_t)align64((uint64_t)(C * rows * ga.W * 2));
+		h_y = h_m + (uint32_t)align64((uint64_t)(C * orows * ga.OW * 2));
+		h_r = h_y + (uint32_t)align64((uint64_t)OC * ypitch);
+
+		t->in[0].seg = lx.seg;
+		t->in[0].walk.space = NPU_SPACE_DDR;
+		t->in[0].walk.dtype = NPU_DT_FP32;
+		t->in[0].walk.base = lx.off + (uint64_t)(((n * C) * ga.H + ih0) * ga.W) * 4;
+		npu_twu_lvl(&t->in[0].walk, 0, rows * ga.W, 4);
+		npu_twu_lvl(&t->in[0].walk, 1, C, ga.H * ga.W * 4);
+		t->in[0].hbsm = h_x32;
+		t->in[0].dst_row = (uint32_t)(rows * ga.W);
+		t->in[0].dst_step = (uint32_t)(C * 4);
+		t->in[0].dst_pitch = 4;
+		weights_in(&t->in[1], cc->seg_const, ka.w_off, C, ga.KH * ga.KW, h_wa);
+		t->in[2].seg = cc->seg_const;
+		npu_twu_flat(&t->in[2].walk, NPU_SPACE_DDR, NPU_DT_FP32, ka.b_off, (uint64_t)C);
+		t->in[2].hbsm = h_ba;
+		weights_in(&t->in[3], cc->seg_const, kb.w_off, OC, C, h_wb);
+		t->in[4].seg = cc->seg_const;
+		npu_twu_flat(&t->in[4].walk, NPU_SPACE_DDR, NPU_DT_FP32, kb.b_off, (uint64_t)OC);
+		t->in[4].hbsm = h_bb;
+		t->nin = 5;
+
+		op = &t->op[t->nop++];
+		op->unit = NPU_UNIT_CVU;
+		op->opcode = NPU_CVU_UNARY;
+		npu_twu_flat(&op->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_FP32, h_x32,
+			     (uint64_t)(C * rows * ga.W));
+		npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_BF16, h_x16,
+			     (uint64_t)(C * rows * ga.W));
+
+		/* Depthwise, into M: bf16, channels innermost. */
+		op = &t->op[t->nop++];
+		op->unit = NPU_UNIT_TCU;
+		op->opcode = NPU_TCU_CONV2D;
+		op->params.tcu = ka.tcu;
+		hwc_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_BF16, 2, h_x16, C, rows, ga.W);
+		weight_levels(&op->opnd[NPU_OPND_SRC1], h_wa, C, 1, ga.KH, ga.KW);
+		npu_twu_flat(&op->opnd[NPU_OPND_SRC2], NPU_SPACE_HBSM, NPU_DT_FP32, h_ba,
+			     (uint64_t)C);
+		hwc_levels(&op->opnd[NPU_OPND_DST], NPU_DT_BF16, 2, h_m, C, orows, ga.OW);
+		op->params.tcu.stride_h = (uint16_t)ga.sh;
+		op->params.tcu.stride_w = (uint16_t)ga.sw;
+		op->params.tcu.dil_h = (uint16_t)ga.dh;
+		op->params.tcu.dil_w = (uint16_t)ga.dw;
+		op->params.tcu.pad_top = (uint16_t)pt;
+		op->params.tcu.pad_bottom = (uint16_t)pb;
+		op->params.tcu.pad_left = (uint16_t)ga.pl;
+		op->params.tcu.pad_right = (uint16_t)ga.pr;
+		op->params.tcu.groups = (uint16_t)C;
+
+		/* Pointwise, into Y. */
+		op = &t->op[t->nop++];
+		op->unit = NPU_UNIT_TCU;
+		op->opcode = NPU_TCU_CONV2D;
+		op->params.tcu = kb.tcu;
+		hwc_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_BF16, 2, h_m, C, orows, ga.OW);
+		weight_levels(&op->opnd[NPU_OPND_SRC1], h_wb, OC, C, 1, 1);
+		npu_twu_flat(&op->opnd[NPU_OPND_SRC2], NPU_SPACE_HBSM, NPU_DT_FP32, h_bb,
+			     (uint64_t)OC);
+		x_levels(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_y, OC, orows, ga.OW, ypitch);
+		op->params.tcu.stride_h = op->params.tcu.stride_w = 1;
+		op->params.tcu.dil_h = op->params.tcu.dil_w = 1;
+		op->params.tcu.groups = 1;
+		if (lr.seg != NPU_NO_SEG)
+			add_residual(t, &gb, &kb, &lr, n, 0, OC, oh0, oh1, h_y, ypitch, h_r);
+		st = npu_tile_out(t, h_y, (uint32_t)OC, (uint32_t)(orows * ga.OW * 4),
+				  (int32_t)ypitch, ly.seg,
+				  ly.off + (uint64_t)(((n * OC) * ga.OH + oh0) * ga.OW) * 4,
+				  (int32_t)(ga.OH * ga.OW * 4));
+	}
+	if (!st)
+		st = npu_sched_emit(cc, tiles, ntiles);
+	npu_tiles_free(tiles, ntiles);
+	return st;
+}
+
 npu_status npu_lower_conv(struct npu_cc *cc, const npu_ir_node *n)
 {
 	struct kind k = { 0 };
+	const npu_ir_node *b = pointwise_after(cc, n);
 
+	/* A depthwise Conv feeding a pointwise one: lowered with it, at its
+	 * place (after everything the pointwise one reads). */
+	if (b && pair_fits(cc, n, b))
+		return NPU_OK;
+	if (n->n_inputs > 0) {
+		const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0);
+		int p = x ? x->producer : -1;
+
+		if (p >= 0 && pointwise_after(cc, &cc->g->nodes[p]) == n &&
+		    pair_fits(cc, &cc->g->nodes[p], n))
+			return lower_pair(cc, &cc->g->nodes[p], n);
+	}
 	k.quant = !strcmp(n->op, "QLinearConv") || !strcmp(n->op, "ConvInteger");
 	k.res = -1;
 	return lower_2d(cc, n, &k);

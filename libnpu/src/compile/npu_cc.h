@@ -73,7 +73,7 @@ npu_status npu_cc_loc(struct npu_cc *cc, int t, struct npu_loc *out);
 
 /* ---- tiles (npu_sched.c) ---- */
 
-#define NPU_TILE_MAX_IN		4
+#define NPU_TILE_MAX_IN		6
 #define NPU_TILE_MAX_OPS	4
 
 /*
@@ -121,9 +121,10 @@ npu_status npu_sched_finish(struct npu_cc *cc);
 void npu_sched_free(struct npu_cc *cc);
 
 /* TPB counters of the tile schedule (npu_sched.c). */
-#define NPU_CTR_DMA	0	/* DMA arrivals at this TPB */
+#define NPU_CTR_DMA	0	/* DMA arrivals at this TPB, HBSM half 0 */
 #define NPU_CTR_OPS	1	/* unit instructions finished on this TPB */
 #define NPU_CTR_WB	2	/* write-backs finished by the TPBs it works with */
+#define NPU_CTR_DMA_ODD	3	/* DMA arrivals at this TPB, HBSM half 1 */
 
 /*
  * How a tile input of the current round is brought in (npu_emit_round):
@@ -141,7 +142,8 @@ enum { NPU_SHARE_OWN, NPU_SHARE_LEAD, NPU_SHARE_SHARED };
 /* Tile emission shared by both schedulers (npu_sched.c). */
 struct npu_emit {
 	struct npu_pb *pb;
-	uint32_t *dma, *ops;	/* per worker: TPB counter values so far */
+	uint32_t *dma;		/* per worker x HBSM half: arrivals so far */
+	uint32_t *ops;		/* per worker: TPB counter value so far */
 	uint32_t engine;	/* next DMA engine */
 	struct npu_emit_share *share;	/* the round's tiles x NPU_TILE_MAX_IN */
 	unsigned cap_share;

@@ -346,7 +346,7 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 	struct npu_pb pb;
 	npu_status st = NPU_OK;
 
-	e.dma = calloc(cc->workers, sizeof(*e.dma));
+	e.dma = calloc(2 * cc->workers, sizeof(*e.dma));
 	e.ops = calloc(cc->workers, sizeof(*e.ops));
 	if (!e.dma || !e.ops) {
 		free(e.dma);

@@ -5,7 +5,8 @@
  * Tiles go round-robin to the partition's workers (logical cluster, TPB);
  * tile i runs on worker i % W in round i / W.  Counters:
  *
- *   TPB counter 0   DMA arrivals at this TPB (the DMA signals it remotely)
+ *   TPB counter 0   DMA arrivals at this TPB for HBSM half 0 (the DMA
+ *                   signals it remotely); counter 3 the same for half 1
  *   TPB counter 1   unit instructions finished on this TPB
  *   TPB counter 2   write-backs finished on any TPB of the step (broadcast)
  *   CCB counter 0   write-backs finished (every TPB signals the CCB)
@@ -21,6 +22,12 @@
  * write-back of the round before has finished: without it a fast TPB's
  * round r-1 could stand in for a slow TPB's round r-2, whose half the
  * DMA would then overwrite.
+ *
+ * Arrivals are counted per half: the DMA engines run in order but
+ * independently, so a DMA of round r+1 (on one engine) may arrive before
+ * one of round r (held up behind other work on the other engine); with
+ * one counter, it would complete round r's count early.  Round r+2's DMAs
+ * cannot overtake, as they wait for round r's write-backs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,6 +227,8 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 {
 	struct npu_pb *pb = e->pb;
 	uint32_t w = how->w, c = how->c, tpb = how->tpb, half = how->half;
+	uint32_t *arrived = &e->dma[2 * w + (half ? 1 : 0)];
+	unsigned ctr_dma = half ? NPU_CTR_DMA_ODD : CTR_DMA;
 	struct npu_hw_insn *in;
 
 	for (unsigned k = 0; k < t->nin; k++) {
@@ -232,7 +241,7 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 
 		if (sh && sh->role == NPU_SHARE_SHARED) {
 			/* An earlier tile's DMA brings it here too. */
-			e->dma[w]++;
+			(*arrived)++;
 			continue;
 		}
 		if (sh && sh->role == NPU_SHARE_LEAD) {
@@ -262,13 +271,13 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 			wait_on(in, slot++, how->wait_ctr, how->wait_val);
 		if (how->wait2_val)
 			wait_on(in, slot++, how->wait2_ctr, how->wait2_val);
-		in->sync.signal[0].counter = CTR_DMA;
+		in->sync.signal[0].counter = (uint8_t)ctr_dma;
 		in->sync.signal[0].flags = NPU_SIGNAL_ENABLE | NPU_SIGNAL_REMOTE;
 		in->sync.signal[0].cluster_mask = cm;
 		in->sync.signal[0].tpb_mask = tm;
 		npu_pb_ddr(pb, npu_pb_index(pb, in), NPU_OPND_SRC0, ti->seg,
 			   shifted(how, ti->seg, ti->walk.base));
-		e->dma[w]++;
+		(*arrived)++;
 	}
 	for (unsigned k = 0; k < t->nop; k++) {
 		in = npu_pb_add(pb, t->op[k].unit, t->op[k].opcode, 1u << c, 1u << tpb);
@@ -283,7 +292,7 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 		    in->params.tcu.flags & NPU_TCU_F_PER_CHANNEL)
 			in->params.tcu.qscale_addr += half;
 		in->repeat_levels = t->op[k].repeat_levels;
-		wait_on(in, 0, CTR_DMA, e->dma[w]);
+		wait_on(in, 0, ctr_dma, *arrived);
 		if (e->ops[w])
 			wait_on(in, 1, CTR_OPS, e->ops[w]);
 		in->sync.signal[0].counter = CTR_OPS;
@@ -307,7 +316,7 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 		if (!in)
 			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 		wait_on(in, 0, CTR_OPS, e->ops[w]);
-		wait_on(in, 1, CTR_DMA, e->dma[w]);
+		wait_on(in, 1, ctr_dma, *arrived);
 		if (how->wb_wait)
 			wait_on(in, 2, NPU_CTR_WB, how->wb_wait);
 		in->sync.signal[0].counter = (uint8_t)how->done_ctr;
@@ -345,7 +354,7 @@ static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, uns
 	struct npu_pb pb;
 	npu_status st = NPU_OK;
 
-	e.dma = calloc(W, sizeof(*e.dma));
+	e.dma = calloc(2 * W, sizeof(*e.dma));
 	e.ops = calloc(W, sizeof(*e.ops));
 	if (!e.dma || !e.ops) {
 		free(e.dma);
