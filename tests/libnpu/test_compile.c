@@ -371,21 +371,25 @@ START_TEST(conv_residual_fused)
 END_TEST
 
 /*
- * Depthwise 3x3 -> pointwise 1x1 (+ residual, Relu) runs as one step, the
- * depthwise result kept in HBSM, and gives the two convolutions' result.
+ * Depthwise 3x3 -> pointwise 1x1 -> + residual -> Relu runs as one step,
+ * the depthwise result kept in HBSM, the residual (the input itself, or
+ * zero-padded by a Concat to @OC channels) rebuilt from the tile's input,
+ * and gives the reference result.
  */
-START_TEST(depthwise_pointwise_pair)
+static void pair_case(int OC)
 {
-	enum { C = 8, H = 10, OC = 8 };
+	enum { C = 8, H = 10 };
 	int64_t xd[4] = { 1, C, H, H }, wd[4] = { C, 1, 3, 3 }, vd[4] = { OC, C, 1, 1 };
-	int64_t bd[1] = { C };
-	float x[C * H * H], w[C * 9], b[C], v[OC * C], c[OC], mid[C * H * H];
-	float y[OC * H * H], want[OC * H * H];
+	int64_t bd[1] = { C }, cd[1] = { OC }, zd[4] = { 1, OC - C, H, H };
+	float x[C * H * H], w[C * 9], b[C], *v = malloc(sizeof(float) * (size_t)(OC * C));
+	float *c = malloc(sizeof(float) * (size_t)OC), *z = calloc((size_t)(OC * H * H), 4);
+	float *y = malloc(sizeof(float) * (size_t)(OC * H * H)), mid[C * H * H];
+	float *want = malloc(sizeof(float) * (size_t)(OC * H * H));
 	float *xs[1] = { x }, *ys[1] = { y };
 	struct npu_compile_target tgt = { .clusters = 2, .tpbs = 4, .hbsm_size = 1 << 20 };
 	struct npu_cmodel *cm;
 	npu_ir_graph *g;
-	int tx, tm, ts, tr, ty;
+	int tx, tm, ts, tr, tp, ty;
 	npu_ir_node *n;
 
 	fill(x, C * H * H, 61);
@@ -406,12 +410,18 @@ START_TEST(depthwise_pointwise_pair)
 		npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 1, 1 }, 2);
 		npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
 		npu_ir_set_attr_int(n, "group", C);
-		n = node(g, "Conv", (int[]){ tm, cst(g, "v", 4, vd, v), cst(g, "c", 1, bd, c) }, 3,
+		n = node(g, "Conv", (int[]){ tm, cst(g, "v", 4, vd, v), cst(g, "c", 1, cd, c) }, 3,
 			 ts);
 		npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ 1, 1 }, 2);
 		npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 1, 1 }, 2);
 		npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 0, 0, 0, 0 }, 4);
-		node(g, "Add", (int[]){ ts, tx }, 2, tr);
+		tp = tx;
+		if (OC > C) {
+			tp = tensor(g, "p", -1, NULL);
+			n = node(g, "Concat", (int[]){ tx, cst(g, "z", 4, zd, z) }, 2, tp);
+			npu_ir_set_attr_int(n, "axis", 1);
+		}
+		node(g, "Add", (int[]){ ts, tp }, 2, tr);
 		node(g, "Relu", &tr, 1, ty);
 		io(g, &tx, 1, &ty, 1);
 		if (pass == 0) {
@@ -427,8 +437,19 @@ START_TEST(depthwise_pointwise_pair)
 	ref_conv(x, w, b, mid, C, H, H, C, 3, 1, 1, C, H, H);
 	ref_conv(mid, v, c, want, C, H, H, OC, 1, 1, 0, 1, H, H);
 	for (int i = 0; i < OC * H * H; i++)
-		want[i] = fmaxf(want[i] + x[i], 0.0f);
+		want[i] = fmaxf(want[i] + (i < C * H * H ? x[i] : 0.0f), 0.0f);
 	close_to(y, want, OC * H * H, 3e-2f, 8e-2f);
+	free(v);
+	free(c);
+	free(z);
+	free(y);
+	free(want);
+}
+
+START_TEST(depthwise_pointwise_pair)
+{
+	pair_case(8);
+	pair_case(12);
 }
 END_TEST
 

@@ -331,28 +331,10 @@ static uint64_t tile_bytes(const struct geom *g, const struct kind *k, bool conv
 	       (res ? align64((uint64_t)(oc * orows * g->OW) * 4) : 0);
 }
 
-/*
- * The fused residual of a float Conv tile: its block of R (the same
- * channels and rows as the tile's Y) comes in dense as the last input,
- * and Y = act(Y + R) in place (Y's planes @ypitch apart) before the
- * write-back.
- */
-static void add_residual(struct npu_tile *t, const struct geom *g, const struct kind *k,
-			 const struct npu_loc *lr, int64_t b, int64_t oc0, int64_t oc,
-			 int64_t oh0, int64_t oh1, uint32_t h_y, uint32_t ypitch, uint32_t h_r)
+/* Y = act(Y + R): Y's @oc planes @ypitch apart, R's dense, @n each. */
+static void residual_op(struct npu_hw_insn *op, const struct kind *k, uint32_t h_y,
+			uint32_t ypitch, uint32_t h_r, int64_t oc, int64_t n)
 {
-	struct npu_tile_in *ti = &t->in[t->nin++];
-	int64_t n = (oh1 - oh0) * g->OW;
-	struct npu_hw_insn *op = &t->op[t->nop++];
-
-	ti->seg = lr->seg;
-	memset(&ti->walk, 0, sizeof(ti->walk));
-	ti->walk.space = NPU_SPACE_DDR;
-	ti->walk.dtype = NPU_DT_FP32;
-	ti->walk.base = lr->off + (uint64_t)(((b * g->OC + oc0) * g->OH + oh0) * g->OW) * 4;
-	npu_twu_lvl(&ti->walk, 0, (oh1 - oh0) * g->OW, 4);
-	npu_twu_lvl(&ti->walk, 1, oc, g->OH * g->OW * 4);
-	ti->hbsm = h_r;
 	op->unit = NPU_UNIT_CVU;
 	op->opcode = NPU_CVU_BINARY;
 	op->params.cvu.fn = NPU_FN_ADD;
@@ -363,6 +345,36 @@ static void add_residual(struct npu_tile *t, const struct geom *g, const struct 
 	planes(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_y, oc, n, ypitch);
 	planes(&op->opnd[NPU_OPND_SRC1], NPU_DT_FP32, 4, h_r, oc, n, (uint32_t)(n * 4));
 	planes(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_y, oc, n, ypitch);
+}
+
+/*
+ * The fused residual of a float Conv tile: its block of R (the same
+ * channels and rows as the tile's Y) comes in dense as the last input,
+ * and Y = act(Y + R) in place (Y's planes @ypitch apart) before the
+ * write-back.
+ */
+static void add_residual(struct npu_tile *t, const struct geom *g, const struct kind *k,
+			 const struct npu_loc *lr, int64_t b, int64_t oc0, int64_t oc,
+			 int64_t oh0, int64_t oh1, uint32_t h_y, uint32_t ypitch, uint32_t h_r)
+{
+	struct npu_tile_in *ti;
+	int64_t n = (oh1 - oh0) * g->OW;
+	struct npu_hw_insn *op = &t->op[t->nop++];
+
+	if (!lr) {	/* already copied to h_r in HBSM (lower_pair) */
+		residual_op(op, k, h_y, ypitch, h_r, oc, n);
+		return;
+	}
+	ti = &t->in[t->nin++];
+	ti->seg = lr->seg;
+	memset(&ti->walk, 0, sizeof(ti->walk));
+	ti->walk.space = NPU_SPACE_DDR;
+	ti->walk.dtype = NPU_DT_FP32;
+	ti->walk.base = lr->off + (uint64_t)(((b * g->OC + oc0) * g->OH + oh0) * g->OW) * 4;
+	npu_twu_lvl(&ti->walk, 0, (oh1 - oh0) * g->OW, 4);
+	npu_twu_lvl(&ti->walk, 1, oc, g->OH * g->OW * 4);
+	ti->hbsm = h_r;
+	residual_op(op, k, h_y, ypitch, h_r, oc, n);
 }
 
 static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind *k)
@@ -716,6 +728,73 @@ static void weight_levels(struct npu_hw_twu *w, uint32_t base, int64_t oc, int64
 	npu_twu_lvl(w, 3, KH, KW * oc * 2);
 }
 
+/*
+ * Tensor @r is @x, or @x padded along the channels with constant zeros
+ * (BlazeFace's Concat(x, zeros) residuals): *c = @x's channels.
+ */
+static bool x_or_padded(const npu_ir_graph *g, int r, int x, int64_t *c)
+{
+	const npu_ir_tensor *tr = &g->tensors[r], *tx = &g->tensors[x];
+	const npu_ir_node *n;
+	int64_t axis;
+
+	*c = tx->rank == 4 ? tx->dims[1] : 0;
+	if (r == x)
+		return true;
+	if (tr->producer < 0 || tr->rank != 4 || tx->rank != 4 || tr->dims[0] != 1)
+		return false;
+	n = &g->nodes[tr->producer];
+	if (n->dead || strcmp(n->op, "Concat") || n->n_inputs < 2 || n->inputs[0] != x ||
+	    npu_ir_attr_int(n, "axis", 0, &axis) || (axis != 1 && axis != -3))
+		return false;
+	for (int i = 1; i < n->n_inputs; i++) {
+		const npu_ir_tensor *z = n->inputs[i] >= 0 ? &g->tensors[n->inputs[i]] : NULL;
+
+		if (!z || !npu_ir_is_const(z))
+			return false;
+		for (size_t k = 0; k < z->bytes; k++)
+			if (((const uint8_t *)z->data)[k])
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The pair's residual is its depthwise input, maybe zero-padded, at the
+ * same rows and columns (stride 1, same size): its rows are already in
+ * the tile's X.  *c: the channels that come from X.
+ */
+static bool residual_from_x(struct npu_cc *cc, const npu_ir_node *a, const npu_ir_node *b,
+			    int64_t *c)
+{
+	struct geom ga, gb;
+
+	if (b->n_inputs < 4 || b->inputs[3] < 0 || read_geom(cc, a, false, &ga) ||
+	    read_geom(cc, b, false, &gb))
+		return false;
+	return x_or_padded(cc->g, b->inputs[3], a->inputs[0], c) && ga.sh == 1 && ga.sw == 1 &&
+	       ga.OH == ga.H && ga.OW == ga.W && ga.N == 1 && *c == ga.C && gb.OC >= ga.C;
+}
+
+bool npu_conv_rebuilds(struct npu_cc *cc, int t)
+{
+	const npu_ir_graph *g = cc->g;
+	const npu_ir_node *b = NULL, *a;
+	int64_t c;
+
+	if (npu_ir_is_graph_output(g, t) || npu_ir_count_uses(g, t) != 1)
+		return false;
+	for (int i = 0; i < g->n_nodes && !b; i++)
+		if (!g->nodes[i].dead && g->nodes[i].n_inputs > 3 && g->nodes[i].inputs[3] == t &&
+		    !strcmp(g->nodes[i].op, "Conv"))
+			b = &g->nodes[i];
+	if (!b || b->inputs[0] < 0 || g->tensors[b->inputs[0]].producer < 0)
+		return false;
+	a = &g->nodes[g->tensors[b->inputs[0]].producer];
+	return a->inputs[0] != t && pointwise_after(cc, a) == b && pair_fits(cc, a, b) &&
+	       residual_from_x(cc, a, b, &c);
+}
+
 static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_ir_node *b)
 {
 	struct kind ka = { .res = -1 }, kb = { .res = -1 };
@@ -724,6 +803,8 @@ static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_
 	struct npu_tile *tiles;
 	int64_t C, OC, ohb, nrow;
 	unsigned ntiles = 0;
+	bool res_is_x;
+	int64_t xc;
 	npu_status st;
 
 	if ((st = read_geom(cc, a, false, &ga)) || (st = read_geom(cc, b, false, &gb)) ||
@@ -733,7 +814,13 @@ static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_
 	OC = gb.OC;
 	if ((st = npu_cc_loc(cc, a->inputs[0], &lx)) || (st = npu_cc_loc(cc, b->outputs[0], &ly)))
 		return st;
-	if (kb.res >= 0 && (st = npu_cc_loc(cc, kb.res, &lr)))
+	/*
+	 * A residual rebuilt from the tile's X: the DTDU copies those rows out
+	 * (no bank-conflict cost) and fills any zero padding, instead of a
+	 * second read from DDR; its Concat is then not lowered at all.
+	 */
+	res_is_x = residual_from_x(cc, a, b, &xc);
+	if (kb.res >= 0 && !res_is_x && (st = npu_cc_loc(cc, kb.res, &lr)))
 		return st;
 	ohb = ga.OH;
 	for (;;) {
@@ -838,8 +925,30 @@ static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_
 		op->params.tcu.stride_h = op->params.tcu.stride_w = 1;
 		op->params.tcu.dil_h = op->params.tcu.dil_w = 1;
 		op->params.tcu.groups = 1;
-		if (lr.seg != NPU_NO_SEG)
+		if (res_is_x) {
+			op = &t->op[t->nop++];
+			op->unit = NPU_UNIT_DTDU;
+			op->opcode = NPU_DTDU_COPY;
+			memset(&op->opnd[NPU_OPND_SRC0], 0, sizeof(op->opnd[0]));
+			op->opnd[NPU_OPND_SRC0].space = NPU_SPACE_HBSM;
+			op->opnd[NPU_OPND_SRC0].dtype = NPU_DT_FP32;
+			op->opnd[NPU_OPND_SRC0].base = h_x32 + (uint32_t)((oh0 - ih0) * ga.W * C * 4);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 0, orows * ga.W, C * 4);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 1, C, 4);
+			planes(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_r, C, orows * ga.W,
+			       (uint32_t)(orows * ga.W * 4));
+			if (OC > C) {
+				op = &t->op[t->nop++];
+				op->unit = NPU_UNIT_DTDU;
+				op->opcode = NPU_DTDU_FILL;
+				npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_FP32,
+					     h_r + (uint32_t)(C * orows * ga.W * 4),
+					     (uint64_t)((OC - C) * orows * ga.W));
+			}
+			add_residual(t, &gb, &kb, NULL, n, 0, OC, oh0, oh1, h_y, ypitch, h_r);
+		} else if (lr.seg != NPU_NO_SEG) {
 			add_residual(t, &gb, &kb, &lr, n, 0, OC, oh0, oh1, h_y, ypitch, h_r);
+		}
 		st = npu_tile_out(t, h_y, (uint32_t)OC, (uint32_t)(orows * ga.OW * 4),
 				  (int32_t)ypitch, ly.seg,
 				  ly.off + (uint64_t)(((n * OC) * ga.OH + oh0) * ga.OW) * 4,

@@ -214,6 +214,8 @@ npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n)
 	struct npu_pb pb;
 	npu_status st;
 
+	if (npu_conv_rebuilds(cc, n->outputs[0]))
+		return NPU_OK;	/* its only reader makes it from its own input */
 	if ((st = npu_ir_attr_int(n, "axis", 0, &axis)))
 		return st;
 	if (axis < 0)

@@ -74,7 +74,7 @@ npu_status npu_cc_loc(struct npu_cc *cc, int t, struct npu_loc *out);
 /* ---- tiles (npu_sched.c) ---- */
 
 #define NPU_TILE_MAX_IN		6
-#define NPU_TILE_MAX_OPS	4
+#define NPU_TILE_MAX_OPS	6
 
 /*
  * DMA of a DDR walk into an HBSM buffer of the tile's TPB: dense, or
@@ -225,6 +225,13 @@ npu_status npu_lower_softmax(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_fuse(npu_ir_graph *g);
 /* The fused activation of @n (from npu_fuse) into TCU output-stage params. */
 npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
+
+/*
+ * Tensor @t is only a residual that a fused depthwise + pointwise Conv
+ * rebuilds from its own input in HBSM: nothing needs to compute it
+ * (lower_conv.c).
+ */
+bool npu_conv_rebuilds(struct npu_cc *cc, int t);
 
 /* Give Concat inputs their homes inside the output (lower_move.c). */
 npu_status npu_cc_place_concats(struct npu_cc *cc);
