@@ -373,23 +373,24 @@ END_TEST
 /*
  * Depthwise 3x3 -> pointwise 1x1 -> + residual -> Relu runs as one step,
  * the depthwise result kept in HBSM, the residual (the input itself, or
- * zero-padded by a Concat to @OC channels) rebuilt from the tile's input,
- * and gives the reference result.
+ * with @s = 2 its 2x2 MaxPool, maybe zero-padded by a Concat to @OC
+ * channels) rebuilt from the tile's input, and gives the reference result.
  */
-static void pair_case(int OC)
+static void pair_case(int OC, int s)
 {
 	enum { C = 8, H = 10 };
+	const int O = H / s;
 	int64_t xd[4] = { 1, C, H, H }, wd[4] = { C, 1, 3, 3 }, vd[4] = { OC, C, 1, 1 };
-	int64_t bd[1] = { C }, cd[1] = { OC }, zd[4] = { 1, OC - C, H, H };
+	int64_t bd[1] = { C }, cd[1] = { OC }, zd[4] = { 1, OC - C, O, O };
 	float x[C * H * H], w[C * 9], b[C], *v = malloc(sizeof(float) * (size_t)(OC * C));
 	float *c = malloc(sizeof(float) * (size_t)OC), *z = calloc((size_t)(OC * H * H), 4);
 	float *y = malloc(sizeof(float) * (size_t)(OC * H * H)), mid[C * H * H];
-	float *want = malloc(sizeof(float) * (size_t)(OC * H * H));
+	float *want = malloc(sizeof(float) * (size_t)(OC * H * H)), res[C * H * H];
 	float *xs[1] = { x }, *ys[1] = { y };
 	struct npu_compile_target tgt = { .clusters = 2, .tpbs = 4, .hbsm_size = 1 << 20 };
 	struct npu_cmodel *cm;
 	npu_ir_graph *g;
-	int tx, tm, ts, tr, tp, ty;
+	int tx, tm, ts, tr, tp, tq, ty;
 	npu_ir_node *n;
 
 	fill(x, C * H * H, 61);
@@ -407,18 +408,26 @@ static void pair_case(int OC)
 		n = node(g, "Conv", (int[]){ tx, cst(g, "w", 4, wd, w), cst(g, "b", 1, bd, b) }, 3,
 			 tm);
 		npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ 3, 3 }, 2);
-		npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 1, 1 }, 2);
-		npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
+		npu_ir_set_attr_ints(n, "strides", (int64_t[]){ s, s }, 2);
+		npu_ir_set_attr_ints(n, "pads", s == 1 ? (int64_t[]){ 1, 1, 1, 1 } :
+				     (int64_t[]){ 0, 0, 1, 1 }, 4);
 		npu_ir_set_attr_int(n, "group", C);
 		n = node(g, "Conv", (int[]){ tm, cst(g, "v", 4, vd, v), cst(g, "c", 1, cd, c) }, 3,
 			 ts);
 		npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ 1, 1 }, 2);
 		npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 1, 1 }, 2);
 		npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 0, 0, 0, 0 }, 4);
-		tp = tx;
+		tq = tp = tx;
+		if (s > 1) {
+			tq = tp = tensor(g, "q", -1, NULL);
+			n = node(g, "MaxPool", &tx, 1, tq);
+			npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ 2, 2 }, 2);
+			npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 2, 2 }, 2);
+			npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 0, 0, 0, 0 }, 4);
+		}
 		if (OC > C) {
 			tp = tensor(g, "p", -1, NULL);
-			n = node(g, "Concat", (int[]){ tx, cst(g, "z", 4, zd, z) }, 2, tp);
+			n = node(g, "Concat", (int[]){ tq, cst(g, "z", 4, zd, z) }, 2, tp);
 			npu_ir_set_attr_int(n, "axis", 1);
 		}
 		node(g, "Add", (int[]){ ts, tp }, 2, tr);
@@ -434,11 +443,33 @@ static void pair_case(int OC)
 		}
 		npu_ir_graph_free(g);
 	}
-	ref_conv(x, w, b, mid, C, H, H, C, 3, 1, 1, C, H, H);
-	ref_conv(mid, v, c, want, C, H, H, OC, 1, 1, 0, 1, H, H);
-	for (int i = 0; i < OC * H * H; i++)
-		want[i] = fmaxf(want[i] + (i < C * H * H ? x[i] : 0.0f), 0.0f);
-	close_to(y, want, OC * H * H, 3e-2f, 8e-2f);
+	if (s == 1) {
+		ref_conv(x, w, b, mid, C, H, H, C, 3, 1, 1, C, H, H);
+		memcpy(res, x, sizeof(x));
+	} else {
+		/* Pads 0 top/left, 1 bottom/right: pad the input by hand. */
+		enum { P = H + 1 };
+		float xp[C * P * P];
+
+		for (int ch = 0; ch < C; ch++)
+			for (int i = 0; i < P; i++)
+				for (int j = 0; j < P; j++)
+					xp[(ch * P + i) * P + j] = i < H && j < H ?
+						x[(ch * H + i) * H + j] : 0.0f;
+		ref_conv(xp, w, b, mid, C, P, P, C, 3, 2, 0, C, O, O);
+		for (int ch = 0; ch < C; ch++)
+			for (int i = 0; i < O; i++)
+				for (int j = 0; j < O; j++) {
+					const float *q = &x[(ch * H + 2 * i) * H + 2 * j];
+
+					res[(ch * O + i) * O + j] = fmaxf(fmaxf(q[0], q[1]),
+									  fmaxf(q[H], q[H + 1]));
+				}
+	}
+	ref_conv(mid, v, c, want, C, O, O, OC, 1, 1, 0, 1, O, O);
+	for (int i = 0; i < OC * O * O; i++)
+		want[i] = fmaxf(want[i] + (i < C * O * O ? res[i] : 0.0f), 0.0f);
+	close_to(y, want, OC * O * O, 3e-2f, 8e-2f);
 	free(v);
 	free(c);
 	free(z);
@@ -448,8 +479,10 @@ static void pair_case(int OC)
 
 START_TEST(depthwise_pointwise_pair)
 {
-	pair_case(8);
-	pair_case(12);
+	pair_case(8, 1);
+	pair_case(12, 1);
+	pair_case(8, 2);
+	pair_case(12, 2);
 }
 END_TEST
 

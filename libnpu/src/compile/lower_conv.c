@@ -729,23 +729,58 @@ static void weight_levels(struct npu_hw_twu *w, uint32_t base, int64_t oc, int64
 }
 
 /*
- * Tensor @r is @x, or @x padded along the channels with constant zeros
- * (BlazeFace's Concat(x, zeros) residuals): *c = @x's channels.
+ * Where a pair's residual comes from, when it can be rebuilt from the
+ * tile's X: @x itself (ks = 1) or a MaxPool of @x with a ks x ks window
+ * and stride ks, unpadded; either one maybe zero-padded along the
+ * channels by a Concat with constant zeros.
  */
-static bool x_or_padded(const npu_ir_graph *g, int r, int x, int64_t *c)
+struct res_src {
+	int64_t c;		/* channels that come from @x */
+	int64_t ks;		/* pool window and stride; 1: none */
+};
+
+/* Tensor @p is @x or an unpadded MaxPool of it with window = stride. */
+static bool x_or_pool(struct npu_cc *cc, int p, int x, struct res_src *rs)
 {
+	const npu_ir_graph *g = cc->g;
+	const npu_ir_node *n;
+	struct geom gp;
+
+	rs->ks = 1;
+	if (p == x)
+		return true;
+	if (g->tensors[p].producer < 0)
+		return false;
+	n = &g->nodes[g->tensors[p].producer];
+	if (n->dead || strcmp(n->op, "MaxPool") || n->inputs[0] != x ||
+	    (n->n_outputs > 1 && n->outputs[1] >= 0) || read_geom(cc, n, true, &gp))
+		return false;
+	if (gp.KH != gp.KW || gp.sh != gp.KH || gp.sw != gp.KW || gp.dh != 1 || gp.dw != 1 ||
+	    gp.pt || gp.pl || gp.pb || gp.pr || gp.OH * gp.sh != gp.H || gp.OW * gp.sw != gp.W ||
+	    gp.KH < 2)
+		return false;
+	rs->ks = gp.KH;
+	return true;
+}
+
+static bool res_source(struct npu_cc *cc, int r, int x, struct res_src *rs)
+{
+	const npu_ir_graph *g = cc->g;
 	const npu_ir_tensor *tr = &g->tensors[r], *tx = &g->tensors[x];
 	const npu_ir_node *n;
 	int64_t axis;
 
-	*c = tx->rank == 4 ? tx->dims[1] : 0;
-	if (r == x)
+	rs->c = tx->rank == 4 ? tx->dims[1] : 0;
+	if (tx->rank != 4 || tr->rank != 4 || tr->dims[0] != 1)
+		return false;
+	if (x_or_pool(cc, r, x, rs))
 		return true;
-	if (tr->producer < 0 || tr->rank != 4 || tx->rank != 4 || tr->dims[0] != 1)
+	if (tr->producer < 0)
 		return false;
 	n = &g->nodes[tr->producer];
-	if (n->dead || strcmp(n->op, "Concat") || n->n_inputs < 2 || n->inputs[0] != x ||
-	    npu_ir_attr_int(n, "axis", 0, &axis) || (axis != 1 && axis != -3))
+	if (n->dead || strcmp(n->op, "Concat") || n->n_inputs < 2 || n->inputs[0] < 0 ||
+	    npu_ir_attr_int(n, "axis", 0, &axis) || (axis != 1 && axis != -3) ||
+	    !x_or_pool(cc, n->inputs[0], x, rs))
 		return false;
 	for (int i = 1; i < n->n_inputs; i++) {
 		const npu_ir_tensor *z = n->inputs[i] >= 0 ? &g->tensors[n->inputs[i]] : NULL;
@@ -760,39 +795,49 @@ static bool x_or_padded(const npu_ir_graph *g, int r, int x, int64_t *c)
 }
 
 /*
- * The pair's residual is its depthwise input, maybe zero-padded, at the
- * same rows and columns (stride 1, same size): its rows are already in
- * the tile's X.  *c: the channels that come from X.
+ * The pair's residual can be rebuilt from the tile's X: every tile's X
+ * rows hold the rows its residual rows come from (the depthwise stride is
+ * the pool's, and its window reaches at least as far past each output
+ * row), and the residual has the output's size.
  */
 static bool residual_from_x(struct npu_cc *cc, const npu_ir_node *a, const npu_ir_node *b,
-			    int64_t *c)
+			    struct res_src *rs)
 {
 	struct geom ga, gb;
 
 	if (b->n_inputs < 4 || b->inputs[3] < 0 || read_geom(cc, a, false, &ga) ||
-	    read_geom(cc, b, false, &gb))
+	    read_geom(cc, b, false, &gb) || !res_source(cc, b->inputs[3], a->inputs[0], rs))
 		return false;
-	return x_or_padded(cc->g, b->inputs[3], a->inputs[0], c) && ga.sh == 1 && ga.sw == 1 &&
-	       ga.OH == ga.H && ga.OW == ga.W && ga.N == 1 && *c == ga.C && gb.OC >= ga.C;
+	return ga.sh == rs->ks && ga.sw == rs->ks && ga.OH * rs->ks == ga.H &&
+	       ga.OW * rs->ks == ga.W && ga.dh * (ga.KH - 1) - ga.pt >= rs->ks - 1 &&
+	       ga.N == 1 && rs->c == ga.C && gb.OC >= ga.C;
 }
 
 bool npu_conv_rebuilds(struct npu_cc *cc, int t)
 {
 	const npu_ir_graph *g = cc->g;
 	const npu_ir_node *b = NULL, *a;
-	int64_t c;
+	struct res_src rs;
+	int use = -1;
 
 	if (npu_ir_is_graph_output(g, t) || npu_ir_count_uses(g, t) != 1)
 		return false;
-	for (int i = 0; i < g->n_nodes && !b; i++)
-		if (!g->nodes[i].dead && g->nodes[i].n_inputs > 3 && g->nodes[i].inputs[3] == t &&
-		    !strcmp(g->nodes[i].op, "Conv"))
-			b = &g->nodes[i];
-	if (!b || b->inputs[0] < 0 || g->tensors[b->inputs[0]].producer < 0)
+	for (int i = 0; i < g->n_nodes && use < 0; i++)
+		for (int k = 0; k < g->nodes[i].n_inputs && !g->nodes[i].dead; k++)
+			if (g->nodes[i].inputs[k] == t)
+				use = i;
+	if (use < 0)
+		return false;
+	b = &g->nodes[use];
+	/* A MaxPool feeding the zero-padding Concat of such a residual. */
+	if (!strcmp(b->op, "Concat"))
+		return b->inputs[0] == t && npu_conv_rebuilds(cc, b->outputs[0]);
+	if (strcmp(b->op, "Conv") || b->n_inputs < 4 || b->inputs[3] != t || b->inputs[0] < 0 ||
+	    g->tensors[b->inputs[0]].producer < 0)
 		return false;
 	a = &g->nodes[g->tensors[b->inputs[0]].producer];
 	return a->inputs[0] != t && pointwise_after(cc, a) == b && pair_fits(cc, a, b) &&
-	       residual_from_x(cc, a, b, &c);
+	       residual_from_x(cc, a, b, &rs);
 }
 
 static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_ir_node *b)
@@ -804,7 +849,7 @@ static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_
 	int64_t C, OC, ohb, nrow;
 	unsigned ntiles = 0;
 	bool res_is_x;
-	int64_t xc;
+	struct res_src rs;
 	npu_status st;
 
 	if ((st = read_geom(cc, a, false, &ga)) || (st = read_geom(cc, b, false, &gb)) ||
@@ -819,7 +864,7 @@ static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_
 	 * (no bank-conflict cost) and fills any zero padding, instead of a
 	 * second read from DDR; its Concat is then not lowered at all.
 	 */
-	res_is_x = residual_from_x(cc, a, b, &xc);
+	res_is_x = residual_from_x(cc, a, b, &rs);
 	if (kb.res >= 0 && !res_is_x && (st = npu_cc_loc(cc, kb.res, &lr)))
 		return st;
 	ohb = ga.OH;
@@ -926,24 +971,41 @@ static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_
 		op->params.tcu.dil_h = op->params.tcu.dil_w = 1;
 		op->params.tcu.groups = 1;
 		if (res_is_x) {
+			/* [H][W][C] rows of R: X's own, or pooled into x16's room. */
+			uint32_t h_src = h_x32 + (uint32_t)((oh0 * rs.ks - ih0) * ga.W * C * 4);
+
+			if (rs.ks > 1) {
+				op = &t->op[t->nop++];
+				op->unit = NPU_UNIT_CVU;
+				op->opcode = NPU_CVU_POOL;
+				hwc_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_src, C,
+					   orows * rs.ks, ga.W);
+				hwc_levels(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_x16, C, orows,
+					   ga.OW);
+				op->params.cvu.fn = NPU_POOL_MAX;
+				op->params.cvu.kernel_h = op->params.cvu.kernel_w = (uint16_t)rs.ks;
+				op->params.cvu.stride_h = op->params.cvu.stride_w = (uint16_t)rs.ks;
+				op->params.cvu.dil_h = op->params.cvu.dil_w = 1;
+				h_src = h_x16;
+			}
 			op = &t->op[t->nop++];
 			op->unit = NPU_UNIT_DTDU;
 			op->opcode = NPU_DTDU_COPY;
 			memset(&op->opnd[NPU_OPND_SRC0], 0, sizeof(op->opnd[0]));
 			op->opnd[NPU_OPND_SRC0].space = NPU_SPACE_HBSM;
 			op->opnd[NPU_OPND_SRC0].dtype = NPU_DT_FP32;
-			op->opnd[NPU_OPND_SRC0].base = h_x32 + (uint32_t)((oh0 - ih0) * ga.W * C * 4);
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 0, orows * ga.W, C * 4);
+			op->opnd[NPU_OPND_SRC0].base = h_src;
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 0, orows * ga.OW, C * 4);
 			npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 1, C, 4);
-			planes(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_r, C, orows * ga.W,
-			       (uint32_t)(orows * ga.W * 4));
+			planes(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_r, C, orows * ga.OW,
+			       (uint32_t)(orows * ga.OW * 4));
 			if (OC > C) {
 				op = &t->op[t->nop++];
 				op->unit = NPU_UNIT_DTDU;
 				op->opcode = NPU_DTDU_FILL;
 				npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_FP32,
-					     h_r + (uint32_t)(C * orows * ga.W * 4),
-					     (uint64_t)((OC - C) * orows * ga.W));
+					     h_r + (uint32_t)(C * orows * ga.OW * 4),
+					     (uint64_t)((OC - C) * orows * ga.OW));
 			}
 			add_residual(t, &gb, &kb, NULL, n, 0, OC, oh0, oh1, h_y, ypitch, h_r);
 		} else if (lr.seg != NPU_NO_SEG) {
@@ -984,6 +1046,8 @@ npu_status npu_lower_conv(struct npu_cc *cc, const npu_ir_node *n)
 
 npu_status npu_lower_pool(struct npu_cc *cc, const npu_ir_node *n)
 {
+	if (n->n_outputs > 0 && n->outputs[0] >= 0 && npu_conv_rebuilds(cc, n->outputs[0]))
+		return NPU_OK;	/* its only reader pools it from its own input */
 	if (!strcmp(n->op, "MaxPool")) {
 		if (n->n_outputs > 1 && n->outputs[1] >= 0)
 			return npu_fail(NPU_ERR_UNSUPPORTED, "MaxPool with an Indices output");

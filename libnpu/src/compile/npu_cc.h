@@ -74,7 +74,7 @@ npu_status npu_cc_loc(struct npu_cc *cc, int t, struct npu_loc *out);
 /* ---- tiles (npu_sched.c) ---- */
 
 #define NPU_TILE_MAX_IN		6
-#define NPU_TILE_MAX_OPS	6
+#define NPU_TILE_MAX_OPS	7
 
 /*
  * DMA of a DDR walk into an HBSM buffer of the tile's TPB: dense, or
