@@ -11,7 +11,7 @@
 # [A-Za-z0-9._-]; the sample has none, so the test makes a copy of it whose
 # output is renamed 'prob:bilities' (the same length, so the protobuf stays
 # valid) and expects prob_bilities.bin.  The unsupported-operator case is made
-# the same way (Relu -> Tile).
+# the same way (Relu -> Loop: control flow, which the NPU compiler refuses).
 set -u
 
 BIN=${1:-build/bin/npu-run}
@@ -112,7 +112,7 @@ npy(tmp + '/ab.npy', '<f4', (2, 1, 3, 32, 32), a + b)
 # Same-length renames keep every protobuf length field valid.
 m = open(model, 'rb').read()
 open(tmp + '/colon.onnx', 'wb').write(m.replace(b'probabilities', b'prob:bilities'))
-open(tmp + '/tile.onnx', 'wb').write(m.replace(b'Relu', b'Tile'))
+open(tmp + '/loop.onnx', 'wb').write(m.replace(b'Relu', b'Loop'))
 EOF
 mkdir -p "$TMP/cal"
 cp "$TMP/a.raw" "$TMP/cal/0.raw"
@@ -166,8 +166,8 @@ err_has "missing device node" "--device /dev/accel/accel9: no such device node"
 err_has "missing device node hint" "--device emu"
 expect_exit "not a model" 1 "$LABELS" --device emu
 err_has "not a model" "ONNX"
-expect_exit "unsupported op" 1 "$TMP/tile.onnx" --device emu
-err_has "unsupported op names op" "'Tile'"
+expect_exit "unsupported op" 1 "$TMP/loop.onnx" --device emu
+err_has "unsupported op names op" "'Loop'"
 err_has "unsupported op names node" "relu1"
 err_has "unsupported op names opset" "opset"
 err_has "unsupported op hint" "run with a model the NPU supports"
