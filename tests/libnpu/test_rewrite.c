@@ -684,6 +684,42 @@ START_TEST(gather_runs_and_depth_to_space_exact)
 }
 END_TEST
 
+/* ---- Hardmax: the first maximum wins ties ---- */
+
+START_TEST(hardmax_first_of_ties)
+{
+	int64_t xd[2] = { 2, 5 }, fd[3] = { 2, 2, 3 };
+	float x[10] = { 1, 3, 3, 0, 3, -2, -1, -1, -5, -1 }, y[10];
+	float f[12] = { 0, 1, 2, 9, 4, 9, 9, 8, 7, 9, 1, 0 }, z[12];
+	float want[10] = { 0, 1, 0, 0, 0, 0, 1, 0, 0, 0 };
+	float fwant[12] = { 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0 };
+	npu_ir_graph *g = graph(13);
+	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 2, xd);
+	int ty = tensor(g, "y", 0, -1, NULL);
+	void *ys[1] = { y };
+
+	node(g, "Hardmax", &tx, 1, &ty, 1);
+	io(g, tx, &ty, 1);
+	ck_assert_int_eq(run(g, "Hardmax", x, ys), NPU_OK);
+	for (int i = 0; i < 10; i++)
+		ck_assert_float_eq(y[i], want[i]);
+	npu_ir_graph_free(g);
+
+	/* Opset 11, axis 1 of [2, 2, 3]: over the 6 values of each batch. */
+	g = graph(11);
+	tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 3, fd);
+	ty = tensor(g, "y", 0, -1, NULL);
+	node(g, "Hardmax", &tx, 1, &ty, 1);
+	io(g, tx, &ty, 1);
+	ys[0] = z;
+	ck_assert_int_eq(run(g, "Hardmax", f, ys), NPU_OK);
+	ck_assert_int_eq(g->tensors[ty].rank, 3);
+	for (int i = 0; i < 12; i++)
+		ck_assert_float_eq(z[i], fwant[i]);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 static Suite *rewrite_suite(void)
 {
 	Suite *s = suite_create("npu_rewrite");
@@ -703,6 +739,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, pool3d_and_split_reduce);
 	tcase_add_test(tc, mean_of_three_broadcast_and_instnorm);
 	tcase_add_test(tc, gather_runs_and_depth_to_space_exact);
+	tcase_add_test(tc, hardmax_first_of_ties);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -25,6 +25,14 @@
 #include "compile/npu_rewrite.h"
 #include "compile/npu_rewrite_priv.h"
 
+/* Input 0 or output 0 has no elements: the lowerings deal with those. */
+static bool empty_io(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+
+	return (x && npu_ir_numel(x) == 0) || (y && npu_ir_numel(y) == 0);
+}
+
 npu_status npu_rewrite(npu_ir_graph *g)
 {
 	bool changed = false;
@@ -38,7 +46,8 @@ npu_status npu_rewrite(npu_ir_graph *g)
 		int before = g->n_nodes;
 
 		if (g->nodes[k].dead || (g->nodes[k].domain[0] &&
-					 strcmp(g->nodes[k].domain, "ai.onnx")))
+					 strcmp(g->nodes[k].domain, "ai.onnx")) ||
+		    empty_io(g, &g->nodes[k]))
 			continue;
 		if (!strcmp(op, "Resize") || !strcmp(op, "Upsample"))
 			st = npu_rewrite_resize(g, k);
@@ -53,6 +62,8 @@ npu_status npu_rewrite(npu_ir_graph *g)
 			st = npu_rewrite_instnorm(g, k);
 		else if (!strcmp(op, "MeanVarianceNormalization"))
 			st = npu_rewrite_mvn(g, k);
+		else if (!strcmp(op, "Hardmax"))
+			st = npu_rewrite_hardmax(g, k);
 		else if (!strcmp(op, "Gather"))
 			st = npu_rewrite_gather(g, k);
 		else if (!strcmp(op, "Expand") || !strcmp(op, "Tile"))

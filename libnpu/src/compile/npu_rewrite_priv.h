@@ -15,6 +15,9 @@
 
 /* ---- building blocks (rewrite_util.c) ---- */
 
+/* Largest per-axis matrix (elements) a rewrite builds: 64 MB of float32. */
+#define NPU_RW_MATRIX_MAX ((int64_t)1 << 24)
+
 /* A new tensor of @dt and shape; a constant taking malloc'd @data (freed on failure). */
 npu_status npu_rw_tensor(npu_ir_graph *g, npu_dtype dt, int rank, const int64_t *dims, int *id);
 npu_status npu_rw_const(npu_ir_graph *g, npu_dtype dt, int rank, const int64_t *dims,
@@ -64,6 +67,7 @@ npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k);	/* rewrite_math.c
 npu_status npu_rewrite_gemm_matrix_c(npu_ir_graph *g, int k);
 npu_status npu_rewrite_variadic(npu_ir_graph *g, int k);
 npu_status npu_rewrite_8bit(npu_ir_graph *g, int k);
+npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k);
 npu_status npu_rewrite_pad(npu_ir_graph *g, int k);		/* rewrite_move.c */
 npu_status npu_rewrite_gather(npu_ir_graph *g, int k);
 npu_status npu_rewrite_repeat(npu_ir_graph *g, int k);

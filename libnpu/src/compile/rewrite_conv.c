@@ -76,6 +76,11 @@ npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k)
 			out[a] = y->dims[2 + a];
 			pb[a] = pads[a];
 			st_[a] = strides[a];
+			/* A zero-insertion matrix beyond 64 MB: left to be refused. */
+			if (in[a] * (out[a] + (kk[a] - 1) * dd[a]) > NPU_RW_MATRIX_MAX) {
+				free(wf);
+				return NPU_OK;
+			}
 		}
 		if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, r, wd, wf, &wt)))
 			return st;

@@ -345,3 +345,94 @@ npu_status npu_rewrite_8bit(npu_ir_graph *g, int k)
 		return st;
 	return npu_rw_op(g, "QuantizeLinear", 13, name, (int[]){ cur, sc, zp }, 3, &yid, 1, NULL);
 }
+
+/*
+ * Hardmax: 1 at the first maximum along the axis.  ind = 1 - sign(max - x)
+ * marks every maximum; a MatMul by the strictly upper triangular ones
+ * counts the maxima before each position (exact: small integers), and
+ * 1 - sign(count) keeps the first.  Before opset 13 the axes from @axis on
+ * are flattened into one.
+ */
+npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
+	int yid = n->outputs[0], cur = n->inputs[0], r, r2, ax, t[6], one, kn;
+	int64_t axis, xd[NPU_MAX_RANK], d2[NPU_MAX_RANK], kd[NPU_MAX_RANK], len, o = 1;
+	bool flat = n->opset < 13;
+	char name[128];
+	float *m, *ov;
+	npu_status st;
+
+	if (!x || x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 1)
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "axis", flat ? 1 : -1, &axis)))
+		return st;
+	r = x->rank;
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r)
+		return NPU_OK;
+	memcpy(xd, x->dims, sizeof(xd));
+	if (flat) {
+		int64_t outer = 1, inner = 1;
+
+		for (int d = 0; d < r; d++)
+			*(d < axis ? &outer : &inner) *= xd[d];
+		d2[0] = outer;
+		d2[1] = inner;
+		r2 = 2;
+		ax = 1;
+	} else {
+		memcpy(d2, xd, sizeof(d2));
+		r2 = r;
+		ax = (int)axis;
+	}
+	len = d2[ax];
+	if (len * len > NPU_RW_MATRIX_MAX || r2 < 2)
+		return NPU_OK;
+	m = calloc((size_t)(len * len), sizeof(float));
+	ov = malloc(sizeof(*ov));
+	if (!m || !ov) {
+		free(m);
+		free(ov);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	for (int64_t i = 0; i < len; i++)
+		for (int64_t j = i + 1; j < len; j++)
+			m[i * len + j] = 1.0f;
+	*ov = 1.0f;
+	snprintf(name, sizeof(name), "%s", n->name);
+	memcpy(kd, d2, sizeof(kd));
+	kd[ax] = 1;
+	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &o, ov, &one))) {
+		free(m);
+		return st;
+	}
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if (flat && (st = npu_rw_reshape(g, name, cur, 2, d2, -1, &cur)))
+		return free(m), st;
+	for (int i = 0; i < 6 && !st; i++)
+		st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r2, i ? d2 : kd, &t[i]);
+	if (st || (st = npu_rw_op(g, "ReduceMax", 13, name, &cur, 1, &t[0], 1, &kn)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[kn], "axes", (int64_t[]){ ax }, 1)) ||
+	    (st = npu_ir_set_attr_int(&g->nodes[kn], "keepdims", 1)) ||
+	    (st = npu_rw_op(g, "Sub", 14, name, (int[]){ t[0], cur }, 2, &t[1], 1, NULL)) ||
+	    (st = npu_rw_op(g, "Sign", 13, name, &t[1], 1, &t[2], 1, NULL)) ||
+	    (st = npu_rw_op(g, "Sub", 14, name, (int[]){ one, t[2] }, 2, &t[3], 1, NULL))) {
+		free(m);
+		return st;
+	}
+	if ((st = npu_rw_map_axis(g, name, t[3], ax, len, m, -1, &t[4])) ||
+	    (st = npu_rw_op(g, "Sign", 13, name, &t[4], 1, &t[5], 1, NULL)) ||
+	    (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r2, d2, &t[0])) ||
+	    (st = npu_rw_op(g, "Sub", 14, name, (int[]){ one, t[5] }, 2, &t[0], 1, NULL)))
+		return st;
+	if (!flat)
+		return npu_rw_op(g, "Mul", 14, name, (int[]){ t[3], t[0] }, 2, &yid, 1, NULL);
+	if ((st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, 2, d2, &t[1])) ||
+	    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ t[3], t[0] }, 2, &t[1], 1, NULL)))
+		return st;
+	return npu_rw_reshape(g, name, t[1], r, xd, yid, &cur);
+}

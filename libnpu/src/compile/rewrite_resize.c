@@ -199,6 +199,8 @@ npu_status npu_rewrite_resize(npu_ir_graph *g, int k)
 			continue;
 		if (in[a] == outd[a] && crop && roi[a] == 0 && roi[r + a] == 1)
 			continue;
+		if (in[a] * outd[a] > NPU_RW_MATRIX_MAX)
+			goto out;	/* left to be refused by name */
 		mats[a] = malloc((size_t)(in[a] * outd[a]) * sizeof(float) + 4);
 		valid[a] = malloc((size_t)outd[a] * sizeof(bool) + 1);
 		if (!mats[a] || !valid[a]) {

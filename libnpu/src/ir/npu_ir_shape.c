@@ -2028,6 +2028,7 @@ static const struct op_def ops[] = {
 	/* normalization */
 	{ "Softmax", 1, 0, shape_softmax, OP_NPU, NULL },
 	{ "LogSoftmax", 1, 0, shape_softmax, OP_NPU, NULL },
+	{ "Hardmax", 1, 0, shape_softmax, OP_NPU, NULL },
 	{ "LayerNormalization", 17, 0, shape_layernorm, OP_NPU, NULL },
 	{ "BatchNormalization", 1, 0, shape_batchnorm, OP_NPU, NULL },
 	{ "InstanceNormalization", 6, 0, shape_instnorm, OP_NPU, NULL },
