@@ -62,6 +62,8 @@ npu_status npu_rewrite(npu_ir_graph *g)
 			st = npu_rewrite_instnorm(g, k);
 		else if (!strcmp(op, "MeanVarianceNormalization"))
 			st = npu_rewrite_mvn(g, k);
+		else if (!strcmp(op, "LRN"))
+			st = npu_rewrite_lrn(g, k);
 		else if (!strcmp(op, "Hardmax"))
 			st = npu_rewrite_hardmax(g, k);
 		else if (!strcmp(op, "Gather"))

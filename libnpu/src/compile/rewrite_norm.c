@@ -285,3 +285,76 @@ npu_status npu_rewrite_reduce_runs(npu_ir_graph *g, int k)
 		return NPU_OK;
 	return npu_rw_reshape(g, name, cur, yr, yd, yid, &cur);
 }
+
+/*
+ * LRN: x / (bias + alpha / size * sum of x^2 over a window of channels)^beta.
+ * The window sum is a MatMul along the channels by a constant band matrix
+ * (bf16 products: a few parts in a thousand).
+ */
+npu_status npu_rewrite_lrn(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
+	int yid = n->outputs[0], xi = n->inputs[0], r, t[5], c[3];
+	int64_t size, C, xd[NPU_MAX_RANK], one = 1, lo, hi;
+	float alpha, beta, bias, v[3];
+	char name[128];
+	float *m;
+	npu_status st;
+
+	if (!x || x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 3)
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "size", 0, &size)) ||
+	    (st = npu_ir_attr_float(n, "alpha", 1e-4f, &alpha)) ||
+	    (st = npu_ir_attr_float(n, "beta", 0.75f, &beta)) ||
+	    (st = npu_ir_attr_float(n, "bias", 1.0f, &bias)))
+		return st;
+	r = x->rank;
+	memcpy(xd, x->dims, sizeof(xd));
+	C = xd[1];
+	if (size < 1 || C * C > NPU_RW_MATRIX_MAX)
+		return NPU_OK;
+	lo = (size - 1) / 2;
+	hi = size - 1 - lo;
+	m = calloc((size_t)(C * C), sizeof(float));
+	if (!m)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	/* Output channel j sums input channels j - lo .. j + hi. */
+	for (int64_t j = 0; j < C; j++)
+		for (int64_t i = j - lo; i <= j + hi; i++)
+			if (i >= 0 && i < C)
+				m[i * C + j] = 1.0f;
+	v[0] = alpha / (float)size;
+	v[1] = bias;
+	v[2] = beta;
+	snprintf(name, sizeof(name), "%s", n->name);
+	st = NPU_OK;
+	for (int i = 0; i < 3 && !st; i++) {
+		float *p = malloc(sizeof(*p));
+
+		if (!p)
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		else
+			*p = v[i];
+		if (!st)
+			st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &one, p, &c[i]);
+	}
+	for (int i = 0; i < 5 && !st; i++)
+		st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, xd, &t[i]);
+	if (st) {
+		free(m);
+		return st;
+	}
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if ((st = npu_rw_op(g, "Mul", 14, name, (int[]){ xi, xi }, 2, &t[0], 1, NULL))) {
+		free(m);
+		return st;
+	}
+	if ((st = npu_rw_map_axis(g, name, t[0], 1, C, m, -1, &t[1])) ||
+	    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ t[1], c[0] }, 2, &t[2], 1, NULL)) ||
+	    (st = npu_rw_op(g, "Add", 14, name, (int[]){ t[2], c[1] }, 2, &t[3], 1, NULL)) ||
+	    (st = npu_rw_op(g, "Pow", 15, name, (int[]){ t[3], c[2] }, 2, &t[4], 1, NULL)))
+		return st;
+	return npu_rw_op(g, "Div", 14, name, (int[]){ xi, t[4] }, 2, &yid, 1, NULL);
+}

@@ -2032,6 +2032,7 @@ static const struct op_def ops[] = {
 	{ "LayerNormalization", 17, 0, shape_layernorm, OP_NPU, NULL },
 	{ "BatchNormalization", 1, 0, shape_batchnorm, OP_NPU, NULL },
 	{ "InstanceNormalization", 6, 0, shape_instnorm, OP_NPU, NULL },
+	{ "LRN", 1, 0, shape_unary_float, OP_NPU, NULL },
 	{ "MeanVarianceNormalization", 9, 0, shape_unary_float, OP_NPU, NULL },
 	/* pooling */
 	{ "MaxPool", 1, 0, shape_pool, OP_NPU, support_maxpool },
