@@ -56,7 +56,8 @@ static const char *const cases[] = {
 	"test_mean_example", "test_max_example", "test_instancenorm_example",
 	"test_gather_2d_indices", "test_gather_negative_indices", "test_expand_dim_changed",
 	"test_tile", "test_depthtospace_crd_mode_example", "test_spacetodepth_example",
-	"test_hardmax_one_hot", "test_hardmax_axis_0", "test_lrn",
+	"test_hardmax_one_hot", "test_hardmax_axis_0", "test_lrn", "test_max_float16",
+	"test_pow_types_float32_int64", "test_quantizelinear_axis", "test_dequantizelinear_axis",
 };
 
 START_TEST(conformance_case)

@@ -62,6 +62,10 @@ npu_status npu_rewrite(npu_ir_graph *g)
 			st = npu_rewrite_instnorm(g, k);
 		else if (!strcmp(op, "MeanVarianceNormalization"))
 			st = npu_rewrite_mvn(g, k);
+		else if (!strcmp(op, "Pow"))
+			st = npu_rewrite_pow_int(g, k);
+		else if (!strcmp(op, "QuantizeLinear") || !strcmp(op, "DequantizeLinear"))
+			st = npu_rewrite_quant_axis(g, k);
 		else if (!strcmp(op, "LRN"))
 			st = npu_rewrite_lrn(g, k);
 		else if (!strcmp(op, "Hardmax"))
@@ -89,6 +93,9 @@ npu_status npu_rewrite(npu_ir_graph *g)
 		     !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") ||
 		     !strcmp(op, "Max") || !strcmp(op, "Min")))
 			st = npu_rewrite_8bit(g, k);
+		if (!st && g->n_nodes == before && !g->nodes[k].dead &&
+		    (!strcmp(op, "Max") || !strcmp(op, "Min")))
+			st = npu_rewrite_f16(g, k);
 		changed |= g->n_nodes != before;
 	}
 	if (st || !changed)

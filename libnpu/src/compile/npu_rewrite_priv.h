@@ -69,6 +69,9 @@ npu_status npu_rewrite_gemm_matrix_c(npu_ir_graph *g, int k);
 npu_status npu_rewrite_variadic(npu_ir_graph *g, int k);
 npu_status npu_rewrite_8bit(npu_ir_graph *g, int k);
 npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k);
+npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k);
+npu_status npu_rewrite_f16(npu_ir_graph *g, int k);
+npu_status npu_rewrite_quant_axis(npu_ir_graph *g, int k);
 npu_status npu_rewrite_pad(npu_ir_graph *g, int k);		/* rewrite_move.c */
 npu_status npu_rewrite_gather(npu_ir_graph *g, int k);
 npu_status npu_rewrite_repeat(npu_ir_graph *g, int k);

@@ -436,3 +436,182 @@ npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k)
 		return st;
 	return npu_rw_reshape(g, name, t[1], r, xd, yid, &cur);
 }
+
+/* Pow of float32 by a constant integer exponent: the exponent as float32. */
+npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *e = npu_ir_input(g, n, 1);
+	int64_t cnt, dims[NPU_MAX_RANK], v[1024];
+	int c, ne;
+	float *f;
+	npu_status st;
+
+	if (!x || !e || x->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(e) ||
+	    (e->dtype != NPU_DTYPE_INT32 && e->dtype != NPU_DTYPE_INT64) ||
+	    npu_ir_const_ints(e, v, 1024, &ne))
+		return NPU_OK;
+	cnt = ne;
+	memcpy(dims, e->dims, sizeof(dims));
+	f = malloc((size_t)(cnt ? cnt : 1) * sizeof(*f));
+	if (!f)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t i = 0; i < cnt; i++) {
+		if (v[i] > (1 << 24) || v[i] < -(1 << 24)) {
+			free(f);
+			return NPU_OK;	/* not exact in float32 */
+		}
+		f[i] = (float)v[i];
+	}
+	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, e->rank, dims, f, &c)))
+		return st;
+	g->nodes[k].inputs[1] = c;
+	return NPU_OK;
+}
+
+/*
+ * Max, Min on float16: the same node in float32 between Casts (exact: both
+ * conversions are, for values that came from float16).
+ */
+npu_status npu_rewrite_f16(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int yid = n->outputs[0], nin = n->n_inputs, t, kn;
+	int64_t dims[NPU_MAX_RANK];
+	char name[128];
+	npu_status st = NPU_OK;
+
+	if (!y || y->dtype != NPU_DTYPE_FLOAT16)
+		return NPU_OK;
+	for (int i = 0; i < nin; i++)
+		if (n->inputs[i] < 0 || g->tensors[n->inputs[i]].dtype != NPU_DTYPE_FLOAT16)
+			return NPU_OK;
+	memcpy(dims, y->dims, sizeof(dims));
+	snprintf(name, sizeof(name), "%s", n->name);
+	for (int i = 0; i < nin && !st; i++) {
+		int in = g->nodes[k].inputs[i], f;
+		const npu_ir_tensor *ti = &g->tensors[in];
+		int64_t d[NPU_MAX_RANK];
+
+		memcpy(d, ti->dims, sizeof(d));
+		if ((st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, ti->rank, d, &f)) ||
+		    (st = npu_rw_op(g, "Cast", 13, name, &in, 1, &f, 1, &kn)) ||
+		    (st = npu_ir_set_attr_int(&g->nodes[kn], "to", 1)))
+			return st;
+		g->nodes[k].inputs[i] = f;
+	}
+	if ((st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, g->tensors[yid].rank, dims, &t)))
+		return st;
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].outputs[0] = t;
+	g->tensors[t].producer = k;
+	if ((st = npu_rw_op(g, "Cast", 13, name, &t, 1, &yid, 1, &kn)))
+		return st;
+	return npu_ir_set_attr_int(&g->nodes[kn], "to", 10);	/* FLOAT16 */
+}
+
+/* Per-axis scale and zero point as float32 constants shaped to broadcast on @axis. */
+static npu_status per_axis_const(npu_ir_graph *g, const npu_ir_tensor *t, int rank, int axis,
+				 bool ints, int *id)
+{
+	int64_t cnt = npu_ir_numel(t), dims[NPU_MAX_RANK];
+	float *f = malloc((size_t)(cnt ? cnt : 1) * sizeof(*f));
+	int got = 0;
+
+	if (!f)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	if (!ints && npu_ir_const_floats(t, f, (int)cnt, &got)) {
+		free(f);
+		return npu_fail(NPU_ERR_UNSUPPORTED, "scale '%s' is not a float constant", t->name);
+	}
+	for (int64_t i = 0; ints && i < cnt; i++)
+		f[i] = t->dtype == NPU_DTYPE_INT8 ? ((const int8_t *)t->data)[i] :
+		       t->dtype == NPU_DTYPE_UINT8 ? ((const uint8_t *)t->data)[i] :
+		       (float)((const int32_t *)t->data)[i];
+	for (int d = 0; d < rank; d++)
+		dims[d] = d == axis ? cnt : 1;
+	return npu_rw_const(g, NPU_DTYPE_FLOAT32, rank - axis, dims + axis, f, id);
+}
+
+/*
+ * QuantizeLinear and DequantizeLinear with per-axis constant parameters:
+ * float32 arithmetic with broadcast constants.  Quantize: x / scale + zp,
+ * then a scale-1 QuantizeLinear (rounds half to even and saturates, as
+ * ONNX does; zp is an integer, so adding it before rounding is the same).
+ * Dequantize: (x - zp) * scale.
+ */
+npu_status npu_rewrite_quant_axis(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	bool q = !strcmp(n->op, "QuantizeLinear");
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *s = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *z = npu_ir_input(g, n, 2), *y = npu_ir_output(g, n, 0);
+	int yid = n->outputs[0], xi = n->inputs[0], r, sc, zc = -1, t[3], one, zp1;
+	int64_t axis, xd[NPU_MAX_RANK], o = 1;
+	npu_dtype ydt;
+	char name[128];
+	float *ov;
+	uint8_t *zv;
+	npu_status st;
+
+	if (!x || !s || !y || npu_ir_numel(s) <= 1 || !npu_ir_is_const(s) ||
+	    (z && !npu_ir_is_const(z)) || npu_ir_attr_find(n, "block_size") ||
+	    (z && !is_8bit(z->dtype) && z->dtype != NPU_DTYPE_INT32))
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "axis", 1, &axis)))
+		return st;
+	r = x->rank;
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r || npu_ir_numel(s) != x->dims[axis])
+		return NPU_OK;
+	if (q ? (x->dtype != NPU_DTYPE_FLOAT32 || !is_8bit(y->dtype)) :
+	    (!is_8bit(x->dtype) || y->dtype != NPU_DTYPE_FLOAT32))
+		return NPU_OK;
+	ydt = y->dtype;
+	memcpy(xd, x->dims, sizeof(xd));
+	snprintf(name, sizeof(name), "%s", n->name);
+	if ((st = per_axis_const(g, s, r, (int)axis, false, &sc)) ||
+	    (z && (st = per_axis_const(g, z, r, (int)axis, true, &zc))))
+		return st;
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	for (int i = 0; i < 3 && !st; i++)
+		st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, xd, &t[i]);
+	if (st)
+		return st;
+	if (!q) {
+		int cur = t[0];
+
+		if ((st = npu_rw_op(g, "Cast", 13, name, &xi, 1, &t[0], 1, &one)) ||
+		    (st = npu_ir_set_attr_int(&g->nodes[one], "to", 1)))
+			return st;
+		if (zc >= 0) {
+			if ((st = npu_rw_op(g, "Sub", 14, name, (int[]){ t[0], zc }, 2, &t[1], 1,
+					    NULL)))
+				return st;
+			cur = t[1];
+		}
+		return npu_rw_op(g, "Mul", 14, name, (int[]){ cur, sc }, 2, &yid, 1, NULL);
+	}
+	if ((st = npu_rw_op(g, "Div", 14, name, (int[]){ xi, sc }, 2, &t[0], 1, NULL)))
+		return st;
+	if (zc >= 0 &&
+	    (st = npu_rw_op(g, "Add", 14, name, (int[]){ t[0], zc }, 2, &t[1], 1, NULL)))
+		return st;
+	ov = malloc(sizeof(*ov));
+	zv = calloc(1, 1);
+	if (!ov || !zv) {
+		free(ov);
+		free(zv);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	*ov = 1.0f;
+	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &o, ov, &one)))
+		return free(zv), st;
+	if ((st = npu_rw_const(g, ydt, 1, &o, zv, &zp1)))
+		return st;
+	return npu_rw_op(g, "QuantizeLinear", 13, name, (int[]){ zc >= 0 ? t[1] : t[0], one, zp1 },
+			 3, &yid, 1, NULL);
+}
