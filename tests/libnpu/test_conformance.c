@@ -58,6 +58,7 @@ static const char *const cases[] = {
 	"test_tile", "test_depthtospace_crd_mode_example", "test_spacetodepth_example",
 	"test_hardmax_one_hot", "test_hardmax_axis_0", "test_lrn", "test_max_float16",
 	"test_pow_types_float32_int64", "test_quantizelinear_axis", "test_dequantizelinear_axis",
+	"test_gridsample_bicubic", "test_gridsample_reflection_padding", "test_gridsample_nearest",
 };
 
 START_TEST(conformance_case)

@@ -66,6 +66,8 @@ npu_status npu_rewrite(npu_ir_graph *g)
 			st = npu_rewrite_pow_int(g, k);
 		else if (!strcmp(op, "QuantizeLinear") || !strcmp(op, "DequantizeLinear"))
 			st = npu_rewrite_quant_axis(g, k);
+		else if (!strcmp(op, "GridSample"))
+			st = npu_rewrite_grid_sample(g, k);
 		else if (!strcmp(op, "LRN"))
 			st = npu_rewrite_lrn(g, k);
 		else if (!strcmp(op, "Hardmax"))

@@ -1026,6 +1026,29 @@ static npu_status shape_layernorm(npu_ir_graph *g, npu_ir_node *n)
 	return st;
 }
 
+/* GridSample (2-D): [N, C, H, W] sampled at grid [N, Ho, Wo, 2]. */
+static npu_status shape_grid_sample(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *grid;
+	int64_t dims[4];
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_float(n, x);
+	if (!st)
+		st = need_in(g, n, 1, &grid);
+	if (st)
+		return st;
+	if (x->rank != 4 || grid->rank != 4 || grid->dims[0] != x->dims[0] || grid->dims[3] != 2)
+		return nerr(n, NPU_ERR_UNSUPPORTED, "only 2-D sampling ([N, C, H, W] with a "
+			    "[N, Ho, Wo, 2] grid) is supported");
+	dims[0] = x->dims[0];
+	dims[1] = x->dims[1];
+	dims[2] = grid->dims[1];
+	dims[3] = grid->dims[2];
+	return set_out(g, n, 0, x->dtype, 4, dims);
+}
+
 /* InstanceNormalization: scale and B hold one value per channel. */
 static npu_status shape_instnorm(npu_ir_graph *g, npu_ir_node *n)
 {
@@ -2033,6 +2056,7 @@ static const struct op_def ops[] = {
 	{ "BatchNormalization", 1, 0, shape_batchnorm, OP_NPU, NULL },
 	{ "InstanceNormalization", 6, 0, shape_instnorm, OP_NPU, NULL },
 	{ "LRN", 1, 0, shape_unary_float, OP_NPU, NULL },
+	{ "GridSample", 16, 0, shape_grid_sample, OP_NPU, NULL },
 	{ "MeanVarianceNormalization", 9, 0, shape_unary_float, OP_NPU, NULL },
 	/* pooling */
 	{ "MaxPool", 1, 0, shape_pool, OP_NPU, support_maxpool },
