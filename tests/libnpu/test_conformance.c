@@ -59,6 +59,7 @@ static const char *const cases[] = {
 	"test_hardmax_one_hot", "test_hardmax_axis_0", "test_lrn", "test_max_float16",
 	"test_pow_types_float32_int64", "test_quantizelinear_axis", "test_dequantizelinear_axis",
 	"test_gridsample_bicubic", "test_gridsample_reflection_padding", "test_gridsample_nearest",
+	"test_mod_mixed_sign_float32", "test_mod_uint8",
 };
 
 START_TEST(conformance_case)

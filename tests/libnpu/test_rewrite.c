@@ -720,6 +720,47 @@ START_TEST(hardmax_first_of_ties)
 }
 END_TEST
 
+/* ---- Mod: integer mod takes the divisor's sign, fmod the dividend's ---- */
+
+START_TEST(mod_int8_and_fmod)
+{
+	int64_t d[1] = { 6 };
+	int8_t a[6] = { -7, 7, -7, 7, 100, -128 }, b[6] = { 3, -3, -3, 3, 7, 5 }, y[6];
+	float fa[6] = { -7.5f, 7.5f, -7.5f, 7.5f, 5.0f, -0.25f }, fb[6] = { 2, -2, -2, 2, 2.5f, 1 };
+	float fy[6];
+	npu_ir_graph *g = graph(13);
+	int ta = tensor(g, "a", NPU_DTYPE_INT8, 1, d);
+	int tb = cst(g, "b", NPU_DTYPE_INT8, 1, d, b);
+	int ty = tensor(g, "y", 0, -1, NULL);
+	void *ys[1] = { y };
+
+	node(g, "Mod", (int[]){ ta, tb }, 2, &ty, 1);
+	io(g, ta, &ty, 1);
+	ck_assert_int_eq(run(g, "Mod", a, ys), NPU_OK);
+	for (int i = 0; i < 6; i++) {
+		int r = a[i] % b[i];
+
+		if (r && (r < 0) != (b[i] < 0))
+			r += b[i];
+		ck_assert_msg(y[i] == r, "element %d: %d mod %d: got %d, want %d", i, a[i], b[i],
+			      y[i], r);
+	}
+	npu_ir_graph_free(g);
+
+	g = graph(13);
+	ta = tensor(g, "a", NPU_DTYPE_FLOAT32, 1, d);
+	tb = cst(g, "b", NPU_DTYPE_FLOAT32, 1, d, fb);
+	ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_set_attr_int(node(g, "Mod", (int[]){ ta, tb }, 2, &ty, 1), "fmod", 1);
+	io(g, ta, &ty, 1);
+	ys[0] = fy;
+	ck_assert_int_eq(run(g, "Mod", fa, ys), NPU_OK);
+	for (int i = 0; i < 6; i++)
+		ck_assert_float_eq_tol(fy[i], fmodf(fa[i], fb[i]), 1e-6f);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 static Suite *rewrite_suite(void)
 {
 	Suite *s = suite_create("npu_rewrite");
@@ -740,6 +781,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, mean_of_three_broadcast_and_instnorm);
 	tcase_add_test(tc, gather_runs_and_depth_to_space_exact);
 	tcase_add_test(tc, hardmax_first_of_ties);
+	tcase_add_test(tc, mod_int8_and_fmod);
 	suite_add_tcase(s, tc);
 	return s;
 }

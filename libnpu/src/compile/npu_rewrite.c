@@ -92,12 +92,16 @@ npu_status npu_rewrite(npu_ir_graph *g)
 			st = npu_rewrite_reduce_runs(g, k);
 		if (!st && g->n_nodes == before && !g->nodes[k].dead &&
 		    (!strcmp(op, "Clip") || !strcmp(op, "MaxPool") || !strcmp(op, "Add") ||
+		     !strcmp(op, "Mod") ||
 		     !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") ||
 		     !strcmp(op, "Max") || !strcmp(op, "Min")))
 			st = npu_rewrite_8bit(g, k);
 		if (!st && g->n_nodes == before && !g->nodes[k].dead &&
-		    (!strcmp(op, "Max") || !strcmp(op, "Min")))
+		    (!strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Mod")))
 			st = npu_rewrite_f16(g, k);
+		/* Mod, now in float32 (its inputs cast), becomes arithmetic. */
+		if (!st && !strcmp(op, "Mod") && !g->nodes[k].dead)
+			st = npu_rewrite_mod(g, k);
 		changed |= g->n_nodes != before;
 	}
 	if (st || !changed)

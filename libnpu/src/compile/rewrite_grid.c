@@ -180,9 +180,11 @@ npu_status npu_rewrite_grid_sample(npu_ir_graph *g, int k)
 			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 			break;
 		}
-		for (int64_t p = 0; p < Ho * Wo; p++)
-			grid_column(&h, grid[(b * Ho * Wo + p) * 2], grid[(b * Ho * Wo + p) * 2 + 1],
-				    H, W, m, Ho * Wo, p);
+		for (int64_t p = 0; p < Ho * Wo; p++) {
+			const float *gp = &grid[(b * Ho * Wo + p) * 2];
+
+			grid_column(&h, gp[0], gp[1], H, W, m, Ho * Wo, p);
+		}
 		st = N > 1 ? npu_rw_slice(g, name, xi, 0, b, b + 1, &xb) : NPU_OK;
 		if (N == 1)
 			xb = xi;

@@ -293,8 +293,9 @@ npu_status npu_rewrite_8bit(npu_ir_graph *g, int k)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	/* Mod's result lies between 0 and the divisor: in range, no wrap. */
 	bool arith = strcmp(n->op, "Clip") && strcmp(n->op, "MaxPool") && strcmp(n->op, "Max") &&
-		     strcmp(n->op, "Min");
+		     strcmp(n->op, "Min") && strcmp(n->op, "Mod");
 	bool div = !strcmp(n->op, "Div");
 	int yid = n->outputs[0], nin = n->n_inputs, t, sc, zp, cur;
 	int64_t dims[NPU_MAX_RANK], one = 1;
@@ -614,4 +615,48 @@ npu_status npu_rewrite_quant_axis(npu_ir_graph *g, int k)
 		return st;
 	return npu_rw_op(g, "QuantizeLinear", 13, name, (int[]){ zc >= 0 ? t[1] : t[0], one, zp1 },
 			 3, &yid, 1, NULL);
+}
+
+/*
+ * Mod on float32 (after the 8-bit or float16 rewrites, on those too):
+ * x - y * floor(x / y) (integer mod, the sign of the divisor) or, with
+ * fmod, x - y * trunc(x / y), trunc(q) = sign(q) floor(|q|).  Exact for
+ * integers below 2^24; within rounding for floats.
+ */
+npu_status npu_rewrite_mod(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int yid = n->outputs[0], a = n->inputs[0], b = n->n_inputs > 1 ? n->inputs[1] : -1, t[6];
+	int64_t fmod_, dims[NPU_MAX_RANK];
+	char name[128];
+	npu_status st;
+
+	if (!y || b < 0 || y->dtype != NPU_DTYPE_FLOAT32 ||
+	    g->tensors[a].dtype != NPU_DTYPE_FLOAT32 || g->tensors[b].dtype != NPU_DTYPE_FLOAT32)
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "fmod", 0, &fmod_)))
+		return st;
+	memcpy(dims, y->dims, sizeof(dims));
+	snprintf(name, sizeof(name), "%s", n->name);
+	for (int i = 0; i < 6 && !st; i++)
+		st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, g->tensors[yid].rank, dims, &t[i]);
+	if (st)
+		return st;
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if ((st = npu_rw_op(g, "Div", 14, name, (int[]){ a, b }, 2, &t[0], 1, NULL)))
+		return st;
+	if (fmod_) {
+		if ((st = npu_rw_op(g, "Abs", 13, name, &t[0], 1, &t[1], 1, NULL)) ||
+		    (st = npu_rw_op(g, "Floor", 13, name, &t[1], 1, &t[2], 1, NULL)) ||
+		    (st = npu_rw_op(g, "Sign", 13, name, &t[0], 1, &t[3], 1, NULL)) ||
+		    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ t[3], t[2] }, 2, &t[4], 1, NULL)))
+			return st;
+	} else if ((st = npu_rw_op(g, "Floor", 13, name, &t[0], 1, &t[4], 1, NULL))) {
+		return st;
+	}
+	if ((st = npu_rw_op(g, "Mul", 14, name, (int[]){ b, t[4] }, 2, &t[5], 1, NULL)))
+		return st;
+	return npu_rw_op(g, "Sub", 14, name, (int[]){ a, t[5] }, 2, &yid, 1, NULL);
 }

@@ -1999,6 +1999,7 @@ static const struct op_def ops[] = {
 	/* arithmetic */
 	{ "Add", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Sub", 1, 0, shape_binary, OP_NPU, NULL },
+	{ "Mod", 10, 0, shape_binary, OP_NPU, NULL },
 	{ "Mul", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Div", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Pow", 1, 0, shape_binary, OP_NPU, NULL },
