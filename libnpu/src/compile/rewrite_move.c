@@ -130,7 +130,7 @@ npu_status npu_rewrite_gather(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
-	if (!x || !ind || !y || !npu_ir_is_const(ind) || npu_ir_is_const(x) ||
+	if (!x || !ind || !y || !npu_ir_is_const(ind) ||
 	    npu_ir_const_ints(ind, idx, 1024, &cnt) || cnt < 1)
 		return NPU_OK;
 	if ((st = npu_ir_attr_int(n, "axis", 0, &axis)))
