@@ -183,11 +183,15 @@ START_TEST(resize_linear_half_pixel)
 }
 END_TEST
 
-/* Nearest, asymmetric + floor: every output is exactly some input (bf16). */
+/*
+ * Nearest upsampling by whole factors (asymmetric + floor, and the default
+ * half_pixel + round_prefer_floor at 2x) repeats elements: exact moves, no
+ * MatMul, every float32 bit kept.
+ */
 START_TEST(resize_nearest_exact_copy)
 {
 	int64_t xd[4] = { 1, 1, 2, 3 }, sd[1] = { 4 };
-	float sc[4] = { 1, 1, 3.0f, 2.0f }, x[6] = { 1, 2, 3, 4, 5, 6 }, y[36];
+	float sc[4] = { 1, 1, 3.0f, 2.0f }, x[6], y[36];
 	npu_ir_graph *g = graph(13);
 	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
 	int ts = cst(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, sc);
@@ -198,11 +202,33 @@ START_TEST(resize_nearest_exact_copy)
 	npu_ir_set_attr_string(n, "coordinate_transformation_mode", "asymmetric");
 	npu_ir_set_attr_string(n, "nearest_mode", "floor");
 	io(g, tx, &ty, 1);
+	fill(x, 6, 91);
+	x[0] = 1.0f + 1.0f / 4096;	/* not a bf16 value */
 	ck_assert_int_eq(run(g, "Resize", x, ys), NPU_OK);
+	ck_assert(!has_op(g, "MatMul"));
 	for (int h = 0; h < 6; h++)
 		for (int w = 0; w < 6; w++)
 			ck_assert_float_eq(y[h * 6 + w], x[(h / 3) * 3 + w / 2]);
 	npu_ir_graph_free(g);
+
+	/* Default modes at 2x: the same repeat. */
+	{
+		float s2[4] = { 1, 1, 2.0f, 2.0f }, z[24];
+
+		g = graph(13);
+		tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+		ts = cst(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, s2);
+		ty = tensor(g, "y", 0, -1, NULL);
+		node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1);
+		io(g, tx, &ty, 1);
+		ys[0] = z;
+		ck_assert_int_eq(run(g, "Resize", x, ys), NPU_OK);
+		ck_assert(!has_op(g, "MatMul"));
+		for (int h = 0; h < 4; h++)
+			for (int w = 0; w < 6; w++)
+				ck_assert_float_eq(z[h * 6 + w], x[(h / 2) * 3 + w / 2]);
+		npu_ir_graph_free(g);
+	}
 }
 END_TEST
 
