@@ -59,7 +59,8 @@ static const char *const cases[] = {
 	"test_hardmax_one_hot", "test_hardmax_axis_0", "test_lrn", "test_max_float16",
 	"test_pow_types_float32_int64", "test_quantizelinear_axis", "test_dequantizelinear_axis",
 	"test_gridsample_bicubic", "test_gridsample_reflection_padding", "test_gridsample_nearest",
-	"test_mod_mixed_sign_float32", "test_mod_uint8",
+	"test_mod_mixed_sign_float32", "test_mod_uint8", "test_dynamicquantizelinear_min_adjusted",
+	"test_bitshift_left_uint8", "test_bitshift_right_uint8", "test_castlike_FLOAT_to_FLOAT16",
 };
 
 START_TEST(conformance_case)

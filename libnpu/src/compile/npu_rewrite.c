@@ -66,6 +66,12 @@ npu_status npu_rewrite(npu_ir_graph *g)
 			st = npu_rewrite_pow_int(g, k);
 		else if (!strcmp(op, "QuantizeLinear") || !strcmp(op, "DequantizeLinear"))
 			st = npu_rewrite_quant_axis(g, k);
+		else if (!strcmp(op, "DynamicQuantizeLinear"))
+			st = npu_rewrite_dyn_quant(g, k);
+		else if (!strcmp(op, "BitShift"))
+			st = npu_rewrite_bitshift(g, k);
+		else if (!strcmp(op, "CastLike"))
+			st = npu_rewrite_cast_like(g, k);
 		else if (!strcmp(op, "GridSample"))
 			st = npu_rewrite_grid_sample(g, k);
 		else if (!strcmp(op, "LRN"))

@@ -73,6 +73,9 @@ npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k);
 npu_status npu_rewrite_f16(npu_ir_graph *g, int k);
 npu_status npu_rewrite_quant_axis(npu_ir_graph *g, int k);
 npu_status npu_rewrite_mod(npu_ir_graph *g, int k);
+npu_status npu_rewrite_dyn_quant(npu_ir_graph *g, int k);
+npu_status npu_rewrite_bitshift(npu_ir_graph *g, int k);
+npu_status npu_rewrite_cast_like(npu_ir_graph *g, int k);
 npu_status npu_rewrite_pad(npu_ir_graph *g, int k);		/* rewrite_move.c */
 npu_status npu_rewrite_gather(npu_ir_graph *g, int k);
 npu_status npu_rewrite_repeat(npu_ir_graph *g, int k);

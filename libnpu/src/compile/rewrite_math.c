@@ -660,3 +660,180 @@ npu_status npu_rewrite_mod(npu_ir_graph *g, int k)
 		return st;
 	return npu_rw_op(g, "Sub", 14, name, (int[]){ a, t[5] }, 2, &yid, 1, NULL);
 }
+
+/* A one-element float32 constant. */
+static npu_status scalar(npu_ir_graph *g, float v, int *id)
+{
+	float *p = malloc(sizeof(*p));
+	int64_t one = 1;
+
+	if (!p)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	*p = v;
+	return npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &one, p, id);
+}
+
+/* *@id = float32 @x (integers in 0..255) as @y (or a new uint8 tensor). */
+static npu_status to_uint8(npu_ir_graph *g, const char *name, int x, int y, int *id)
+{
+	int64_t one = 1, dims[NPU_MAX_RANK];
+	uint8_t *z = calloc(1, 1);
+	int sc, zp, r = g->tensors[x].rank;
+	npu_status st;
+
+	if (!z)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	memcpy(dims, g->tensors[x].dims, sizeof(dims));
+	if ((st = npu_rw_const(g, NPU_DTYPE_UINT8, 1, &one, z, &zp)) ||
+	    (st = scalar(g, 1.0f, &sc)) ||
+	    (st = npu_rw_out(g, y, NPU_DTYPE_UINT8, r, dims, id)))
+		return st;
+	return npu_rw_op(g, "QuantizeLinear", 13, name, (int[]){ x, sc, zp }, 3, id, 1, NULL);
+}
+
+/* Binary float32 node @op (@a, @b) into a new tensor of @ref's shape. */
+static npu_status bin(npu_ir_graph *g, const char *name, const char *op, int a, int b, int ref,
+		      int *id)
+{
+	int64_t dims[NPU_MAX_RANK];
+	npu_status st;
+
+	memcpy(dims, g->tensors[ref].dims, sizeof(dims));
+	st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, g->tensors[ref].rank, dims, id);
+	return st ? st : npu_rw_op(g, op, 14, name, (int[]){ a, b }, b >= 0 ? 2 : 1, id, 1, NULL);
+}
+
+/*
+ * DynamicQuantizeLinear in float32, as its ONNX function: scale =
+ * (max(0, max x) - min(0, min x)) / 255, zero point = clamp(round(-min /
+ * scale)), y = clamp(round(x / scale) + zero point), the integers then
+ * written as uint8 by scale-1 QuantizeLinears.
+ */
+npu_status npu_rewrite_dyn_quant(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
+	int xi = n->inputs[0], out[3] = { -1, -1, -1 }, r, kn, c0, c255, mx, mn, t[12];
+	int64_t axes[NPU_MAX_RANK], kd[NPU_MAX_RANK];
+	char name[128];
+	npu_status st;
+
+	if (!x || x->dtype != NPU_DTYPE_FLOAT32 || npu_ir_numel(x) < 1)
+		return NPU_OK;
+	for (int i = 0; i < n->n_outputs && i < 3; i++)
+		out[i] = n->outputs[i];
+	r = x->rank;
+	for (int a = 0; a < r; a++) {
+		axes[a] = a;
+		kd[a] = 1;
+	}
+	snprintf(name, sizeof(name), "%s", n->name);
+	for (int i = 0; i < 3; i++)
+		if (out[i] >= 0)
+			npu_rw_detach(g, k, out[i]);
+	g->nodes[k].dead = true;
+	if ((st = scalar(g, 0.0f, &c0)) || (st = scalar(g, 255.0f, &c255)) ||
+	    (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, kd, &mx)) ||
+	    (st = npu_rw_op(g, "ReduceMax", 13, name, &xi, 1, &mx, 1, &kn)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[kn], "axes", axes, r)) ||
+	    (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, kd, &mn)) ||
+	    (st = npu_rw_op(g, "ReduceMin", 13, name, &xi, 1, &mn, 1, &kn)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[kn], "axes", axes, r)) ||
+	    (st = bin(g, name, "Max", mx, c0, mx, &t[0])) ||
+	    (st = bin(g, name, "Min", mn, c0, mn, &t[1])) ||
+	    (st = bin(g, name, "Sub", t[0], t[1], mx, &t[2])) ||
+	    (st = bin(g, name, "Div", t[2], c255, mx, &t[3])) ||		/* scale */
+	    (st = bin(g, name, "Sub", c0, t[1], mx, &t[4])) ||
+	    (st = bin(g, name, "Div", t[4], t[3], mx, &t[5])) ||
+	    (st = bin(g, name, "Round", t[5], -1, mx, &t[6])) ||
+	    (st = bin(g, name, "Max", t[6], c0, mx, &t[7])) ||
+	    (st = bin(g, name, "Min", t[7], c255, mx, &t[8])) ||		/* zero point */
+	    (st = bin(g, name, "Div", xi, t[3], xi, &t[9])) ||
+	    (st = bin(g, name, "Round", t[9], -1, xi, &t[10])) ||
+	    (st = bin(g, name, "Add", t[10], t[8], xi, &t[11])) ||
+	    (st = bin(g, name, "Max", t[11], c0, xi, &t[0])) ||
+	    (st = bin(g, name, "Min", t[0], c255, xi, &t[1])))
+		return st;
+	if (out[0] >= 0 && (st = to_uint8(g, name, t[1], out[0], &kn)))
+		return st;
+	if (out[1] >= 0 && (st = npu_rw_reshape(g, name, t[3], 0, NULL, out[1], &kn)))
+		return st;
+	if (out[2] >= 0) {
+		int z;
+
+		if ((st = npu_rw_reshape(g, name, t[8], 0, NULL, -1, &z)))
+			return st;
+		return to_uint8(g, name, z, out[2], &kn);
+	}
+	return NPU_OK;
+}
+
+/*
+ * BitShift on uint8 by constant amounts: in float32, x * 2^s wrapped
+ * modulo 256 (LEFT) or floor(x / 2^s) (RIGHT), written back as uint8.
+ */
+npu_status npu_rewrite_bitshift(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *s = npu_ir_input(g, n, 1);
+	int yid = n->outputs[0], xi = n->inputs[0], xf, p, t, w, kn;
+	int64_t cnt, dims[NPU_MAX_RANK];
+	const char *dir;
+	char name[128];
+	bool left;
+	float *pv;
+	npu_status st;
+
+	if (!x || !s || x->dtype != NPU_DTYPE_UINT8 || s->dtype != NPU_DTYPE_UINT8 ||
+	    !npu_ir_is_const(s))
+		return NPU_OK;
+	if ((st = npu_ir_attr_string(n, "direction", "", &dir)))
+		return st;
+	if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+		return NPU_OK;
+	left = !strcmp(dir, "LEFT");
+	cnt = npu_ir_numel(s);
+	for (int64_t i = 0; i < cnt; i++)
+		if (((const uint8_t *)s->data)[i] > 15)
+			return NPU_OK;	/* 255 * 2^s must stay exact in float32 */
+	pv = malloc((size_t)(cnt ? cnt : 1) * sizeof(*pv));
+	if (!pv)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t i = 0; i < cnt; i++)
+		pv[i] = (float)(1u << ((const uint8_t *)s->data)[i]);
+	memcpy(dims, s->dims, sizeof(dims));
+	snprintf(name, sizeof(name), "%s", n->name);
+	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, s->rank, dims, pv, &p)))
+		return st;
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if ((st = to_float(g, name, xi, &xf)) ||
+	    (st = bin(g, name, left ? "Mul" : "Div", xf, p, yid, &t)))
+		return st;
+	if (left)
+		st = wrap_256(g, name, t, NPU_DTYPE_UINT8, &w);
+	else
+		st = bin(g, name, "Floor", t, -1, yid, &w);
+	return st ? st : to_uint8(g, name, w, yid, &kn);
+}
+
+/* CastLike: a Cast to the second input's dtype. */
+npu_status npu_rewrite_cast_like(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *like = npu_ir_input(g, n, 1);
+	int yid = n->outputs[0], xi = n->inputs[0], kn;
+	char name[128];
+	npu_dtype to;
+	npu_status st;
+
+	if (!like || yid < 0)
+		return NPU_OK;
+	to = like->dtype;
+	snprintf(name, sizeof(name), "%s", n->name);
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if ((st = npu_rw_op(g, "Cast", 13, name, &xi, 1, &yid, 1, &kn)))
+		return st;
+	return npu_ir_set_attr_int(&g->nodes[kn], "to", (int64_t)to);	/* ONNX's codes */
+}

@@ -1049,6 +1049,34 @@ static npu_status shape_grid_sample(npu_ir_graph *g, npu_ir_node *n)
 	return set_out(g, n, 0, x->dtype, 4, dims);
 }
 
+/* DynamicQuantizeLinear: y (uint8, like x), y_scale (float), y_zero_point (uint8). */
+static npu_status shape_dyn_quant(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_float(n, x);
+	if (!st)
+		st = set_out(g, n, 0, NPU_DTYPE_UINT8, x->rank, x->dims);
+	if (!st)
+		st = set_out(g, n, 1, NPU_DTYPE_FLOAT32, 0, NULL);
+	if (!st)
+		st = set_out(g, n, 2, NPU_DTYPE_UINT8, 0, NULL);
+	return st;
+}
+
+/* CastLike: x's shape, the dtype of the second input. */
+static npu_status shape_cast_like(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *like;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_in(g, n, 1, &like);
+	return st ? st : set_out(g, n, 0, like->dtype, x->rank, x->dims);
+}
+
 /* InstanceNormalization: scale and B hold one value per channel. */
 static npu_status shape_instnorm(npu_ir_graph *g, npu_ir_node *n)
 {
@@ -2000,6 +2028,7 @@ static const struct op_def ops[] = {
 	{ "Add", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Sub", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Mod", 10, 0, shape_binary, OP_NPU, NULL },
+	{ "BitShift", 11, 0, shape_binary, OP_NPU, NULL },
 	{ "Mul", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Div", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Pow", 1, 0, shape_binary, OP_NPU, NULL },
@@ -2049,6 +2078,7 @@ static const struct op_def ops[] = {
 	{ "Identity", 1, 0, shape_unary, OP_NPU, NULL },
 	{ "Dropout", 1, 0, shape_dropout, OP_NPU, NULL },
 	{ "Cast", 1, 0, shape_cast, OP_NPU, NULL },
+	{ "CastLike", 15, 0, shape_cast_like, OP_NPU, NULL },
 	/* normalization */
 	{ "Softmax", 1, 0, shape_softmax, OP_NPU, NULL },
 	{ "LogSoftmax", 1, 0, shape_softmax, OP_NPU, NULL },
@@ -2094,6 +2124,7 @@ static const struct op_def ops[] = {
 	{ "Upsample", 7, 9, shape_upsample, OP_NPU, support_resize },
 	/* quantized */
 	{ "QuantizeLinear", 10, 0, shape_quantize, OP_NPU, NULL },
+	{ "DynamicQuantizeLinear", 11, 0, shape_dyn_quant, OP_NPU, NULL },
 	{ "DequantizeLinear", 10, 0, shape_dequantize, OP_NPU, NULL },
 	{ "QLinearConv", 10, 0, shape_qlinear_conv, OP_NPU, NULL },
 	{ "QLinearMatMul", 10, 0, shape_qlinear_matmul, OP_NPU, NULL },
