@@ -76,6 +76,8 @@ npu_status npu_rewrite_mod(npu_ir_graph *g, int k);
 npu_status npu_rewrite_dyn_quant(npu_ir_graph *g, int k);
 npu_status npu_rewrite_bitshift(npu_ir_graph *g, int k);
 npu_status npu_rewrite_cast_like(npu_ir_graph *g, int k);
+npu_status npu_rewrite_cast_int8(npu_ir_graph *g, int k);
+npu_status npu_rewrite_quant_computed(npu_ir_graph *g, int k);
 npu_status npu_rewrite_pad(npu_ir_graph *g, int k);		/* rewrite_move.c */
 npu_status npu_rewrite_gather(npu_ir_graph *g, int k);
 npu_status npu_rewrite_repeat(npu_ir_graph *g, int k);

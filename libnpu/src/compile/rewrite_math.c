@@ -4,6 +4,7 @@
  * matrix C, variadic Sum/Mean/Max/Min, and 8-bit operators computed in
  * float32 between a Cast and a scale-1 QuantizeLinear.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -836,4 +837,129 @@ npu_status npu_rewrite_cast_like(npu_ir_graph *g, int k)
 	if ((st = npu_rw_op(g, "Cast", 13, name, &xi, 1, &yid, 1, &kn)))
 		return st;
 	return npu_ir_set_attr_int(&g->nodes[kn], "to", (int64_t)to);	/* ONNX's codes */
+}
+
+/* Whether float32 tensor @t holds only integers, as its producers show. */
+static bool integral(const npu_ir_graph *g, int t, int depth)
+{
+	static const char *const keep[] = { "Clip", "Max", "Min", "Relu", "Add", "Sub", "Mul",
+					     "Neg", "Abs", "Identity", "Reshape", "Flatten",
+					     "Squeeze", "Unsqueeze", "Transpose" };
+	const npu_ir_tensor *x = &g->tensors[t];
+	const npu_ir_node *n;
+	bool ok = false;
+
+	if (depth > 16)
+		return false;
+	if (npu_ir_is_const(x)) {
+		int64_t cnt = npu_ir_numel(x);
+
+		if (x->dtype != NPU_DTYPE_FLOAT32)
+			return x->dtype == NPU_DTYPE_INT64 || x->dtype == NPU_DTYPE_INT32;
+		for (int64_t i = 0; i < cnt; i++) {
+			float v = ((const float *)x->data)[i];
+
+			if (!isfinite(v) || v != floorf(v))
+				return false;
+		}
+		return true;
+	}
+	if (x->producer < 0)
+		return false;
+	n = &g->nodes[x->producer];
+	if (!strcmp(n->op, "Round") || !strcmp(n->op, "Floor") || !strcmp(n->op, "Ceil"))
+		return true;
+	if (!strcmp(n->op, "Cast"))
+		return n->inputs[0] >= 0 && g->tensors[n->inputs[0]].dtype != NPU_DTYPE_FLOAT32 &&
+		       g->tensors[n->inputs[0]].dtype != NPU_DTYPE_FLOAT16 &&
+		       g->tensors[n->inputs[0]].dtype != NPU_DTYPE_BFLOAT16;
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		ok |= !strcmp(n->op, keep[i]);
+	if (!ok)
+		return false;
+	/* Shape operands (Reshape's shape ...) are integers anyway. */
+	for (int i = 0; i < n->n_inputs; i++)
+		if (n->inputs[i] >= 0 && !integral(g, n->inputs[i], depth + 1))
+			return false;
+	return true;
+}
+
+/*
+ * Cast from float32 to int8/uint8 of values its producers make integers
+ * (Round, Floor, Ceil, then clamps and integer arithmetic): a scale-1
+ * QuantizeLinear, exact for them.  (The CVU rounds where Cast truncates,
+ * which only differs for values that are not integers.)  Out of range the
+ * result saturates; ONNX leaves that case undefined.
+ */
+npu_status npu_rewrite_cast_int8(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	int yid = n->outputs[0], xi = n->inputs[0], kn, sc, zp;
+	int64_t one = 1;
+	npu_dtype dt;
+	char name[128];
+	uint8_t *z;
+	npu_status st;
+
+	if (!x || !y || x->dtype != NPU_DTYPE_FLOAT32 || !is_8bit(y->dtype) ||
+	    !integral(g, xi, 0))
+		return NPU_OK;
+	dt = y->dtype;
+	snprintf(name, sizeof(name), "%s", n->name);
+	z = calloc(1, 1);
+	if (!z)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	if ((st = npu_rw_const(g, dt, 1, &one, z, &zp)) || (st = scalar(g, 1.0f, &sc)))
+		return st;
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	return npu_rw_op(g, "QuantizeLinear", 13, name, (int[]){ xi, sc, zp }, 3, &yid, 1, &kn);
+}
+
+/*
+ * QuantizeLinear with a scale or zero point computed at run time (per
+ * tensor): round(x / scale) + zero point in float32, clamped to the 8-bit
+ * range, written by a scale-1 QuantizeLinear (exact: integers by then).
+ */
+npu_status npu_rewrite_quant_computed(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *s = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *z = npu_ir_input(g, n, 2), *y = npu_ir_output(g, n, 0);
+	int yid = n->outputs[0], xi = n->inputs[0], si = n->inputs[1];
+	int zi = n->n_inputs > 2 ? n->inputs[2] : -1, t[5], lo, hi, zf = -1, kn, sc, zp;
+	int64_t one = 1;
+	npu_dtype dt;
+	char name[128];
+	uint8_t *zv;
+	npu_status st;
+
+	if (!x || !s || !y || x->dtype != NPU_DTYPE_FLOAT32 || s->dtype != NPU_DTYPE_FLOAT32 ||
+	    !is_8bit(y->dtype) || npu_ir_numel(s) != 1 || (z && npu_ir_numel(z) != 1) ||
+	    (z && !is_8bit(z->dtype)) || (npu_ir_is_const(s) && (!z || npu_ir_is_const(z))))
+		return NPU_OK;
+	dt = y->dtype;
+	snprintf(name, sizeof(name), "%s", n->name);
+	if ((st = scalar(g, dt == NPU_DTYPE_INT8 ? -128.0f : 0.0f, &lo)) ||
+	    (st = scalar(g, dt == NPU_DTYPE_INT8 ? 127.0f : 255.0f, &hi)) ||
+	    (zi >= 0 && (st = to_float(g, name, zi, &zf))))
+		return st;
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if ((st = bin(g, name, "Div", xi, si, xi, &t[0])) ||
+	    (st = bin(g, name, "Round", t[0], -1, xi, &t[1])))
+		return st;
+	t[2] = t[1];
+	if (zf >= 0 && (st = bin(g, name, "Add", t[1], zf, xi, &t[2])))
+		return st;
+	if ((st = bin(g, name, "Max", t[2], lo, xi, &t[3])) ||
+	    (st = bin(g, name, "Min", t[3], hi, xi, &t[4])))
+		return st;
+	zv = calloc(1, 1);
+	if (!zv)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	if ((st = npu_rw_const(g, dt, 1, &one, zv, &zp)) || (st = scalar(g, 1.0f, &sc)))
+		return st;
+	return npu_rw_op(g, "QuantizeLinear", 13, name, (int[]){ t[4], sc, zp }, 3, &yid, 1, &kn);
 }
