@@ -61,7 +61,7 @@ static const char *const cases[] = {
 	"test_gridsample_bicubic", "test_gridsample_reflection_padding", "test_gridsample_nearest",
 	"test_mod_mixed_sign_float32", "test_mod_uint8", "test_dynamicquantizelinear_min_adjusted",
 	"test_bitshift_left_uint8", "test_bitshift_right_uint8", "test_castlike_FLOAT_to_FLOAT16",
-	"test_dynamicquantizelinear_expanded",
+	"test_dynamicquantizelinear_expanded", "test_eyelike_populate_off_main_diagonal",
 };
 
 START_TEST(conformance_case)

@@ -73,6 +73,7 @@ static const struct {
 	{ "Tile", npu_rewrite_repeat },
 	{ "DepthToSpace", npu_rewrite_depth_space },
 	{ "SpaceToDepth", npu_rewrite_depth_space },
+	{ "EyeLike", npu_rewrite_eye_like },
 	/* 8-bit and float16 operands: the node in float32 */
 	{ "Clip", npu_rewrite_8bit },
 	{ "MaxPool", npu_rewrite_8bit },
@@ -115,7 +116,7 @@ npu_status npu_rewrite(npu_ir_graph *g)
 		for (size_t i = 0; i < sizeof(rewrites) / sizeof(rewrites[0]) && !st; i++)
 			if (!g->nodes[k].dead && !strcmp(g->nodes[k].op, rewrites[i].op))
 				st = rewrites[i].fn(g, k);
-		changed |= g->n_nodes != before;
+		changed |= g->n_nodes != before || g->nodes[k].dead;
 	}
 	if (st || !changed)
 		return st;

@@ -273,3 +273,47 @@ npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k)
 		return st;
 	return npu_rw_reshape(g, name, t, 4, yd, yid, &cur);
 }
+
+/* EyeLike depends on its input's shape only: its output is a constant. */
+npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int yid = n->outputs[0];
+	int64_t kk, rows, cols;
+	size_t es;
+	uint8_t *d;
+	npu_status st;
+
+	if (!y || y->rank != 2 || !(es = npu_dtype_size(y->dtype)))
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "k", 0, &kk)))
+		return st;
+	rows = y->dims[0];
+	cols = y->dims[1];
+	d = calloc((size_t)(rows * cols) + 1, es);
+	if (!d)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t i = 0; i < rows; i++) {
+		int64_t j = i + kk;
+		uint8_t *p = d + (size_t)(i * cols + j) * es;
+
+		if (j < 0 || j >= cols)
+			continue;
+		switch (y->dtype) {
+		case NPU_DTYPE_FLOAT32: memcpy(p, &(float){ 1.0f }, 4); break;
+		case NPU_DTYPE_FLOAT16: memcpy(p, &(uint16_t){ 0x3c00 }, 2); break;
+		case NPU_DTYPE_BFLOAT16: memcpy(p, &(uint16_t){ 0x3f80 }, 2); break;
+		case NPU_DTYPE_INT32: memcpy(p, &(int32_t){ 1 }, 4); break;
+		case NPU_DTYPE_INT64: memcpy(p, &(int64_t){ 1 }, 8); break;
+		case NPU_DTYPE_INT8:
+		case NPU_DTYPE_UINT8: *p = 1; break;
+		default:
+			free(d);
+			return NPU_OK;
+		}
+	}
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	return npu_ir_set_const_owned(g, yid, d, (size_t)(rows * cols) * es);
+}

@@ -1066,6 +1066,24 @@ static npu_status shape_dyn_quant(npu_ir_graph *g, npu_ir_node *n)
 	return st;
 }
 
+/* EyeLike: x's 2-D shape; dtype from the attribute, else x's. */
+static npu_status shape_eye_like(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x;
+	int64_t dt = 0;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = npu_ir_attr_int(n, "dtype", 0, &dt);
+	if (st)
+		return st;
+	if (x->rank != 2)
+		return nerr(n, NPU_ERR_SHAPE, "the input must be 2-D");
+	if (dt && !npu_dtype_size((npu_dtype)dt))
+		return nerr(n, NPU_ERR_UNSUPPORTED, "dtype %" PRId64 " is not supported", dt);
+	return set_out(g, n, 0, dt ? (npu_dtype)dt : x->dtype, 2, x->dims);
+}
+
 /* CastLike: x's shape, the dtype of the second input. */
 static npu_status shape_cast_like(npu_ir_graph *g, npu_ir_node *n)
 {
@@ -2079,6 +2097,7 @@ static const struct op_def ops[] = {
 	{ "Dropout", 1, 0, shape_dropout, OP_NPU, NULL },
 	{ "Cast", 1, 0, shape_cast, OP_NPU, NULL },
 	{ "CastLike", 15, 0, shape_cast_like, OP_NPU, NULL },
+	{ "EyeLike", 9, 0, shape_eye_like, OP_NPU, NULL },
 	/* normalization */
 	{ "Softmax", 1, 0, shape_softmax, OP_NPU, NULL },
 	{ "LogSoftmax", 1, 0, shape_softmax, OP_NPU, NULL },
