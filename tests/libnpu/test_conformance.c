@@ -62,6 +62,7 @@ static const char *const cases[] = {
 	"test_mod_mixed_sign_float32", "test_mod_uint8", "test_dynamicquantizelinear_min_adjusted",
 	"test_bitshift_left_uint8", "test_bitshift_right_uint8", "test_castlike_FLOAT_to_FLOAT16",
 	"test_dynamicquantizelinear_expanded", "test_eyelike_populate_off_main_diagonal",
+	"test_gather_elements_negative_indices", "test_gathernd_example_int32_batch_dim1",
 };
 
 START_TEST(conformance_case)

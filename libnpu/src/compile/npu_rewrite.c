@@ -69,6 +69,8 @@ static const struct {
 	{ "Cast", npu_rewrite_cast_int8 },
 	{ "Pad", npu_rewrite_pad },
 	{ "Gather", npu_rewrite_gather },
+	{ "GatherElements", npu_rewrite_gather_elements },
+	{ "GatherND", npu_rewrite_gather_elements },
 	{ "Expand", npu_rewrite_repeat },
 	{ "Tile", npu_rewrite_repeat },
 	{ "DepthToSpace", npu_rewrite_depth_space },

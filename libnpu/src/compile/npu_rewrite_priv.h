@@ -83,6 +83,7 @@ npu_status npu_rewrite_gather(npu_ir_graph *g, int k);
 npu_status npu_rewrite_repeat(npu_ir_graph *g, int k);
 npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k);
 npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k);
+npu_status npu_rewrite_gather_elements(npu_ir_graph *g, int k);
 npu_status npu_rewrite_grid_sample(npu_ir_graph *g, int k);	/* rewrite_grid.c */
 
 #endif /* NPU_REWRITE_PRIV_H */

@@ -120,13 +120,50 @@ npu_status npu_rewrite_pad(npu_ir_graph *g, int k)
 }
 
 /* Gather with constant indices: one Slice per run of consecutive indices. */
+/*
+ * y (@yr, @yd) = rows @idx[0..cnt) of @x seen as [rows, inner] (@x is
+ * reshaped to that first when @rows > 0): one Slice per run of consecutive
+ * rows, a Concat, a Reshape.
+ */
+static npu_status gather_rows(npu_ir_graph *g, const char *name, int x, int64_t rows,
+			      int64_t inner, const int64_t *idx, int cnt, int yr,
+			      const int64_t *yd, int yid)
+{
+	int64_t d2[2] = { rows, inner }, cd[2] = { cnt, inner };
+	int np = 0, *parts, cat;
+	npu_status st = NPU_OK;
+
+	if (rows > 0 && (st = npu_rw_reshape(g, name, x, 2, d2, -1, &x)))
+		return st;
+	parts = malloc((size_t)cnt * sizeof(*parts));
+	if (!parts)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int i = 0; i < cnt && !st;) {
+		int j = i + 1;
+
+		while (j < cnt && idx[j] == idx[j - 1] + 1)
+			j++;
+		st = npu_rw_slice(g, name, x, 0, idx[i], idx[j - 1] + 1, &parts[np++]);
+		i = j;
+	}
+	cat = parts[0];
+	if (!st && np > 1)
+		st = npu_rw_concat(g, name, parts, np, 0, 2, cd, -1, &cat);
+	free(parts);
+	return st ? st : npu_rw_reshape(g, name, cat, yr, yd, yid, &cat);
+}
+
+/*
+ * Gather with constant indices along @axis: [outer, D, inner] ->
+ * [outer * D, inner] rows o * D + idx.
+ */
 npu_status npu_rewrite_gather(npu_ir_graph *g, int k)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *ind = npu_ir_input(g, n, 1);
 	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
-	int64_t axis, idx[1024], xd[NPU_MAX_RANK], yd[NPU_MAX_RANK], cd[NPU_MAX_RANK];
-	int cnt, yid = n->outputs[0], xi = n->inputs[0], r, yr, np = 0, *parts, cat;
+	int64_t axis, idx[1024], yd[NPU_MAX_RANK], outer = 1, inner = 1, D, *rows;
+	int cnt, yid = n->outputs[0], xi = n->inputs[0], r, yr;
 	char name[128];
 	npu_status st;
 
@@ -140,38 +177,134 @@ npu_status npu_rewrite_gather(npu_ir_graph *g, int k)
 		axis += r;
 	if (axis < 0 || axis >= r)
 		return NPU_OK;
+	D = x->dims[axis];
+	for (int d = 0; d < r; d++)
+		if (d < axis)
+			outer *= x->dims[d];
+		else if (d > axis)
+			inner *= x->dims[d];
 	for (int i = 0; i < cnt; i++) {
 		if (idx[i] < 0)
-			idx[i] += x->dims[axis];
-		if (idx[i] < 0 || idx[i] >= x->dims[axis])
+			idx[i] += D;
+		if (idx[i] < 0 || idx[i] >= D)
 			return NPU_OK;	/* out of range: the lowering refuses it */
 	}
-	memcpy(xd, x->dims, sizeof(xd));
+	if (outer * cnt > 65536)
+		return NPU_OK;
+	rows = malloc((size_t)(outer * cnt) * sizeof(*rows));
+	if (!rows)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t o = 0; o < outer; o++)
+		for (int i = 0; i < cnt; i++)
+			rows[o * cnt + i] = o * D + idx[i];
 	memcpy(yd, y->dims, sizeof(yd));
 	yr = y->rank;
-	parts = malloc((size_t)cnt * sizeof(*parts));
-	if (!parts)
-		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	snprintf(name, sizeof(name), "%s", n->name);
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
-	st = NPU_OK;
-	for (int i = 0; i < cnt && !st;) {
-		int j = i + 1;
+	st = gather_rows(g, name, xi, outer * D, inner, rows, (int)(outer * cnt), yr, yd, yid);
+	free(rows);
+	return st;
+}
 
-		while (j < cnt && idx[j] == idx[j - 1] + 1)
-			j++;
-		st = npu_rw_slice(g, name, xi, (int)axis, idx[i], idx[j - 1] + 1, &parts[np++]);
-		i = j;
+/*
+ * GatherElements with constant indices: output element e reads data
+ * element flat(e with its axis coordinate replaced by idx[e]); GatherND
+ * with constant indices: each index tuple (after batch_dims) picks a
+ * block of the data.  Both are row gathers of the flattened data.
+ */
+npu_status npu_rewrite_gather_elements(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	bool nd = !strcmp(n->op, "GatherND");
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *ind = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int64_t axis = 0, bd = 0, xd[NPU_MAX_RANK], id[NPU_MAX_RANK], yd[NPU_MAX_RANK];
+	int64_t *idx, *rows, cnt, nrows, inner = 1, xn;
+	int yid = n->outputs[0], xi = n->inputs[0], r, ir, yr, got;
+	char name[128];
+	npu_status st;
+
+	if (!x || !ind || !y || !npu_ir_is_const(ind) || (cnt = npu_ir_numel(ind)) < 1 ||
+	    cnt > 65536)
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, nd ? "batch_dims" : "axis", 0, nd ? &bd : &axis)))
+		return st;
+	r = x->rank;
+	ir = ind->rank;
+	xn = npu_ir_numel(x);
+	memcpy(xd, x->dims, sizeof(xd));
+	memcpy(id, ind->dims, sizeof(id));
+	memcpy(yd, y->dims, sizeof(yd));
+	yr = y->rank;
+	idx = malloc((size_t)cnt * sizeof(*idx));
+	rows = malloc((size_t)cnt * sizeof(*rows));
+	if (!idx || !rows) {
+		free(idx);
+		free(rows);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
-	memcpy(cd, xd, sizeof(cd));
-	cd[axis] = cnt;
-	cat = parts[0];
-	if (!st && np > 1)
-		st = npu_rw_concat(g, name, parts, np, (int)axis, r, cd, -1, &cat);
-	free(parts);
-	if (!st)
-		st = npu_rw_reshape(g, name, cat, yr, yd, yid, &cat);
+	st = NPU_OK;
+	if (npu_ir_const_ints(ind, idx, (int)cnt, &got))
+		goto leave;
+	if (!nd) {
+		if (axis < 0)
+			axis += r;
+		if (axis < 0 || axis >= r || ir != r)
+			goto leave;
+		nrows = cnt;
+		for (int64_t e = 0; e < cnt; e++) {
+			int64_t rem = e, off = 0, stride = 1, v = idx[e];
+
+			if (v < 0)
+				v += xd[axis];
+			if (v < 0 || v >= xd[axis])
+				goto leave;
+			for (int d = r - 1; d >= 0; d--) {
+				int64_t c = rem % id[d];
+
+				rem /= id[d];
+				off += (d == axis ? v : c) * stride;
+				stride *= xd[d];
+			}
+			rows[e] = off;
+		}
+	} else {
+		int64_t m = id[ir - 1], batch = 1, tuples;
+
+		if (bd < 0 || bd >= ir || bd + m > r || m < 1)
+			goto leave;
+		for (int d = 0; d < bd; d++)
+			batch *= xd[d];
+		for (int d = (int)(bd + m); d < r; d++)
+			inner *= xd[d];
+		tuples = cnt / m;
+		nrows = tuples;
+		if (tuples < batch || tuples % batch)
+			goto leave;	/* indices' batch dims must be the data's */
+		for (int64_t t = 0; t < tuples; t++) {
+			/* Tuples are in batch order: tuples / batch per batch element. */
+			int64_t b = t / (tuples / batch), off = b;
+
+			for (int j = 0; j < m; j++) {
+				int64_t dim = xd[bd + j], v = idx[t * m + j];
+
+				if (v < 0)
+					v += dim;
+				if (v < 0 || v >= dim)
+					goto leave;
+				off = off * dim + v;
+			}
+			rows[t] = off;
+		}
+	}
+	snprintf(name, sizeof(name), "%s", n->name);
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	st = gather_rows(g, name, xi, xn / inner, inner, rows, (int)nrows, yr, yd, yid);
+leave:
+	free(idx);
+	free(rows);
 	return st;
 }
 

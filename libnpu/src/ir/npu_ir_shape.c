@@ -1066,6 +1066,48 @@ static npu_status shape_dyn_quant(npu_ir_graph *g, npu_ir_node *n)
 	return st;
 }
 
+/* GatherElements: the indices' shape. */
+static npu_status shape_gather_elements(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *ind;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_in(g, n, 1, &ind);
+	if (st)
+		return st;
+	if (!is_int(ind->dtype) || ind->rank != x->rank)
+		return nerr(n, NPU_ERR_SHAPE, "indices must be integers of the data's rank");
+	return set_out(g, n, 0, x->dtype, ind->rank, ind->dims);
+}
+
+/* GatherND: indices.shape[:-1] + data.shape[batch_dims + m:]. */
+static npu_status shape_gather_nd(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *ind;
+	int64_t bd = 0, m, dims[NPU_MAX_RANK];
+	int r = 0;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_in(g, n, 1, &ind);
+	if (!st)
+		st = npu_ir_attr_int(n, "batch_dims", 0, &bd);
+	if (st)
+		return st;
+	if (!is_int(ind->dtype) || ind->rank < 1)
+		return nerr(n, NPU_ERR_SHAPE, "indices must be integers of rank 1 or more");
+	m = ind->dims[ind->rank - 1];
+	if (bd < 0 || bd >= ind->rank || bd + m > x->rank ||
+	    ind->rank - 1 + x->rank - bd - m > NPU_MAX_RANK)
+		return nerr(n, NPU_ERR_SHAPE, "batch_dims and the index length do not fit the data");
+	for (int d = 0; d < ind->rank - 1; d++)
+		dims[r++] = ind->dims[d];
+	for (int64_t d = bd + m; d < x->rank; d++)
+		dims[r++] = x->dims[d];
+	return set_out(g, n, 0, x->dtype, r, dims);
+}
+
 /* EyeLike: x's 2-D shape; dtype from the attribute, else x's. */
 static npu_status shape_eye_like(npu_ir_graph *g, npu_ir_node *n)
 {
@@ -2098,6 +2140,8 @@ static const struct op_def ops[] = {
 	{ "Cast", 1, 0, shape_cast, OP_NPU, NULL },
 	{ "CastLike", 15, 0, shape_cast_like, OP_NPU, NULL },
 	{ "EyeLike", 9, 0, shape_eye_like, OP_NPU, NULL },
+	{ "GatherElements", 11, 0, shape_gather_elements, OP_NPU, NULL },
+	{ "GatherND", 11, 0, shape_gather_nd, OP_NPU, NULL },
 	/* normalization */
 	{ "Softmax", 1, 0, shape_softmax, OP_NPU, NULL },
 	{ "LogSoftmax", 1, 0, shape_softmax, OP_NPU, NULL },
