@@ -63,6 +63,8 @@ static const char *const cases[] = {
 	"test_bitshift_left_uint8", "test_bitshift_right_uint8", "test_castlike_FLOAT_to_FLOAT16",
 	"test_dynamicquantizelinear_expanded", "test_eyelike_populate_off_main_diagonal",
 	"test_gather_elements_negative_indices", "test_gathernd_example_int32_batch_dim1",
+	"test_nllloss_NCd1d2_with_weight_reduction_mean", "test_nllloss_NCd1_ii",
+	"test_sce_mean_weight_ii_3d_log_prob", "test_sce_none_weights",
 };
 
 START_TEST(conformance_case)

@@ -76,6 +76,8 @@ static const struct {
 	{ "DepthToSpace", npu_rewrite_depth_space },
 	{ "SpaceToDepth", npu_rewrite_depth_space },
 	{ "EyeLike", npu_rewrite_eye_like },
+	{ "NegativeLogLikelihoodLoss", npu_rewrite_nll_loss },
+	{ "SoftmaxCrossEntropyLoss", npu_rewrite_sce_loss },
 	/* 8-bit and float16 operands: the node in float32 */
 	{ "Clip", npu_rewrite_8bit },
 	{ "MaxPool", npu_rewrite_8bit },

@@ -50,6 +50,14 @@ npu_status npu_rw_concat(npu_ir_graph *g, const char *name, const int *parts, in
  */
 npu_status npu_rw_map_axis(npu_ir_graph *g, const char *name, int x, int axis, int64_t out,
 			   float *m, int y, int *res);
+/*
+ * *@yid (@yr, @yd) = rows @idx[0..cnt) of @x seen as [rows, inner] (@x is
+ * reshaped to that first when @rows > 0): one Slice per run of consecutive
+ * rows, a Concat, a Reshape (rewrite_move.c).
+ */
+npu_status npu_rw_gather_rows(npu_ir_graph *g, const char *name, int x, int64_t rows,
+			      int64_t inner, const int64_t *idx, int cnt, int yr,
+			      const int64_t *yd, int yid);
 /* @v clamped to [0, @n - 1]. */
 int64_t npu_rw_clamp(int64_t v, int64_t n);
 
@@ -85,5 +93,7 @@ npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k);
 npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k);
 npu_status npu_rewrite_gather_elements(npu_ir_graph *g, int k);
 npu_status npu_rewrite_grid_sample(npu_ir_graph *g, int k);	/* rewrite_grid.c */
+npu_status npu_rewrite_nll_loss(npu_ir_graph *g, int k);	/* rewrite_loss.c */
+npu_status npu_rewrite_sce_loss(npu_ir_graph *g, int k);
 
 #endif /* NPU_REWRITE_PRIV_H */

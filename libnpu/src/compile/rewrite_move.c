@@ -120,12 +120,7 @@ npu_status npu_rewrite_pad(npu_ir_graph *g, int k)
 }
 
 /* Gather with constant indices: one Slice per run of consecutive indices. */
-/*
- * y (@yr, @yd) = rows @idx[0..cnt) of @x seen as [rows, inner] (@x is
- * reshaped to that first when @rows > 0): one Slice per run of consecutive
- * rows, a Concat, a Reshape.
- */
-static npu_status gather_rows(npu_ir_graph *g, const char *name, int x, int64_t rows,
+npu_status npu_rw_gather_rows(npu_ir_graph *g, const char *name, int x, int64_t rows,
 			      int64_t inner, const int64_t *idx, int cnt, int yr,
 			      const int64_t *yd, int yid)
 {
@@ -202,7 +197,8 @@ npu_status npu_rewrite_gather(npu_ir_graph *g, int k)
 	snprintf(name, sizeof(name), "%s", n->name);
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
-	st = gather_rows(g, name, xi, outer * D, inner, rows, (int)(outer * cnt), yr, yd, yid);
+	st = npu_rw_gather_rows(g, name, xi, outer * D, inner, rows, (int)(outer * cnt), yr, yd,
+				yid);
 	free(rows);
 	return st;
 }
@@ -301,7 +297,7 @@ npu_status npu_rewrite_gather_elements(npu_ir_graph *g, int k)
 	snprintf(name, sizeof(name), "%s", n->name);
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
-	st = gather_rows(g, name, xi, xn / inner, inner, rows, (int)nrows, yr, yd, yid);
+	st = npu_rw_gather_rows(g, name, xi, xn / inner, inner, rows, (int)nrows, yr, yd, yid);
 leave:
 	free(idx);
 	free(rows);

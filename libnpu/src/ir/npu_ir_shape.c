@@ -1108,6 +1108,33 @@ static npu_status shape_gather_nd(npu_ir_graph *g, npu_ir_node *n)
 	return set_out(g, n, 0, x->dtype, r, dims);
 }
 
+/* NegativeLogLikelihoodLoss: the target's shape, or a scalar when reduced. */
+static npu_status shape_nll_loss(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *t;
+	const char *red;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_float(n, x);
+	if (!st)
+		st = need_in(g, n, 1, &t);
+	if (!st)
+		st = npu_ir_attr_string(n, "reduction", "mean", &red);
+	if (st)
+		return st;
+	if (x->rank < 2 || t->rank != x->rank - 1 || !is_int(t->dtype))
+		return nerr(n, NPU_ERR_SHAPE, "input must be [N, C, ...] and target [N, ...]");
+	/* SoftmaxCrossEntropyLoss's optional log_prob output: like the scores. */
+	if ((st = set_out(g, n, 1, x->dtype, x->rank, x->dims)))
+		return st;
+	if (!strcmp(red, "none"))
+		return set_out(g, n, 0, x->dtype, t->rank, t->dims);
+	if (strcmp(red, "sum") && strcmp(red, "mean"))
+		return nerr(n, NPU_ERR_FORMAT, "reduction '%s' is not none, sum or mean", red);
+	return set_out(g, n, 0, x->dtype, 0, NULL);
+}
+
 /* EyeLike: x's 2-D shape; dtype from the attribute, else x's. */
 static npu_status shape_eye_like(npu_ir_graph *g, npu_ir_node *n)
 {
@@ -2140,6 +2167,8 @@ static const struct op_def ops[] = {
 	{ "Cast", 1, 0, shape_cast, OP_NPU, NULL },
 	{ "CastLike", 15, 0, shape_cast_like, OP_NPU, NULL },
 	{ "EyeLike", 9, 0, shape_eye_like, OP_NPU, NULL },
+	{ "NegativeLogLikelihoodLoss", 12, 0, shape_nll_loss, OP_NPU, NULL },
+	{ "SoftmaxCrossEntropyLoss", 12, 0, shape_nll_loss, OP_NPU, NULL },
 	{ "GatherElements", 11, 0, shape_gather_elements, OP_NPU, NULL },
 	{ "GatherND", 11, 0, shape_gather_nd, OP_NPU, NULL },
 	/* normalization */
