@@ -49,6 +49,7 @@ static const struct {
 	{ "InstanceNormalization", npu_rewrite_instnorm },
 	{ "MeanVarianceNormalization", npu_rewrite_mvn },
 	{ "LRN", npu_rewrite_lrn },
+	{ "BatchNormalization", npu_rewrite_batchnorm_training },
 	{ "ReduceMean", npu_rewrite_reduce_runs },
 	{ "ReduceSum", npu_rewrite_reduce_runs },
 	{ "ReduceMax", npu_rewrite_reduce_runs },

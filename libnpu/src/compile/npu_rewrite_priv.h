@@ -75,6 +75,7 @@ npu_status npu_rewrite_layernorm_stats(npu_ir_graph *g, int k);
 npu_status npu_rewrite_instnorm(npu_ir_graph *g, int k);
 npu_status npu_rewrite_mvn(npu_ir_graph *g, int k);
 npu_status npu_rewrite_lrn(npu_ir_graph *g, int k);
+npu_status npu_rewrite_batchnorm_training(npu_ir_graph *g, int k);
 npu_status npu_rewrite_reduce_runs(npu_ir_graph *g, int k);
 /* rewrite_math.c */
 npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k);

@@ -973,9 +973,9 @@ static npu_status shape_batchnorm(npu_ir_graph *g, npu_ir_node *n)
 		st = npu_ir_attr_int(n, "training_mode", 0, &training);
 	if (st)
 		return st;
-	if (training)
-		return nerr(n, NPU_ERR_UNSUPPORTED, "training mode is not supported");
-	for (int i = 1; i < n->n_outputs; i++)
+	/* Training mode (batch statistics, running mean and variance outputs)
+	 * becomes reductions in the compiler (compile/rewrite_norm.c). */
+	for (int i = 1; !training && i < n->n_outputs; i++)
 		if (n->outputs[i] >= 0)
 			return nerr(n, NPU_ERR_UNSUPPORTED, "the training outputs (running mean and variance) are not supported");
 	for (int i = 1; i < 5; i++) {
@@ -988,6 +988,9 @@ static npu_status shape_batchnorm(npu_ir_graph *g, npu_ir_node *n)
 			return nerr(n, NPU_ERR_SHAPE, "parameter '%s' must have shape [%" PRId64 "]",
 				    p->name, x->dims[1]);
 	}
+	for (int i = 1; training && i < 3; i++)
+		if ((st = set_out(g, n, i, x->dtype, 1, &x->dims[1])))
+			return st;
 	return set_like(g, n, 0, x);
 }
 
