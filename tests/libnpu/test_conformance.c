@@ -65,7 +65,8 @@ static const char *const cases[] = {
 	"test_gather_elements_negative_indices", "test_gathernd_example_int32_batch_dim1",
 	"test_nllloss_NCd1d2_with_weight_reduction_mean", "test_nllloss_NCd1_ii",
 	"test_sce_mean_weight_ii_3d_log_prob", "test_sce_none_weights",
-	"test_batchnorm_example_training_mode",
+	"test_batchnorm_example_training_mode", "test_scatter_elements_with_duplicate_indices",
+	"test_scatternd_multiply",
 };
 
 START_TEST(conformance_case)

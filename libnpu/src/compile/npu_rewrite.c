@@ -77,6 +77,9 @@ static const struct {
 	{ "DepthToSpace", npu_rewrite_depth_space },
 	{ "SpaceToDepth", npu_rewrite_depth_space },
 	{ "EyeLike", npu_rewrite_eye_like },
+	{ "Scatter", npu_rewrite_scatter },
+	{ "ScatterElements", npu_rewrite_scatter },
+	{ "ScatterND", npu_rewrite_scatter },
 	{ "NegativeLogLikelihoodLoss", npu_rewrite_nll_loss },
 	{ "SoftmaxCrossEntropyLoss", npu_rewrite_sce_loss },
 	/* 8-bit and float16 operands: the node in float32 */

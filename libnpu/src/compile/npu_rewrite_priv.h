@@ -100,6 +100,8 @@ npu_status npu_rewrite_gather_elements(npu_ir_graph *g, int k);
 npu_status npu_rewrite_repeat(npu_ir_graph *g, int k);
 npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k);
 npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k);
+/* rewrite_scatter.c */
+npu_status npu_rewrite_scatter(npu_ir_graph *g, int k);
 /* rewrite_loss.c */
 npu_status npu_rewrite_nll_loss(npu_ir_graph *g, int k);
 npu_status npu_rewrite_sce_loss(npu_ir_graph *g, int k);

@@ -1138,6 +1138,23 @@ static npu_status shape_nll_loss(npu_ir_graph *g, npu_ir_node *n)
 	return set_out(g, n, 0, x->dtype, 0, NULL);
 }
 
+/* Scatter, ScatterElements, ScatterND: the data's shape. */
+static npu_status shape_scatter(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *ind, *u;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_in(g, n, 1, &ind);
+	if (!st)
+		st = need_in(g, n, 2, &u);
+	if (!st && !is_int(ind->dtype))
+		st = nerr(n, NPU_ERR_SHAPE, "indices must be int32 or int64");
+	if (!st)
+		st = same_dtype(n, x, u);
+	return st ? st : set_like(g, n, 0, x);
+}
+
 /* EyeLike: x's 2-D shape; dtype from the attribute, else x's. */
 static npu_status shape_eye_like(npu_ir_graph *g, npu_ir_node *n)
 {
@@ -2170,6 +2187,9 @@ static const struct op_def ops[] = {
 	{ "Cast", 1, 0, shape_cast, OP_NPU, NULL },
 	{ "CastLike", 15, 0, shape_cast_like, OP_NPU, NULL },
 	{ "EyeLike", 9, 0, shape_eye_like, OP_NPU, NULL },
+	{ "Scatter", 9, 10, shape_scatter, OP_NPU, NULL },
+	{ "ScatterElements", 11, 0, shape_scatter, OP_NPU, NULL },
+	{ "ScatterND", 11, 0, shape_scatter, OP_NPU, NULL },
 	{ "NegativeLogLikelihoodLoss", 12, 0, shape_nll_loss, OP_NPU, NULL },
 	{ "SoftmaxCrossEntropyLoss", 12, 0, shape_nll_loss, OP_NPU, NULL },
 	{ "GatherElements", 11, 0, shape_gather_elements, OP_NPU, NULL },
