@@ -77,6 +77,7 @@ static const struct {
 	{ "DepthToSpace", npu_rewrite_depth_space },
 	{ "SpaceToDepth", npu_rewrite_depth_space },
 	{ "EyeLike", npu_rewrite_eye_like },
+	{ "ReverseSequence", npu_rewrite_reverse_sequence },
 	{ "Scatter", npu_rewrite_scatter },
 	{ "ScatterElements", npu_rewrite_scatter },
 	{ "ScatterND", npu_rewrite_scatter },

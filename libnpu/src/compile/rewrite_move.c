@@ -446,3 +446,56 @@ npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k)
 	g->nodes[k].dead = true;
 	return npu_ir_set_const_owned(g, yid, d, (size_t)(rows * cols) * es);
 }
+
+/*
+ * ReverseSequence with constant lengths: element (t, b) of the time and
+ * batch axes reads (len[b] - 1 - t, b) for t < len[b]; a row gather over
+ * [T*B (in their order), rest].
+ */
+npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *l = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int64_t ta = 0, ba = 1, T, B, inner = 1, len[4096], xd[NPU_MAX_RANK], *rows;
+	int yid = n->outputs[0], xi = n->inputs[0], cnt;
+	char name[128];
+	npu_status st;
+
+	if (!x || !l || !y || !npu_ir_is_const(l) || x->rank < 2 ||
+	    npu_ir_const_ints(l, len, 4096, &cnt))
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "time_axis", 0, &ta)) ||
+	    (st = npu_ir_attr_int(n, "batch_axis", 1, &ba)))
+		return st;
+	if (!((ta == 0 && ba == 1) || (ta == 1 && ba == 0)))
+		return NPU_OK;
+	T = x->dims[ta];
+	B = x->dims[ba];
+	for (int d = 2; d < x->rank; d++)
+		inner *= x->dims[d];
+	if (cnt != B || T * B > 65536)
+		return NPU_OK;
+	for (int64_t b = 0; b < B; b++)
+		if (len[b] < 0 || len[b] > T)
+			return NPU_OK;
+	rows = malloc((size_t)(T * B) * sizeof(*rows));
+	if (!rows)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t t = 0; t < T; t++)
+		for (int64_t b = 0; b < B; b++) {
+			int64_t src = t < len[b] ? len[b] - 1 - t : t;
+
+			if (ta == 0)
+				rows[t * B + b] = src * B + b;
+			else
+				rows[b * T + t] = b * T + src;
+		}
+	memcpy(xd, y->dims, sizeof(xd));
+	snprintf(name, sizeof(name), "%s", n->name);
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	st = npu_rw_gather_rows(g, name, xi, T * B, inner, rows, (int)(T * B), y->rank, xd, yid);
+	free(rows);
+	return st;
+}
