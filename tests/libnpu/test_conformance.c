@@ -66,7 +66,8 @@ static const char *const cases[] = {
 	"test_nllloss_NCd1d2_with_weight_reduction_mean", "test_nllloss_NCd1_ii",
 	"test_sce_mean_weight_ii_3d_log_prob", "test_sce_none_weights",
 	"test_batchnorm_example_training_mode", "test_scatter_elements_with_duplicate_indices",
-	"test_scatternd_multiply",
+	"test_scatternd_multiply", "test_tril_neg", "test_triu_square_neg",
+	"test_reversesequence_time",
 };
 
 START_TEST(conformance_case)

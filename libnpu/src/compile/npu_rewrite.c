@@ -78,6 +78,7 @@ static const struct {
 	{ "SpaceToDepth", npu_rewrite_depth_space },
 	{ "EyeLike", npu_rewrite_eye_like },
 	{ "ReverseSequence", npu_rewrite_reverse_sequence },
+	{ "Trilu", npu_rewrite_trilu },
 	{ "Scatter", npu_rewrite_scatter },
 	{ "ScatterElements", npu_rewrite_scatter },
 	{ "ScatterND", npu_rewrite_scatter },

@@ -101,6 +101,7 @@ npu_status npu_rewrite_repeat(npu_ir_graph *g, int k);
 npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k);
 npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k);
 npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k);
+npu_status npu_rewrite_trilu(npu_ir_graph *g, int k);
 /* rewrite_scatter.c */
 npu_status npu_rewrite_scatter(npu_ir_graph *g, int k);
 /* rewrite_loss.c */

@@ -499,3 +499,86 @@ npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k)
 	free(rows);
 	return st;
 }
+
+/* A [1, @w] constant of zeros of @dt. */
+static npu_status zero_row(npu_ir_graph *g, npu_dtype dt, int64_t w, int *id)
+{
+	int64_t d[2] = { 1, w };
+	void *z = calloc((size_t)w + 1, npu_dtype_size(dt));
+
+	if (!z)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	return npu_rw_const(g, dt, 2, d, z, id);
+}
+
+/*
+ * Trilu: the matrices seen as rows [R, N]; row i of its matrix keeps
+ * columns j >= i + k (upper) or j <= i + k (lower): per row a Slice of the
+ * kept columns beside a constant run of zeros, then one Concat (exact
+ * moves, any dtype).
+ */
+npu_status npu_rewrite_trilu(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *kt = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int64_t upper = 1, kk = 0, M, N, R, xd[NPU_MAX_RANK], d2[2];
+	int yid = n->outputs[0], xi = n->inputs[0], r, got, x2, *rows, cat;
+	npu_dtype dt;
+	char name[128];
+	npu_status st;
+
+	if (!x || !y || x->rank < 2 || (kt && (!npu_ir_is_const(kt) ||
+					      npu_ir_const_ints(kt, &kk, 1, &got))))
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "upper", 1, &upper)))
+		return st;
+	r = x->rank;
+	dt = x->dtype;
+	M = x->dims[r - 2];
+	N = x->dims[r - 1];
+	R = npu_ir_numel(x) / N;
+	if (R < 1 || R > 1024 || !npu_dtype_size(dt))
+		return NPU_OK;
+	memcpy(xd, x->dims, sizeof(xd));
+	rows = malloc((size_t)R * sizeof(*rows));
+	if (!rows)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	snprintf(name, sizeof(name), "%s", n->name);
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	d2[0] = R;
+	d2[1] = N;
+	st = npu_rw_reshape(g, name, xi, 2, d2, -1, &x2);
+	for (int64_t p = 0; p < R && !st; p++) {
+		int64_t i = p % M, lo, hi, w2[2] = { 1, 0 };
+		int row, part[2], z;
+
+		/* Kept columns [lo, hi). */
+		lo = upper ? i + kk : 0;
+		hi = upper ? N : i + kk + 1;
+		lo = lo < 0 ? 0 : lo > N ? N : lo;
+		hi = hi < 0 ? 0 : hi > N ? N : hi;
+		if (hi <= lo) {
+			st = zero_row(g, dt, N, &rows[p]);
+			continue;
+		}
+		if ((st = npu_rw_slice(g, name, x2, 0, p, p + 1, &row)))
+			break;
+		if (lo == 0 && hi == N) {
+			rows[p] = row;
+			continue;
+		}
+		if ((st = npu_rw_slice(g, name, row, 1, lo, hi, &part[upper ? 1 : 0])) ||
+		    (st = zero_row(g, dt, N - (hi - lo), &z)))
+			break;
+		part[upper ? 0 : 1] = z;
+		w2[1] = N;
+		st = npu_rw_concat(g, name, part, 2, 1, 2, w2, -1, &rows[p]);
+	}
+	cat = rows[0];
+	if (!st && R > 1)
+		st = npu_rw_concat(g, name, rows, (int)R, 0, 2, d2, -1, &cat);
+	free(rows);
+	return st ? st : npu_rw_reshape(g, name, cat, r, xd, yid, &cat);
+}

@@ -2188,6 +2188,7 @@ static const struct op_def ops[] = {
 	{ "CastLike", 15, 0, shape_cast_like, OP_NPU, NULL },
 	{ "EyeLike", 9, 0, shape_eye_like, OP_NPU, NULL },
 	{ "ReverseSequence", 10, 0, shape_unary, OP_NPU, NULL },
+	{ "Trilu", 14, 0, shape_unary, OP_NPU, NULL },
 	{ "Scatter", 9, 10, shape_scatter, OP_NPU, NULL },
 	{ "ScatterElements", 11, 0, shape_scatter, OP_NPU, NULL },
 	{ "ScatterND", 11, 0, shape_scatter, OP_NPU, NULL },
