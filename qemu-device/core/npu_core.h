@@ -46,6 +46,15 @@ struct npu_core_host {
 	/* Queue @queue has new work: call npu_core_job_fetch() soon, but not
 	 * from inside the MMIO callback. May be NULL (host polls). */
 	void (*kick)(void *opaque, unsigned queue);
+	/*
+	 * Optional (may be NULL): bracket the mem_read/mem_write calls of
+	 * one instruction iteration or of a round of them, made from one
+	 * thread with no other callback in between, so a host can take its
+	 * memory lock once per bracket instead of once per access.  Brackets
+	 * never nest; several threads may each be inside one at once.
+	 */
+	void (*mem_begin)(void *opaque);
+	void (*mem_end)(void *opaque);
 	void *opaque;
 };
 

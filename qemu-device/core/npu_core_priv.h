@@ -88,11 +88,19 @@ struct npu_core_job {
 
 /* npu_mmu.c: translate a device VA for a job; 0 or NPU_TASK_MMU_FAULT /
  * NPU_TASK_BUS_ERROR with the completion's fault fields filled. */
+/*
+ * A thread's translations within one task, direct-mapped on a fold of the
+ * page number: strided walks whose planes lie a power-of-two number of
+ * pages apart (channels of a tensor) would all land in one slot of a
+ * plain vpn % size index and walk the tables on every element.
+ */
+#define NPU_MMU_TLB_ENTRIES 64
+
 struct npu_mmu_tlb {
-	uint64_t vpn[16];
-	uint64_t pa[16];
-	uint8_t perm[16];
-	bool valid[16];
+	uint64_t vpn[NPU_MMU_TLB_ENTRIES];
+	uint64_t pa[NPU_MMU_TLB_ENTRIES];
+	uint8_t perm[NPU_MMU_TLB_ENTRIES];
+	bool valid[NPU_MMU_TLB_ENTRIES];
 };
 int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 		      uint64_t va, bool write, uint64_t *pa,

@@ -92,6 +92,20 @@ struct npu_dinsn {
 	uint64_t priv[8];		/* unit scratch filled by validate */
 };
 
+/*
+ * Scratch blocks one thread of a task keeps from one iteration to the
+ * next (an iteration's loads and results are the same sizes every time),
+ * instead of a malloc and free each.  Blocks above NPU_SCRATCH_KEEP_MAX
+ * bytes are not kept.
+ */
+#define NPU_SCRATCH_KEEP 8
+#define NPU_SCRATCH_KEEP_MAX (4u << 20)
+
+struct npu_scratch_cache {
+	void *p[NPU_SCRATCH_KEEP];
+	size_t size[NPU_SCRATCH_KEEP];
+};
+
 /* Execution context of one iteration. */
 struct npu_exec_ctx {
 	struct npu_job *job;
@@ -105,7 +119,9 @@ struct npu_exec_ctx {
 	uint32_t detail, detail2;
 	/* scratch allocations released after the iteration */
 	void *scratch[32];
+	size_t scratch_size[32];
 	unsigned nscratch;
+	struct npu_scratch_cache *keep;	/* NULL: malloc and free each */
 };
 
 struct npu_unit_ops {
@@ -162,6 +178,10 @@ int npu_view_store_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		       const float *data, unsigned round_mode);
 /* Scratch memory owned by the context, freed after the iteration. */
 void *npu_ctx_alloc(struct npu_exec_ctx *ctx, size_t bytes);
+/* End of the iteration: its scratch goes back to ctx->keep or is freed. */
+void npu_ctx_release(struct npu_exec_ctx *ctx);
+/* Free the blocks a cache kept. */
+void npu_scratch_cache_free(struct npu_scratch_cache *keep);
 
 /* Shorthand: operand o of the current iteration, loaded. */
 const void *npu_opnd_load(struct npu_exec_ctx *ctx, unsigned o, int *status);
@@ -189,6 +209,14 @@ unsigned npu_job_nclusters(const struct npu_job *job);
 uint64_t npu_job_timeout(const struct npu_job *job);
 unsigned npu_job_tpbs(const struct npu_job *job);
 
+/*
+ * Host pointer to @len bytes at @addr of an on-chip space, bounds-checked
+ * as npu_space_read does (NULL with *status and the fault set when out of
+ * range); NULL with *status 0 for DDR, which has none.
+ */
+const uint8_t *npu_space_at(struct npu_exec_ctx *ctx, unsigned space,
+			    unsigned lcluster, unsigned tpb, uint64_t addr,
+			    size_t len, int *status);
 /* Raw byte access to any space (GSDU chains): 0 or a task status. */
 int npu_space_read(struct npu_exec_ctx *ctx, unsigned space,
 		   unsigned lcluster, unsigned tpb, uint64_t addr,

@@ -140,6 +140,14 @@ void npu_kern_pool2d(float *y, const float *x, const struct npu_kern_pool *p);
 /* y [cols][rows] = transpose of x [rows][cols] */
 void npu_kern_transpose(void *y, const void *x, size_t esz, size_t rows,
 			size_t cols);
+/*
+ * y[c * y_stride + r * esz] = x[r * x_stride + c * esz] for r < rows,
+ * c < cols (strides in bytes): a transpose between padded row layouts.
+ * y and x must not overlap, and the elements written must be distinct.
+ */
+void npu_kern_transpose_strided(void *y, size_t y_stride, const void *x,
+				size_t x_stride, size_t esz, size_t rows,
+				size_t cols);
 /* y [H+pt+pb][W+pl+pr][C] from x [H][W][C]; value is one element (CONSTANT). */
 void npu_kern_pad_hwc(void *y, const void *x, size_t esz, size_t H, size_t W,
 		      size_t C, size_t pt, size_t pl, size_t pb, size_t pr,

@@ -15,6 +15,10 @@
 
 #include "npu_kern.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* ---- fill ---- */
 
 /*
@@ -218,4 +222,96 @@ void npu_kern_pad_hwc(void *y, const void *x, size_t esz, size_t H, size_t W,
 			memcpy(o + ow * px, src + iw * px, px);
 		}
 	}
+}
+
+/* ---- strided transpose ---- */
+
+#if defined(__SSE2__)
+/* One 8 x 8 block of 2-byte elements, rows @xs and @ys bytes apart. */
+static void block8_u16(unsigned char *y, size_t ys, const unsigned char *x,
+		       size_t xs)
+{
+	__m128i r[8], t[8], u[8];
+
+	for (unsigned i = 0; i < 8; i++)
+		r[i] = _mm_loadu_si128((const __m128i *)(const void *)(x + i * xs));
+	for (unsigned i = 0; i < 4; i++) {
+		t[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+		t[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+	}
+	/* u[0..3]: columns 0-1, 2-3, 4-5, 6-7 of rows 0-3; u[4..7]: rows 4-7 */
+	for (unsigned h = 0; h < 2; h++) {
+		u[4 * h] = _mm_unpacklo_epi32(t[4 * h], t[4 * h + 2]);
+		u[4 * h + 1] = _mm_unpackhi_epi32(t[4 * h], t[4 * h + 2]);
+		u[4 * h + 2] = _mm_unpacklo_epi32(t[4 * h + 1], t[4 * h + 3]);
+		u[4 * h + 3] = _mm_unpackhi_epi32(t[4 * h + 1], t[4 * h + 3]);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		_mm_storeu_si128((__m128i *)(void *)(y + 2 * i * ys),
+				 _mm_unpacklo_epi64(u[i], u[4 + i]));
+		_mm_storeu_si128((__m128i *)(void *)(y + (2 * i + 1) * ys),
+				 _mm_unpackhi_epi64(u[i], u[4 + i]));
+	}
+}
+
+/* One 4 x 4 block of 4-byte elements. */
+static void block4_u32(unsigned char *y, size_t ys, const unsigned char *x,
+		       size_t xs)
+{
+	__m128i r[4], t[4];
+
+	for (unsigned i = 0; i < 4; i++)
+		r[i] = _mm_loadu_si128((const __m128i *)(const void *)(x + i * xs));
+	t[0] = _mm_unpacklo_epi32(r[0], r[1]);
+	t[1] = _mm_unpackhi_epi32(r[0], r[1]);
+	t[2] = _mm_unpacklo_epi32(r[2], r[3]);
+	t[3] = _mm_unpackhi_epi32(r[2], r[3]);
+	_mm_storeu_si128((__m128i *)(void *)y, _mm_unpacklo_epi64(t[0], t[2]));
+	_mm_storeu_si128((__m128i *)(void *)(y + ys), _mm_unpackhi_epi64(t[0], t[2]));
+	_mm_storeu_si128((__m128i *)(void *)(y + 2 * ys), _mm_unpacklo_epi64(t[1], t[3]));
+	_mm_storeu_si128((__m128i *)(void *)(y + 3 * ys), _mm_unpackhi_epi64(t[1], t[3]));
+}
+#endif
+
+/* Elements [r0, rows) x [c0, cols) one at a time. */
+static void transpose_rest(unsigned char *y, size_t ys, const unsigned char *x,
+			   size_t xs, size_t esz, size_t r0, size_t rows,
+			   size_t c0, size_t cols)
+{
+	for (size_t c = c0; c < cols; c++)
+		for (size_t r = r0; r < rows; r++)
+			memcpy(y + c * ys + r * esz, x + r * xs + c * esz, esz);
+}
+
+void npu_kern_transpose_strided(void *y, size_t y_stride, const void *x,
+				size_t x_stride, size_t esz, size_t rows,
+				size_t cols)
+{
+	unsigned char *yb = y;
+	const unsigned char *xb = x;
+	size_t b = 0, r8 = 0, c8 = 0;
+
+#if defined(__SSE2__)
+	if (esz == 2)
+		b = 8;
+	else if (esz == 4)
+		b = 4;
+	r8 = b ? rows / b * b : 0;
+	c8 = b ? cols / b * b : 0;
+	for (size_t r = 0; r < r8; r += b) {
+		for (size_t c = 0; c < c8; c += b) {
+			unsigned char *yd = yb + c * y_stride + r * esz;
+			const unsigned char *xs = xb + r * x_stride + c * esz;
+
+			if (b == 8)
+				block8_u16(yd, y_stride, xs, x_stride);
+			else
+				block4_u32(yd, y_stride, xs, x_stride);
+		}
+	}
+#endif
+	(void)b;
+	/* the right strip of the blocked rows, then all remaining rows */
+	transpose_rest(yb, y_stride, xb, x_stride, esz, 0, r8, c8, cols);
+	transpose_rest(yb, y_stride, xb, x_stride, esz, r8, rows, 0, cols);
 }

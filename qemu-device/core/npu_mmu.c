@@ -47,7 +47,7 @@ int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 		      uint64_t *fault_addr, uint32_t *detail)
 {
 	uint64_t vpn = va >> NPU_MMU_PAGE_SHIFT, page_pa = 0;
-	unsigned slot = vpn % 16;
+	unsigned slot = (unsigned)((vpn ^ vpn >> 6 ^ vpn >> 12) % NPU_MMU_TLB_ENTRIES);
 	uint8_t perm = 0;
 	int ret;
 

@@ -11,6 +11,7 @@
  * which nothing can run while work remains is a deadlock: the task ends
  * with the first blocked counter instead of hanging.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,8 +30,18 @@ struct unit_q {
 	uint64_t free_at;		/* simulated time the unit is free */
 	uint64_t busy;
 	bool arrived;			/* at the head barrier */
+	/* The wait that last blocked head (pos, iter): see head_ready. */
+	bool blk_valid;
+	uint32_t blk_pos, blk_counter;
+	uint64_t blk_iter, blk_need;
 };
 
+/*
+ * time[c][v % CTIME_RING] is written when counter c reaches v and only
+ * read for values reached (reached_at), so it needs no clearing: a task's
+ * TPB states start zeroed up to ctr.time (alloc_tpbs), which saves
+ * clearing ~16 KiB per TPB of every task.
+ */
 struct counters {
 	uint64_t val[NPU_HW_SU_COUNTERS];
 	uint64_t time[NPU_HW_SU_COUNTERS][CTIME_RING];
@@ -39,11 +50,11 @@ struct counters {
 struct npu_tpb_state {
 	unsigned lcluster, tpb, pcluster;
 	uint8_t *hbsm;
-	struct unit_q unit[NPU_TPB_UNITS];
-	struct counters ctr;
+	struct unit_q *unit;		/* NPU_TPB_UNITS, in job->uq */
 	uint64_t first_start, last_end;
 	bool started;			/* ran at least one iteration */
 	bool active;
+	struct counters ctr;		/* last: time[] is left uncleared */
 };
 
 struct barrier {
@@ -71,6 +82,15 @@ struct npu_job {
 	uint32_t ninsns;
 	unsigned nclusters, tpbs;
 	struct npu_tpb_state *tpb;	/* nclusters * tpbs */
+	/*
+	 * Their unit queues, NPU_TPB_UNITS per TPB, side by side: every
+	 * round scans them all, and inside the TPB states (~17 KiB apart)
+	 * each one cost a cache miss.
+	 */
+	struct unit_q *uq;
+	/* Indices into uq of the queues not yet drained, in scan order: a
+	 * round only looks at those (most TPBs' units have no work). */
+	uint32_t *live;
 	struct unit_q dma[NPU_HW_NUM_DMA_ENGINES];
 	struct counters ccb;
 	struct barrier *bar;
@@ -84,6 +104,7 @@ struct npu_job {
 	struct runnable *run;
 	size_t run_cap;
 	struct npu_mmu_tlb *tlbs;	/* one per pool worker */
+	struct npu_scratch_cache *keep;	/* one per pool worker */
 };
 
 /* ---- accessors used by units and the walker layer ---- */
@@ -394,7 +415,6 @@ static int load_program(struct npu_job *job)
 	struct npu_mmu_tlb tlb = { 0 };
 	uint64_t fa = 0;
 	uint32_t detail = 0;
-	struct npu_hw_insn *raw;
 	int ret;
 
 	ret = npu_mmu_read(job->cj, &tlb, d->prog_va, &hdr, sizeof(hdr), &fa, &detail);
@@ -412,28 +432,28 @@ static int load_program(struct npu_job *job)
 	}
 	job->ninsns = hdr.insn_count;
 	job->insns = calloc(hdr.insn_count ? hdr.insn_count : 1, sizeof(*job->insns));
-	raw = malloc((size_t)(hdr.insn_count ? hdr.insn_count : 1) * NPU_INSN_SIZE);
-	if (!job->insns || !raw) {
-		free(raw);
+	if (!job->insns) {
 		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
 		return NPU_TASK_INTERNAL;
 	}
-	ret = npu_mmu_read(job->cj, &tlb, d->prog_va + hdr.insn_offset, raw,
-			   (size_t)hdr.insn_count * NPU_INSN_SIZE, &fa, &detail);
-	if (ret) {
-		free(raw);
-		goto mem_fail;
+	/*
+	 * Every instruction straight into its record (in address order, so a
+	 * fault names the same first bad page as one read of the whole
+	 * array would), all before any is decoded.
+	 */
+	for (uint32_t i = 0; i < hdr.insn_count; i++) {
+		ret = npu_mmu_read(job->cj, &tlb, d->prog_va + hdr.insn_offset +
+				   (uint64_t)i * NPU_INSN_SIZE, &job->insns[i].raw,
+				   NPU_INSN_SIZE, &fa, &detail);
+		if (ret)
+			goto mem_fail;
 	}
 	for (uint32_t i = 0; i < hdr.insn_count; i++) {
-		job->insns[i].raw = raw[i];
 		job->insns[i].index = i;
 		ret = decode_insn(job, &job->insns[i]);
-		if (ret) {
-			free(raw);
+		if (ret)
 			return ret;
-		}
 	}
-	free(raw);
 	return 0;
 mem_fail:
 	if (ret == NPU_TASK_MMU_FAULT) {
@@ -539,6 +559,40 @@ static bool waits_met(const struct counters *ctr, const struct npu_dinsn *di,
 	return true;
 }
 
+/*
+ * Whether the head instruction of @q (not a barrier) may run, *di set
+ * when it was looked at.  Counters only grow, so while the wait that last
+ * blocked this head is unmet it stays blocked: the round scan then
+ * neither reads the instruction nor its other waits again.
+ */
+static bool still_blocked(const struct counters *ctr, const struct unit_q *q)
+{
+	return q->blk_valid && q->blk_pos == q->pos && q->blk_iter == q->iter &&
+	       ctr->val[q->blk_counter] < q->blk_need;
+}
+
+static bool head_ready(struct npu_job *job, const struct counters *ctr,
+		       struct unit_q *q, struct npu_dinsn **di)
+{
+	const struct npu_hw_sync_wait *w;
+	unsigned blocked = 0;
+
+	if (still_blocked(ctr, q))
+		return false;
+	*di = &job->insns[q->ent[q->pos]];
+	if (waits_met(ctr, *di, q->iter, &blocked)) {
+		q->blk_valid = false;
+		return true;
+	}
+	w = &(*di)->raw.sync.wait[blocked];
+	q->blk_valid = true;
+	q->blk_pos = q->pos;
+	q->blk_iter = q->iter;
+	q->blk_counter = w->counter;
+	q->blk_need = wait_value(w, q->iter);
+	return false;
+}
+
 /* Simulated time at which a counter reached value v. */
 static uint64_t reached_at(const struct counters *ctr, unsigned c, uint64_t v)
 {
@@ -550,7 +604,7 @@ static uint64_t reached_at(const struct counters *ctr, unsigned c, uint64_t v)
 static void bump(struct counters *ctr, unsigned c, uint64_t when)
 {
 	uint64_t v = ++ctr->val[c];
-	uint64_t prev = ctr->time[c][(v - 1) % CTIME_RING];
+	uint64_t prev = v == 1 ? 0 : ctr->time[c][(v - 1) % CTIME_RING];
 
 	/* "reached v" is monotonic: never earlier than "reached v-1". */
 	ctr->time[c][v % CTIME_RING] = when > prev || v == 1 ? when : prev;
@@ -643,16 +697,18 @@ static uint64_t route(struct npu_job *job, const struct npu_xfer *x,
 
 /* ---- execution ---- */
 
-static void exec_one(void *arg, unsigned i)
+/* One iteration of run[i]; DDR accesses bracketed by the caller. */
+static void exec_iteration(struct npu_job *job, unsigned i)
 {
-	struct npu_job *job = arg;
 	struct runnable *r = &job->run[i];
 	const struct npu_unit_ops *ops = npu_unit_lookup(r->di->raw.unit,
 							 r->di->raw.opcode);
+	unsigned worker = npu_pool_worker_index();
 	struct npu_exec_ctx ctx = {
 		.job = job, .tpb = r->tpb, .di = r->di, .iter = r->iter,
 		.cost = &r->cost,
-		.tlb = &job->tlbs[npu_pool_worker_index()],
+		.tlb = &job->tlbs[worker],
+		.keep = &job->keep[worker],
 	};
 
 	memset(&r->cost, 0, sizeof(r->cost));
@@ -660,8 +716,33 @@ static void exec_one(void *arg, unsigned i)
 	r->fault_addr = ctx.fault_addr;
 	r->detail = ctx.detail;
 	r->detail2 = ctx.detail2;
-	for (unsigned s = 0; s < ctx.nscratch; s++)
-		free(ctx.scratch[s]);
+	npu_ctx_release(&ctx);
+}
+
+static void mem_begin(struct npu_job *job)
+{
+	const struct npu_core_host *host = &job->core->host;
+
+	if (host->mem_begin)
+		host->mem_begin(host->opaque);
+}
+
+static void mem_end(struct npu_job *job)
+{
+	const struct npu_core_host *host = &job->core->host;
+
+	if (host->mem_end)
+		host->mem_end(host->opaque);
+}
+
+/* Pool callback: one iteration on a worker, bracketed on its own. */
+static void exec_one(void *arg, unsigned i)
+{
+	struct npu_job *job = arg;
+
+	mem_begin(job);
+	exec_iteration(job, i);
+	mem_end(job);
 }
 
 static int add_run(struct npu_job *job, size_t *n, struct npu_tpb_state *tp,
@@ -833,6 +914,16 @@ static bool step_barriers(struct npu_job *job)
 static int run_rounds(struct npu_job *job)
 {
 	struct npu_pool *pool = job->core->pool;
+	uint32_t nlive = 0, keep;
+
+	/* The TPB unit queues with work, in scan order (see job->live). */
+	job->live = malloc(((size_t)job->nclusters * job->tpbs * NPU_TPB_UNITS + 1) *
+			   sizeof(*job->live));
+	if (!job->live)
+		goto oom;
+	for (uint32_t k = 0; k < job->nclusters * job->tpbs * NPU_TPB_UNITS; k++)
+		if (job->uq[k].n)
+			job->live[nlive++] = k;
 
 	for (;;) {
 		size_t n = 0;
@@ -845,35 +936,38 @@ static int run_rounds(struct npu_job *job)
 		}
 		/* Most programs have no barrier: skip the per-round scan. */
 		progress = job->nbar && step_barriers(job);
-		for (unsigned i = 0; i < job->nclusters * job->tpbs; i++) {
-			struct npu_tpb_state *tp = &job->tpb[i];
+		keep = 0;
+		for (uint32_t j = 0; j < nlive; j++) {
+			uint32_t k = job->live[j];
+			struct npu_tpb_state *tp = &job->tpb[k / NPU_TPB_UNITS];
+			unsigned u = k % NPU_TPB_UNITS;
+			struct unit_q *q = &job->uq[k];
+			struct npu_dinsn *di = NULL;
 
-			for (unsigned u = 0; u < NPU_TPB_UNITS; u++) {
-				struct unit_q *q = &tp->unit[u];
-				struct npu_dinsn *di;
-
-				if (q->pos == q->n)
-					continue;
-				pending = true;
-				if (q->ent[q->pos] & BARRIER_FLAG)
-					continue;
-				di = &job->insns[q->ent[q->pos]];
-				if (!waits_met(&tp->ctr, di, q->iter, NULL))
-					continue;
-				if (add_run(job, &n, tp, q, u, di))
-					goto oom;
-				work += di->work;
-			}
+			/* A drained queue stays drained: drop it, keep the order. */
+			if (q->pos == q->n)
+				continue;
+			job->live[keep++] = k;
+			pending = true;
+			/* (a blocked head is never a barrier) */
+			if (still_blocked(&tp->ctr, q) ||
+			    q->ent[q->pos] & BARRIER_FLAG)
+				continue;
+			if (!head_ready(job, &tp->ctr, q, &di))
+				continue;
+			if (add_run(job, &n, tp, q, u, di))
+				goto oom;
+			work += di->work;
 		}
+		nlive = keep;
 		for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++) {
 			struct unit_q *q = &job->dma[e];
-			struct npu_dinsn *di;
+			struct npu_dinsn *di = NULL;
 
 			if (q->pos == q->n)
 				continue;
 			pending = true;
-			di = &job->insns[q->ent[q->pos]];
-			if (!waits_met(&job->ccb, di, q->iter, NULL))
+			if (!head_ready(job, &job->ccb, q, &di))
 				continue;
 			if (add_run(job, &n, NULL, q, NPU_UNIT_DMA, di))
 				goto oom;
@@ -888,11 +982,15 @@ static int run_rounds(struct npu_job *job)
 			return NPU_TASK_SYNC_DEADLOCK;
 		}
 		/* Small rounds run inline: a thread hand-off costs more. */
-		if (n > 1 && work >= 65536)
+		if (n > 1 && work >= 65536) {
 			npu_pool_run(pool, (unsigned)n, exec_one, job);
-		else
+		} else {
+			/* One bracket for the round's iterations on this thread. */
+			mem_begin(job);
 			for (size_t i = 0; i < n; i++)
-				exec_one(job, (unsigned)i);
+				exec_iteration(job, (unsigned)i);
+			mem_end(job);
+		}
 		for (size_t i = 0; i < n; i++) {
 			struct runnable *r = &job->run[i];
 
@@ -916,21 +1014,35 @@ oom:
 
 static void job_free(struct npu_job *job)
 {
-	if (job->tpb) {
-		for (unsigned i = 0; i < job->nclusters * job->tpbs; i++)
-			for (unsigned u = 0; u < NPU_TPB_UNITS; u++)
-				free(job->tpb[i].unit[u].ent);
-	}
+	if (job->uq)
+		for (size_t k = 0; k < (size_t)job->nclusters * job->tpbs * NPU_TPB_UNITS; k++)
+			free(job->uq[k].ent);
 	for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++)
 		free(job->dma[e].ent);
 	for (unsigned l = 0; l < NPU_HW_MAX_LINKS; l++)
 		npu_link_cal_free(&job->link[l]);
 	free(job->tpb);
+	free(job->uq);
+	free(job->live);
 	free(job->insns);
 	free(job->bar);
 	free(job->run);
 	free(job->tlbs);
+	if (job->keep)
+		for (unsigned w = 0; w <= npu_pool_size(job->core->pool); w++)
+			npu_scratch_cache_free(&job->keep[w]);
+	free(job->keep);
 	free(job);
+}
+
+/* @n TPB states, zeroed except their counters' time rings. */
+static struct npu_tpb_state *alloc_tpbs(size_t n)
+{
+	struct npu_tpb_state *tp = malloc(n * sizeof(*tp));
+
+	for (size_t i = 0; tp && i < n; i++)
+		memset(&tp[i], 0, offsetof(struct npu_tpb_state, ctr.time));
+	return tp;
 }
 
 void npu_task_run(struct npu_core_job *cj)
@@ -958,9 +1070,12 @@ void npu_task_run(struct npu_core_job *cj)
 	}
 	job->sram = core->sram + d->sram_base;
 	job->sram_size = d->sram_size;
-	job->tpb = calloc((size_t)job->nclusters * job->tpbs, sizeof(*job->tpb));
+	job->tpb = alloc_tpbs((size_t)job->nclusters * job->tpbs);
+	job->uq = calloc((size_t)job->nclusters * job->tpbs * NPU_TPB_UNITS,
+			 sizeof(*job->uq));
 	job->tlbs = calloc(npu_pool_size(core->pool) + 1, sizeof(*job->tlbs));
-	if (!job->tpb || !job->tlbs) {
+	job->keep = calloc(npu_pool_size(core->pool) + 1, sizeof(*job->keep));
+	if (!job->tpb || !job->uq || !job->tlbs || !job->keep) {
 		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
 		goto out;
 	}
@@ -970,11 +1085,16 @@ void npu_task_run(struct npu_core_job *cj)
 
 			tp->lcluster = c;
 			tp->tpb = t;
+			tp->unit = &job->uq[(c * job->tpbs + t) * NPU_TPB_UNITS];
 			tp->pcluster = d->cluster_map[c];
 			tp->hbsm = npu_core_hbsm_of(core, tp->pcluster, t);
 		}
 	}
-	if (load_program(job))
+	/* One memory bracket for the program's many reads. */
+	mem_begin(job);
+	ret = load_program(job);
+	mem_end(job);
+	if (ret)
 		goto out;
 	if (dispatch(job)) {
 		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);

@@ -212,7 +212,8 @@ static int gsdu_put(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 
 /*
  * Move @len bytes from src to dst through the bounce buffer, piece by
- * piece (each read, then written everywhere).  Address arithmetic wraps
+ * piece (each read, then written everywhere); an on-chip to DDR piece is
+ * written from its source directly, same checks in the same order.  Address arithmetic wraps
  * like the hardware's: a wrapped HBSM/SRAM address fails the space's
  * bounds check, a wrapped DDR address faults in the MMU.
  */
@@ -222,16 +223,27 @@ static int gsdu_move(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 	bool remote = d->src_space == NPU_SPACE_HBSM_REMOTE;
 	unsigned scl = remote ? d->src_cluster : g->own_cl;
 	unsigned stpb = remote ? d->src_tpb : g->own_tpb;
+	bool direct = d->dst_space == NPU_SPACE_DDR && d->src_space != NPU_SPACE_DDR;
 
 	while (len) {
 		size_t n = len < GSDU_BOUNCE_BYTES ? (size_t)len : GSDU_BOUNCE_BYTES;
 		int st;
 
-		st = npu_space_read(g->ctx, d->src_space, scl, stpb, src,
-				    g->bounce, n);
-		if (st)
-			return st;
-		st = gsdu_put(g, d, dst, n);
+		if (direct) {
+			/* On-chip to DDR: the two cannot overlap, so the piece
+			 * goes straight from its checked source. */
+			const uint8_t *p = npu_space_at(g->ctx, d->src_space, scl,
+							stpb, src, n, &st);
+
+			if (p)
+				st = npu_space_write(g->ctx, NPU_SPACE_DDR, g->own_cl,
+						     g->own_tpb, dst, p, n);
+		} else {
+			st = npu_space_read(g->ctx, d->src_space, scl, stpb, src,
+					    g->bounce, n);
+			if (!st)
+				st = gsdu_put(g, d, dst, n);
+		}
 		if (st)
 			return st;
 		src += n;

@@ -312,6 +312,12 @@ static int32_t add_wrap(int32_t a, int32_t b)
 	return (int32_t)((uint32_t)a + (uint32_t)b);
 }
 
+/* i % nchan for i + 1, from c = i % nchan: no division per element. */
+static size_t next_chan(size_t c, size_t nchan)
+{
+	return c + 1 == nchan ? 0 : c + 1;
+}
+
 /*
  * The output stage on n = rows * nchan raw accumulators (channel = index
  * % nchan), then the store.  @acc is int32 (integer inputs) or fp32.
@@ -339,14 +345,14 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 			int32_t *a = acc;
 			const int32_t *bias = z;
 
-			for (size_t i = 0; i < n; i++)
-				a[i] = add_wrap(a[i], bias[i % nchan]);
+			for (size_t i = 0, c = 0; i < n; i++, c = next_chan(c, nchan))
+				a[i] = add_wrap(a[i], bias[c]);
 		} else {
 			float *a = acc;
 			const float *bias = z;
 
-			for (size_t i = 0; i < n; i++)
-				a[i] += bias[i % nchan];
+			for (size_t i = 0, c = 0; i < n; i++, c = next_chan(c, nchan))
+				a[i] += bias[c];
 		}
 	}
 
@@ -401,8 +407,8 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 			return NPU_TASK_INTERNAL;
 		/* bounds checked by validate; memcpy: any alignment */
 		memcpy(sc, hbsm + p->qscale_addr, nchan * sizeof(float));
-		for (size_t i = 0; i < n; i++)
-			v[i] *= sc[i % nchan];
+		for (size_t i = 0, c = 0; i < n; i++, c = next_chan(c, nchan))
+			v[i] *= sc[c];
 	}
 	if (p->act != NPU_FN_IDENTITY) {
 		/* separate output buffer: the kernel makes no aliasing promise */

@@ -161,14 +161,72 @@ void npu_view_span(const struct npu_view *v, int64_t *lo, int64_t *hi)
 
 void *npu_ctx_alloc(struct npu_exec_ctx *ctx, size_t bytes)
 {
-	void *p;
+	struct npu_scratch_cache *k = ctx->keep;
+	size_t want = bytes ? bytes : 1, size = want;
+	unsigned best = NPU_SCRATCH_KEEP;
+	void *p = NULL;
 
 	if (ctx->nscratch == sizeof(ctx->scratch) / sizeof(ctx->scratch[0]))
 		return NULL;
-	p = malloc(bytes ? bytes : 1);
-	if (p)
-		ctx->scratch[ctx->nscratch++] = p;
+	/* The smallest kept block that fits. */
+	for (unsigned i = 0; k && i < NPU_SCRATCH_KEEP; i++)
+		if (k->p[i] && k->size[i] >= want &&
+		    (best == NPU_SCRATCH_KEEP || k->size[i] < k->size[best]))
+			best = i;
+	if (best < NPU_SCRATCH_KEEP) {
+		p = k->p[best];
+		size = k->size[best];
+		k->p[best] = NULL;
+	} else {
+		p = malloc(want);
+	}
+	if (p) {
+		ctx->scratch[ctx->nscratch] = p;
+		ctx->scratch_size[ctx->nscratch++] = size;
+	}
 	return p;
+}
+
+/* Keep @p in an empty slot, or in place of a smaller block; else free. */
+static void keep_or_free(struct npu_scratch_cache *k, void *p, size_t size)
+{
+	unsigned slot = NPU_SCRATCH_KEEP;
+
+	if (!k || size > NPU_SCRATCH_KEEP_MAX) {
+		free(p);
+		return;
+	}
+	for (unsigned i = 0; i < NPU_SCRATCH_KEEP; i++) {
+		if (!k->p[i]) {
+			slot = i;
+			break;
+		}
+		if (k->size[i] < size &&
+		    (slot == NPU_SCRATCH_KEEP || k->size[i] < k->size[slot]))
+			slot = i;
+	}
+	if (slot == NPU_SCRATCH_KEEP) {
+		free(p);
+		return;
+	}
+	free(k->p[slot]);
+	k->p[slot] = p;
+	k->size[slot] = size;
+}
+
+void npu_ctx_release(struct npu_exec_ctx *ctx)
+{
+	for (unsigned s = 0; s < ctx->nscratch; s++)
+		keep_or_free(ctx->keep, ctx->scratch[s], ctx->scratch_size[s]);
+	ctx->nscratch = 0;
+}
+
+void npu_scratch_cache_free(struct npu_scratch_cache *keep)
+{
+	for (unsigned i = 0; i < NPU_SCRATCH_KEEP; i++) {
+		free(keep->p[i]);
+		keep->p[i] = NULL;
+	}
 }
 
 /* Host pointer for a (space, cluster, tpb) target, or NULL for DDR. */
@@ -212,22 +270,39 @@ static int ddr_access(struct npu_exec_ctx *ctx, uint64_t va, void *buf,
 	return ret;
 }
 
-int npu_space_read(struct npu_exec_ctx *ctx, unsigned space,
-		   unsigned lcluster, unsigned tpb, uint64_t addr,
-		   void *buf, size_t len)
+const uint8_t *npu_space_at(struct npu_exec_ctx *ctx, unsigned space,
+			    unsigned lcluster, unsigned tpb, uint64_t addr,
+			    size_t len, int *status)
 {
 	uint64_t limit;
 	uint8_t *p;
 
+	*status = 0;
 	if (space == NPU_SPACE_DDR)
-		return ddr_access(ctx, addr, buf, len, false);
+		return NULL;
 	p = space_ptr(ctx, space, lcluster, tpb, &limit);
 	if (!p || addr > limit || len > limit - addr) {
 		ctx->fault_addr = addr;
 		ctx->detail = NPU_IE_RANGE;
-		return NPU_TASK_ILLEGAL_INSN;
+		*status = NPU_TASK_ILLEGAL_INSN;
+		return NULL;
 	}
-	memcpy(buf, p + addr, len);
+	return p + addr;
+}
+
+int npu_space_read(struct npu_exec_ctx *ctx, unsigned space,
+		   unsigned lcluster, unsigned tpb, uint64_t addr,
+		   void *buf, size_t len)
+{
+	const uint8_t *p;
+	int st;
+
+	if (space == NPU_SPACE_DDR)
+		return ddr_access(ctx, addr, buf, len, false);
+	p = npu_space_at(ctx, space, lcluster, tpb, addr, len, &st);
+	if (!p)
+		return st;
+	memcpy(buf, p, len);
 	return 0;
 }
 
@@ -328,6 +403,205 @@ static bool gather_fast(const struct npu_view *v, const uint8_t *host,
 	return false;
 }
 
+/*
+ * A view reduced for copying: one-element levels dropped and levels that
+ * continue each other (stride = inner stride * inner count) merged.  The
+ * element order, hence the dense layout and the order of the writes, is
+ * unchanged.  At least one level.
+ */
+struct flat_view {
+	uint32_t dims[NPU_TWU_MAX_LEVELS];
+	int64_t strides[NPU_TWU_MAX_LEVELS];
+	unsigned ndims;
+};
+
+static void flatten(const struct npu_view *v, struct flat_view *f)
+{
+	f->ndims = 0;
+	for (unsigned l = 0; l < v->ndims; l++) {
+		unsigned n = f->ndims;
+
+		if (v->dims[l] == 1)
+			continue;
+		if (n && v->strides[l] == f->strides[n - 1] * (int64_t)f->dims[n - 1] &&
+		    (uint64_t)f->dims[n - 1] * v->dims[l] <= UINT32_MAX) {
+			f->dims[n - 1] *= v->dims[l];
+			continue;
+		}
+		f->dims[n] = v->dims[l];
+		f->strides[n] = v->strides[l];
+		f->ndims++;
+	}
+	if (!f->ndims) {
+		f->dims[0] = 1;
+		f->strides[0] = 0;
+		f->ndims = 1;
+	}
+}
+
+/* One innermost row of @n elements @stride apart, to or from dense @buf. */
+#define STRIDED_ROW(T, host, buf, n, stride, write)			\
+	do {								\
+		T *d_ = (T *)(void *)(buf);				\
+									\
+		for (uint32_t i_ = 0; i_ < (n); i_++) {			\
+			uint8_t *h_ = (host) + (stride) * (int64_t)i_;	\
+									\
+			if (write)					\
+				memcpy(h_, &d_[i_], sizeof(T));		\
+			else						\
+				memcpy(&d_[i_], h_, sizeof(T));		\
+		}							\
+	} while (0)
+
+static void row_copy(uint8_t *host, uint8_t *buf, uint32_t n, int64_t stride,
+		     unsigned esz, bool write)
+{
+	if (stride == (int64_t)esz) {
+		if (write)
+			memcpy(host, buf, (size_t)n * esz);
+		else
+			memcpy(buf, host, (size_t)n * esz);
+		return;
+	}
+	switch (esz) {
+	case 1:
+		STRIDED_ROW(uint8_t, host, buf, n, stride, write);
+		break;
+	case 2:
+		STRIDED_ROW(uint16_t, host, buf, n, stride, write);
+		break;
+	case 4:
+		STRIDED_ROW(uint32_t, host, buf, n, stride, write);
+		break;
+	case 8:
+		STRIDED_ROW(uint64_t, host, buf, n, stride, write);
+		break;
+	default:
+		for (uint32_t i = 0; i < n; i++) {
+			uint8_t *h = host + stride * (int64_t)i;
+
+			if (write)
+				memcpy(h, buf + (size_t)i * esz, esz);
+			else
+				memcpy(buf + (size_t)i * esz, h, esz);
+		}
+		break;
+	}
+}
+
+/*
+ * Copy a view of host memory (HBSM, SRAM) to or from a dense buffer, row
+ * by row with the address stepped level by level: the same element order
+ * as for_each_run, without a call and an address sum per element.
+ */
+static void host_view_copy(const struct npu_view *v, uint8_t *host,
+			   uint8_t *buf, bool write)
+{
+	uint32_t idx[NPU_TWU_MAX_LEVELS] = { 0 };
+	struct flat_view f;
+	int64_t addr = (int64_t)v->base;
+	unsigned esz = v->esz, first = 1;
+	size_t step;
+
+	flatten(v, &f);
+	/*
+	 * A planar tile (innermost level strided, the next one contiguous,
+	 * rows apart by at least their length so no element repeats) is a
+	 * transpose between the two layouts: done by blocks, per outer index.
+	 */
+	if (f.ndims >= 2 && (esz == 2 || esz == 4) && f.strides[1] == (int64_t)esz &&
+	    f.strides[0] >= (int64_t)f.dims[1] * esz && f.dims[0] >= 4 && f.dims[1] >= 4)
+		first = 2;
+	step = (size_t)f.dims[0] * esz * (first == 2 ? f.dims[1] : 1);
+	for (;;) {
+		unsigned l;
+
+		if (first == 1)
+			row_copy(host + addr, buf, f.dims[0], f.strides[0], esz, write);
+		else if (write)
+			npu_kern_transpose_strided(host + addr, (size_t)f.strides[0], buf,
+						   (size_t)f.dims[0] * esz, esz,
+						   f.dims[1], f.dims[0]);
+		else
+			npu_kern_transpose_strided(buf, (size_t)f.dims[0] * esz,
+						   host + addr, (size_t)f.strides[0], esz,
+						   f.dims[0], f.dims[1]);
+		buf += step;
+		for (l = first; l < f.ndims; l++) {
+			addr += f.strides[l];
+			if (++idx[l] < f.dims[l])
+				break;
+			addr -= f.strides[l] * (int64_t)f.dims[l];
+			idx[l] = 0;
+		}
+		if (l >= f.ndims)
+			return;
+	}
+}
+
+/* Innermost runs shorter than this make a DDR read worth bouncing. */
+#define DDR_GATHER_MAX_RUN 64
+/* ... when the span is at most this large and half of it is read anyway. */
+#define DDR_GATHER_MAX_SPAN (1u << 20)
+
+/*
+ * Gather a DDR view of short runs (a channel-planar tensor read element
+ * by element, say) by reading its whole span with one MMU copy per page
+ * and picking the elements from that: the same bytes as a translation
+ * and a host access per run.  Only where the view reads at least half of
+ * the span, so the extra reads stay among pages it touches.  false when
+ * not applicable or when the span read fails: the caller then reads run
+ * by run, which reports the fault exactly as before (this attempt
+ * records none).
+ */
+static bool ddr_gather(struct npu_exec_ctx *ctx, const struct npu_view *v,
+		       uint8_t *buf)
+{
+	struct npu_core_job *cj = npu_job_core_job(ctx->job);
+	uint64_t bytes = npu_view_elems(v) * v->esz, fault_addr;
+	struct npu_view local;
+	uint32_t detail;
+	int64_t lo, hi;
+	uint8_t *span;
+	bool contig = v->ndims == 0 || v->strides[0] == (int64_t)v->esz;
+
+	if (contig && v->ndims && (uint64_t)v->dims[0] * v->esz >= DDR_GATHER_MAX_RUN)
+		return false;
+	npu_view_span(v, &lo, &hi);
+	if (lo < 0 || hi - lo > DDR_GATHER_MAX_SPAN || (uint64_t)(hi - lo) > 2 * bytes)
+		return false;
+	span = malloc((size_t)(hi - lo));
+	if (!span)
+		return false;
+	if (npu_mmu_read(cj, ctx->tlb, (uint64_t)lo, span, (size_t)(hi - lo),
+			 &fault_addr, &detail)) {
+		free(span);
+		return false;
+	}
+	local = *v;
+	local.base = v->base - (uint64_t)lo;
+	host_view_copy(&local, span, buf, false);
+	free(span);
+	return true;
+}
+
+/*
+ * Whether the dense buffer overlaps the view's span in @host (a store of
+ * data loaded in place): then the copy keeps for_each_run's exact
+ * sequence of row copies, whose result the overlap depends on.
+ */
+static bool overlaps(const struct npu_view *v, const uint8_t *host,
+		     const uint8_t *buf)
+{
+	uintptr_t b = (uintptr_t)buf, h = (uintptr_t)host;
+	uint64_t bytes = npu_view_elems(v) * v->esz;
+	int64_t lo, hi;
+
+	npu_view_span(v, &lo, &hi);
+	return b < h + (uint64_t)hi && h + (uint64_t)lo < b + bytes;
+}
+
 static int view_io(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		   unsigned lcluster, unsigned tpb, uint8_t *buf, bool write)
 {
@@ -343,6 +617,12 @@ static int view_io(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		}
 		if (!write && gather_fast(v, a.host, buf))
 			return 0;
+		if (!overlaps(v, a.host, buf)) {
+			host_view_copy(v, a.host, buf, write);
+			return 0;
+		}
+	} else if (!write && ddr_gather(ctx, v, buf)) {
+		return 0;
 	}
 	return for_each_run(v, run_copy, &a);
 }

@@ -5,9 +5,35 @@
 
 #include "npu_tdev.h"
 
+/* This thread is between the core's mem_begin and mem_end. */
+static _Thread_local bool in_bracket;
+
+static void mem_begin(void *opaque)
+{
+	struct npu_tdev *d = opaque;
+
+	if (in_bracket)
+		atomic_fetch_add(&d->mem_misnested, 1);
+	in_bracket = true;
+	atomic_fetch_add(&d->mem_begins, 1);
+}
+
+static void mem_end(void *opaque)
+{
+	struct npu_tdev *d = opaque;
+
+	if (!in_bracket)
+		atomic_fetch_add(&d->mem_misnested, 1);
+	in_bracket = false;
+	atomic_fetch_add(&d->mem_ends, 1);
+}
+
 static int mem_read(void *opaque, uint64_t pa, void *buf, size_t len)
 {
 	struct npu_tdev *d = opaque;
+
+	if (in_bracket)
+		atomic_fetch_add(&d->mem_bracketed, 1);
 
 	if (pa > d->ddr_size || len > d->ddr_size - pa)
 		return -1;
@@ -18,6 +44,9 @@ static int mem_read(void *opaque, uint64_t pa, void *buf, size_t len)
 static int mem_write(void *opaque, uint64_t pa, const void *buf, size_t len)
 {
 	struct npu_tdev *d = opaque;
+
+	if (in_bracket)
+		atomic_fetch_add(&d->mem_bracketed, 1);
 
 	if (pa > d->ddr_size || len > d->ddr_size - pa)
 		return -1;
@@ -40,6 +69,7 @@ struct npu_tdev *npu_tdev_create(const struct npu_core_config *cfg,
 	struct npu_core_config def;
 	struct npu_core_host host = {
 		.mem_read = mem_read, .mem_write = mem_write, .irq = irq,
+		.mem_begin = mem_begin, .mem_end = mem_end,
 	};
 	char err[200];
 

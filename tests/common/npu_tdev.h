@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "npu_core.h"
@@ -25,6 +26,10 @@ struct npu_tdev {
 	uint64_t ring_pa[NPU_HW_NUM_QUEUES];
 	uint64_t fence_pa;
 	unsigned ring_log2;
+	/* The core's mem_begin/mem_end brackets (any thread): how many, how
+	 * many DDR accesses fell inside one, and any misuse (a begin inside
+	 * a bracket or an end outside one on the same thread). */
+	atomic_uint mem_begins, mem_ends, mem_bracketed, mem_misnested;
 };
 
 /* ddr_mb: size of the fake DDR; cfg NULL = M100 defaults. */

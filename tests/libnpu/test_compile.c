@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/npu_cc.h"
 #include "compile/npu_compile.h"
 #include "model/npu_model_priv.h"
 #include "npu/npu_hw.h"
@@ -314,6 +315,228 @@ START_TEST(conv_variants)
 }
 END_TEST
 
+/*
+ * Conv -> Add(residual) -> Relu becomes one Conv with an epilogue
+ * (npu_fuse.c), also when the residual's producer comes after the Conv in
+ * node order; the result is still relu(conv(x) + relu(z)).
+ */
+START_TEST(conv_residual_fused)
+{
+	enum { C = 6, H = 9, K = 3 };
+	int64_t xd[4] = { 1, C, H, H }, wd[4] = { C, C, K, K }, bd[1] = { C };
+	float x[C * H * H], z[C * H * H], w[C * C * K * K], b[C], y[C * H * H];
+	float want[C * H * H];
+	float *xs[2] = { x, z }, *ys[1] = { y };
+	npu_ir_graph *g = graph();
+	int tx = tensor(g, "x", 4, xd), tz = tensor(g, "z", 4, xd);
+	int tw, tb, tc, tr, ts, ty, adds = 0, conv = -1;
+	npu_ir_node *n;
+
+	fill(x, C * H * H, 41);
+	fill(z, C * H * H, 42);
+	fill(w, C * C * K * K, 43);
+	fill(b, C, 44);
+	tw = cst(g, "w", 4, wd, w);
+	tb = cst(g, "b", 1, bd, b);
+	tc = tensor(g, "c", -1, NULL);
+	tr = tensor(g, "r", -1, NULL);
+	ts = tensor(g, "s", -1, NULL);
+	ty = tensor(g, "y", -1, NULL);
+	n = node(g, "Conv", (int[]){ tx, tw, tb }, 3, tc);
+	npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ K, K }, 2);
+	npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 1, 1 }, 2);
+	npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
+	node(g, "Relu", &tz, 1, tr);		/* the residual, after the Conv */
+	node(g, "Add", (int[]){ tc, tr }, 2, ts);
+	node(g, "Relu", &ts, 1, ty);
+	io(g, (int[]){ tx, tz }, 2, &ty, 1);
+	ref_conv(x, w, b, want, C, H, H, C, K, 1, 1, 1, H, H);
+	for (int i = 0; i < C * H * H; i++)
+		want[i] = fmaxf(want[i] + fmaxf(z[i], 0.0f), 0.0f);
+	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+	close_to(y, want, C * H * H, 2e-2f, 6e-2f);
+	for (int i = 0; i < g->n_nodes; i++) {
+		if (g->nodes[i].dead)
+			continue;
+		adds += !strcmp(g->nodes[i].op, "Add");
+		if (!strcmp(g->nodes[i].op, "Conv"))
+			conv = i;
+	}
+	ck_assert_int_eq(adds, 0);
+	ck_assert_int_ge(conv, 0);
+	ck_assert_int_eq(g->nodes[conv].n_inputs, 4);
+	ck_assert_int_eq(g->nodes[conv].outputs[0], ty);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/*
+ * Depthwise 3x3 -> pointwise 1x1 -> + residual -> Relu runs as one step,
+ * the depthwise result kept in HBSM, the residual (the input itself, or
+ * with @s = 2 its 2x2 MaxPool, maybe zero-padded by a Concat to @OC
+ * channels) rebuilt from the tile's input, and gives the reference result.
+ */
+static void pair_case(int OC, int s)
+{
+	enum { C = 8, H = 10 };
+	const int O = H / s;
+	int64_t xd[4] = { 1, C, H, H }, wd[4] = { C, 1, 3, 3 }, vd[4] = { OC, C, 1, 1 };
+	int64_t bd[1] = { C }, cd[1] = { OC }, zd[4] = { 1, OC - C, O, O };
+	float x[C * H * H], w[C * 9], b[C], *v = malloc(sizeof(float) * (size_t)(OC * C));
+	float *c = malloc(sizeof(float) * (size_t)OC), *z = calloc((size_t)(OC * H * H), 4);
+	float *y = malloc(sizeof(float) * (size_t)(OC * H * H)), mid[C * H * H];
+	float *want = malloc(sizeof(float) * (size_t)(OC * H * H)), res[C * H * H];
+	float *xs[1] = { x }, *ys[1] = { y };
+	struct npu_compile_target tgt = { .clusters = 2, .tpbs = 4, .hbsm_size = 1 << 20 };
+	struct npu_cmodel *cm;
+	npu_ir_graph *g;
+	int tx, tm, ts, tr, tp, tq, ty;
+	npu_ir_node *n;
+
+	fill(x, C * H * H, 61);
+	fill(w, C * 9, 62);
+	fill(b, C, 63);
+	fill(v, OC * C, 64);
+	fill(c, OC, 65);
+	for (int pass = 0; pass < 2; pass++) {
+		g = graph();
+		tx = tensor(g, "x", 4, xd);
+		tm = tensor(g, "m", -1, NULL);
+		ts = tensor(g, "s", -1, NULL);
+		tr = tensor(g, "r", -1, NULL);
+		ty = tensor(g, "y", -1, NULL);
+		n = node(g, "Conv", (int[]){ tx, cst(g, "w", 4, wd, w), cst(g, "b", 1, bd, b) }, 3,
+			 tm);
+		npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ 3, 3 }, 2);
+		npu_ir_set_attr_ints(n, "strides", (int64_t[]){ s, s }, 2);
+		npu_ir_set_attr_ints(n, "pads", s == 1 ? (int64_t[]){ 1, 1, 1, 1 } :
+				     (int64_t[]){ 0, 0, 1, 1 }, 4);
+		npu_ir_set_attr_int(n, "group", C);
+		n = node(g, "Conv", (int[]){ tm, cst(g, "v", 4, vd, v), cst(g, "c", 1, cd, c) }, 3,
+			 ts);
+		npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ 1, 1 }, 2);
+		npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 1, 1 }, 2);
+		npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 0, 0, 0, 0 }, 4);
+		tq = tp = tx;
+		if (s > 1) {
+			tq = tp = tensor(g, "q", -1, NULL);
+			n = node(g, "MaxPool", &tx, 1, tq);
+			npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ 2, 2 }, 2);
+			npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 2, 2 }, 2);
+			npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 0, 0, 0, 0 }, 4);
+		}
+		if (OC > C) {
+			tp = tensor(g, "p", -1, NULL);
+			n = node(g, "Concat", (int[]){ tq, cst(g, "z", 4, zd, z) }, 2, tp);
+			npu_ir_set_attr_int(n, "axis", 1);
+		}
+		node(g, "Add", (int[]){ ts, tp }, 2, tr);
+		node(g, "Relu", &tr, 1, ty);
+		io(g, &tx, 1, &ty, 1);
+		if (pass == 0) {
+			ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+			ck_assert_int_eq(npu_compile_ir(g, &tgt, &cm), NPU_OK);
+			ck_assert_uint_eq(cm->nsteps, 1);
+			npu_cmodel_free(cm);
+		} else {
+			ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+		}
+		npu_ir_graph_free(g);
+	}
+	if (s == 1) {
+		ref_conv(x, w, b, mid, C, H, H, C, 3, 1, 1, C, H, H);
+		memcpy(res, x, sizeof(x));
+	} else {
+		/* Pads 0 top/left, 1 bottom/right: pad the input by hand. */
+		enum { P = H + 1 };
+		float xp[C * P * P];
+
+		for (int ch = 0; ch < C; ch++)
+			for (int i = 0; i < P; i++)
+				for (int j = 0; j < P; j++)
+					xp[(ch * P + i) * P + j] = i < H && j < H ?
+						x[(ch * H + i) * H + j] : 0.0f;
+		ref_conv(xp, w, b, mid, C, P, P, C, 3, 2, 0, C, O, O);
+		for (int ch = 0; ch < C; ch++)
+			for (int i = 0; i < O; i++)
+				for (int j = 0; j < O; j++) {
+					const float *q = &x[(ch * H + 2 * i) * H + 2 * j];
+
+					res[(ch * O + i) * O + j] = fmaxf(fmaxf(q[0], q[1]),
+									  fmaxf(q[H], q[H + 1]));
+				}
+	}
+	ref_conv(mid, v, c, want, C, O, O, OC, 1, 1, 0, 1, O, O);
+	for (int i = 0; i < OC * O * O; i++)
+		want[i] = fmaxf(want[i] + (i < C * O * O ? res[i] : 0.0f), 0.0f);
+	close_to(y, want, OC * O * O, 3e-2f, 8e-2f);
+	free(v);
+	free(c);
+	free(z);
+	free(y);
+	free(want);
+}
+
+START_TEST(depthwise_pointwise_pair)
+{
+	pair_case(8, 1);
+	pair_case(12, 1);
+	pair_case(8, 2);
+	pair_case(12, 2);
+}
+END_TEST
+
+/* Pitched planes: 32 consecutive ones start in 32 different HBSM banks. */
+START_TEST(hbsm_pitch_spreads_banks)
+{
+	static const uint64_t rows[] = { 32, 48, 64, 192, 512, 1024, 4096, 1000 };
+
+	ck_assert_uint_eq(npu_hbsm_pitch(18), 18);	/* shares blocks: dense */
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint32_t p = npu_hbsm_pitch(rows[i]);
+		uint32_t used = 0;
+
+		ck_assert_uint_ge(p, rows[i]);
+		ck_assert_uint_lt(p, rows[i] + 64);
+		for (unsigned k = 0; k < 32; k++)
+			used |= 1u << ((k * p >> 5) & 31);
+		ck_assert_uint_eq(used, 0xffffffffu);
+	}
+}
+END_TEST
+
+/*
+ * A round's identical tile inputs share DMAs: one per set of clusters
+ * needing the same TPBs (destinations are cluster x TPB masks).
+ */
+START_TEST(round_shares_inputs)
+{
+	struct npu_tile t[6];
+	const uint32_t c[6] = { 0, 0, 1, 1, 2, 3 }, tpb[6] = { 0, 1, 0, 1, 0, 2 };
+	struct npu_emit e = { 0 };
+
+	memset(t, 0, sizeof(t));
+	for (int i = 0; i < 6; i++) {
+		t[i].nin = 2;
+		npu_twu_flat(&t[i].in[0].walk, NPU_SPACE_DDR, NPU_DT_BF16, 4096, 64);
+		npu_twu_flat(&t[i].in[1].walk, NPU_SPACE_DDR, NPU_DT_FP32, 64 * i, 16);
+		t[i].in[1].hbsm = 512;
+	}
+	t[5].in[0].hbsm = 128;		/* elsewhere: not the same input */
+	ck_assert_int_eq(npu_emit_round(&e, t, 6, c, tpb), NPU_OK);
+	ck_assert_int_eq(e.share[0].role, NPU_SHARE_LEAD);
+	ck_assert_uint_eq(e.share[0].cluster_mask, 0x3);
+	ck_assert_uint_eq(e.share[0].tpb_mask, 0x3);
+	for (int i = 1; i < 4; i++)
+		ck_assert_int_eq(e.share[i * NPU_TILE_MAX_IN].role, NPU_SHARE_SHARED);
+	ck_assert_int_eq(e.share[4 * NPU_TILE_MAX_IN].role, NPU_SHARE_OWN);
+	ck_assert_int_eq(e.share[5 * NPU_TILE_MAX_IN].role, NPU_SHARE_OWN);
+	for (int i = 0; i < 6; i++)	/* different bytes: each its own */
+		ck_assert_int_eq(e.share[i * NPU_TILE_MAX_IN + 1].role, NPU_SHARE_OWN);
+	free(e.share);
+}
+END_TEST
+
 /* Same conv on every placement of two fused clusters gives the same bytes. */
 START_TEST(conv_defect_masks_identical)
 {
@@ -410,6 +633,55 @@ START_TEST(moves)
 }
 END_TEST
 
+/*
+ * Concat in place (npu_cc_place_concats): computed inputs live inside
+ * the output, also through a nested Concat and when another node reads
+ * the same input; constants are still copied.
+ */
+START_TEST(concat_in_place)
+{
+	int64_t xd[4] = { 1, 2, 3, 4 }, cd[4] = { 1, 1, 3, 4 };
+	float x[24], c[12], y[84], y2[24], want[84];
+	float *xs[1] = { x }, *ys[2] = { y, y2 };
+	npu_ir_graph *g = graph();
+	int tx = tensor(g, "x", 4, xd), tc, ta, tb, ts, tcat, ty, ty2;
+	npu_ir_node *n;
+
+	fill(x, 24, 51);
+	fill(c, 12, 52);
+	tc = cst(g, "c", 4, cd, c);
+	ta = tensor(g, "a", -1, NULL);
+	ts = tensor(g, "s", -1, NULL);
+	tb = tensor(g, "b", -1, NULL);
+	tcat = tensor(g, "cat", -1, NULL);
+	ty = tensor(g, "y", -1, NULL);
+	ty2 = tensor(g, "y2", -1, NULL);
+	node(g, "Relu", &tx, 1, ta);
+	node(g, "Sigmoid", &tx, 1, ts);
+	n = node(g, "Concat", (int[]){ ta, tc }, 2, tb);		/* [1,3,3,4] */
+	npu_ir_set_attr_int(n, "axis", 1);
+	n = node(g, "Concat", (int[]){ tb, ts, ta }, 3, tcat);	/* [1,7,3,4] */
+	npu_ir_set_attr_int(n, "axis", -3);
+	node(g, "Relu", &tcat, 1, ty);
+	node(g, "Add", (int[]){ ta, tx }, 2, ty2);
+	io(g, &tx, 1, (int[]){ ty, ty2 }, 2);
+	for (int i = 0; i < 24; i++) {
+		float a = fmaxf(x[i], 0.0f);
+
+		want[i] = a;
+		want[36 + i] = 1.0f / (1.0f + expf(-x[i]));
+		want[60 + i] = a;
+	}
+	for (int i = 0; i < 12; i++)
+		want[24 + i] = fmaxf(c[i], 0.0f);
+	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
+	close_to(y, want, 84, 1e-6f, 1e-6f);
+	for (int i = 0; i < 24; i++)
+		ck_assert_float_eq(y2[i], fmaxf(x[i], 0.0f) + x[i]);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 START_TEST(layernorm)
 {
 	int64_t xd[3] = { 2, 3, 10 }, gd[1] = { 10 };
@@ -471,9 +743,14 @@ static Suite *compile_suite(void)
 	tcase_add_test(tc, unary_functions);
 	tcase_add_test(tc, matmul_and_gemm);
 	tcase_add_test(tc, conv_variants);
+	tcase_add_test(tc, conv_residual_fused);
+	tcase_add_test(tc, hbsm_pitch_spreads_banks);
+	tcase_add_test(tc, depthwise_pointwise_pair);
+	tcase_add_test(tc, round_shares_inputs);
 	tcase_add_test(tc, conv_defect_masks_identical);
 	tcase_add_test(tc, pools_and_softmax);
 	tcase_add_test(tc, moves);
+	tcase_add_test(tc, concat_in_place);
 	tcase_add_test(tc, layernorm);
 	tcase_add_test(tc, unsupported_op_named);
 	suite_add_tcase(s, tc);

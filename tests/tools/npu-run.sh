@@ -229,7 +229,7 @@ check "inputs listed" "j['inputs'] == [{'name': 'image', 'dtype': 'float32', \
 'shape': [1, 3, 32, 32], 'bytes': 12288, 'source': 'generated', 'file': None}]"
 check "outputs listed" "[(o['name'], o['dtype'], o['shape'], o['bytes']) for o in j['outputs']] \
 == [('probabilities', 'float32', [1, 10], 40)]"
-check "steps" "j['steps'] == 8"
+check "steps" "j['steps'] == 7"
 check "no profile unasked" "'profile' not in j and 'top_k' not in j"
 
 run_json "json percentiles" "$MODEL" --device emu --percentiles 25,99.9 --iterations 5 --warmup 0

@@ -1503,6 +1503,12 @@ START_TEST(test_dma_broadcast_to_tpbs)
 		}
 	}
 	ck_assert_uint_eq(RD(d, NPU_REG_PERF_DMA_BYTES(0)), 512);
+	/* The DMA's DDR reads ran inside the host's mem_begin/mem_end
+	 * bracket of their iteration, balanced and never nested. */
+	ck_assert_uint_gt(d->mem_begins, 0);
+	ck_assert_uint_eq(d->mem_begins, d->mem_ends);
+	ck_assert_uint_gt(d->mem_bracketed, 0);
+	ck_assert_uint_eq(d->mem_misnested, 0);
 	npu_tprog_free(&p);
 	npu_tdev_destroy(d);
 }
@@ -1629,6 +1635,46 @@ START_TEST(test_gsdu_hbsm_to_ddr)
 }
 END_TEST
 
+/* An on-chip source running off the HBSM mid-chain: the rows before it
+ * reached DDR, the fault names the first byte of the bad row. */
+START_TEST(test_gsdu_hbsm_to_ddr_range_fault)
+{
+	struct npu_tdev *d = small_dev(1, 2, 0);
+	struct npu_tdev_submit o = { .nclusters = 1 };
+	struct npu_hw_gsdu_desc g = { 0 };
+	struct npu_tprog p;
+	struct npu_hw_insn *in;
+	struct npu_hw_completion c;
+	size_t size = 0;
+	uint8_t *h = npu_core_debug_hbsm(d->core, 0, 1, &size), *out;
+
+	ck_assert_ptr_nonnull(h);
+	o.root = npu_tdev_ctx(d);
+	out = npu_tdev_buf(d, o.root, DDR_VA, 4096, true);
+	pattern(h + size - 48, 48, 17);
+	g.src_space = NPU_SPACE_HBSM;
+	g.dst_space = NPU_SPACE_DDR;
+	g.row_bytes = 32;
+	g.src = size - 48;
+	g.dst = DDR_VA;
+	g.rows = 2;
+	g.src_stride = 32;
+	g.dst_stride = 64;
+	memcpy(h + 0x8000, &g, sizeof(g));
+	npu_tprog_init(&p);
+	in = npu_tprog_add(&p, NPU_UNIT_CSU, NPU_CSU_GSDU, 1, 0x2);
+	in->params.csu.chain_space = NPU_SPACE_HBSM;
+	in->params.csu.chain_addr = 0x8000;
+	ck_assert_int_eq(run_opt(d, &p, &o, &c), NPU_TASK_ILLEGAL_INSN);
+	ck_assert_uint_eq(c.detail, NPU_IE_RANGE);
+	ck_assert_uint_eq(c.fault_addr, size - 16);
+	ck_assert_mem_eq(out, h + size - 48, 32);
+	ck_assert(all_bytes(out + 32, 4096 - 32, 0));
+	npu_tprog_free(&p);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
 START_TEST(test_copy_dtype_convert_and_fill_widths)
 {
 	struct npu_tdev *d = small_dev(1, 1, 0);
@@ -1718,6 +1764,7 @@ static Suite *core_exec_suite(void)
 	tcase_add_test(m, test_dma_sram_roundtrip);
 	tcase_add_test(m, test_sram_window_isolation);
 	tcase_add_test(m, test_gsdu_hbsm_to_ddr);
+	tcase_add_test(m, test_gsdu_hbsm_to_ddr_range_fault);
 	suite_add_tcase(s, w);
 	suite_add_tcase(s, sy);
 	suite_add_tcase(s, v);

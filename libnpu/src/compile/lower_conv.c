@@ -107,14 +107,26 @@ static void rows_needed(const struct geom *g, int64_t oh0, int64_t oh1, int64_t 
 	*pb = last - *ih1;
 }
 
+/* [C][H][W] in HBSM, channel planes @pitch bytes apart. */
+/*
+ * The most input rows a block of @ohb output rows reads: a block away
+ * from the top and bottom edges gets no padding, so it reads the most.
+ */
+static int64_t max_rows(const struct geom *g, int64_t ohb)
+{
+	int64_t rows = (ohb - 1) * g->sh + g->dh * (g->KH - 1) + 1;
+
+	return rows < g->H ? rows : g->H;
+}
+
 static void x_levels(struct npu_hw_twu *w, unsigned dtype, unsigned esize, uint64_t base,
-		     int64_t ch, int64_t rows, int64_t W)
+		     int64_t ch, int64_t rows, int64_t W, uint32_t pitch)
 {
 	memset(w, 0, sizeof(*w));
 	w->space = NPU_SPACE_HBSM;
 	w->dtype = (uint8_t)dtype;
 	w->base = base;
-	npu_twu_lvl(w, 0, ch, rows * W * esize);	/* C */
+	npu_twu_lvl(w, 0, ch, pitch);			/* C */
 	npu_twu_lvl(w, 1, W, esize);			/* W */
 	npu_twu_lvl(w, 2, rows, W * esize);		/* H */
 }
@@ -133,6 +145,8 @@ struct kind {
 	unsigned bdt;		/* bias: FP32 or INT32 */
 	uint64_t w_off, b_off, q_off;	/* CONST offsets */
 	struct npu_hw_tcu_params tcu;	/* zero points, flags */
+	int res;		/* fused residual tensor, -1: none */
+	int64_t res_act;	/* its activation (enum npu_hw_fn), 0: none */
 };
 
 static float qparam_f(const npu_ir_tensor *t, int64_t i)
@@ -189,6 +203,9 @@ static npu_status prep_float(struct npu_cc *cc, const npu_ir_node *n,
 	k->wdt = NPU_DT_BF16;
 	k->wb = 2;
 	k->bdt = NPU_DT_FP32;
+	k->res = n->n_inputs > 3 ? n->inputs[3] : -1;
+	if (!st && k->res >= 0)
+		st = npu_ir_attr_int(n, "npu_res_act", 0, &k->res_act);
 	return st ? st : npu_cc_act(n, &k->tcu);
 }
 
@@ -266,13 +283,108 @@ static npu_status prep_quant(struct npu_cc *cc, const npu_ir_node *n,
 	return st;
 }
 
+static uint64_t align64(uint64_t v)
+{
+	return (v + 63) & ~(uint64_t)63;
+}
+
+/*
+ * [H][W][C] in HBSM (channels innermost): the units walk X channel first,
+ * so this layout makes their walk dense.
+ */
+static void hwc_levels(struct npu_hw_twu *w, unsigned dtype, unsigned esize, uint64_t base,
+		       int64_t ch, int64_t rows, int64_t W)
+{
+	memset(w, 0, sizeof(*w));
+	w->space = NPU_SPACE_HBSM;
+	w->dtype = (uint8_t)dtype;
+	w->base = base;
+	npu_twu_lvl(w, 0, ch, esize);			/* C */
+	npu_twu_lvl(w, 1, W, ch * esize);		/* W */
+	npu_twu_lvl(w, 2, rows, W * ch * esize);	/* H */
+}
+
+/* Planes of @n elements of @esize bytes, @ch of them, @pitch bytes apart. */
+static void planes(struct npu_hw_twu *w, unsigned dtype, unsigned esize, uint64_t base,
+		   int64_t ch, int64_t n, uint32_t pitch)
+{
+	memset(w, 0, sizeof(*w));
+	w->space = NPU_SPACE_HBSM;
+	w->dtype = (uint8_t)dtype;
+	w->base = base;
+	npu_twu_lvl(w, 0, n, esize);
+	npu_twu_lvl(w, 1, ch, pitch);
+}
+
+/*
+ * HBSM bytes of a tile of @ch input channels x @rows input rows and @oc
+ * output channels x @orows output rows, laid out as the tile loop does.
+ */
+static uint64_t tile_bytes(const struct geom *g, const struct kind *k, bool conv_f, bool res,
+			   int64_t ch, int64_t rows, int64_t oc, int64_t orows, uint32_t wpitch)
+{
+	uint64_t x = align64((uint64_t)(ch * rows * g->W) * k->xb) +
+		     (conv_f ? align64((uint64_t)(ch * rows * g->W) * 2) : 0);
+
+	return x + align64((uint64_t)oc * wpitch) + 2 * align64((uint64_t)oc * 4) +
+	       align64((uint64_t)oc * npu_hbsm_pitch((uint64_t)(orows * g->OW) * k->yb)) +
+	       (res ? align64((uint64_t)(oc * orows * g->OW) * 4) : 0);
+}
+
+/* Y = act(Y + R): Y's @oc planes @ypitch apart, R's dense, @n each. */
+static void residual_op(struct npu_hw_insn *op, const struct kind *k, uint32_t h_y,
+			uint32_t ypitch, uint32_t h_r, int64_t oc, int64_t n)
+{
+	op->unit = NPU_UNIT_CVU;
+	op->opcode = NPU_CVU_BINARY;
+	op->params.cvu.fn = NPU_FN_ADD;
+	if (k->res_act) {
+		op->params.cvu.nstages = 1;
+		op->params.cvu.stage[0].fn = (uint8_t)k->res_act;
+	}
+	planes(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_y, oc, n, ypitch);
+	planes(&op->opnd[NPU_OPND_SRC1], NPU_DT_FP32, 4, h_r, oc, n, (uint32_t)(n * 4));
+	planes(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_y, oc, n, ypitch);
+}
+
+/*
+ * The fused residual of a float Conv tile: its block of R (the same
+ * channels and rows as the tile's Y) comes in dense as the last input,
+ * and Y = act(Y + R) in place (Y's planes @ypitch apart) before the
+ * write-back.
+ */
+static void add_residual(struct npu_tile *t, const struct geom *g, const struct kind *k,
+			 const struct npu_loc *lr, int64_t b, int64_t oc0, int64_t oc,
+			 int64_t oh0, int64_t oh1, uint32_t h_y, uint32_t ypitch, uint32_t h_r)
+{
+	struct npu_tile_in *ti;
+	int64_t n = (oh1 - oh0) * g->OW;
+	struct npu_hw_insn *op = &t->op[t->nop++];
+
+	if (!lr) {	/* already copied to h_r in HBSM (lower_pair) */
+		residual_op(op, k, h_y, ypitch, h_r, oc, n);
+		return;
+	}
+	ti = &t->in[t->nin++];
+	ti->seg = lr->seg;
+	memset(&ti->walk, 0, sizeof(ti->walk));
+	ti->walk.space = NPU_SPACE_DDR;
+	ti->walk.dtype = NPU_DT_FP32;
+	ti->walk.base = lr->off + (uint64_t)(((b * g->OC + oc0) * g->OH + oh0) * g->OW) * 4;
+	npu_twu_lvl(&ti->walk, 0, (oh1 - oh0) * g->OW, 4);
+	npu_twu_lvl(&ti->walk, 1, oc, g->OH * g->OW * 4);
+	ti->hbsm = h_r;
+	residual_op(op, k, h_y, ypitch, h_r, oc, n);
+}
+
 static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind *k)
 {
 	struct geom g;
 	int64_t Cg, OCg, gpt, ohb, nblk_oc, nrow;
 	uint64_t wbytes_per_oc, budget = cc->hbsm;
+	uint32_t wpitch;
 	unsigned xcost;
-	struct npu_loc lx, ly;
+	struct npu_loc lx, ly, lr = { NPU_NO_SEG, 0 };
 	struct npu_tile *tiles = NULL;
 	unsigned ntiles = 0, cap = 0;
 	bool conv_f = !k->pool && !k->quant;
@@ -305,39 +417,51 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 	xcost = conv_f ? 6 : k->xb;
 	if ((st = npu_cc_loc(cc, n->inputs[0], &lx)) || (st = npu_cc_loc(cc, n->outputs[0], &ly)))
 		return st;
+	if (conv_f && k->res >= 0 && (st = npu_cc_loc(cc, k->res, &lr)))
+		return st;
 
 	/* Groups per tile (grouped and pooling), or output channels per tile. */
 	wbytes_per_oc = k->pool ? 0 : (uint64_t)(Cg * g.KH * g.KW * k->wb);
+	/* Weights go to HBSM transposed, output channel innermost: as dense. */
+	wpitch = (uint32_t)wbytes_per_oc;
 	if (g.groups > 1) {
 		gpt = g.groups;
 		while (gpt > 1 && ((uint64_t)(gpt * Cg * g.H * g.W * xcost) > budget / 2 ||
-				   (uint64_t)gpt * OCg * wbytes_per_oc > budget / 4))
+				   (uint64_t)gpt * OCg * wpitch > budget / 4))
 			gpt = (gpt + 1) / 2;
+		/*
+		 * Spread over the workers by groups first: a group block needs
+		 * no halo rows, so it reads each input row once.
+		 */
+		if (g.groups * g.N >= 2 && (g.groups + gpt - 1) / gpt * g.N < cc->spread) {
+			int64_t want = cc->spread / g.N, per = (g.groups + want - 1) / want;
+
+			if (per < gpt)
+				gpt = per;
+		}
 		nblk_oc = (g.groups + gpt - 1) / gpt;
 	} else {
 		gpt = g.OC;	/* output channels per tile */
-		while (gpt > 1 && (uint64_t)gpt * wbytes_per_oc > budget / 4)
+		while (gpt > 1 && (uint64_t)gpt * wpitch > budget / 4)
 			gpt = (gpt + 1) / 2;
 		nblk_oc = (g.OC + gpt - 1) / gpt;
 	}
 	/* Rows per tile: fit, then spread over the workers. */
 	ohb = g.OH;
 	for (;;) {
-		int64_t ih0, ih1, pt, pb, ch = g.groups > 1 ? gpt * Cg : g.C;
+		int64_t ch = g.groups > 1 ? gpt * Cg : g.C;
 		int64_t oc = g.groups > 1 ? gpt * OCg : gpt;
 		uint64_t need;
 
-		rows_needed(&g, 0, ohb, &ih0, &ih1, &pt, &pb);
-		need = (uint64_t)(ch * (ih1 - ih0 + 1) * g.W) * xcost +
-		       (uint64_t)oc * wbytes_per_oc + (uint64_t)oc * 8 +
-		       (uint64_t)(oc * ohb * g.OW * k->yb) + 5 * 64;
+		need = tile_bytes(&g, k, conv_f, lr.seg != NPU_NO_SEG, ch, max_rows(&g, ohb), oc,
+				  ohb, wpitch);
 		if (need <= budget || ohb == 1)
 			break;
 		ohb = (ohb + 1) / 2;
 	}
 	nrow = (g.OH + ohb - 1) / ohb;
-	if (nblk_oc * nrow * g.N < cc->workers && g.OH > 1) {
-		int64_t want = (cc->workers + nblk_oc * g.N - 1) / (nblk_oc * g.N);
+	if (nblk_oc * nrow * g.N < cc->spread && g.OH > 1) {
+		int64_t want = (cc->spread + nblk_oc * g.N - 1) / (nblk_oc * g.N);
 
 		if (want > g.OH)
 			want = g.OH;
@@ -351,7 +475,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 	for (int64_t rb = 0; rb < nrow && !st; rb++) {
 		int64_t c0, ch, oc0, oc, tg, oh0 = rb * ohb, oh1 = oh0 + ohb > g.OH ? g.OH : oh0 + ohb;
 		int64_t ih0, ih1, pt, pb, rows;
-		uint32_t h_x32, h_x16, h_w, h_b, h_q, h_y;
+		uint32_t h_x32, h_x16, h_w, h_b, h_q, h_y, h_r, ypitch;
 		struct npu_tile *t;
 		struct npu_hw_insn *op;
 
@@ -372,12 +496,20 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		}
 		rows_needed(&g, oh0, oh1, &ih0, &ih1, &pt, &pb);
 		rows = ih1 - ih0 + 1;
+		/*
+		 * The units walk X, the weights and Y channel by channel.  X
+		 * and the weights arrive transposed, channels innermost, so
+		 * those walks are dense; Y's channel planes are pitched across
+		 * the HBSM banks, since the write-back needs them whole.
+		 */
+		ypitch = npu_hbsm_pitch((uint64_t)((oh1 - oh0) * g.OW) * k->yb);
 		h_x32 = 0;
-		h_x16 = (uint32_t)((ch * rows * g.W * k->xb + 63) & ~63);
-		h_w = h_x16 + (uint32_t)(conv_f ? (ch * rows * g.W * 2 + 63) & ~63 : 0);
-		h_b = h_w + (uint32_t)((oc * (int64_t)wbytes_per_oc + 63) & ~63);
-		h_q = h_b + (uint32_t)((oc * 4 + 63) & ~63);
-		h_y = h_q + (uint32_t)((oc * 4 + 63) & ~63);
+		h_x16 = (uint32_t)align64((uint64_t)(ch * rows * g.W) * k->xb);
+		h_w = h_x16 + (uint32_t)(conv_f ? align64((uint64_t)(ch * rows * g.W) * 2) : 0);
+		h_b = h_w + (uint32_t)align64((uint64_t)oc * wpitch);
+		h_q = h_b + (uint32_t)align64((uint64_t)oc * 4);
+		h_y = h_q + (uint32_t)align64((uint64_t)oc * 4);
+		h_r = h_y + (uint32_t)align64((uint64_t)oc * ypitch);
 
 		if (ntiles == cap) {
 			struct npu_tile *gr = realloc(tiles, (cap ? 2 * cap : 16) * sizeof(*gr));
@@ -399,6 +531,11 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		npu_twu_lvl(&t->in[0].walk, 0, rows * g.W, k->xb);
 		npu_twu_lvl(&t->in[0].walk, 1, ch, g.H * g.W * k->xb);
 		t->in[0].hbsm = h_x32;
+		if (ch > 1) {
+			t->in[0].dst_row = (uint32_t)(rows * g.W);
+			t->in[0].dst_step = (uint32_t)(ch * k->xb);
+			t->in[0].dst_pitch = k->xb;
+		}
 		t->nin = 1;
 		if (!k->pool) {
 			uint32_t h_src = conv_f ? h_x16 : h_x32;
@@ -409,6 +546,11 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 				     k->w_off + (uint64_t)oc0 * wbytes_per_oc,
 				     (uint64_t)oc * (wbytes_per_oc / k->wb));
 			t->in[1].hbsm = h_w;
+			if (oc > 1) {
+				t->in[1].dst_row = (uint32_t)(wbytes_per_oc / k->wb);
+				t->in[1].dst_step = (uint32_t)(oc * k->wb);
+				t->in[1].dst_pitch = k->wb;
+			}
 			t->in[2].seg = cc->seg_const;
 			npu_twu_flat(&t->in[2].walk, NPU_SPACE_DDR, k->bdt,
 				     k->b_off + (uint64_t)oc0 * 4, (uint64_t)oc);
@@ -438,15 +580,16 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 			op->params.tcu = k->tcu;
 			if (k->tcu.flags & NPU_TCU_F_PER_CHANNEL)
 				op->params.tcu.qscale_addr = h_q;
-			x_levels(&op->opnd[NPU_OPND_SRC0], sdt, sb, h_src, ch, rows, g.W);
+			hwc_levels(&op->opnd[NPU_OPND_SRC0], sdt, sb, h_src, ch, rows, g.W);
 			memset(&op->opnd[NPU_OPND_SRC1], 0, sizeof(op->opnd[0]));
 			op->opnd[NPU_OPND_SRC1].space = NPU_SPACE_HBSM;
 			op->opnd[NPU_OPND_SRC1].dtype = (uint8_t)k->wdt;
 			op->opnd[NPU_OPND_SRC1].base = h_w;
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 0, oc, Cg * g.KH * g.KW * k->wb);
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 1, Cg, g.KH * g.KW * k->wb);
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 2, g.KW, k->wb);
-			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 3, g.KH, g.KW * k->wb);
+			/* [C][KH][KW][OC]: see the weights' DMA. */
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 0, oc, k->wb);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 1, Cg, g.KH * g.KW * oc * k->wb);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 2, g.KW, oc * k->wb);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 3, g.KH, g.KW * oc * k->wb);
 			npu_twu_flat(&op->opnd[NPU_OPND_SRC2], NPU_SPACE_HBSM, k->bdt, h_b,
 				     (uint64_t)oc);
 			op->params.tcu.stride_h = (uint16_t)g.sh;
@@ -462,7 +605,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 			op = &t->op[t->nop++];
 			op->unit = NPU_UNIT_CVU;
 			op->opcode = NPU_CVU_POOL;
-			x_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_x32, ch, rows, g.W);
+			hwc_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_x32, ch, rows, g.W);
 			op->params.cvu.fn = (uint8_t)k->pool_fn;
 			op->params.cvu.kernel_h = (uint16_t)g.KH;
 			op->params.cvu.kernel_w = (uint16_t)g.KW;
@@ -478,11 +621,13 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 				op->params.cvu.flags = NPU_CVU_F_COUNT_PAD;
 		}
 		/* Y block: oc channels x (oh1 - oh0) rows, fp32 [oc][oh][ow]. */
-		x_levels(&op->opnd[NPU_OPND_DST], k->ydt, k->yb, h_y, oc, oh1 - oh0, g.OW);
+		x_levels(&op->opnd[NPU_OPND_DST], k->ydt, k->yb, h_y, oc, oh1 - oh0, g.OW, ypitch);
+		if (lr.seg != NPU_NO_SEG)
+			add_residual(t, &g, k, &lr, b, oc0, oc, oh0, oh1, h_y, ypitch, h_r);
 		if (!st)
 			st = npu_tile_out(t, h_y, (uint32_t)oc,
 					  (uint32_t)((oh1 - oh0) * g.OW * k->yb),
-					  (int32_t)((oh1 - oh0) * g.OW * k->yb), ly.seg,
+					  (int32_t)ypitch, ly.seg,
 					  ly.off + (uint64_t)(((b * g.OC + oc0) * g.OH + oh0) *
 							   g.OW) * k->yb,
 					  (int32_t)(g.OH * g.OW * k->yb));
@@ -493,16 +638,416 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 	return st;
 }
 
+/*
+ * A depthwise float Conv whose output only a pointwise (1x1, stride 1,
+ * unpadded, ungrouped) float Conv reads runs in that Conv's tiles: the
+ * depthwise result stays in HBSM, in bf16 (what the pointwise Conv would
+ * have converted it to anyway), and never goes through DDR.
+ */
+static bool is_float_conv(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	const npu_ir_tensor *x = n->n_inputs > 0 ? npu_ir_input(g, n, 0) : NULL;
+
+	return !n->dead && !strcmp(n->op, "Conv") && x && x->dtype == NPU_DTYPE_FLOAT32 &&
+	       x->rank == 4 && n->n_outputs == 1 && n->outputs[0] >= 0;
+}
+
+/* The pointwise Conv that depthwise Conv @a feeds alone, or NULL. */
+static const npu_ir_node *pointwise_after(struct npu_cc *cc, const npu_ir_node *a)
+{
+	const npu_ir_graph *g = cc->g;
+	const npu_ir_node *b = NULL;
+	struct geom ga, gb;
+	int y;
+
+	if (!is_float_conv(g, a) || a->n_inputs > 3)
+		return NULL;
+	y = a->outputs[0];
+	if (npu_ir_is_graph_output(g, y) || npu_ir_count_uses(g, y) != 1)
+		return NULL;
+	for (int i = 0; i < g->n_nodes && !b; i++)
+		if (!g->nodes[i].dead && g->nodes[i].n_inputs > 0 && g->nodes[i].inputs[0] == y)
+			b = &g->nodes[i];
+	if (!b || !is_float_conv(g, b) || read_geom(cc, a, false, &ga) ||
+	    read_geom(cc, b, false, &gb))
+		return NULL;
+	if (ga.groups != ga.C || ga.OC != ga.C || gb.groups != 1 || gb.KH != 1 || gb.KW != 1 ||
+	    gb.sh != 1 || gb.sw != 1 || gb.pt || gb.pl || gb.pb || gb.pr)
+		return NULL;
+	return b;
+}
+
+/* HBSM bytes of a pair tile making @orows output rows from @rows input rows. */
+static uint64_t pair_bytes(const struct geom *ga, const struct geom *gb, bool res, int64_t rows,
+			   int64_t orows)
+{
+	int64_t C = ga->C, OC = gb->OC;
+
+	return align64((uint64_t)(C * ga->KH * ga->KW * 2)) + 2 * align64((uint64_t)C * 4) +
+	       align64((uint64_t)(OC * C * 2)) + align64((uint64_t)OC * 4) +
+	       align64((uint64_t)(C * rows * ga->W * 4)) + align64((uint64_t)(C * rows * ga->W * 2)) +
+	       align64((uint64_t)(C * orows * ga->OW * 2)) +
+	       align64((uint64_t)OC * npu_hbsm_pitch((uint64_t)(orows * ga->OW * 4))) +
+	       (res ? align64((uint64_t)(OC * orows * ga->OW * 4)) : 0);
+}
+
+static bool pair_fits(struct npu_cc *cc, const npu_ir_node *a, const npu_ir_node *b)
+{
+	struct geom ga, gb;
+
+	if (read_geom(cc, a, false, &ga) || read_geom(cc, b, false, &gb))
+		return false;
+	return pair_bytes(&ga, &gb, b->n_inputs > 3 && b->inputs[3] >= 0, max_rows(&ga, 1), 1) <=
+	       cc->hbsm;
+}
+
+static void weights_in(struct npu_tile_in *ti, uint32_t seg, uint64_t off, int64_t oc,
+		       int64_t per_oc, uint32_t hbsm)
+{
+	ti->seg = seg;
+	npu_twu_flat(&ti->walk, NPU_SPACE_DDR, NPU_DT_BF16, off, (uint64_t)(oc * per_oc));
+	ti->hbsm = hbsm;
+	if (oc > 1) {
+		/* Transposed, output channel innermost, as in lower_2d. */
+		ti->dst_row = (uint32_t)per_oc;
+		ti->dst_step = (uint32_t)(oc * 2);
+		ti->dst_pitch = 2;
+	}
+}
+
+static void weight_levels(struct npu_hw_twu *w, uint32_t base, int64_t oc, int64_t cg,
+			  int64_t KH, int64_t KW)
+{
+	memset(w, 0, sizeof(*w));
+	w->space = NPU_SPACE_HBSM;
+	w->dtype = NPU_DT_BF16;
+	w->base = base;
+	npu_twu_lvl(w, 0, oc, 2);
+	npu_twu_lvl(w, 1, cg, KH * KW * oc * 2);
+	npu_twu_lvl(w, 2, KW, oc * 2);
+	npu_twu_lvl(w, 3, KH, KW * oc * 2);
+}
+
+/*
+ * Where a pair's residual comes from, when it can be rebuilt from the
+ * tile's X: @x itself (ks = 1) or a MaxPool of @x with a ks x ks window
+ * and stride ks, unpadded; either one maybe zero-padded along the
+ * channels by a Concat with constant zeros.
+ */
+struct res_src {
+	int64_t c;		/* channels that come from @x */
+	int64_t ks;		/* pool window and stride; 1: none */
+};
+
+/* Tensor @p is @x or an unpadded MaxPool of it with window = stride. */
+static bool x_or_pool(struct npu_cc *cc, int p, int x, struct res_src *rs)
+{
+	const npu_ir_graph *g = cc->g;
+	const npu_ir_node *n;
+	struct geom gp;
+
+	rs->ks = 1;
+	if (p == x)
+		return true;
+	if (g->tensors[p].producer < 0)
+		return false;
+	n = &g->nodes[g->tensors[p].producer];
+	if (n->dead || strcmp(n->op, "MaxPool") || n->inputs[0] != x ||
+	    (n->n_outputs > 1 && n->outputs[1] >= 0) || read_geom(cc, n, true, &gp))
+		return false;
+	if (gp.KH != gp.KW || gp.sh != gp.KH || gp.sw != gp.KW || gp.dh != 1 || gp.dw != 1 ||
+	    gp.pt || gp.pl || gp.pb || gp.pr || gp.OH * gp.sh != gp.H || gp.OW * gp.sw != gp.W ||
+	    gp.KH < 2)
+		return false;
+	rs->ks = gp.KH;
+	return true;
+}
+
+static bool res_source(struct npu_cc *cc, int r, int x, struct res_src *rs)
+{
+	const npu_ir_graph *g = cc->g;
+	const npu_ir_tensor *tr = &g->tensors[r], *tx = &g->tensors[x];
+	const npu_ir_node *n;
+	int64_t axis;
+
+	rs->c = tx->rank == 4 ? tx->dims[1] : 0;
+	if (tx->rank != 4 || tr->rank != 4 || tr->dims[0] != 1)
+		return false;
+	if (x_or_pool(cc, r, x, rs))
+		return true;
+	if (tr->producer < 0)
+		return false;
+	n = &g->nodes[tr->producer];
+	if (n->dead || strcmp(n->op, "Concat") || n->n_inputs < 2 || n->inputs[0] < 0 ||
+	    npu_ir_attr_int(n, "axis", 0, &axis) || (axis != 1 && axis != -3) ||
+	    !x_or_pool(cc, n->inputs[0], x, rs))
+		return false;
+	for (int i = 1; i < n->n_inputs; i++) {
+		const npu_ir_tensor *z = n->inputs[i] >= 0 ? &g->tensors[n->inputs[i]] : NULL;
+
+		if (!z || !npu_ir_is_const(z))
+			return false;
+		for (size_t k = 0; k < z->bytes; k++)
+			if (((const uint8_t *)z->data)[k])
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The pair's residual can be rebuilt from the tile's X: every tile's X
+ * rows hold the rows its residual rows come from (the depthwise stride is
+ * the pool's, and its window reaches at least as far past each output
+ * row), and the residual has the output's size.
+ */
+static bool residual_from_x(struct npu_cc *cc, const npu_ir_node *a, const npu_ir_node *b,
+			    struct res_src *rs)
+{
+	struct geom ga, gb;
+
+	if (b->n_inputs < 4 || b->inputs[3] < 0 || read_geom(cc, a, false, &ga) ||
+	    read_geom(cc, b, false, &gb) || !res_source(cc, b->inputs[3], a->inputs[0], rs))
+		return false;
+	return ga.sh == rs->ks && ga.sw == rs->ks && ga.OH * rs->ks == ga.H &&
+	       ga.OW * rs->ks == ga.W && ga.dh * (ga.KH - 1) - ga.pt >= rs->ks - 1 &&
+	       ga.N == 1 && rs->c == ga.C && gb.OC >= ga.C;
+}
+
+bool npu_conv_rebuilds(struct npu_cc *cc, int t)
+{
+	const npu_ir_graph *g = cc->g;
+	const npu_ir_node *b = NULL, *a;
+	struct res_src rs;
+	int use = -1;
+
+	if (npu_ir_is_graph_output(g, t) || npu_ir_count_uses(g, t) != 1)
+		return false;
+	for (int i = 0; i < g->n_nodes && use < 0; i++)
+		for (int k = 0; k < g->nodes[i].n_inputs && !g->nodes[i].dead; k++)
+			if (g->nodes[i].inputs[k] == t)
+				use = i;
+	if (use < 0)
+		return false;
+	b = &g->nodes[use];
+	/* A MaxPool feeding the zero-padding Concat of such a residual. */
+	if (!strcmp(b->op, "Concat"))
+		return b->inputs[0] == t && npu_conv_rebuilds(cc, b->outputs[0]);
+	if (strcmp(b->op, "Conv") || b->n_inputs < 4 || b->inputs[3] != t || b->inputs[0] < 0 ||
+	    g->tensors[b->inputs[0]].producer < 0)
+		return false;
+	a = &g->nodes[g->tensors[b->inputs[0]].producer];
+	return a->inputs[0] != t && pointwise_after(cc, a) == b && pair_fits(cc, a, b) &&
+	       residual_from_x(cc, a, b, &rs);
+}
+
+static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_ir_node *b)
+{
+	struct kind ka = { .res = -1 }, kb = { .res = -1 };
+	struct geom ga, gb;
+	struct npu_loc lx, ly, lr = { NPU_NO_SEG, 0 };
+	struct npu_tile *tiles;
+	int64_t C, OC, ohb, nrow;
+	unsigned ntiles = 0;
+	bool res_is_x;
+	struct res_src rs;
+	npu_status st;
+
+	if ((st = read_geom(cc, a, false, &ga)) || (st = read_geom(cc, b, false, &gb)) ||
+	    (st = prep_float(cc, a, &ga, &ka)) || (st = prep_float(cc, b, &gb, &kb)))
+		return st;
+	C = ga.C;
+	OC = gb.OC;
+	if ((st = npu_cc_loc(cc, a->inputs[0], &lx)) || (st = npu_cc_loc(cc, b->outputs[0], &ly)))
+		return st;
+	/*
+	 * A residual rebuilt from the tile's X: the DTDU copies those rows out
+	 * (no bank-conflict cost) and fills any zero padding, instead of a
+	 * second read from DDR; its Concat is then not lowered at all.
+	 */
+	res_is_x = residual_from_x(cc, a, b, &rs);
+	if (kb.res >= 0 && !res_is_x && (st = npu_cc_loc(cc, kb.res, &lr)))
+		return st;
+	ohb = ga.OH;
+	for (;;) {
+		if (pair_bytes(&ga, &gb, kb.res >= 0, max_rows(&ga, ohb), ohb) <= cc->hbsm ||
+		    ohb == 1)
+			break;
+		ohb = (ohb + 1) / 2;
+	}
+	nrow = (ga.OH + ohb - 1) / ohb;
+	if (nrow * ga.N < cc->spread && ga.OH > 1) {
+		int64_t want = (cc->spread + ga.N - 1) / ga.N;
+
+		if (want > ga.OH)
+			want = ga.OH;
+		if ((ga.OH + want - 1) / want < ohb)
+			ohb = (ga.OH + want - 1) / want;
+		nrow = (ga.OH + ohb - 1) / ohb;
+	}
+	tiles = calloc((size_t)(nrow * ga.N), sizeof(*tiles));
+	if (!tiles)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t n = 0; n < ga.N && !st; n++)
+	for (int64_t rb = 0; rb < nrow && !st; rb++) {
+		int64_t oh0 = rb * ohb, oh1 = oh0 + ohb > ga.OH ? ga.OH : oh0 + ohb;
+		int64_t ih0, ih1, pt, pb, rows, orows = oh1 - oh0;
+		uint32_t h_wa, h_ba, h_wb, h_bb, h_x32, h_x16, h_m, h_y, h_r, ypitch;
+		struct npu_tile *t = &tiles[ntiles++];
+		struct npu_hw_insn *op;
+
+		rows_needed(&ga, oh0, oh1, &ih0, &ih1, &pt, &pb);
+		rows = ih1 - ih0 + 1;
+		ypitch = npu_hbsm_pitch((uint64_t)(orows * ga.OW * 4));
+		/* Constants first: the same place in every tile, shared DMAs. */
+		h_wa = 0;
+		h_ba = h_wa + (uint32_t)align64((uint64_t)(C * ga.KH * ga.KW * 2));
+		h_wb = h_ba + (uint32_t)align64((uint64_t)C * 4);
+		h_bb = h_wb + (uint32_t)align64((uint64_t)(OC * C * 2));
+		h_x32 = h_bb + (uint32_t)align64((uint64_t)OC * 4);
+		h_x16 = h_x32 + (uint32_t)align64((uint64_t)(C * rows * ga.W * 4));
+		h_m = h_x16 + (uint32_t)align64((uint64_t)(C * rows * ga.W * 2));
+		h_y = h_m + (uint32_t)align64((uint64_t)(C * orows * ga.OW * 2));
+		h_r = h_y + (uint32_t)align64((uint64_t)OC * ypitch);
+
+		t->in[0].seg = lx.seg;
+		t->in[0].walk.space = NPU_SPACE_DDR;
+		t->in[0].walk.dtype = NPU_DT_FP32;
+		t->in[0].walk.base = lx.off + (uint64_t)(((n * C) * ga.H + ih0) * ga.W) * 4;
+		npu_twu_lvl(&t->in[0].walk, 0, rows * ga.W, 4);
+		npu_twu_lvl(&t->in[0].walk, 1, C, ga.H * ga.W * 4);
+		t->in[0].hbsm = h_x32;
+		t->in[0].dst_row = (uint32_t)(rows * ga.W);
+		t->in[0].dst_step = (uint32_t)(C * 4);
+		t->in[0].dst_pitch = 4;
+		weights_in(&t->in[1], cc->seg_const, ka.w_off, C, ga.KH * ga.KW, h_wa);
+		t->in[2].seg = cc->seg_const;
+		npu_twu_flat(&t->in[2].walk, NPU_SPACE_DDR, NPU_DT_FP32, ka.b_off, (uint64_t)C);
+		t->in[2].hbsm = h_ba;
+		weights_in(&t->in[3], cc->seg_const, kb.w_off, OC, C, h_wb);
+		t->in[4].seg = cc->seg_const;
+		npu_twu_flat(&t->in[4].walk, NPU_SPACE_DDR, NPU_DT_FP32, kb.b_off, (uint64_t)OC);
+		t->in[4].hbsm = h_bb;
+		t->nin = 5;
+
+		op = &t->op[t->nop++];
+		op->unit = NPU_UNIT_CVU;
+		op->opcode = NPU_CVU_UNARY;
+		npu_twu_flat(&op->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_FP32, h_x32,
+			     (uint64_t)(C * rows * ga.W));
+		npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_BF16, h_x16,
+			     (uint64_t)(C * rows * ga.W));
+
+		/* Depthwise, into M: bf16, channels innermost. */
+		op = &t->op[t->nop++];
+		op->unit = NPU_UNIT_TCU;
+		op->opcode = NPU_TCU_CONV2D;
+		op->params.tcu = ka.tcu;
+		hwc_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_BF16, 2, h_x16, C, rows, ga.W);
+		weight_levels(&op->opnd[NPU_OPND_SRC1], h_wa, C, 1, ga.KH, ga.KW);
+		npu_twu_flat(&op->opnd[NPU_OPND_SRC2], NPU_SPACE_HBSM, NPU_DT_FP32, h_ba,
+			     (uint64_t)C);
+		hwc_levels(&op->opnd[NPU_OPND_DST], NPU_DT_BF16, 2, h_m, C, orows, ga.OW);
+		op->params.tcu.stride_h = (uint16_t)ga.sh;
+		op->params.tcu.stride_w = (uint16_t)ga.sw;
+		op->params.tcu.dil_h = (uint16_t)ga.dh;
+		op->params.tcu.dil_w = (uint16_t)ga.dw;
+		op->params.tcu.pad_top = (uint16_t)pt;
+		op->params.tcu.pad_bottom = (uint16_t)pb;
+		op->params.tcu.pad_left = (uint16_t)ga.pl;
+		op->params.tcu.pad_right = (uint16_t)ga.pr;
+		op->params.tcu.groups = (uint16_t)C;
+
+		/* Pointwise, into Y. */
+		op = &t->op[t->nop++];
+		op->unit = NPU_UNIT_TCU;
+		op->opcode = NPU_TCU_CONV2D;
+		op->params.tcu = kb.tcu;
+		hwc_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_BF16, 2, h_m, C, orows, ga.OW);
+		weight_levels(&op->opnd[NPU_OPND_SRC1], h_wb, OC, C, 1, 1);
+		npu_twu_flat(&op->opnd[NPU_OPND_SRC2], NPU_SPACE_HBSM, NPU_DT_FP32, h_bb,
+			     (uint64_t)OC);
+		x_levels(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_y, OC, orows, ga.OW, ypitch);
+		op->params.tcu.stride_h = op->params.tcu.stride_w = 1;
+		op->params.tcu.dil_h = op->params.tcu.dil_w = 1;
+		op->params.tcu.groups = 1;
+		if (res_is_x) {
+			/* [H][W][C] rows of R: X's own, or pooled into x16's room. */
+			uint32_t h_src = h_x32 + (uint32_t)((oh0 * rs.ks - ih0) * ga.W * C * 4);
+
+			if (rs.ks > 1) {
+				op = &t->op[t->nop++];
+				op->unit = NPU_UNIT_CVU;
+				op->opcode = NPU_CVU_POOL;
+				hwc_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_src, C,
+					   orows * rs.ks, ga.W);
+				hwc_levels(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_x16, C, orows,
+					   ga.OW);
+				op->params.cvu.fn = NPU_POOL_MAX;
+				op->params.cvu.kernel_h = op->params.cvu.kernel_w = (uint16_t)rs.ks;
+				op->params.cvu.stride_h = op->params.cvu.stride_w = (uint16_t)rs.ks;
+				op->params.cvu.dil_h = op->params.cvu.dil_w = 1;
+				h_src = h_x16;
+			}
+			op = &t->op[t->nop++];
+			op->unit = NPU_UNIT_DTDU;
+			op->opcode = NPU_DTDU_COPY;
+			memset(&op->opnd[NPU_OPND_SRC0], 0, sizeof(op->opnd[0]));
+			op->opnd[NPU_OPND_SRC0].space = NPU_SPACE_HBSM;
+			op->opnd[NPU_OPND_SRC0].dtype = NPU_DT_FP32;
+			op->opnd[NPU_OPND_SRC0].base = h_src;
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 0, orows * ga.OW, C * 4);
+			npu_twu_lvl(&op->opnd[NPU_OPND_SRC0], 1, C, 4);
+			planes(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_r, C, orows * ga.OW,
+			       (uint32_t)(orows * ga.OW * 4));
+			if (OC > C) {
+				op = &t->op[t->nop++];
+				op->unit = NPU_UNIT_DTDU;
+				op->opcode = NPU_DTDU_FILL;
+				npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_FP32,
+					     h_r + (uint32_t)(C * orows * ga.OW * 4),
+					     (uint64_t)((OC - C) * orows * ga.OW));
+			}
+			add_residual(t, &gb, &kb, NULL, n, 0, OC, oh0, oh1, h_y, ypitch, h_r);
+		} else if (lr.seg != NPU_NO_SEG) {
+			add_residual(t, &gb, &kb, &lr, n, 0, OC, oh0, oh1, h_y, ypitch, h_r);
+		}
+		st = npu_tile_out(t, h_y, (uint32_t)OC, (uint32_t)(orows * ga.OW * 4),
+				  (int32_t)ypitch, ly.seg,
+				  ly.off + (uint64_t)(((n * OC) * ga.OH + oh0) * ga.OW) * 4,
+				  (int32_t)(ga.OH * ga.OW * 4));
+	}
+	if (!st)
+		st = npu_sched_emit(cc, tiles, ntiles);
+	npu_tiles_free(tiles, ntiles);
+	return st;
+}
+
 npu_status npu_lower_conv(struct npu_cc *cc, const npu_ir_node *n)
 {
 	struct kind k = { 0 };
+	const npu_ir_node *b = pointwise_after(cc, n);
 
+	/* A depthwise Conv feeding a pointwise one: lowered with it, at its
+	 * place (after everything the pointwise one reads). */
+	if (b && pair_fits(cc, n, b))
+		return NPU_OK;
+	if (n->n_inputs > 0) {
+		const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0);
+		int p = x ? x->producer : -1;
+
+		if (p >= 0 && pointwise_after(cc, &cc->g->nodes[p]) == n &&
+		    pair_fits(cc, &cc->g->nodes[p], n))
+			return lower_pair(cc, &cc->g->nodes[p], n);
+	}
 	k.quant = !strcmp(n->op, "QLinearConv") || !strcmp(n->op, "ConvInteger");
+	k.res = -1;
 	return lower_2d(cc, n, &k);
 }
 
 npu_status npu_lower_pool(struct npu_cc *cc, const npu_ir_node *n)
 {
+	if (n->n_outputs > 0 && n->outputs[0] >= 0 && npu_conv_rebuilds(cc, n->outputs[0]))
+		return NPU_OK;	/* its only reader pools it from its own input */
 	if (!strcmp(n->op, "MaxPool")) {
 		if (n->n_outputs > 1 && n->outputs[1] >= 0)
 			return npu_fail(NPU_ERR_UNSUPPORTED, "MaxPool with an Indices output");

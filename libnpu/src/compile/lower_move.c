@@ -214,6 +214,8 @@ npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n)
 	struct npu_pb pb;
 	npu_status st;
 
+	if (npu_conv_rebuilds(cc, n->outputs[0]))
+		return NPU_OK;	/* its only reader makes it from its own input */
 	if ((st = npu_ir_attr_int(n, "axis", 0, &axis)))
 		return st;
 	if (axis < 0)
@@ -236,6 +238,11 @@ npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n)
 		len = x->dims[axis] * inner;
 		if ((st = npu_cc_loc(cc, n->inputs[i], &lx)))
 			break;
+		/* Already in place (npu_cc_place_concats): nothing to copy. */
+		if (lx.seg == ly.seg && lx.off == ly.off + (uint64_t)(at * inner) * esize) {
+			at += x->dims[axis];
+			continue;
+		}
 		if (len && outer) {
 			src = (struct ewalk){ 2, { len, outer }, { 1, len } };
 			dst = (struct ewalk){ 2, { len, outer }, { 1, y->dims[axis] * inner } };
@@ -245,6 +252,63 @@ npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n)
 		at += x->dims[axis];
 	}
 	return finish(cc, &pb, st);
+}
+
+/*
+ * Concat in place: when everything before the axis has size 1, each input
+ * is one contiguous slice of the output, so a computed input can simply
+ * live there and its producer writes it in place, instead of being copied
+ * (read and written through DDR once more).  Done before any node is
+ * lowered, from the last node to the first, so an input that is itself a
+ * Concat's output places that Concat's inputs inside it too.  Only
+ * scratch tensors that have no home yet are moved: not graph inputs or
+ * outputs, not constants, not an input listed twice.
+ */
+npu_status npu_cc_place_concats(struct npu_cc *cc)
+{
+	const npu_ir_graph *g = cc->g;
+	npu_status st = NPU_OK;
+
+	for (int i = g->n_nodes - 1; i >= 0 && !st; i--) {
+		const npu_ir_node *n = &g->nodes[i];
+		const npu_ir_tensor *y;
+		int64_t axis, outer = 1, inner = 1, at = 0;
+		struct npu_loc ly;
+
+		if (n->dead || strcmp(n->op, "Concat") || n->n_outputs < 1 || n->outputs[0] < 0)
+			continue;
+		y = &g->tensors[n->outputs[0]];
+		if ((st = npu_ir_attr_int(n, "axis", 0, &axis)))
+			break;
+		if (axis < 0)
+			axis += y->rank;
+		for (int d = 0; d < axis; d++)
+			outer *= y->dims[d];
+		for (int d = (int)axis + 1; d < y->rank; d++)
+			inner *= y->dims[d];
+		if (outer != 1 || (st = npu_cc_loc(cc, n->outputs[0], &ly)))
+			continue;
+		if (ly.seg != cc->seg_scratch)
+			continue;
+		for (int k = 0; k < n->n_inputs; k++) {
+			int t = n->inputs[k];
+			const npu_ir_tensor *x = t >= 0 ? &g->tensors[t] : NULL;
+			bool twice = false;
+
+			if (!x)
+				continue;
+			for (int j = 0; j < n->n_inputs; j++)
+				twice |= j != k && n->inputs[j] == t;
+			if (!twice && !npu_ir_is_const(x) && x->producer >= 0 &&
+			    x->dtype == y->dtype && cc->loc[t].seg == NPU_NO_SEG &&
+			    !npu_ir_is_graph_output(g, t))
+				cc->loc[t] = (struct npu_loc){
+					ly.seg, ly.off + (uint64_t)(at * inner) * npu_dtype_size(y->dtype)
+				};
+			at += x->dims[axis];
+		}
+	}
+	return st;
 }
 
 /* Slice (opset 10+: starts, ends, axes, steps as constant inputs). */

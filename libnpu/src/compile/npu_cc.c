@@ -227,6 +227,9 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	cc.stages = tgt->stages;
 	cc.step_cycles = tgt->step_cycles;
 	cc.nstep_cycles = tgt->nstep_cycles;
+	cc.spread = cc.workers;
+	if (cc.batch > 1 && cc.stages > 1 && cc.workers / cc.stages > cc.tpbs)
+		cc.spread = cc.workers / cc.stages;
 	cc.cm = calloc(1, sizeof(*cc.cm));
 	cc.loc = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(*cc.loc));
 	if (!cc.cm || !cc.loc) {
@@ -277,6 +280,8 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 		else
 			st = add_io(&cc, g->outputs[i], true);
 	}
+	if (!st)
+		st = npu_cc_place_concats(&cc);
 	for (i = 0; !st && i < g->n_nodes; i++) {
 		const npu_ir_node *n = &g->nodes[i];
 		npu_lower_fn fn;

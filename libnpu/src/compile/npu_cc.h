@@ -41,6 +41,12 @@ struct npu_cc {
 	npu_ir_graph *g;
 	struct npu_cmodel *cm;
 	uint32_t nclusters, tpbs, workers;
+	/*
+	 * How many workers one node's tiles should be spread over: all of
+	 * them layer by layer; with pipelined stages about a stage's share,
+	 * since more, smaller tiles then only re-read halos and weights.
+	 */
+	uint32_t spread;
 	uint32_t hbsm;		/* HBSM bytes one tile may use (half of it) */
 	uint32_t seg_const, seg_scratch, seg_io;
 	struct npu_loc *loc;	/* per tensor */
@@ -67,14 +73,22 @@ npu_status npu_cc_loc(struct npu_cc *cc, int t, struct npu_loc *out);
 
 /* ---- tiles (npu_sched.c) ---- */
 
-#define NPU_TILE_MAX_IN		4
-#define NPU_TILE_MAX_OPS	4
+#define NPU_TILE_MAX_IN		6
+#define NPU_TILE_MAX_OPS	7
 
-/* DMA of a DDR walk into a dense HBSM buffer of the tile's TPB. */
+/*
+ * DMA of a DDR walk into an HBSM buffer of the tile's TPB: dense, or
+ * (dst_pitch > 0) as rows of dst_row elements, dst_step bytes apart (0:
+ * the element size), whose starts are dst_pitch bytes apart.  A row pitch
+ * spreads rows over the HBSM banks; a step with a pitch of one element
+ * transposes, so the units then walk the buffer densely (no bank
+ * conflicts, cycle-model.md).
+ */
 struct npu_tile_in {
 	uint32_t seg;
 	struct npu_hw_twu walk;	/* space DDR; base = offset in seg */
 	uint32_t hbsm;		/* destination offset */
+	uint32_t dst_row, dst_step, dst_pitch;
 };
 
 struct npu_tile {
@@ -107,16 +121,40 @@ npu_status npu_sched_finish(struct npu_cc *cc);
 void npu_sched_free(struct npu_cc *cc);
 
 /* TPB counters of the tile schedule (npu_sched.c). */
-#define NPU_CTR_DMA	0	/* DMA arrivals at this TPB */
+#define NPU_CTR_DMA	0	/* DMA arrivals at this TPB, HBSM half 0 */
 #define NPU_CTR_OPS	1	/* unit instructions finished on this TPB */
 #define NPU_CTR_WB	2	/* write-backs finished by the TPBs it works with */
+#define NPU_CTR_DMA_ODD	3	/* DMA arrivals at this TPB, HBSM half 1 */
+
+/*
+ * How a tile input of the current round is brought in (npu_emit_round):
+ * by its own DMA, by a DMA that also delivers it to other TPBs of the
+ * round that need the same bytes at the same place (the leader, with the
+ * masks), or by such a DMA of an earlier tile (shared).
+ */
+struct npu_emit_share {
+	uint8_t role;		/* NPU_SHARE_* */
+	uint8_t tpb_mask;
+	uint16_t cluster_mask;
+};
+enum { NPU_SHARE_OWN, NPU_SHARE_LEAD, NPU_SHARE_SHARED };
 
 /* Tile emission shared by both schedulers (npu_sched.c). */
 struct npu_emit {
 	struct npu_pb *pb;
-	uint32_t *dma, *ops;	/* per worker: TPB counter values so far */
+	uint32_t *dma;		/* per worker x HBSM half: arrivals so far */
+	uint32_t *ops;		/* per worker: TPB counter value so far */
 	uint32_t engine;	/* next DMA engine */
+	struct npu_emit_share *share;	/* the round's tiles x NPU_TILE_MAX_IN */
+	unsigned cap_share;
 };
+/*
+ * Before a round of @n tiles, tile i on (@c[i], @tpb[i]): find the inputs
+ * several of its tiles share, to bring each in once per group of TPBs
+ * (a DMA names many destination TPBs: DDR is read and link-crossed once).
+ */
+npu_status npu_emit_round(struct npu_emit *e, const struct npu_tile *tiles, unsigned n,
+			  const uint32_t *c, const uint32_t *tpb);
 /*
  * Emit tile @t on worker (@c, @tpb) = index @w in HBSM half @half.  DMAs
  * wait for CCB counter @wait_ctr >= @wait_val when @wait_val > 0 (and
@@ -126,6 +164,7 @@ struct npu_emit {
  */
 struct npu_emit_tile {
 	uint32_t w, c, tpb, half;
+	uint32_t slot;		/* the tile's index in its round (npu_emit_round) */
 	unsigned wait_ctr, wait2_ctr, done_ctr;
 	uint32_t wait_val, wait2_val;
 	/*
@@ -154,6 +193,14 @@ void npu_twu_flat(struct npu_hw_twu *w, unsigned space, unsigned dtype,
 /* Walker level @l: @count elements @stride bytes apart. */
 void npu_twu_lvl(struct npu_hw_twu *w, unsigned l, int64_t count, int64_t stride);
 
+/*
+ * The HBSM pitch for rows of @bytes that a unit walks across (row to row
+ * at each step): an odd number of 32-byte bank blocks, so 32 consecutive
+ * rows start in 32 different banks (cycle-model.md, bank conflicts).
+ * Rows shorter than a block share blocks anyway and stay dense.
+ */
+uint32_t npu_hbsm_pitch(uint64_t bytes);
+
 /* Elements a walker produces (all levels). */
 uint64_t npu_twu_count(const struct npu_hw_twu *w);
 
@@ -178,6 +225,16 @@ npu_status npu_lower_softmax(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_fuse(npu_ir_graph *g);
 /* The fused activation of @n (from npu_fuse) into TCU output-stage params. */
 npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
+
+/*
+ * Tensor @t is only a residual that a fused depthwise + pointwise Conv
+ * rebuilds from its own input in HBSM: nothing needs to compute it
+ * (lower_conv.c).
+ */
+bool npu_conv_rebuilds(struct npu_cc *cc, int t);
+
+/* Give Concat inputs their homes inside the output (lower_move.c). */
+npu_status npu_cc_place_concats(struct npu_cc *cc);
 
 /* Copy tensor @src's bytes to tensor @dst's home by DMA (a step). */
 npu_status npu_cc_copy(struct npu_cc *cc, int src, int dst);

@@ -10,6 +10,13 @@
  *   function: the attribute "npu_act" (and "npu_act_alpha"/"_beta") on the
  *   producer, which then writes the activation's output directly.
  *
+ * - A residual Add after a float Conv without an activation, and a Relu
+ *   after that Add, become the Conv's epilogue: the Add's other operand
+ *   becomes the Conv's fourth input (the residual, same shape as the
+ *   output) and "npu_res_act" = NPU_FN_RELU marks the Relu.  The tile adds
+ *   the residual in HBSM (CVU) before writing back, so the sum never
+ *   makes a round trip through DDR (lower_conv.c).
+ *
  * A rewrite happens only when the intermediate tensor has that one
  * consumer and is not a graph output, so no result anyone can see changes.
  */
@@ -155,6 +162,65 @@ static npu_status fuse_act(npu_ir_graph *g, int pi, int ai)
 	return NPU_OK;
 }
 
+static bool same_shape(const npu_ir_tensor *a, const npu_ir_tensor *b)
+{
+	if (a->rank != b->rank)
+		return false;
+	for (int d = 0; d < a->rank; d++)
+		if (a->dims[d] != b->dims[d])
+			return false;
+	return true;
+}
+
+/*
+ * Conv @ci -> Add @ai [-> Relu]: the Add (and the Relu) into the Conv.
+ * Only a same-shape fp32 residual: the epilogue has no broadcasting.
+ * *fused says whether it happened (the residual's producer may then come
+ * after the Conv in node order).
+ */
+static npu_status fuse_residual(npu_ir_graph *g, int ci, int ai, bool *fused)
+{
+	npu_ir_node *conv = &g->nodes[ci], *add = &g->nodes[ai];
+	int y = conv->outputs[0], r, out, relu;
+	int *in;
+
+	*fused = false;
+	if (add->n_inputs != 2 || add->n_outputs != 1 || add->outputs[0] < 0 ||
+	    conv->n_inputs < 2 || conv->n_inputs > 3 || add->inputs[0] == add->inputs[1])
+		return NPU_OK;
+	r = add->inputs[0] == y ? add->inputs[1] : add->inputs[0];
+	out = add->outputs[0];
+	if (r < 0 || g->tensors[y].dtype != NPU_DTYPE_FLOAT32 ||
+	    g->tensors[r].dtype != NPU_DTYPE_FLOAT32 || g->tensors[out].dtype != NPU_DTYPE_FLOAT32 ||
+	    !same_shape(&g->tensors[r], &g->tensors[y]) ||
+	    !same_shape(&g->tensors[out], &g->tensors[y]))
+		return NPU_OK;
+	in = realloc(conv->inputs, 4 * sizeof(int));
+	if (!in)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	conv->inputs = in;
+	if (conv->n_inputs < 3)
+		in[2] = -1;
+	in[3] = r;
+	conv->n_inputs = 4;
+	conv->outputs[0] = out;
+	g->tensors[out].producer = ci;
+	add->dead = true;
+	*fused = true;
+	relu = sole_consumer(g, out);
+	if (relu >= 0 && !strcmp(g->nodes[relu].op, "Relu") && g->nodes[relu].n_outputs == 1) {
+		npu_status st = npu_ir_set_attr_int(&g->nodes[ci], "npu_res_act", NPU_FN_RELU);
+
+		if (st)
+			return st;
+		out = g->nodes[relu].outputs[0];
+		g->nodes[ci].outputs[0] = out;
+		g->tensors[out].producer = ci;
+		g->nodes[relu].dead = true;
+	}
+	return NPU_OK;
+}
+
 /*
  * A BatchNormalization left on its own (not after a Conv) in inference
  * form becomes x * k + c with k = scale / sqrt(var + eps) and
@@ -232,6 +298,7 @@ npu_status npu_fuse(npu_ir_graph *g)
 {
 	npu_status st = NPU_OK;
 	int n0 = g->n_nodes;
+	bool reorder = false;
 
 	for (int i = 0; i < g->n_nodes && !st; i++) {
 		npu_ir_node *n = &g->nodes[i];
@@ -256,12 +323,23 @@ npu_status npu_fuse(npu_ir_graph *g)
 		}
 		if (c >= 0 && !npu_ir_attr_find(&g->nodes[i], "npu_act"))
 			st = fuse_act(g, i, c);
+		if (!st && conv && c >= 0 && !npu_ir_attr_find(&g->nodes[i], "npu_act") &&
+		    !strcmp(g->nodes[c].op, "Add")) {
+			bool fused;
+
+			st = fuse_residual(g, i, c, &fused);
+			reorder |= fused;
+		}
 	}
 	for (int i = 0; i < n0 && !st; i++)
 		if (!g->nodes[i].dead && !strcmp(g->nodes[i].op, "BatchNormalization"))
 			st = split_bn(g, i);
 	/* New nodes went to the end: put them back in order. */
-	if (!st && g->n_nodes != n0)
+	/* A residual may be produced after its Conv: drop the fused nodes
+	 * (sorting reads every node) and order again. */
+	if (!st && reorder)
+		st = npu_ir_remove_dead(g);
+	if (!st && (g->n_nodes != n0 || reorder))
 		st = npu_ir_topo_sort(g);
 	return st;
 }

@@ -29,9 +29,12 @@
  * npu_sched.c, over the stage's own TPBs.
  *
  * Emission order keeps the in-order DMA engines and TPB units free of
- * deadlock: wave t holds stage s's work on input t - s, and within a wave
- * item k of every stage comes before item k + 1 of any.  Every wait then
- * names completions of instructions emitted earlier.
+ * deadlock: wave t holds stage s's work on input t - s, each stage's items
+ * in order.  Every wait then names completions of instructions emitted
+ * earlier.  Within a wave the stages' items are merged by where they start
+ * as a share of their stage's cost, so the shared in-order DMA queues hold
+ * them roughly in the order they can run: a stage with many small items
+ * then no longer holds up the next input of a stage with a few big ones.
  */
 #include <math.h>
 #include <stdio.h>
@@ -312,10 +315,19 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 			.shift = { shift[0], shift[1] },
 		};
 
+		uint32_t cs[NPU_HW_MAX_CLUSTERS * NPU_HW_MAX_TPBS_PER_CLUSTER];
+		uint32_t ts[NPU_HW_MAX_CLUSTERS * NPU_HW_MAX_TPBS_PER_CLUSTER];
+
+		for (unsigned i = r0; i < r1; i++) {
+			cs[i - r0] = p->wk[st->first + i % st->n] / cc->tpbs;
+			ts[i - r0] = p->wk[st->first + i % st->n] % cc->tpbs;
+		}
+		rc = npu_emit_round(e, &w->tiles[r0], r1 - r0, cs, ts);
 		for (unsigned i = r0; i < r1 && !rc; i++) {
 			how.w = p->wk[st->first + i % st->n];
 			how.c = how.w / cc->tpbs;
 			how.tpb = how.w % cc->tpbs;
+			how.slot = i - r0;
 			rc = npu_emit_tile(e, &w->tiles[i], &how);
 		}
 		done[0] = done[1];
@@ -332,12 +344,11 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 {
 	struct npu_cc *cc = p->cc;
-	unsigned kmax = 0;
 	struct npu_emit e = { 0 };
 	struct npu_pb pb;
 	npu_status st = NPU_OK;
 
-	e.dma = calloc(cc->workers, sizeof(*e.dma));
+	e.dma = calloc(2 * cc->workers, sizeof(*e.dma));
 	e.ops = calloc(cc->workers, sizeof(*e.ops));
 	if (!e.dma || !e.ops) {
 		free(e.dma);
@@ -346,24 +357,36 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 	}
 	npu_pb_init(&pb);
 	e.pb = &pb;
-	for (unsigned s = 0; s < p->S; s++)
-		if (p->st[s].w1 - p->st[s].w0 > kmax)
-			kmax = p->st[s].w1 - p->st[s].w0;
-	for (unsigned t = 0; t + 1 < B + p->S && !st; t++)
-		for (unsigned j = 0; j < kmax && !st; j++)
-			for (unsigned s = 0; s < p->S && !st; s++) {
-				const struct stage *sg = &p->st[s];
+	for (unsigned t = 0; t + 1 < B + p->S && !st; t++) {
+		unsigned next[MAX_STAGES];
+		double done[MAX_STAGES];
 
-				if (t < s || t - s >= B || sg->w0 + j >= sg->w1)
-					continue;
-				st = emit_item(p, &e, s, sg->w0 + j, t - s, b0 + t - s);
-				if (!st && pb.n > NPU_PROG_MAX_INSNS) {
-					*too_long = true;
-					st = npu_fail(NPU_ERR_UNSUPPORTED,
-						      "one input needs more than %d instructions in a pipelined program: compile without a batch",
-						      NPU_PROG_MAX_INSNS);
-				}
+		for (unsigned s = 0; s < p->S; s++) {
+			next[s] = t < s || t - s >= B ? p->st[s].w1 : p->st[s].w0;
+			done[s] = 0;
+		}
+		for (;;) {
+			unsigned s, best = p->S;
+
+			/* The item that starts earliest, as a share of its stage. */
+			for (s = 0; s < p->S; s++)
+				if (next[s] < p->st[s].w1 &&
+				    (best == p->S || done[s] / p->st[s].cost <
+						     done[best] / p->st[best].cost))
+					best = s;
+			if (best == p->S || st)
+				break;
+			s = best;
+			st = emit_item(p, &e, s, next[s], t - s, b0 + t - s);
+			done[s] += p->cost[next[s]++];
+			if (!st && pb.n > NPU_PROG_MAX_INSNS) {
+				*too_long = true;
+				st = npu_fail(NPU_ERR_UNSUPPORTED,
+					      "one input needs more than %d instructions in a pipelined program: compile without a batch",
+					      NPU_PROG_MAX_INSNS);
 			}
+		}
+	}
 	if (!st) {
 		char label[96];
 
@@ -374,6 +397,7 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 	npu_pb_free(&pb);
 	free(e.dma);
 	free(e.ops);
+	free(e.share);
 	return st;
 }
 

@@ -5,7 +5,8 @@
  * Tiles go round-robin to the partition's workers (logical cluster, TPB);
  * tile i runs on worker i % W in round i / W.  Counters:
  *
- *   TPB counter 0   DMA arrivals at this TPB (the DMA signals it remotely)
+ *   TPB counter 0   DMA arrivals at this TPB for HBSM half 0 (the DMA
+ *                   signals it remotely); counter 3 the same for half 1
  *   TPB counter 1   unit instructions finished on this TPB
  *   TPB counter 2   write-backs finished on any TPB of the step (broadcast)
  *   CCB counter 0   write-backs finished (every TPB signals the CCB)
@@ -21,6 +22,12 @@
  * write-back of the round before has finished: without it a fast TPB's
  * round r-1 could stand in for a slow TPB's round r-2, whose half the
  * DMA would then overwrite.
+ *
+ * Arrivals are counted per half: the DMA engines run in order but
+ * independently, so a DMA of round r+1 (on one engine) may arrive before
+ * one of round r (held up behind other work on the other engine); with
+ * one counter, it would complete round r's count early.  Round r+2's DMAs
+ * cannot overtake, as they wait for round r's write-backs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +47,15 @@ void npu_twu_flat(struct npu_hw_twu *w, unsigned space, unsigned dtype,
 	w->space = (uint8_t)space;
 	w->dtype = (uint8_t)dtype;
 	npu_twu_lvl(w, 0, (int64_t)n, (int64_t)npu_cc_hw_size(dtype));
+}
+
+uint32_t npu_hbsm_pitch(uint64_t bytes)
+{
+	uint64_t blocks = (bytes + 31) / 32;
+
+	if (bytes < 32)
+		return (uint32_t)bytes;
+	return (uint32_t)((blocks | 1) * 32);
 }
 
 uint64_t npu_twu_count(const struct npu_hw_twu *w)
@@ -127,39 +143,141 @@ static uint64_t shifted(const struct npu_emit_tile *how, uint32_t seg, uint64_t 
 	return off;
 }
 
+static bool same_input(const struct npu_tile_in *a, const struct npu_tile_in *b)
+{
+	return a->seg == b->seg && a->hbsm == b->hbsm && a->dst_row == b->dst_row &&
+	       a->dst_step == b->dst_step && a->dst_pitch == b->dst_pitch &&
+	       !memcmp(&a->walk, &b->walk, sizeof(a->walk));
+}
+
+/*
+ * Group identical inputs of the round's tiles.  A DMA's destination is a
+ * cluster mask times a TPB mask, so a group is split by the TPB mask each
+ * cluster needs: the clusters needing the same TPBs share one DMA, led by
+ * the first of their tiles in round order (emitted before the others).
+ */
+npu_status npu_emit_round(struct npu_emit *e, const struct npu_tile *tiles, unsigned n,
+			  const uint32_t *c, const uint32_t *tpb)
+{
+	unsigned need = n * NPU_TILE_MAX_IN;
+
+	if (need > e->cap_share) {
+		void *p = realloc(e->share, need * sizeof(*e->share));
+
+		if (!p)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		e->share = p;
+		e->cap_share = need;
+	}
+	memset(e->share, 0, need * sizeof(*e->share));
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned k = 0; k < tiles[i].nin; k++) {
+			const struct npu_tile_in *in = &tiles[i].in[k];
+			uint8_t tm[NPU_HW_MAX_CLUSTERS] = { 0 };
+			bool any = false;
+
+			if (e->share[i * NPU_TILE_MAX_IN + k].role != NPU_SHARE_OWN)
+				continue;
+			tm[c[i]] = (uint8_t)(1u << tpb[i]);
+			for (unsigned j = i + 1; j < n; j++)
+				for (unsigned l = 0; l < tiles[j].nin; l++)
+					if (e->share[j * NPU_TILE_MAX_IN + l].role ==
+					    NPU_SHARE_OWN && same_input(in, &tiles[j].in[l])) {
+						tm[c[j]] |= (uint8_t)(1u << tpb[j]);
+						any = true;
+					}
+			if (!any)
+				continue;
+			/* One DMA per distinct TPB mask, led by its first tile. */
+			for (unsigned j = i; j < n; j++)
+				for (unsigned l = 0; l < tiles[j].nin; l++) {
+					struct npu_emit_share *sh = &e->share[j * NPU_TILE_MAX_IN + l];
+					uint16_t cm = 0;
+
+					if (sh->role != NPU_SHARE_OWN ||
+					    !same_input(in, &tiles[j].in[l]))
+						continue;
+					for (unsigned q = 0; q < NPU_HW_MAX_CLUSTERS; q++)
+						if (tm[q] == tm[c[j]])
+							cm |= (uint16_t)(1u << q);
+					sh->role = NPU_SHARE_LEAD;
+					sh->cluster_mask = cm;
+					sh->tpb_mask = tm[c[j]];
+					/* The rest of its class is shared. */
+					for (unsigned m = j + 1; m < n; m++)
+						for (unsigned o = 0; o < tiles[m].nin; o++) {
+							struct npu_emit_share *so =
+								&e->share[m * NPU_TILE_MAX_IN + o];
+
+							if (so->role == NPU_SHARE_OWN &&
+							    (cm >> c[m] & 1) &&
+							    same_input(in, &tiles[m].in[o]))
+								so->role = NPU_SHARE_SHARED;
+						}
+					if (sh->cluster_mask == (1u << c[j]) &&
+					    sh->tpb_mask == (1u << tpb[j]))
+						sh->role = NPU_SHARE_OWN;
+				}
+		}
+	return NPU_OK;
+}
+
 npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 			 const struct npu_emit_tile *how)
 {
 	struct npu_pb *pb = e->pb;
 	uint32_t w = how->w, c = how->c, tpb = how->tpb, half = how->half;
+	uint32_t *arrived = &e->dma[2 * w + (half ? 1 : 0)];
+	unsigned ctr_dma = half ? NPU_CTR_DMA_ODD : CTR_DMA;
 	struct npu_hw_insn *in;
 
 	for (unsigned k = 0; k < t->nin; k++) {
 		const struct npu_tile_in *ti = &t->in[k];
+		const struct npu_emit_share *sh = e->share ?
+			&e->share[how->slot * NPU_TILE_MAX_IN + k] : NULL;
+		uint16_t cm = (uint16_t)(1u << c);
+		uint8_t tm = (uint8_t)(1u << tpb);
 		unsigned slot = 0;
 
+		if (sh && sh->role == NPU_SHARE_SHARED) {
+			/* An earlier tile's DMA brings it here too. */
+			(*arrived)++;
+			continue;
+		}
+		if (sh && sh->role == NPU_SHARE_LEAD) {
+			cm = sh->cluster_mask;
+			tm = sh->tpb_mask;
+		}
 		in = npu_pb_add(pb, NPU_UNIT_DMA, NPU_DMA_COPY, 0, 0);
 		if (!in)
 			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 		in->params.dma.engine = e->engine;
 		e->engine ^= 1;
 		in->opnd[NPU_OPND_SRC0] = ti->walk;
-		/* Dense in HBSM: as many elements as the walk. */
+		/* As many elements as the walk, dense or in pitched rows. */
 		npu_twu_flat(&in->opnd[NPU_OPND_DST], NPU_SPACE_HBSM_REMOTE,
 			     ti->walk.dtype, ti->hbsm + half, npu_twu_count(&ti->walk));
-		in->opnd[NPU_OPND_DST].cluster_mask = (uint16_t)(1u << c);
-		in->opnd[NPU_OPND_DST].tpb_mask = (uint8_t)(1u << tpb);
+		if (ti->dst_pitch) {
+			struct npu_hw_twu *d = &in->opnd[NPU_OPND_DST];
+
+			npu_twu_lvl(d, 0, ti->dst_row, ti->dst_step ? ti->dst_step :
+				    npu_cc_hw_size(ti->walk.dtype));
+			npu_twu_lvl(d, 1, (int64_t)(npu_twu_count(&ti->walk) / ti->dst_row),
+				    ti->dst_pitch);
+		}
+		in->opnd[NPU_OPND_DST].cluster_mask = cm;
+		in->opnd[NPU_OPND_DST].tpb_mask = tm;
 		if (how->wait_val)
 			wait_on(in, slot++, how->wait_ctr, how->wait_val);
 		if (how->wait2_val)
 			wait_on(in, slot++, how->wait2_ctr, how->wait2_val);
-		in->sync.signal[0].counter = CTR_DMA;
+		in->sync.signal[0].counter = (uint8_t)ctr_dma;
 		in->sync.signal[0].flags = NPU_SIGNAL_ENABLE | NPU_SIGNAL_REMOTE;
-		in->sync.signal[0].cluster_mask = (uint16_t)(1u << c);
-		in->sync.signal[0].tpb_mask = (uint8_t)(1u << tpb);
+		in->sync.signal[0].cluster_mask = cm;
+		in->sync.signal[0].tpb_mask = tm;
 		npu_pb_ddr(pb, npu_pb_index(pb, in), NPU_OPND_SRC0, ti->seg,
 			   shifted(how, ti->seg, ti->walk.base));
-		e->dma[w]++;
+		(*arrived)++;
 	}
 	for (unsigned k = 0; k < t->nop; k++) {
 		in = npu_pb_add(pb, t->op[k].unit, t->op[k].opcode, 1u << c, 1u << tpb);
@@ -174,7 +292,7 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 		    in->params.tcu.flags & NPU_TCU_F_PER_CHANNEL)
 			in->params.tcu.qscale_addr += half;
 		in->repeat_levels = t->op[k].repeat_levels;
-		wait_on(in, 0, CTR_DMA, e->dma[w]);
+		wait_on(in, 0, ctr_dma, *arrived);
 		if (e->ops[w])
 			wait_on(in, 1, CTR_OPS, e->ops[w]);
 		in->sync.signal[0].counter = CTR_OPS;
@@ -198,7 +316,7 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 		if (!in)
 			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 		wait_on(in, 0, CTR_OPS, e->ops[w]);
-		wait_on(in, 1, CTR_DMA, e->dma[w]);
+		wait_on(in, 1, ctr_dma, *arrived);
 		if (how->wb_wait)
 			wait_on(in, 2, NPU_CTR_WB, how->wb_wait);
 		in->sync.signal[0].counter = (uint8_t)how->done_ctr;
@@ -236,7 +354,7 @@ static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, uns
 	struct npu_pb pb;
 	npu_status st = NPU_OK;
 
-	e.dma = calloc(W, sizeof(*e.dma));
+	e.dma = calloc(2 * W, sizeof(*e.dma));
 	e.ops = calloc(W, sizeof(*e.ops));
 	if (!e.dma || !e.ops) {
 		free(e.dma);
@@ -257,10 +375,19 @@ static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, uns
 			.shift_seg = { NPU_NO_SEG, NPU_NO_SEG },
 		};
 
+		uint32_t cs[NPU_HW_MAX_CLUSTERS * NPU_HW_MAX_TPBS_PER_CLUSTER];
+		uint32_t ts[NPU_HW_MAX_CLUSTERS * NPU_HW_MAX_TPBS_PER_CLUSTER];
+
+		for (unsigned i = r0; i < r1; i++) {
+			cs[i - r0] = i % W / cc->tpbs;
+			ts[i - r0] = i % W % cc->tpbs;
+		}
+		st = npu_emit_round(&e, &tiles[r0], r1 - r0, cs, ts);
 		for (unsigned i = r0; i < r1 && !st; i++) {
 			how.w = i % W;
 			how.c = how.w / cc->tpbs;
 			how.tpb = how.w % cc->tpbs;
+			how.slot = i - r0;
 			st = npu_emit_tile(&e, &tiles[i], &how);
 		}
 		done[0] = done[1];
@@ -272,6 +399,7 @@ static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, uns
 	npu_pb_free(&pb);
 	free(e.dma);
 	free(e.ops);
+	free(e.share);
 	return st;
 }
 

@@ -73,7 +73,11 @@ struct emu_dev {
 	struct npu_core *core;
 	struct npu_core_config cfg;
 
-	/* Protects the chunk list; the core reads it from the worker. */
+	/*
+	 * Protects the chunk list; the core reads it from the worker, holding
+	 * it for reading over each round of iterations (emu_mem_begin), so
+	 * a buffer allocation or free waits for the running iterations.
+	 */
 	pthread_rwlock_t chunk_lock;
 	struct emu_chunk **chunks;	/* sorted by pa */
 	size_t nchunks, cap_chunks;
@@ -123,15 +127,45 @@ static struct emu_chunk *chunk_find(struct emu_dev *emu, uint64_t pa)
 	return NULL;
 }
 
+/*
+ * The device whose chunk_lock this thread holds for reading between
+ * emu_mem_begin and emu_mem_end: its accesses then skip the lock, taken
+ * once per instruction iteration (or round) rather than once per access,
+ * and start from the chunk last found (no chunk can go while held).
+ */
+static _Thread_local const struct emu_dev *emu_mem_held;
+static _Thread_local struct emu_chunk *emu_mem_last;
+
+static void emu_mem_begin(void *opaque)
+{
+	struct emu_dev *emu = opaque;
+
+	pthread_rwlock_rdlock(&emu->chunk_lock);
+	emu_mem_held = emu;
+	emu_mem_last = NULL;
+}
+
+static void emu_mem_end(void *opaque)
+{
+	struct emu_dev *emu = opaque;
+
+	emu_mem_held = NULL;
+	emu_mem_last = NULL;
+	pthread_rwlock_unlock(&emu->chunk_lock);
+}
+
 static int emu_mem_access(void *opaque, uint64_t pa, void *buf, size_t len,
 			  bool write)
 {
 	struct emu_dev *emu = opaque;
-	struct emu_chunk *c;
+	bool held = emu_mem_held == emu;
+	struct emu_chunk *c = held ? emu_mem_last : NULL;
 	int ret = -1;
 
-	pthread_rwlock_rdlock(&emu->chunk_lock);
-	c = chunk_find(emu, pa);
+	if (!held)
+		pthread_rwlock_rdlock(&emu->chunk_lock);
+	if (!c || pa < c->pa || pa - c->pa >= c->size)
+		c = chunk_find(emu, pa);
 	if (c && len <= c->size - (pa - c->pa)) {
 		if (write)
 			memcpy(c->host + (pa - c->pa), buf, len);
@@ -139,7 +173,10 @@ static int emu_mem_access(void *opaque, uint64_t pa, void *buf, size_t len,
 			memcpy(buf, c->host + (pa - c->pa), len);
 		ret = 0;
 	}
-	pthread_rwlock_unlock(&emu->chunk_lock);
+	if (held)
+		emu_mem_last = c;
+	else
+		pthread_rwlock_unlock(&emu->chunk_lock);
 	return ret;
 }
 
@@ -865,6 +902,8 @@ npu_status npu_emu_open(const char *spec, struct npu_device **out)
 		.mem_read = emu_mem_read,
 		.mem_write = emu_mem_write,
 		.kick = emu_kick,
+		.mem_begin = emu_mem_begin,
+		.mem_end = emu_mem_end,
 	};
 	struct emu_dev *emu;
 	npu_status st;
