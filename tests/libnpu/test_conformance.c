@@ -56,6 +56,18 @@ static const char *const cases[] = {
 	"test_mean_example", "test_max_example", "test_instancenorm_example",
 	"test_gather_2d_indices", "test_gather_negative_indices", "test_expand_dim_changed",
 	"test_tile", "test_depthtospace_crd_mode_example", "test_spacetodepth_example",
+	"test_hardmax_one_hot", "test_hardmax_axis_0", "test_lrn", "test_max_float16",
+	"test_pow_types_float32_int64", "test_quantizelinear_axis", "test_dequantizelinear_axis",
+	"test_gridsample_bicubic", "test_gridsample_reflection_padding", "test_gridsample_nearest",
+	"test_mod_mixed_sign_float32", "test_mod_uint8", "test_dynamicquantizelinear_min_adjusted",
+	"test_bitshift_left_uint8", "test_bitshift_right_uint8", "test_castlike_FLOAT_to_FLOAT16",
+	"test_dynamicquantizelinear_expanded", "test_eyelike_populate_off_main_diagonal",
+	"test_gather_elements_negative_indices", "test_gathernd_example_int32_batch_dim1",
+	"test_nllloss_NCd1d2_with_weight_reduction_mean", "test_nllloss_NCd1_ii",
+	"test_sce_mean_weight_ii_3d_log_prob", "test_sce_none_weights",
+	"test_batchnorm_example_training_mode", "test_scatter_elements_with_duplicate_indices",
+	"test_scatternd_multiply", "test_tril_neg", "test_triu_square_neg",
+	"test_reversesequence_time",
 };
 
 START_TEST(conformance_case)

@@ -183,11 +183,15 @@ START_TEST(resize_linear_half_pixel)
 }
 END_TEST
 
-/* Nearest, asymmetric + floor: every output is exactly some input (bf16). */
+/*
+ * Nearest upsampling by whole factors (asymmetric + floor, and the default
+ * half_pixel + round_prefer_floor at 2x) repeats elements: exact moves, no
+ * MatMul, every float32 bit kept.
+ */
 START_TEST(resize_nearest_exact_copy)
 {
 	int64_t xd[4] = { 1, 1, 2, 3 }, sd[1] = { 4 };
-	float sc[4] = { 1, 1, 3.0f, 2.0f }, x[6] = { 1, 2, 3, 4, 5, 6 }, y[36];
+	float sc[4] = { 1, 1, 3.0f, 2.0f }, x[6], y[36];
 	npu_ir_graph *g = graph(13);
 	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
 	int ts = cst(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, sc);
@@ -198,11 +202,33 @@ START_TEST(resize_nearest_exact_copy)
 	npu_ir_set_attr_string(n, "coordinate_transformation_mode", "asymmetric");
 	npu_ir_set_attr_string(n, "nearest_mode", "floor");
 	io(g, tx, &ty, 1);
+	fill(x, 6, 91);
+	x[0] = 1.0f + 1.0f / 4096;	/* not a bf16 value */
 	ck_assert_int_eq(run(g, "Resize", x, ys), NPU_OK);
+	ck_assert(!has_op(g, "MatMul"));
 	for (int h = 0; h < 6; h++)
 		for (int w = 0; w < 6; w++)
 			ck_assert_float_eq(y[h * 6 + w], x[(h / 3) * 3 + w / 2]);
 	npu_ir_graph_free(g);
+
+	/* Default modes at 2x: the same repeat. */
+	{
+		float s2[4] = { 1, 1, 2.0f, 2.0f }, z[24];
+
+		g = graph(13);
+		tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+		ts = cst(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, s2);
+		ty = tensor(g, "y", 0, -1, NULL);
+		node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1);
+		io(g, tx, &ty, 1);
+		ys[0] = z;
+		ck_assert_int_eq(run(g, "Resize", x, ys), NPU_OK);
+		ck_assert(!has_op(g, "MatMul"));
+		for (int h = 0; h < 4; h++)
+			for (int w = 0; w < 6; w++)
+				ck_assert_float_eq(z[h * 6 + w], x[(h / 2) * 3 + w / 2]);
+		npu_ir_graph_free(g);
+	}
 }
 END_TEST
 
@@ -684,6 +710,83 @@ START_TEST(gather_runs_and_depth_to_space_exact)
 }
 END_TEST
 
+/* ---- Hardmax: the first maximum wins ties ---- */
+
+START_TEST(hardmax_first_of_ties)
+{
+	int64_t xd[2] = { 2, 5 }, fd[3] = { 2, 2, 3 };
+	float x[10] = { 1, 3, 3, 0, 3, -2, -1, -1, -5, -1 }, y[10];
+	float f[12] = { 0, 1, 2, 9, 4, 9, 9, 8, 7, 9, 1, 0 }, z[12];
+	float want[10] = { 0, 1, 0, 0, 0, 0, 1, 0, 0, 0 };
+	float fwant[12] = { 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0 };
+	npu_ir_graph *g = graph(13);
+	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 2, xd);
+	int ty = tensor(g, "y", 0, -1, NULL);
+	void *ys[1] = { y };
+
+	node(g, "Hardmax", &tx, 1, &ty, 1);
+	io(g, tx, &ty, 1);
+	ck_assert_int_eq(run(g, "Hardmax", x, ys), NPU_OK);
+	for (int i = 0; i < 10; i++)
+		ck_assert_float_eq(y[i], want[i]);
+	npu_ir_graph_free(g);
+
+	/* Opset 11, axis 1 of [2, 2, 3]: over the 6 values of each batch. */
+	g = graph(11);
+	tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 3, fd);
+	ty = tensor(g, "y", 0, -1, NULL);
+	node(g, "Hardmax", &tx, 1, &ty, 1);
+	io(g, tx, &ty, 1);
+	ys[0] = z;
+	ck_assert_int_eq(run(g, "Hardmax", f, ys), NPU_OK);
+	ck_assert_int_eq(g->tensors[ty].rank, 3);
+	for (int i = 0; i < 12; i++)
+		ck_assert_float_eq(z[i], fwant[i]);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/* ---- Mod: integer mod takes the divisor's sign, fmod the dividend's ---- */
+
+START_TEST(mod_int8_and_fmod)
+{
+	int64_t d[1] = { 6 };
+	int8_t a[6] = { -7, 7, -7, 7, 100, -128 }, b[6] = { 3, -3, -3, 3, 7, 5 }, y[6];
+	float fa[6] = { -7.5f, 7.5f, -7.5f, 7.5f, 5.0f, -0.25f }, fb[6] = { 2, -2, -2, 2, 2.5f, 1 };
+	float fy[6];
+	npu_ir_graph *g = graph(13);
+	int ta = tensor(g, "a", NPU_DTYPE_INT8, 1, d);
+	int tb = cst(g, "b", NPU_DTYPE_INT8, 1, d, b);
+	int ty = tensor(g, "y", 0, -1, NULL);
+	void *ys[1] = { y };
+
+	node(g, "Mod", (int[]){ ta, tb }, 2, &ty, 1);
+	io(g, ta, &ty, 1);
+	ck_assert_int_eq(run(g, "Mod", a, ys), NPU_OK);
+	for (int i = 0; i < 6; i++) {
+		int r = a[i] % b[i];
+
+		if (r && (r < 0) != (b[i] < 0))
+			r += b[i];
+		ck_assert_msg(y[i] == r, "element %d: %d mod %d: got %d, want %d", i, a[i], b[i],
+			      y[i], r);
+	}
+	npu_ir_graph_free(g);
+
+	g = graph(13);
+	ta = tensor(g, "a", NPU_DTYPE_FLOAT32, 1, d);
+	tb = cst(g, "b", NPU_DTYPE_FLOAT32, 1, d, fb);
+	ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_set_attr_int(node(g, "Mod", (int[]){ ta, tb }, 2, &ty, 1), "fmod", 1);
+	io(g, ta, &ty, 1);
+	ys[0] = fy;
+	ck_assert_int_eq(run(g, "Mod", fa, ys), NPU_OK);
+	for (int i = 0; i < 6; i++)
+		ck_assert_float_eq_tol(fy[i], fmodf(fa[i], fb[i]), 1e-6f);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 static Suite *rewrite_suite(void)
 {
 	Suite *s = suite_create("npu_rewrite");
@@ -703,6 +806,8 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, pool3d_and_split_reduce);
 	tcase_add_test(tc, mean_of_three_broadcast_and_instnorm);
 	tcase_add_test(tc, gather_runs_and_depth_to_space_exact);
+	tcase_add_test(tc, hardmax_first_of_ties);
+	tcase_add_test(tc, mod_int8_and_fmod);
 	suite_add_tcase(s, tc);
 	return s;
 }

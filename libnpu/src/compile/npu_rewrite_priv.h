@@ -15,6 +15,9 @@
 
 /* ---- building blocks (rewrite_util.c) ---- */
 
+/* Largest per-axis matrix (elements) a rewrite builds: 64 MB of float32. */
+#define NPU_RW_MATRIX_MAX ((int64_t)1 << 24)
+
 /* A new tensor of @dt and shape; a constant taking malloc'd @data (freed on failure). */
 npu_status npu_rw_tensor(npu_ir_graph *g, npu_dtype dt, int rank, const int64_t *dims, int *id);
 npu_status npu_rw_const(npu_ir_graph *g, npu_dtype dt, int rank, const int64_t *dims,
@@ -47,26 +50,62 @@ npu_status npu_rw_concat(npu_ir_graph *g, const char *name, const int *parts, in
  */
 npu_status npu_rw_map_axis(npu_ir_graph *g, const char *name, int x, int axis, int64_t out,
 			   float *m, int y, int *res);
+/*
+ * *@yid (@yr, @yd) = rows @idx[0..cnt) of @x seen as [rows, inner] (@x is
+ * reshaped to that first when @rows > 0): one Slice per run of consecutive
+ * rows, a Concat, a Reshape (rewrite_move.c).
+ */
+npu_status npu_rw_gather_rows(npu_ir_graph *g, const char *name, int x, int64_t rows,
+			      int64_t inner, const int64_t *idx, int cnt, int yr,
+			      const int64_t *yd, int yid);
 /* @v clamped to [0, @n - 1]. */
 int64_t npu_rw_clamp(int64_t v, int64_t n);
 
 /* ---- the rewrites ---- */
 
-npu_status npu_rewrite_resize(npu_ir_graph *g, int k);		/* rewrite_resize.c */
-npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k);	/* rewrite_conv.c */
+/* rewrite_resize.c, rewrite_grid.c */
+npu_status npu_rewrite_resize(npu_ir_graph *g, int k);
+npu_status npu_rewrite_grid_sample(npu_ir_graph *g, int k);
+/* rewrite_conv.c */
+npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k);
 npu_status npu_rewrite_conv3d(npu_ir_graph *g, int k);
 npu_status npu_rewrite_pool3d(npu_ir_graph *g, int k);
-npu_status npu_rewrite_layernorm_stats(npu_ir_graph *g, int k);	/* rewrite_norm.c */
+/* rewrite_norm.c */
+npu_status npu_rewrite_layernorm_stats(npu_ir_graph *g, int k);
 npu_status npu_rewrite_instnorm(npu_ir_graph *g, int k);
 npu_status npu_rewrite_mvn(npu_ir_graph *g, int k);
+npu_status npu_rewrite_lrn(npu_ir_graph *g, int k);
+npu_status npu_rewrite_batchnorm_training(npu_ir_graph *g, int k);
 npu_status npu_rewrite_reduce_runs(npu_ir_graph *g, int k);
-npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k);	/* rewrite_math.c */
+/* rewrite_math.c */
+npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k);
 npu_status npu_rewrite_gemm_matrix_c(npu_ir_graph *g, int k);
 npu_status npu_rewrite_variadic(npu_ir_graph *g, int k);
+npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k);
+npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k);
+npu_status npu_rewrite_f16(npu_ir_graph *g, int k);
+npu_status npu_rewrite_mod(npu_ir_graph *g, int k);
+npu_status npu_rewrite_cast_like(npu_ir_graph *g, int k);
+/* rewrite_quant.c */
 npu_status npu_rewrite_8bit(npu_ir_graph *g, int k);
-npu_status npu_rewrite_pad(npu_ir_graph *g, int k);		/* rewrite_move.c */
+npu_status npu_rewrite_quant_axis(npu_ir_graph *g, int k);
+npu_status npu_rewrite_quant_computed(npu_ir_graph *g, int k);
+npu_status npu_rewrite_dyn_quant(npu_ir_graph *g, int k);
+npu_status npu_rewrite_bitshift(npu_ir_graph *g, int k);
+npu_status npu_rewrite_cast_int8(npu_ir_graph *g, int k);
+/* rewrite_move.c */
+npu_status npu_rewrite_pad(npu_ir_graph *g, int k);
 npu_status npu_rewrite_gather(npu_ir_graph *g, int k);
+npu_status npu_rewrite_gather_elements(npu_ir_graph *g, int k);
 npu_status npu_rewrite_repeat(npu_ir_graph *g, int k);
 npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k);
+npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k);
+npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k);
+npu_status npu_rewrite_trilu(npu_ir_graph *g, int k);
+/* rewrite_scatter.c */
+npu_status npu_rewrite_scatter(npu_ir_graph *g, int k);
+/* rewrite_loss.c */
+npu_status npu_rewrite_nll_loss(npu_ir_graph *g, int k);
+npu_status npu_rewrite_sce_loss(npu_ir_graph *g, int k);
 
 #endif /* NPU_REWRITE_PRIV_H */

@@ -35,8 +35,11 @@ npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k)
 	r = x->rank;
 	sp = r - 2;
 	if (nk != sp || ns != sp || nd != sp || np != 2 * sp || group < 1 ||
-	    x->dims[1] % group)
+	    x->dims[1] % group || w->rank != r || w->dims[0] != x->dims[1])
 		return NPU_OK;
+	for (int a = 0; a < sp; a++)
+		if (w->dims[2 + a] != ks[a] || ks[a] < 1 || strides[a] < 1 || dil[a] < 1)
+			return NPU_OK;
 	cin = x->dims[1];
 	cin_g = cin / group;
 	cout_g = w->dims[1];
@@ -76,6 +79,11 @@ npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k)
 			out[a] = y->dims[2 + a];
 			pb[a] = pads[a];
 			st_[a] = strides[a];
+			/* A zero-insertion matrix beyond 64 MB: left to be refused. */
+			if (in[a] * (out[a] + (kk[a] - 1) * dd[a]) > NPU_RW_MATRIX_MAX) {
+				free(wf);
+				return NPU_OK;
+			}
 		}
 		if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, r, wd, wf, &wt)))
 			return st;
@@ -151,7 +159,8 @@ npu_status npu_rewrite_conv3d(npu_ir_graph *g, int k)
 	dd = nd == 3 ? d[0] : 1;
 	cin = xd[1];
 	cout = wd[0];
-	if (kd > 64 || wd[1] != cin)
+	if (kd > 64 || kd < 1 || sd < 1 || dd < 1 || wd[1] != cin || wd[2] != kd ||
+	    wd[3] != ks[1] || wd[4] != ks[2] || w->rank != 5)
 		return NPU_OK;
 	wf = malloc((size_t)(cout * kd * cin * wd[3] * wd[4]) * sizeof(float) + 4);
 	taps = malloc((size_t)kd * sizeof(*taps));

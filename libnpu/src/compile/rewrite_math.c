@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Arithmetic: batched MatMul/QLinearMatMul with a constant B, Gemm with a
- * matrix C, variadic Sum/Mean/Max/Min, and 8-bit operators computed in
- * float32 between a Cast and a scale-1 QuantizeLinear.
+ * matrix C, variadic Sum/Mean/Max/Min, Hardmax, Pow by integer exponents,
+ * Mod, CastLike, and float16 operands computed in float32.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,135 +214,232 @@ npu_status npu_rewrite_variadic(npu_ir_graph *g, int k)
 	return st;
 }
 
-static bool is_8bit(npu_dtype t)
-{
-	return t == NPU_DTYPE_INT8 || t == NPU_DTYPE_UINT8;
-}
-
-/* *@id = @x as float32: a converted constant, or a Cast. */
-static npu_status to_float(npu_ir_graph *g, const char *name, int x, int *id)
-{
-	const npu_ir_tensor *t = &g->tensors[x];
-	int64_t cnt = npu_ir_numel(t), dims[NPU_MAX_RANK];
-	int r = t->rank, k;
-	npu_status st;
-
-	memcpy(dims, t->dims, sizeof(dims));
-	if (npu_ir_is_const(t)) {
-		float *f = malloc((size_t)(cnt ? cnt : 1) * sizeof(float));
-
-		if (!f)
-			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-		for (int64_t i = 0; i < cnt; i++)
-			f[i] = t->dtype == NPU_DTYPE_INT8 ? ((const int8_t *)t->data)[i] :
-			       ((const uint8_t *)t->data)[i];
-		return npu_rw_const(g, NPU_DTYPE_FLOAT32, r, dims, f, id);
-	}
-	if ((st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, dims, id)) ||
-	    (st = npu_rw_op(g, "Cast", 13, name, &x, 1, id, 1, &k)))
-		return st;
-	return npu_ir_set_attr_int(&g->nodes[k], "to", 1);	/* FLOAT */
-}
-
 /*
- * *@id = @x (float32 holding integers) wrapped into @dt's range modulo 256,
- * as integer arithmetic overflows: x - 256 floor((x - lowest) / 256).
- * Exact in float32 for |x| < 2^24.
+ * Hardmax: 1 at the first maximum along the axis.  ind = 1 - sign(max - x)
+ * marks every maximum; a MatMul by the strictly upper triangular ones
+ * counts the maxima before each position (exact: small integers), and
+ * 1 - sign(count) keeps the first.  Before opset 13 the axes from @axis on
+ * are flattened into one.
  */
-static npu_status wrap_256(npu_ir_graph *g, const char *name, int x, npu_dtype dt, int *id)
-{
-	int64_t dims[NPU_MAX_RANK], one = 1;
-	int r = g->tensors[x].rank, c[3], t[4];
-	float *v[3];
-	npu_status st = NPU_OK;
-
-	memcpy(dims, g->tensors[x].dims, sizeof(dims));
-	for (int i = 0; i < 3; i++) {
-		v[i] = malloc(sizeof(float));
-		if (!v[i]) {
-			while (i--)
-				free(v[i]);
-			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-		}
-	}
-	*v[0] = dt == NPU_DTYPE_INT8 ? 128.0f : 0.0f;
-	*v[1] = 1.0f / 256.0f;
-	*v[2] = 256.0f;
-	for (int i = 0; i < 3; i++)
-		if (st)
-			free(v[i]);
-		else
-			st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &one, v[i], &c[i]);
-	for (int i = 0; i < 4 && !st; i++)
-		st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, dims, &t[i]);
-	if (st || (st = npu_rw_op(g, "Add", 14, name, (int[]){ x, c[0] }, 2, &t[0], 1, NULL)) ||
-	    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ t[0], c[1] }, 2, &t[1], 1, NULL)) ||
-	    (st = npu_rw_op(g, "Floor", 13, name, &t[1], 1, &t[2], 1, NULL)) ||
-	    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ t[2], c[2] }, 2, &t[3], 1, NULL)) ||
-	    (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, dims, id)))
-		return st;
-	return npu_rw_op(g, "Sub", 14, name, (int[]){ x, t[3] }, 2, id, 1, NULL);
-}
-
-/*
- * Clip, MaxPool, Max, Min, Add, Sub, Mul and (uint8) Div on 8-bit tensors: the same node
- * in float32 between a Cast and a QuantizeLinear of scale 1 (exact: every
- * value is an integer in range by then; the arithmetic ones wrap modulo 256
- * first, Div floors).
- */
-npu_status npu_rewrite_8bit(npu_ir_graph *g, int k)
+npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k)
 {
 	const npu_ir_node *n = &g->nodes[k];
-	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
-	bool arith = strcmp(n->op, "Clip") && strcmp(n->op, "MaxPool") && strcmp(n->op, "Max") &&
-		     strcmp(n->op, "Min");
-	bool div = !strcmp(n->op, "Div");
-	int yid = n->outputs[0], nin = n->n_inputs, t, sc, zp, cur;
-	int64_t dims[NPU_MAX_RANK], one = 1;
-	npu_dtype dt;
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
+	int yid = n->outputs[0], cur = n->inputs[0], r, r2, ax, t[6], one, kn;
+	int64_t axis, xd[NPU_MAX_RANK], d2[NPU_MAX_RANK], kd[NPU_MAX_RANK], len, o = 1;
+	bool flat = n->opset < 13;
 	char name[128];
-	float *scale;
-	uint8_t *z;
+	float *m, *ov;
+	npu_status st;
+
+	if (!x || x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 1)
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "axis", flat ? 1 : -1, &axis)))
+		return st;
+	r = x->rank;
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r)
+		return NPU_OK;
+	memcpy(xd, x->dims, sizeof(xd));
+	if (flat) {
+		int64_t outer = 1, inner = 1;
+
+		for (int d = 0; d < r; d++)
+			*(d < axis ? &outer : &inner) *= xd[d];
+		d2[0] = outer;
+		d2[1] = inner;
+		r2 = 2;
+		ax = 1;
+	} else {
+		memcpy(d2, xd, sizeof(d2));
+		r2 = r;
+		ax = (int)axis;
+	}
+	len = d2[ax];
+	if (len * len > NPU_RW_MATRIX_MAX || r2 < 2)
+		return NPU_OK;
+	m = calloc((size_t)(len * len), sizeof(float));
+	ov = malloc(sizeof(*ov));
+	if (!m || !ov) {
+		free(m);
+		free(ov);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	for (int64_t i = 0; i < len; i++)
+		for (int64_t j = i + 1; j < len; j++)
+			m[i * len + j] = 1.0f;
+	*ov = 1.0f;
+	snprintf(name, sizeof(name), "%s", n->name);
+	memcpy(kd, d2, sizeof(kd));
+	kd[ax] = 1;
+	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &o, ov, &one))) {
+		free(m);
+		return st;
+	}
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if (flat && (st = npu_rw_reshape(g, name, cur, 2, d2, -1, &cur)))
+		return free(m), st;
+	for (int i = 0; i < 6 && !st; i++)
+		st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r2, i ? d2 : kd, &t[i]);
+	if (st || (st = npu_rw_op(g, "ReduceMax", 13, name, &cur, 1, &t[0], 1, &kn)) ||
+	    (st = npu_ir_set_attr_ints(&g->nodes[kn], "axes", (int64_t[]){ ax }, 1)) ||
+	    (st = npu_ir_set_attr_int(&g->nodes[kn], "keepdims", 1)) ||
+	    (st = npu_rw_op(g, "Sub", 14, name, (int[]){ t[0], cur }, 2, &t[1], 1, NULL)) ||
+	    (st = npu_rw_op(g, "Sign", 13, name, &t[1], 1, &t[2], 1, NULL)) ||
+	    (st = npu_rw_op(g, "Sub", 14, name, (int[]){ one, t[2] }, 2, &t[3], 1, NULL))) {
+		free(m);
+		return st;
+	}
+	if ((st = npu_rw_map_axis(g, name, t[3], ax, len, m, -1, &t[4])) ||
+	    (st = npu_rw_op(g, "Sign", 13, name, &t[4], 1, &t[5], 1, NULL)) ||
+	    (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r2, d2, &t[0])) ||
+	    (st = npu_rw_op(g, "Sub", 14, name, (int[]){ one, t[5] }, 2, &t[0], 1, NULL)))
+		return st;
+	if (!flat)
+		return npu_rw_op(g, "Mul", 14, name, (int[]){ t[3], t[0] }, 2, &yid, 1, NULL);
+	if ((st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, 2, d2, &t[1])) ||
+	    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ t[3], t[0] }, 2, &t[1], 1, NULL)))
+		return st;
+	return npu_rw_reshape(g, name, t[1], r, xd, yid, &cur);
+}
+
+/* Pow of float32 by a constant integer exponent: the exponent as float32. */
+npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *e = npu_ir_input(g, n, 1);
+	int64_t cnt, dims[NPU_MAX_RANK], v[1024];
+	int c, ne;
+	float *f;
+	npu_status st;
+
+	if (!x || !e || x->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(e) ||
+	    (e->dtype != NPU_DTYPE_INT32 && e->dtype != NPU_DTYPE_INT64) ||
+	    npu_ir_const_ints(e, v, 1024, &ne))
+		return NPU_OK;
+	cnt = ne;
+	memcpy(dims, e->dims, sizeof(dims));
+	f = malloc((size_t)(cnt ? cnt : 1) * sizeof(*f));
+	if (!f)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t i = 0; i < cnt; i++) {
+		if (v[i] > (1 << 24) || v[i] < -(1 << 24)) {
+			free(f);
+			return NPU_OK;	/* not exact in float32 */
+		}
+		f[i] = (float)v[i];
+	}
+	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, e->rank, dims, f, &c)))
+		return st;
+	g->nodes[k].inputs[1] = c;
+	return NPU_OK;
+}
+
+/*
+ * Max, Min on float16: the same node in float32 between Casts (exact: both
+ * conversions are, for values that came from float16).
+ */
+npu_status npu_rewrite_f16(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int yid = n->outputs[0], nin = n->n_inputs, t, kn;
+	int64_t dims[NPU_MAX_RANK];
+	char name[128];
 	npu_status st = NPU_OK;
 
-	if (!x || !y || !is_8bit(x->dtype) || y->dtype != x->dtype ||
-	    (n->n_outputs > 1 && n->outputs[1] >= 0) || (div && x->dtype != NPU_DTYPE_UINT8))
+	if (!y || y->dtype != NPU_DTYPE_FLOAT16)
 		return NPU_OK;
-	dt = y->dtype;
+	for (int i = 0; i < nin; i++)
+		if (n->inputs[i] < 0 || g->tensors[n->inputs[i]].dtype != NPU_DTYPE_FLOAT16)
+			return NPU_OK;
 	memcpy(dims, y->dims, sizeof(dims));
 	snprintf(name, sizeof(name), "%s", n->name);
 	for (int i = 0; i < nin && !st; i++) {
 		int in = g->nodes[k].inputs[i], f;
+		const npu_ir_tensor *ti = &g->tensors[in];
+		int64_t d[NPU_MAX_RANK];
 
-		if (in < 0 || !is_8bit(g->tensors[in].dtype))
-			continue;
-		if (!(st = to_float(g, name, in, &f)))
-			g->nodes[k].inputs[i] = f;
+		memcpy(d, ti->dims, sizeof(d));
+		if ((st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, ti->rank, d, &f)) ||
+		    (st = npu_rw_op(g, "Cast", 13, name, &in, 1, &f, 1, &kn)) ||
+		    (st = npu_ir_set_attr_int(&g->nodes[kn], "to", 1)))
+			return st;
+		g->nodes[k].inputs[i] = f;
 	}
-	if (st || (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, y->rank, dims, &t)))
+	if ((st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, g->tensors[yid].rank, dims, &t)))
 		return st;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].outputs[0] = t;
 	g->tensors[t].producer = k;
-	cur = t;
-	if (div) {
-		if ((st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, g->tensors[t].rank, dims, &cur)) ||
-		    (st = npu_rw_op(g, "Floor", 13, name, &t, 1, &cur, 1, NULL)))
+	if ((st = npu_rw_op(g, "Cast", 13, name, &t, 1, &yid, 1, &kn)))
+		return st;
+	return npu_ir_set_attr_int(&g->nodes[kn], "to", 10);	/* FLOAT16 */
+}
+
+/*
+ * Mod on float32 (after the 8-bit or float16 rewrites, on those too):
+ * x - y * floor(x / y) (integer mod, the sign of the divisor) or, with
+ * fmod, x - y * trunc(x / y), trunc(q) = sign(q) floor(|q|).  Exact for
+ * integers below 2^24; within rounding for floats.
+ */
+npu_status npu_rewrite_mod(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int yid = n->outputs[0], a = n->inputs[0], b = n->n_inputs > 1 ? n->inputs[1] : -1, t[6];
+	int64_t fmod_, dims[NPU_MAX_RANK];
+	char name[128];
+	npu_status st;
+
+	if (!y || b < 0 || y->dtype != NPU_DTYPE_FLOAT32 ||
+	    g->tensors[a].dtype != NPU_DTYPE_FLOAT32 || g->tensors[b].dtype != NPU_DTYPE_FLOAT32)
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "fmod", 0, &fmod_)))
+		return st;
+	memcpy(dims, y->dims, sizeof(dims));
+	snprintf(name, sizeof(name), "%s", n->name);
+	for (int i = 0; i < 6 && !st; i++)
+		st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, g->tensors[yid].rank, dims, &t[i]);
+	if (st)
+		return st;
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if ((st = npu_rw_op(g, "Div", 14, name, (int[]){ a, b }, 2, &t[0], 1, NULL)))
+		return st;
+	if (fmod_) {
+		if ((st = npu_rw_op(g, "Abs", 13, name, &t[0], 1, &t[1], 1, NULL)) ||
+		    (st = npu_rw_op(g, "Floor", 13, name, &t[1], 1, &t[2], 1, NULL)) ||
+		    (st = npu_rw_op(g, "Sign", 13, name, &t[0], 1, &t[3], 1, NULL)) ||
+		    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ t[3], t[2] }, 2, &t[4], 1, NULL)))
 			return st;
-	} else if (arith && (st = wrap_256(g, name, t, dt, &cur))) {
+	} else if ((st = npu_rw_op(g, "Floor", 13, name, &t[0], 1, &t[4], 1, NULL))) {
 		return st;
 	}
-	scale = malloc(sizeof(*scale));
-	z = calloc(1, 1);
-	if (!scale || !z) {
-		free(scale);
-		free(z);
-		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	}
-	*scale = 1.0f;
-	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &one, scale, &sc)))
-		return free(z), st;
-	if ((st = npu_rw_const(g, dt, 1, &one, z, &zp)))
+	if ((st = npu_rw_op(g, "Mul", 14, name, (int[]){ b, t[4] }, 2, &t[5], 1, NULL)))
 		return st;
-	return npu_rw_op(g, "QuantizeLinear", 13, name, (int[]){ cur, sc, zp }, 3, &yid, 1, NULL);
+	return npu_rw_op(g, "Sub", 14, name, (int[]){ a, t[5] }, 2, &yid, 1, NULL);
+}
+
+/* CastLike: a Cast to the second input's dtype. */
+npu_status npu_rewrite_cast_like(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *like = npu_ir_input(g, n, 1);
+	int yid = n->outputs[0], xi = n->inputs[0], kn;
+	char name[128];
+	npu_dtype to;
+	npu_status st;
+
+	if (!like || yid < 0)
+		return NPU_OK;
+	to = like->dtype;
+	snprintf(name, sizeof(name), "%s", n->name);
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if ((st = npu_rw_op(g, "Cast", 13, name, &xi, 1, &yid, 1, &kn)))
+		return st;
+	return npu_ir_set_attr_int(&g->nodes[kn], "to", (int64_t)to);	/* ONNX's codes */
 }

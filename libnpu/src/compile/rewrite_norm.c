@@ -285,3 +285,179 @@ npu_status npu_rewrite_reduce_runs(npu_ir_graph *g, int k)
 		return NPU_OK;
 	return npu_rw_reshape(g, name, cur, yr, yd, yid, &cur);
 }
+
+/*
+ * LRN: x / (bias + alpha / size * sum of x^2 over a window of channels)^beta.
+ * The window sum is a MatMul along the channels by a constant band matrix
+ * (bf16 products: a few parts in a thousand).
+ */
+npu_status npu_rewrite_lrn(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
+	int yid = n->outputs[0], xi = n->inputs[0], r, t[5], c[3];
+	int64_t size, C, xd[NPU_MAX_RANK], one = 1, lo, hi;
+	float alpha, beta, bias, v[3];
+	char name[128];
+	float *m;
+	npu_status st;
+
+	if (!x || x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 3)
+		return NPU_OK;
+	if ((st = npu_ir_attr_int(n, "size", 0, &size)) ||
+	    (st = npu_ir_attr_float(n, "alpha", 1e-4f, &alpha)) ||
+	    (st = npu_ir_attr_float(n, "beta", 0.75f, &beta)) ||
+	    (st = npu_ir_attr_float(n, "bias", 1.0f, &bias)))
+		return st;
+	r = x->rank;
+	memcpy(xd, x->dims, sizeof(xd));
+	C = xd[1];
+	if (size < 1 || C * C > NPU_RW_MATRIX_MAX)
+		return NPU_OK;
+	lo = (size - 1) / 2;
+	hi = size - 1 - lo;
+	m = calloc((size_t)(C * C), sizeof(float));
+	if (!m)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	/* Output channel j sums input channels j - lo .. j + hi. */
+	for (int64_t j = 0; j < C; j++)
+		for (int64_t i = j - lo; i <= j + hi; i++)
+			if (i >= 0 && i < C)
+				m[i * C + j] = 1.0f;
+	v[0] = alpha / (float)size;
+	v[1] = bias;
+	v[2] = beta;
+	snprintf(name, sizeof(name), "%s", n->name);
+	st = NPU_OK;
+	for (int i = 0; i < 3 && !st; i++) {
+		float *p = malloc(sizeof(*p));
+
+		if (!p)
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		else
+			*p = v[i];
+		if (!st)
+			st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &one, p, &c[i]);
+	}
+	for (int i = 0; i < 5 && !st; i++)
+		st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, xd, &t[i]);
+	if (st) {
+		free(m);
+		return st;
+	}
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if ((st = npu_rw_op(g, "Mul", 14, name, (int[]){ xi, xi }, 2, &t[0], 1, NULL))) {
+		free(m);
+		return st;
+	}
+	if ((st = npu_rw_map_axis(g, name, t[0], 1, C, m, -1, &t[1])) ||
+	    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ t[1], c[0] }, 2, &t[2], 1, NULL)) ||
+	    (st = npu_rw_op(g, "Add", 14, name, (int[]){ t[2], c[1] }, 2, &t[3], 1, NULL)) ||
+	    (st = npu_rw_op(g, "Pow", 15, name, (int[]){ t[3], c[2] }, 2, &t[4], 1, NULL)))
+		return st;
+	return npu_rw_op(g, "Div", 14, name, (int[]){ xi, t[4] }, 2, &yid, 1, NULL);
+}
+
+/* @v (@c values) as a float32 constant of shape [c, 1, ...] (rank @r - 1). */
+static npu_status per_channel(npu_ir_graph *g, const float *v, int64_t c, int r, float mul,
+			      int *id)
+{
+	int64_t cd[NPU_MAX_RANK];
+	float *p = malloc((size_t)c * sizeof(*p) + 4);
+
+	if (!p)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t i = 0; i < c; i++)
+		p[i] = v[i] * mul;
+	cd[0] = c;
+	for (int a = 1; a < r - 1; a++)
+		cd[a] = 1;
+	return npu_rw_const(g, NPU_DTYPE_FLOAT32, r - 1, cd, p, id);
+}
+
+/*
+ * BatchNormalization in training mode: normalized with the batch's mean
+ * and (biased) variance over every axis but the channels; running mean and
+ * variance = input * momentum + batch * (1 - momentum).
+ */
+npu_status npu_rewrite_batchnorm_training(npu_ir_graph *g, int k)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
+	int out[3] = { -1, -1, -1 }, xi = n->inputs[0], r, d, sd, q, s2, tsc, tb, kn;
+	int64_t training = 0, axes[NPU_MAX_RANK], xd[NPU_MAX_RANK], C, one = 1;
+	const float *pv[4];
+	float eps, mom;
+	char name[128];
+	npu_status st;
+
+	if ((st = npu_ir_attr_int(n, "training_mode", 0, &training)) || !training || !x ||
+	    x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 2)
+		return st;
+	for (int i = 1; i < 5; i++) {
+		const npu_ir_tensor *p = npu_ir_input(g, n, i);
+
+		if (!p || !npu_ir_is_const(p) || p->dtype != NPU_DTYPE_FLOAT32)
+			return NPU_OK;
+		pv[i - 1] = p->data;
+	}
+	if ((st = npu_ir_attr_float(n, "epsilon", 1e-5f, &eps)) ||
+	    (st = npu_ir_attr_float(n, "momentum", 0.9f, &mom)))
+		return st;
+	for (int i = 0; i < n->n_outputs && i < 3; i++)
+		out[i] = n->outputs[i];
+	r = x->rank;
+	C = x->dims[1];
+	memcpy(xd, x->dims, sizeof(xd));
+	axes[0] = 0;
+	for (int a = 2; a < r; a++)
+		axes[a - 1] = a;
+	snprintf(name, sizeof(name), "%s", n->name);
+	if ((st = per_channel(g, pv[0], C, r, 1.0f, &tsc)) ||
+	    (st = per_channel(g, pv[1], C, r, 1.0f, &tb)))
+		return st;
+	for (int i = 0; i < 3; i++)
+		if (out[i] >= 0)
+			npu_rw_detach(g, k, out[i]);
+	g->nodes[k].dead = true;
+	if ((st = centre_and_spread(g, name, xi, axes, r - 1, eps, &d, &sd)) ||
+	    (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, xd, &q)) ||
+	    (st = npu_rw_op(g, "Div", 14, name, (int[]){ d, sd }, 2, &q, 1, NULL)) ||
+	    (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, xd, &s2)) ||
+	    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ q, tsc }, 2, &s2, 1, NULL)) ||
+	    (out[0] >= 0 &&
+	     (st = npu_rw_op(g, "Add", 14, name, (int[]){ s2, tb }, 2, &out[0], 1, NULL))))
+		return st;
+	/* Running statistics: [C] vectors, the batch's from keepdims-0 means. */
+	for (int i = 1; i < 3; i++) {
+		int src = xi, st1, m, scaled, cst, c1;
+		float *f;
+
+		if (out[i] < 0)
+			continue;
+		if (i == 2) {	/* the variance: the mean of d * d */
+			if ((st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, xd, &src)) ||
+			    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ d, d }, 2, &src, 1, NULL)))
+				return st;
+		}
+		if ((st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, 1, &C, &m)) ||
+		    (st = npu_rw_op(g, "ReduceMean", 13, name, &src, 1, &m, 1, &kn)) ||
+		    (st = npu_ir_set_attr_ints(&g->nodes[kn], "axes", axes, r - 1)) ||
+		    (st = npu_ir_set_attr_int(&g->nodes[kn], "keepdims", 0)))
+			return st;
+		f = malloc(sizeof(*f));
+		if (!f)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		*f = 1.0f - mom;
+		if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &one, f, &c1)) ||
+		    (st = per_channel(g, pv[i + 1], C, 2, mom, &cst)) ||
+		    (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, 1, &C, &scaled)) ||
+		    (st = npu_rw_op(g, "Mul", 14, name, (int[]){ m, c1 }, 2, &scaled, 1, NULL)))
+			return st;
+		st1 = npu_rw_op(g, "Add", 14, name, (int[]){ scaled, cst }, 2, &out[i], 1, NULL);
+		if (st1)
+			return st1;
+	}
+	return NPU_OK;
+}

@@ -119,6 +119,49 @@ static npu_status resize_matrix(const struct resize_how *h, int64_t in, int64_t 
 	return NPU_OK;
 }
 
+/*
+ * s when the nearest-neighbour map of an axis repeats every input s times
+ * (output j reads input j / s): the common integer upsampling, which is
+ * then exact data movement; else 0.
+ */
+static int64_t nearest_repeat(const struct resize_how *h, const float *m, int64_t in,
+			      int64_t out, const bool *valid)
+{
+	int64_t s = in ? out / in : 0;
+
+	if (strcmp(h->mode, "nearest") || s < 2 || out != in * s || s > 1024)
+		return 0;
+	for (int64_t j = 0; j < out; j++)
+		if (!valid[j] || m[(j / s) * out + j] != 1.0f)
+			return 0;
+	return s;
+}
+
+/* *@res = @x with every element along @axis repeated @s times: a Concat of copies. */
+static npu_status repeat_axis(npu_ir_graph *g, const char *name, int x, int axis, int64_t s,
+			      int y, int *res)
+{
+	int r = g->tensors[x].rank, x1, cat, *parts;
+	int64_t d[NPU_MAX_RANK], d1[NPU_MAX_RANK];
+	npu_status st;
+
+	memcpy(d, g->tensors[x].dims, sizeof(d));
+	for (int i = 0, j = 0; i <= r; i++)
+		d1[i] = i == axis + 1 ? 1 : d[j++];
+	if ((st = npu_rw_reshape(g, name, x, r + 1, d1, -1, &x1)))
+		return st;
+	parts = malloc((size_t)s * sizeof(*parts));
+	if (!parts)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t i = 0; i < s; i++)
+		parts[i] = x1;
+	d1[axis + 1] = s;
+	st = npu_rw_concat(g, name, parts, (int)s, axis + 1, r + 1, d1, -1, &cat);
+	free(parts);
+	d[axis] *= s;
+	return st ? st : npu_rw_reshape(g, name, cat, r, d, y, res);
+}
+
 /* Constant float input @i of @n into @v (count in *@cnt; 0 if absent or empty). */
 static npu_status opt_floats(const npu_ir_graph *g, const npu_ir_node *n, int i, float *v,
 			     int cap, int *cnt)
@@ -142,6 +185,7 @@ npu_status npu_rewrite_resize(npu_ir_graph *g, int k)
 	int64_t in[NPU_MAX_RANK], outd[NPU_MAX_RANK], antialias = 0;
 	bool *valid[NPU_MAX_RANK] = { NULL }, extrap = false;
 	float *mats[NPU_MAX_RANK] = { NULL };
+	int64_t repeat[NPU_MAX_RANK] = { 0 };
 	char name[128];
 	npu_status st = NPU_OK;
 
@@ -199,6 +243,8 @@ npu_status npu_rewrite_resize(npu_ir_graph *g, int k)
 			continue;
 		if (in[a] == outd[a] && crop && roi[a] == 0 && roi[r + a] == 1)
 			continue;
+		if (in[a] * outd[a] > NPU_RW_MATRIX_MAX)
+			goto out;	/* left to be refused by name */
 		mats[a] = malloc((size_t)(in[a] * outd[a]) * sizeof(float) + 4);
 		valid[a] = malloc((size_t)outd[a] * sizeof(bool) + 1);
 		if (!mats[a] || !valid[a]) {
@@ -213,6 +259,7 @@ npu_status npu_rewrite_resize(npu_ir_graph *g, int k)
 		}
 		for (int64_t j = 0; j < outd[a]; j++)
 			extrap |= !valid[a][j] && h.extrap != 0.0f;
+		repeat[a] = nearest_repeat(&h, mats[a], in[a], outd[a], valid[a]);
 		naxes++;
 		last_axis = a;
 	}
@@ -223,8 +270,14 @@ npu_status npu_rewrite_resize(npu_ir_graph *g, int k)
 	for (int a = 0; a < r && !st; a++) {
 		if (!mats[a])
 			continue;
-		st = npu_rw_map_axis(g, name, cur, a, outd[a], mats[a],
-			      a == last_axis && !extrap ? yid : -1, &cur);
+		if (repeat[a]) {
+			st = repeat_axis(g, name, cur, a, repeat[a],
+					 a == last_axis && !extrap ? yid : -1, &cur);
+			free(mats[a]);
+		} else {
+			st = npu_rw_map_axis(g, name, cur, a, outd[a], mats[a],
+					     a == last_axis && !extrap ? yid : -1, &cur);
+		}
 		mats[a] = NULL;
 		if (!st && a != last_axis)
 			in[a] = outd[a];

@@ -36,7 +36,8 @@ npu_status npu_rw_ints(npu_ir_graph *g, const int64_t *v, int n, int *id)
 
 	if (!d)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	memcpy(d, v, (size_t)n * sizeof(*d));
+	if (n)	/* @v may be NULL for none (a Reshape to a scalar) */
+		memcpy(d, v, (size_t)n * sizeof(*d));
 	return npu_rw_const(g, NPU_DTYPE_INT64, 1, &dim, d, id);
 }
 

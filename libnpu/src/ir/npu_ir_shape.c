@@ -973,9 +973,9 @@ static npu_status shape_batchnorm(npu_ir_graph *g, npu_ir_node *n)
 		st = npu_ir_attr_int(n, "training_mode", 0, &training);
 	if (st)
 		return st;
-	if (training)
-		return nerr(n, NPU_ERR_UNSUPPORTED, "training mode is not supported");
-	for (int i = 1; i < n->n_outputs; i++)
+	/* Training mode (batch statistics, running mean and variance outputs)
+	 * becomes reductions in the compiler (compile/rewrite_norm.c). */
+	for (int i = 1; !training && i < n->n_outputs; i++)
 		if (n->outputs[i] >= 0)
 			return nerr(n, NPU_ERR_UNSUPPORTED, "the training outputs (running mean and variance) are not supported");
 	for (int i = 1; i < 5; i++) {
@@ -988,6 +988,9 @@ static npu_status shape_batchnorm(npu_ir_graph *g, npu_ir_node *n)
 			return nerr(n, NPU_ERR_SHAPE, "parameter '%s' must have shape [%" PRId64 "]",
 				    p->name, x->dims[1]);
 	}
+	for (int i = 1; training && i < 3; i++)
+		if ((st = set_out(g, n, i, x->dtype, 1, &x->dims[1])))
+			return st;
 	return set_like(g, n, 0, x);
 }
 
@@ -1024,6 +1027,161 @@ static npu_status shape_layernorm(npu_ir_graph *g, npu_ir_node *n)
 	if (!st)
 		st = set_out(g, n, 2, (npu_dtype)stash, x->rank, dims);
 	return st;
+}
+
+/* GridSample (2-D): [N, C, H, W] sampled at grid [N, Ho, Wo, 2]. */
+static npu_status shape_grid_sample(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *grid;
+	int64_t dims[4];
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_float(n, x);
+	if (!st)
+		st = need_in(g, n, 1, &grid);
+	if (st)
+		return st;
+	if (x->rank != 4 || grid->rank != 4 || grid->dims[0] != x->dims[0] || grid->dims[3] != 2)
+		return nerr(n, NPU_ERR_UNSUPPORTED, "only 2-D sampling ([N, C, H, W] with a "
+			    "[N, Ho, Wo, 2] grid) is supported");
+	dims[0] = x->dims[0];
+	dims[1] = x->dims[1];
+	dims[2] = grid->dims[1];
+	dims[3] = grid->dims[2];
+	return set_out(g, n, 0, x->dtype, 4, dims);
+}
+
+/* DynamicQuantizeLinear: y (uint8, like x), y_scale (float), y_zero_point (uint8). */
+static npu_status shape_dyn_quant(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_float(n, x);
+	if (!st)
+		st = set_out(g, n, 0, NPU_DTYPE_UINT8, x->rank, x->dims);
+	if (!st)
+		st = set_out(g, n, 1, NPU_DTYPE_FLOAT32, 0, NULL);
+	if (!st)
+		st = set_out(g, n, 2, NPU_DTYPE_UINT8, 0, NULL);
+	return st;
+}
+
+/* GatherElements: the indices' shape. */
+static npu_status shape_gather_elements(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *ind;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_in(g, n, 1, &ind);
+	if (st)
+		return st;
+	if (!is_int(ind->dtype) || ind->rank != x->rank)
+		return nerr(n, NPU_ERR_SHAPE, "indices must be integers of the data's rank");
+	return set_out(g, n, 0, x->dtype, ind->rank, ind->dims);
+}
+
+/* GatherND: indices.shape[:-1] + data.shape[batch_dims + m:]. */
+static npu_status shape_gather_nd(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *ind;
+	int64_t bd = 0, m, dims[NPU_MAX_RANK];
+	int r = 0;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_in(g, n, 1, &ind);
+	if (!st)
+		st = npu_ir_attr_int(n, "batch_dims", 0, &bd);
+	if (st)
+		return st;
+	if (!is_int(ind->dtype) || ind->rank < 1)
+		return nerr(n, NPU_ERR_SHAPE, "indices must be integers of rank 1 or more");
+	m = ind->dims[ind->rank - 1];
+	if (bd < 0 || bd >= ind->rank || bd + m > x->rank ||
+	    ind->rank - 1 + x->rank - bd - m > NPU_MAX_RANK)
+		return nerr(n, NPU_ERR_SHAPE, "batch_dims and the index length do not fit the data");
+	for (int d = 0; d < ind->rank - 1; d++)
+		dims[r++] = ind->dims[d];
+	for (int64_t d = bd + m; d < x->rank; d++)
+		dims[r++] = x->dims[d];
+	return set_out(g, n, 0, x->dtype, r, dims);
+}
+
+/* NegativeLogLikelihoodLoss: the target's shape, or a scalar when reduced. */
+static npu_status shape_nll_loss(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *t;
+	const char *red;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_float(n, x);
+	if (!st)
+		st = need_in(g, n, 1, &t);
+	if (!st)
+		st = npu_ir_attr_string(n, "reduction", "mean", &red);
+	if (st)
+		return st;
+	if (x->rank < 2 || t->rank != x->rank - 1 || !is_int(t->dtype))
+		return nerr(n, NPU_ERR_SHAPE, "input must be [N, C, ...] and target [N, ...]");
+	/* SoftmaxCrossEntropyLoss's optional log_prob output: like the scores. */
+	if ((st = set_out(g, n, 1, x->dtype, x->rank, x->dims)))
+		return st;
+	if (!strcmp(red, "none"))
+		return set_out(g, n, 0, x->dtype, t->rank, t->dims);
+	if (strcmp(red, "sum") && strcmp(red, "mean"))
+		return nerr(n, NPU_ERR_FORMAT, "reduction '%s' is not none, sum or mean", red);
+	return set_out(g, n, 0, x->dtype, 0, NULL);
+}
+
+/* Scatter, ScatterElements, ScatterND: the data's shape. */
+static npu_status shape_scatter(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *ind, *u;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_in(g, n, 1, &ind);
+	if (!st)
+		st = need_in(g, n, 2, &u);
+	if (!st && !is_int(ind->dtype))
+		st = nerr(n, NPU_ERR_SHAPE, "indices must be int32 or int64");
+	if (!st)
+		st = same_dtype(n, x, u);
+	return st ? st : set_like(g, n, 0, x);
+}
+
+/* EyeLike: x's 2-D shape; dtype from the attribute, else x's. */
+static npu_status shape_eye_like(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x;
+	int64_t dt = 0;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = npu_ir_attr_int(n, "dtype", 0, &dt);
+	if (st)
+		return st;
+	if (x->rank != 2)
+		return nerr(n, NPU_ERR_SHAPE, "the input must be 2-D");
+	if (dt && !npu_dtype_size((npu_dtype)dt))
+		return nerr(n, NPU_ERR_UNSUPPORTED, "dtype %" PRId64 " is not supported", dt);
+	return set_out(g, n, 0, dt ? (npu_dtype)dt : x->dtype, 2, x->dims);
+}
+
+/* CastLike: x's shape, the dtype of the second input. */
+static npu_status shape_cast_like(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *like;
+	npu_status st = need_in(g, n, 0, &x);
+
+	if (!st)
+		st = need_in(g, n, 1, &like);
+	return st ? st : set_out(g, n, 0, like->dtype, x->rank, x->dims);
 }
 
 /* InstanceNormalization: scale and B hold one value per channel. */
@@ -1976,6 +2134,8 @@ static const struct op_def ops[] = {
 	/* arithmetic */
 	{ "Add", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Sub", 1, 0, shape_binary, OP_NPU, NULL },
+	{ "Mod", 10, 0, shape_binary, OP_NPU, NULL },
+	{ "BitShift", 11, 0, shape_binary, OP_NPU, NULL },
 	{ "Mul", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Div", 1, 0, shape_binary, OP_NPU, NULL },
 	{ "Pow", 1, 0, shape_binary, OP_NPU, NULL },
@@ -2025,12 +2185,26 @@ static const struct op_def ops[] = {
 	{ "Identity", 1, 0, shape_unary, OP_NPU, NULL },
 	{ "Dropout", 1, 0, shape_dropout, OP_NPU, NULL },
 	{ "Cast", 1, 0, shape_cast, OP_NPU, NULL },
+	{ "CastLike", 15, 0, shape_cast_like, OP_NPU, NULL },
+	{ "EyeLike", 9, 0, shape_eye_like, OP_NPU, NULL },
+	{ "ReverseSequence", 10, 0, shape_unary, OP_NPU, NULL },
+	{ "Trilu", 14, 0, shape_unary, OP_NPU, NULL },
+	{ "Scatter", 9, 10, shape_scatter, OP_NPU, NULL },
+	{ "ScatterElements", 11, 0, shape_scatter, OP_NPU, NULL },
+	{ "ScatterND", 11, 0, shape_scatter, OP_NPU, NULL },
+	{ "NegativeLogLikelihoodLoss", 12, 0, shape_nll_loss, OP_NPU, NULL },
+	{ "SoftmaxCrossEntropyLoss", 12, 0, shape_nll_loss, OP_NPU, NULL },
+	{ "GatherElements", 11, 0, shape_gather_elements, OP_NPU, NULL },
+	{ "GatherND", 11, 0, shape_gather_nd, OP_NPU, NULL },
 	/* normalization */
 	{ "Softmax", 1, 0, shape_softmax, OP_NPU, NULL },
 	{ "LogSoftmax", 1, 0, shape_softmax, OP_NPU, NULL },
+	{ "Hardmax", 1, 0, shape_softmax, OP_NPU, NULL },
 	{ "LayerNormalization", 17, 0, shape_layernorm, OP_NPU, NULL },
 	{ "BatchNormalization", 1, 0, shape_batchnorm, OP_NPU, NULL },
 	{ "InstanceNormalization", 6, 0, shape_instnorm, OP_NPU, NULL },
+	{ "LRN", 1, 0, shape_unary_float, OP_NPU, NULL },
+	{ "GridSample", 16, 0, shape_grid_sample, OP_NPU, NULL },
 	{ "MeanVarianceNormalization", 9, 0, shape_unary_float, OP_NPU, NULL },
 	/* pooling */
 	{ "MaxPool", 1, 0, shape_pool, OP_NPU, support_maxpool },
@@ -2067,6 +2241,7 @@ static const struct op_def ops[] = {
 	{ "Upsample", 7, 9, shape_upsample, OP_NPU, support_resize },
 	/* quantized */
 	{ "QuantizeLinear", 10, 0, shape_quantize, OP_NPU, NULL },
+	{ "DynamicQuantizeLinear", 11, 0, shape_dyn_quant, OP_NPU, NULL },
 	{ "DequantizeLinear", 10, 0, shape_dequantize, OP_NPU, NULL },
 	{ "QLinearConv", 10, 0, shape_qlinear_conv, OP_NPU, NULL },
 	{ "QLinearMatMul", 10, 0, shape_qlinear_matmul, OP_NPU, NULL },
