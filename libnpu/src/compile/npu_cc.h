@@ -178,6 +178,15 @@ struct npu_emit_tile {
 	uint32_t wb_wait;
 	uint32_t shift_seg[2];
 	uint64_t shift[2];
+	/*
+	 * Inputs in segment @const_seg (weights: nothing writes them) wait
+	 * only for wait_ctr >= @const_wait (their HBSM half is free), not for
+	 * the data the others wait for, when the tile also has other inputs:
+	 * they load while the previous work item still computes.
+	 * NPU_NO_SEG: every input waits alike.
+	 */
+	uint32_t const_seg;
+	uint32_t const_wait;
 };
 npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 			 const struct npu_emit_tile *how);

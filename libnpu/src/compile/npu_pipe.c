@@ -53,6 +53,13 @@ struct stage {
 	uint32_t total;		/* completions per input, T_s */
 	double cost;
 	double out_bytes;
+	/*
+	 * While emitting one program: the HBSM half the stage's next round
+	 * uses (rounds alternate across work items and inputs), and per half
+	 * C_s once the last round in it has written back (it is free then).
+	 */
+	unsigned half;
+	uint32_t half_free[2];
 };
 
 struct pipe {
@@ -270,7 +277,7 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 			    unsigned b, unsigned elem)
 {
 	struct npu_cc *cc = p->cc;
-	const struct stage *st = &p->st[s];
+	struct stage *st = &p->st[s];
 	const struct npu_work *w = &cc->work[k];
 	uint32_t base = b * st->total + p->prefix[k];
 	uint32_t prev = 0, done[2] = { 0, 0 };
@@ -303,10 +310,14 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 	}
 	for (unsigned r0 = 0; r0 < w->ntiles && !rc; r0 += st->n) {
 		unsigned r1 = r0 + st->n < w->ntiles ? r0 + st->n : w->ntiles;
+		unsigned h = st->half;
+		uint32_t free_at = st->half_free[h];
 		struct npu_emit_tile how = {
-			.half = (r0 / st->n) & 1 ? cc->hbsm : 0,
-			.wait_ctr = s, .wait_val = base + done[0],
+			.half = h ? cc->hbsm : 0,
+			.wait_ctr = s,
+			.wait_val = base + done[0] > free_at ? base + done[0] : free_at,
 			.wait2_ctr = s ? s - 1 : 0, .wait2_val = prev,
+			.const_seg = cc->seg_const, .const_wait = free_at,
 			.done_ctr = s,
 			.wb_clusters = st->clusters,
 			.wb_tpbs = (uint8_t)((1u << cc->tpbs) - 1),
@@ -333,6 +344,8 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 		done[0] = done[1];
 		for (unsigned i = r0; i < r1; i++)
 			done[1] += w->tiles[i].nout ? 1 : 0;
+		st->half_free[h] = base + done[1];
+		st->half ^= 1;
 	}
 	return rc;
 }
@@ -357,6 +370,10 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 	}
 	npu_pb_init(&pb);
 	e.pb = &pb;
+	for (unsigned s = 0; s < p->S; s++) {
+		p->st[s].half = 0;
+		p->st[s].half_free[0] = p->st[s].half_free[1] = 0;
+	}
 	for (unsigned t = 0; t + 1 < B + p->S && !st; t++) {
 		unsigned next[MAX_STAGES];
 		double done[MAX_STAGES];

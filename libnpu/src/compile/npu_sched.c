@@ -230,9 +230,14 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 	uint32_t *arrived = &e->dma[2 * w + (half ? 1 : 0)];
 	unsigned ctr_dma = half ? NPU_CTR_DMA_ODD : CTR_DMA;
 	struct npu_hw_insn *in;
+	bool early = false;	/* constant inputs wait only for their half */
 
+	for (unsigned k = 0; k < t->nin && how->const_seg != NPU_NO_SEG; k++)
+		if (t->in[k].seg != how->const_seg)
+			early = true;
 	for (unsigned k = 0; k < t->nin; k++) {
 		const struct npu_tile_in *ti = &t->in[k];
+		bool weights = early && ti->seg == how->const_seg;
 		const struct npu_emit_share *sh = e->share ?
 			&e->share[how->slot * NPU_TILE_MAX_IN + k] : NULL;
 		uint16_t cm = (uint16_t)(1u << c);
@@ -267,10 +272,15 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 		}
 		in->opnd[NPU_OPND_DST].cluster_mask = cm;
 		in->opnd[NPU_OPND_DST].tpb_mask = tm;
-		if (how->wait_val)
-			wait_on(in, slot++, how->wait_ctr, how->wait_val);
-		if (how->wait2_val)
-			wait_on(in, slot++, how->wait2_ctr, how->wait2_val);
+		if (weights) {
+			if (how->const_wait)
+				wait_on(in, slot++, how->wait_ctr, how->const_wait);
+		} else {
+			if (how->wait_val)
+				wait_on(in, slot++, how->wait_ctr, how->wait_val);
+			if (how->wait2_val)
+				wait_on(in, slot++, how->wait2_ctr, how->wait2_val);
+		}
 		in->sync.signal[0].counter = (uint8_t)ctr_dma;
 		in->sync.signal[0].flags = NPU_SIGNAL_ENABLE | NPU_SIGNAL_REMOTE;
 		in->sync.signal[0].cluster_mask = cm;
@@ -373,6 +383,7 @@ static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, uns
 			.wb_tpbs = (uint8_t)((1u << cc->tpbs) - 1),
 			.wb_wait = done[1],
 			.shift_seg = { NPU_NO_SEG, NPU_NO_SEG },
+			.const_seg = NPU_NO_SEG,
 		};
 
 		uint32_t cs[NPU_HW_MAX_CLUSTERS * NPU_HW_MAX_TPBS_PER_CLUSTER];
