@@ -225,6 +225,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	cc.batch = tgt->batch ? tgt->batch : 1;
 	cc.cur_node = -1;
 	cc.stages = tgt->stages;
+	cc.inflight = tgt->inflight;
 	cc.step_cycles = tgt->step_cycles;
 	cc.nstep_cycles = tgt->nstep_cycles;
 	cc.spread = cc.workers;

@@ -56,6 +56,7 @@ struct npu_cc {
 	unsigned batch;		/* inputs per run; > 1: pipelined stages */
 	uint64_t scratch_stride, io_stride;	/* per batch element */
 	unsigned stages;		/* pipelined stages wanted, 0: as many as fit */
+	unsigned inflight;	/* inputs in flight per stage (0: one) */
 	const double *step_cycles;	/* per work item, layer by layer; or NULL */
 	unsigned nstep_cycles;
 	int cur_node;		/* the node being lowered */

@@ -88,7 +88,7 @@ npu_status npu_profile_pipeline(const void *data, size_t size, struct npu_compil
 	struct npu_compile_target t = *tgt;
 	double best = INFINITY;
 	uint64_t total;
-	unsigned best_s = 0;
+	unsigned best_s = 0, best_m = 1;
 	npu_status st;
 
 	*cycles = NULL;
@@ -101,17 +101,23 @@ npu_status npu_profile_pipeline(const void *data, size_t size, struct npu_compil
 	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
 		if (tries[i] > tgt->batch || tries[i] > tgt->clusters)
 			break;
-		/* Two elements per stage show the steady state: enough to compare. */
-		t.stages = tries[i];
-		t.batch = tgt->batch < 2 * tries[i] ? tgt->batch : 2 * tries[i];
-		st = npu_profile_run(data, size, &t, &total, NULL, NULL);
-		if (st)
-			return st;
-		if ((double)total / t.batch < best) {
-			best = (double)total / t.batch;
-			best_s = tries[i];
+		/* One or two inputs in flight per stage (interleaved items). */
+		for (unsigned m = 1; m <= 2 && m <= tgt->batch; m++) {
+			/* Two groups per stage show the steady state: enough to compare. */
+			t.stages = tries[i];
+			t.inflight = m;
+			t.batch = tgt->batch < 2 * m * tries[i] ? tgt->batch : 2 * m * tries[i];
+			st = npu_profile_run(data, size, &t, &total, NULL, NULL);
+			if (st)
+				return st;
+			if ((double)total / t.batch < best) {
+				best = (double)total / t.batch;
+				best_s = tries[i];
+				best_m = m;
+			}
 		}
 	}
 	tgt->stages = best_s;
+	tgt->inflight = best_m;
 	return NPU_OK;
 }
