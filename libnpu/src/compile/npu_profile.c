@@ -84,7 +84,7 @@ npu_status npu_profile_run(const void *data, size_t size, const struct npu_compi
 npu_status npu_profile_pipeline(const void *data, size_t size, struct npu_compile_target *tgt,
 				double **cycles)
 {
-	static const unsigned tries[] = { 2, 3, 4, 6, 8 };
+	static const unsigned tries[] = { 2, 3, 4, 5, 6, 7, 8 };
 	struct npu_compile_target t = *tgt;
 	double best = INFINITY;
 	uint64_t total;
