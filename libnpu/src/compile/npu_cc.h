@@ -57,6 +57,7 @@ struct npu_cc {
 	uint64_t scratch_stride, io_stride;	/* per batch element */
 	unsigned stages;		/* pipelined stages wanted, 0: as many as fit */
 	unsigned inflight;	/* inputs in flight per stage (0: one) */
+	unsigned nbufs;		/* HBSM buffers tiles rotate through (2 or 4) */
 	const double *step_cycles;	/* per work item, layer by layer; or NULL */
 	unsigned nstep_cycles;
 	int cur_node;		/* the node being lowered */
@@ -126,6 +127,10 @@ void npu_sched_free(struct npu_cc *cc);
 #define NPU_CTR_OPS	1	/* unit instructions finished on this TPB */
 #define NPU_CTR_WB	2	/* write-backs finished by the TPBs it works with */
 #define NPU_CTR_DMA_ODD	3	/* DMA arrivals at this TPB, HBSM half 1 */
+/* With four HBSM buffers (pipelined, two inputs in flight): buffers 2, 3. */
+#define NPU_CTR_DMA_B2	4
+#define NPU_CTR_DMA_B3	5
+#define NPU_MAX_BUFS	4	/* HBSM buffers a schedule may rotate through */
 
 /*
  * How a tile input of the current round is brought in (npu_emit_round):
@@ -143,7 +148,7 @@ enum { NPU_SHARE_OWN, NPU_SHARE_LEAD, NPU_SHARE_SHARED };
 /* Tile emission shared by both schedulers (npu_sched.c). */
 struct npu_emit {
 	struct npu_pb *pb;
-	uint32_t *dma;		/* per worker x HBSM half: arrivals so far */
+	uint32_t *dma;		/* per worker x HBSM buffer: arrivals so far */
 	uint32_t *ops;		/* per worker: TPB counter value so far */
 	uint32_t engine;	/* next DMA engine */
 	struct npu_emit_share *share;	/* the round's tiles x NPU_TILE_MAX_IN */
@@ -165,6 +170,7 @@ npu_status npu_emit_round(struct npu_emit *e, const struct npu_tile *tiles, unsi
  */
 struct npu_emit_tile {
 	uint32_t w, c, tpb, half;
+	uint32_t buf;		/* which HBSM buffer (half: its byte offset) */
 	uint32_t slot;		/* the tile's index in its round (npu_emit_round) */
 	unsigned wait_ctr, wait2_ctr, done_ctr;
 	uint32_t wait_val, wait2_val;

@@ -14,7 +14,9 @@
  * A stage may keep M inputs in flight (M = 1 or 2, the profile chooses):
  * it runs them as a group, each work item for every input of the group
  * before the next item, so while one input waits for its previous item's
- * write-backs, the other's loads and compute fill the gap.
+ * write-backs, the other's loads and compute fill the gap.  Tiles are
+ * then planned in a quarter of the HBSM and rounds rotate through four
+ * buffers, so each input of the pair still double-buffers.
  *
  * Synchronization uses one CCB counter per stage, C_s, counting the
  * stage's completions (tile write-backs and DMA-only moves).  Write-backs
@@ -61,12 +63,12 @@ struct stage {
 	double cost;
 	double out_bytes;
 	/*
-	 * While emitting one program: the HBSM half the stage's next round
-	 * uses (rounds alternate across work items and inputs), and per half
+	 * While emitting one program: the HBSM buffer the stage's next round
+	 * uses (rounds rotate across work items and inputs), and per buffer
 	 * C_s once the last round in it has written back (it is free then).
 	 */
 	unsigned half;
-	uint32_t half_free[2];
+	uint32_t half_free[NPU_MAX_BUFS];
 	uint32_t emitted;	/* completions emitted so far (C_s once done) */
 };
 
@@ -234,7 +236,7 @@ static npu_status place(struct pipe *p)
 	m.core_flops = cc->tpbs * 2.0 * NPU_M100_TCU_ROWS * NPU_M100_TCU_COLS * NPU_M100_TCU_DOT *
 		       NPU_M100_CLOCK_MHZ * 1e6;
 	m.buffer_bytes = cc->tpbs * 64.0 * 1024;
-	m.sram_bytes = cc->tpbs * 2.0 * cc->hbsm;
+	m.sram_bytes = cc->tpbs * (double)cc->nbufs * cc->hbsm;
 	m.link_bw = (double)NPU_M100_LINK_BYTES_PER_CYCLE * NPU_M100_CLOCK_MHZ * 1e6;
 	m.offchip_bw = (double)NPU_M100_DDR_BYTES_PER_CYCLE * NPU_M100_CLOCK_MHZ * 1e6;
 	for (unsigned s = 0; s < p->S; s++) {
@@ -331,7 +333,8 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 		unsigned h = st->half;
 		uint32_t free_at = st->half_free[h];
 		struct npu_emit_tile how = {
-			.half = h ? cc->hbsm : 0,
+			.half = h * cc->hbsm,
+			.buf = h,
 			.wait_ctr = s,
 			.wait_val = data > free_at ? data : free_at,
 			.wait2_ctr = s ? s - 1 : 0, .wait2_val = prev,
@@ -363,7 +366,7 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 		for (unsigned i = r0; i < r1; i++)
 			done[1] += w->tiles[i].nout ? 1 : 0;
 		st->half_free[h] = base + done[1];
-		st->half ^= 1;
+		st->half = (h + 1) % cc->nbufs;
 	}
 	st->emitted += p->count[k];
 	p->end_of[s * p->B + b] = st->emitted;
@@ -382,7 +385,7 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 	npu_status st = NPU_OK;
 	unsigned groups;
 
-	e.dma = calloc(2 * cc->workers, sizeof(*e.dma));
+	e.dma = calloc(NPU_MAX_BUFS * cc->workers, sizeof(*e.dma));
 	e.ops = calloc(cc->workers, sizeof(*e.ops));
 	if (!e.dma || !e.ops) {
 		free(e.dma);
@@ -395,7 +398,7 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 	memset(p->end_of, 0, (size_t)p->S * B * sizeof(*p->end_of));
 	for (unsigned s = 0; s < p->S; s++) {
 		p->st[s].half = 0;
-		p->st[s].half_free[0] = p->st[s].half_free[1] = 0;
+		memset(p->st[s].half_free, 0, sizeof(p->st[s].half_free));
 		p->st[s].emitted = 0;
 	}
 	groups = (B + p->group - 1) / p->group;

@@ -108,6 +108,9 @@ npu_status npu_profile_pipeline(const void *data, size_t size, struct npu_compil
 			t.inflight = m;
 			t.batch = tgt->batch < 2 * m * tries[i] ? tgt->batch : 2 * m * tries[i];
 			st = npu_profile_run(data, size, &t, &total, NULL, NULL);
+			/* Two in flight plan tiles in a quarter of the HBSM: not all fit. */
+			if (st && m > 1)
+				continue;
 			if (st)
 				return st;
 			if ((double)total / t.batch < best) {

@@ -7,6 +7,8 @@
  *
  *   TPB counter 0   DMA arrivals at this TPB for HBSM half 0 (the DMA
  *                   signals it remotely); counter 3 the same for half 1
+ *                   (counters 4 and 5: buffers 2 and 3 when a pipeline
+ *                   with two inputs in flight rotates four quarters)
  *   TPB counter 1   unit instructions finished on this TPB
  *   TPB counter 2   write-backs finished on any TPB of the step (broadcast)
  *   CCB counter 0   write-backs finished (every TPB signals the CCB)
@@ -226,9 +228,12 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 			 const struct npu_emit_tile *how)
 {
 	struct npu_pb *pb = e->pb;
+	static const unsigned ctr_of[NPU_MAX_BUFS] = {
+		CTR_DMA, NPU_CTR_DMA_ODD, NPU_CTR_DMA_B2, NPU_CTR_DMA_B3
+	};
 	uint32_t w = how->w, c = how->c, tpb = how->tpb, half = how->half;
-	uint32_t *arrived = &e->dma[2 * w + (half ? 1 : 0)];
-	unsigned ctr_dma = half ? NPU_CTR_DMA_ODD : CTR_DMA;
+	uint32_t *arrived = &e->dma[NPU_MAX_BUFS * w + how->buf];
+	unsigned ctr_dma = ctr_of[how->buf];
 	struct npu_hw_insn *in;
 	bool early = false;	/* constant inputs wait only for their half */
 
@@ -364,7 +369,7 @@ static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, uns
 	struct npu_pb pb;
 	npu_status st = NPU_OK;
 
-	e.dma = calloc(2 * W, sizeof(*e.dma));
+	e.dma = calloc(NPU_MAX_BUFS * W, sizeof(*e.dma));
 	e.ops = calloc(W, sizeof(*e.ops));
 	if (!e.dma || !e.ops) {
 		free(e.dma);
@@ -377,6 +382,7 @@ static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, uns
 		unsigned r1 = r0 + W < n ? r0 + W : n;
 		struct npu_emit_tile how = {
 			.half = (r0 / W) & 1 ? cc->hbsm : 0,
+			.buf = (r0 / W) & 1,
 			.wait_ctr = CCB_DONE, .wait_val = done[0],
 			.done_ctr = CCB_DONE,
 			.wb_clusters = (uint16_t)((1u << cc->nclusters) - 1),
