@@ -127,10 +127,9 @@ void npu_sched_free(struct npu_cc *cc);
 #define NPU_CTR_OPS	1	/* unit instructions finished on this TPB */
 #define NPU_CTR_WB	2	/* write-backs finished by the TPBs it works with */
 #define NPU_CTR_DMA_ODD	3	/* DMA arrivals at this TPB, HBSM half 1 */
-/* With four HBSM buffers (pipelined, two inputs in flight): buffers 2, 3. */
-#define NPU_CTR_DMA_B2	4
-#define NPU_CTR_DMA_B3	5
-#define NPU_MAX_BUFS	4	/* HBSM buffers a schedule may rotate through */
+/* More HBSM buffers (pipelined, inputs in flight): buffer b >= 2 on 2 + b. */
+#define NPU_CTR_DMA_MORE	4
+#define NPU_MAX_BUFS	8	/* HBSM buffers a schedule may rotate through */
 
 /*
  * How a tile input of the current round is brought in (npu_emit_round):

@@ -101,8 +101,8 @@ npu_status npu_profile_pipeline(const void *data, size_t size, struct npu_compil
 	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
 		if (tries[i] > tgt->batch || tries[i] > tgt->clusters)
 			break;
-		/* One or two inputs in flight per stage (interleaved items). */
-		for (unsigned m = 1; m <= 2 && m <= tgt->batch; m++) {
+		/* One, two or four inputs in flight per stage (interleaved items). */
+		for (unsigned m = 1; m <= 4 && m <= tgt->batch; m *= 2) {
 			/* Two groups per stage show the steady state: enough to compare. */
 			t.stages = tries[i];
 			t.inflight = m;

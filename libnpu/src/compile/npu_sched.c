@@ -228,12 +228,10 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 			 const struct npu_emit_tile *how)
 {
 	struct npu_pb *pb = e->pb;
-	static const unsigned ctr_of[NPU_MAX_BUFS] = {
-		CTR_DMA, NPU_CTR_DMA_ODD, NPU_CTR_DMA_B2, NPU_CTR_DMA_B3
-	};
 	uint32_t w = how->w, c = how->c, tpb = how->tpb, half = how->half;
 	uint32_t *arrived = &e->dma[NPU_MAX_BUFS * w + how->buf];
-	unsigned ctr_dma = ctr_of[how->buf];
+	unsigned ctr_dma = how->buf == 0 ? CTR_DMA : how->buf == 1 ? NPU_CTR_DMA_ODD :
+			   NPU_CTR_DMA_MORE + how->buf - 2;
 	struct npu_hw_insn *in;
 	bool early = false;	/* constant inputs wait only for their half */
 
