@@ -8,9 +8,12 @@
  * the model is compiled layer by layer and run once, on zeros, on a
  * private emulator of the target's geometry; the simulated cycles of each
  * step (one per work item, in the same order) become the stage-balancing
- * cost.  Then a few stage counts are compiled and run the same way and
- * the fastest is kept: more stages overlap more work but take longer to
- * fill and drain, and where the balance lies depends on the model.
+ * cost.  Then a few stage counts, each with one, two or four inputs in
+ * flight per stage, are compiled and run the same way and the fastest is
+ * kept: more stages overlap more work but take longer to fill and drain,
+ * more inputs in flight hide a stage's waits but plan tiles in less HBSM
+ * and fill the pipeline in coarser groups, and where the balance lies
+ * depends on the model.
  */
 #include <math.h>
 #include <stdio.h>
