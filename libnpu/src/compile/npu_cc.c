@@ -221,10 +221,13 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	cc.tpbs = tgt->tpbs;
 	cc.workers = tgt->clusters * tgt->tpbs;
 	/* Tiles get half the HBSM: the scheduler double-buffers (npu_sched.c). */
-	cc.hbsm = tgt->hbsm_size / 2;
+	/* Inputs in flight in a pipeline get a double buffer each (four at most). */
+	cc.nbufs = tgt->batch > 1 && tgt->inflight > 1 ? 4 : 2;
+	cc.hbsm = tgt->hbsm_size / cc.nbufs;
 	cc.batch = tgt->batch ? tgt->batch : 1;
 	cc.cur_node = -1;
 	cc.stages = tgt->stages;
+	cc.inflight = tgt->inflight;
 	cc.step_cycles = tgt->step_cycles;
 	cc.nstep_cycles = tgt->nstep_cycles;
 	cc.spread = cc.workers;

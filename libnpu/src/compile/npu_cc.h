@@ -56,6 +56,8 @@ struct npu_cc {
 	unsigned batch;		/* inputs per run; > 1: pipelined stages */
 	uint64_t scratch_stride, io_stride;	/* per batch element */
 	unsigned stages;		/* pipelined stages wanted, 0: as many as fit */
+	unsigned inflight;	/* inputs in flight per stage (0: one) */
+	unsigned nbufs;		/* HBSM buffers tiles rotate through (2 or 4) */
 	const double *step_cycles;	/* per work item, layer by layer; or NULL */
 	unsigned nstep_cycles;
 	int cur_node;		/* the node being lowered */
@@ -125,6 +127,9 @@ void npu_sched_free(struct npu_cc *cc);
 #define NPU_CTR_OPS	1	/* unit instructions finished on this TPB */
 #define NPU_CTR_WB	2	/* write-backs finished by the TPBs it works with */
 #define NPU_CTR_DMA_ODD	3	/* DMA arrivals at this TPB, HBSM half 1 */
+/* More HBSM buffers (pipelined, inputs in flight): buffer b >= 2 on 2 + b. */
+#define NPU_CTR_DMA_MORE	4
+#define NPU_MAX_BUFS	8	/* HBSM buffers a schedule may rotate through */
 
 /*
  * How a tile input of the current round is brought in (npu_emit_round):
@@ -142,7 +147,7 @@ enum { NPU_SHARE_OWN, NPU_SHARE_LEAD, NPU_SHARE_SHARED };
 /* Tile emission shared by both schedulers (npu_sched.c). */
 struct npu_emit {
 	struct npu_pb *pb;
-	uint32_t *dma;		/* per worker x HBSM half: arrivals so far */
+	uint32_t *dma;		/* per worker x HBSM buffer: arrivals so far */
 	uint32_t *ops;		/* per worker: TPB counter value so far */
 	uint32_t engine;	/* next DMA engine */
 	struct npu_emit_share *share;	/* the round's tiles x NPU_TILE_MAX_IN */
@@ -164,6 +169,7 @@ npu_status npu_emit_round(struct npu_emit *e, const struct npu_tile *tiles, unsi
  */
 struct npu_emit_tile {
 	uint32_t w, c, tpb, half;
+	uint32_t buf;		/* which HBSM buffer (half: its byte offset) */
 	uint32_t slot;		/* the tile's index in its round (npu_emit_round) */
 	unsigned wait_ctr, wait2_ctr, done_ctr;
 	uint32_t wait_val, wait2_val;
@@ -178,6 +184,15 @@ struct npu_emit_tile {
 	uint32_t wb_wait;
 	uint32_t shift_seg[2];
 	uint64_t shift[2];
+	/*
+	 * Inputs in segment @const_seg (weights: nothing writes them) wait
+	 * only for wait_ctr >= @const_wait (their HBSM half is free), not for
+	 * the data the others wait for, when the tile also has other inputs:
+	 * they load while the previous work item still computes.
+	 * NPU_NO_SEG: every input waits alike.
+	 */
+	uint32_t const_seg;
+	uint32_t const_wait;
 };
 npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 			 const struct npu_emit_tile *how);

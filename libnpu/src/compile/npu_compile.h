@@ -16,6 +16,8 @@ struct npu_compile_target {
 	unsigned batch;		/* inputs per run (0 or 1: one, layer by layer) */
 	/* Pipelined stages (0: as many as the batch, clusters allow). */
 	unsigned stages;
+	/* Inputs in flight per stage, their work items interleaved (0: one). */
+	unsigned inflight;
 	/* Simulated cycles of each layer-by-layer step (npu_profile_run),
 	 * to balance pipelined stages; NULL: estimate from FLOPs. */
 	const double *step_cycles;
@@ -33,7 +35,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
  */
 npu_status npu_profile_run(const void *data, size_t size, const struct npu_compile_target *tgt,
 			   uint64_t *total, double **cycles, unsigned *n);
-/* Choose tgt->stages and tgt->step_cycles for a batch (npu_profile.c). */
+/* Choose tgt->stages, tgt->inflight and tgt->step_cycles for a batch (npu_profile.c). */
 npu_status npu_profile_pipeline(const void *data, size_t size, struct npu_compile_target *tgt,
 				double **cycles);
 

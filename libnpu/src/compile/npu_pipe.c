@@ -11,25 +11,35 @@
  * b-1, each on its own TPBs.  Batch element b has its own copy of the I/O
  * and scratch memory (offset b * stride), so inputs never share a buffer.
  *
+ * A stage may keep M inputs in flight (M = 1 or 2, the profile chooses):
+ * it runs them as a group, each work item for every input of the group
+ * before the next item, so while one input waits for its previous item's
+ * write-backs, the other's loads and compute fill the gap.  Tiles are
+ * then planned in a quarter of the HBSM and rounds rotate through four
+ * buffers, so each input of the pair still double-buffers.
+ *
  * Synchronization uses one CCB counter per stage, C_s, counting the
- * stage's completions (tile write-backs and DMA-only moves).  T_s is a
- * stage's completions per input and P_k those of its work items before
- * item k.  Item k of stage s for input b starts (its DMAs wait) when
+ * stage's completions (tile write-backs and DMA-only moves).  Write-backs
+ * finish round by round in emission order (each round's wait for the one
+ * before, through TPB counter NPU_CTR_WB), so C_s >= n means "the first n
+ * completions emitted for the stage are done", and a wait names a count:
  *
- *   C_s     >= b * T_s + P_k          the stage finished everything before
- *                                     (earlier items, earlier inputs)
- *   C_{s-1} >= (b + 1) * T_{s-1}      for k = 0: the previous stage has
- *                                     finished input b
+ *   - a round's activation DMAs wait until the same input's previous item
+ *     in the stage is done (E(k-1, b), the count once it was emitted) and
+ *     its HBSM half is free (the last round in that half wrote back;
+ *     halves alternate round by round across items and inputs);
+ *   - its weight DMAs (constant segment) wait only for the half;
+ *   - a stage's first item reads only earlier stages' outputs (each input
+ *     has its own scratch): it waits for C_{s-1} >= E(last item of s-1, b),
+ *     the previous stage finished input b; by induction so did every
+ *     earlier one, so skip connections need no more.
  *
- * A stage handles one input at a time, so these counts are exact: no
- * later completion can add to C_s before the ones waited for.  Waiting
- * for the previous stage suffices for every earlier stage too (it waited
- * for its own predecessor), so skip connections need nothing more.
+ * DMA-only items wait for everything emitted before them in the stage.
  * Within an item, rounds of tiles double-buffer the HBSM as in
  * npu_sched.c, over the stage's own TPBs.
  *
  * Emission order keeps the in-order DMA engines and TPB units free of
- * deadlock: wave t holds stage s's work on input t - s, each stage's items
+ * deadlock: wave t holds stage s's work on group t - s, each stage's items
  * in order.  Every wait then names completions of instructions emitted
  * earlier.  Within a wave the stages' items are merged by where they start
  * as a share of their stage's cost, so the shared in-order DMA queues hold
@@ -50,19 +60,28 @@ struct stage {
 	unsigned w0, w1;	/* work items [w0, w1) */
 	unsigned first, n;	/* its workers: wk[first .. first + n) */
 	uint16_t clusters;	/* its logical clusters (all their TPBs) */
-	uint32_t total;		/* completions per input, T_s */
 	double cost;
 	double out_bytes;
+	/*
+	 * While emitting one program: the HBSM buffer the stage's next round
+	 * uses (rounds rotate across work items and inputs), and per buffer
+	 * C_s once the last round in it has written back (it is free then).
+	 */
+	unsigned half;
+	uint32_t half_free[NPU_MAX_BUFS];
+	uint32_t emitted;	/* completions emitted so far (C_s once done) */
 };
 
 struct pipe {
 	struct npu_cc *cc;
 	struct stage st[MAX_STAGES];
 	unsigned S;
-	uint32_t *prefix;	/* per work item: P_k within its stage */
 	uint32_t *count;	/* per work item: its completions per input */
 	double *cost;		/* per work item */
 	uint32_t *wk;		/* worker ids (cluster * tpbs + tpb) by stage */
+	unsigned group;		/* inputs in flight in a stage, interleaved */
+	uint32_t *end_of;	/* per stage x input: C_s once its last item is done */
+	unsigned B;		/* inputs of the program being emitted */
 };
 
 static int64_t dim(const npu_ir_graph *g, int t, int d)
@@ -217,7 +236,7 @@ static npu_status place(struct pipe *p)
 	m.core_flops = cc->tpbs * 2.0 * NPU_M100_TCU_ROWS * NPU_M100_TCU_COLS * NPU_M100_TCU_DOT *
 		       NPU_M100_CLOCK_MHZ * 1e6;
 	m.buffer_bytes = cc->tpbs * 64.0 * 1024;
-	m.sram_bytes = cc->tpbs * 2.0 * cc->hbsm;
+	m.sram_bytes = cc->tpbs * (double)cc->nbufs * cc->hbsm;
 	m.link_bw = (double)NPU_M100_LINK_BYTES_PER_CYCLE * NPU_M100_CLOCK_MHZ * 1e6;
 	m.offchip_bw = (double)NPU_M100_DDR_BYTES_PER_CYCLE * NPU_M100_CLOCK_MHZ * 1e6;
 	for (unsigned s = 0; s < p->S; s++) {
@@ -270,16 +289,22 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 			    unsigned b, unsigned elem)
 {
 	struct npu_cc *cc = p->cc;
-	const struct stage *st = &p->st[s];
+	struct stage *st = &p->st[s];
 	const struct npu_work *w = &cc->work[k];
-	uint32_t base = b * st->total + p->prefix[k];
+	uint32_t base = st->emitted;
 	uint32_t prev = 0, done[2] = { 0, 0 };
+	/*
+	 * The data: the same input's previous item in this stage; the
+	 * stage's first item reads only earlier stages' outputs (each input
+	 * has its own scratch), which the wait for the previous stage covers.
+	 */
+	uint32_t data = k == st->w0 ? 0 : p->end_of[s * p->B + b];
 	uint32_t shift_seg[2] = { cc->seg_scratch, cc->seg_io };
 	uint64_t shift[2] = { elem * cc->scratch_stride, elem * cc->io_stride };
 	npu_status rc = NPU_OK;
 
 	if (k == st->w0 && s > 0)
-		prev = (b + 1) * p->st[s - 1].total;
+		prev = p->end_of[(s - 1) * p->B + b];
 	if (!w->ntiles) {
 		for (uint32_t i = 0; i < w->dma.n; i++) {
 			struct npu_hw_insn *in = npu_pb_copy(e->pb, &w->dma, i, shift_seg, shift);
@@ -299,14 +324,21 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 			in->sync.signal[1].cluster_mask = st->clusters;
 			in->sync.signal[1].tpb_mask = (uint8_t)((1u << cc->tpbs) - 1);
 		}
+		st->emitted += p->count[k];
+		p->end_of[s * p->B + b] = st->emitted;
 		return NPU_OK;
 	}
 	for (unsigned r0 = 0; r0 < w->ntiles && !rc; r0 += st->n) {
 		unsigned r1 = r0 + st->n < w->ntiles ? r0 + st->n : w->ntiles;
+		unsigned h = st->half;
+		uint32_t free_at = st->half_free[h];
 		struct npu_emit_tile how = {
-			.half = (r0 / st->n) & 1 ? cc->hbsm : 0,
-			.wait_ctr = s, .wait_val = base + done[0],
+			.half = h * cc->hbsm,
+			.buf = h,
+			.wait_ctr = s,
+			.wait_val = data > free_at ? data : free_at,
 			.wait2_ctr = s ? s - 1 : 0, .wait2_val = prev,
+			.const_seg = cc->seg_const, .const_wait = free_at,
 			.done_ctr = s,
 			.wb_clusters = st->clusters,
 			.wb_tpbs = (uint8_t)((1u << cc->tpbs) - 1),
@@ -333,7 +365,11 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 		done[0] = done[1];
 		for (unsigned i = r0; i < r1; i++)
 			done[1] += w->tiles[i].nout ? 1 : 0;
+		st->half_free[h] = base + done[1];
+		st->half = (h + 1) % cc->nbufs;
 	}
+	st->emitted += p->count[k];
+	p->end_of[s * p->B + b] = st->emitted;
 	return rc;
 }
 
@@ -347,8 +383,9 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 	struct npu_emit e = { 0 };
 	struct npu_pb pb;
 	npu_status st = NPU_OK;
+	unsigned groups;
 
-	e.dma = calloc(2 * cc->workers, sizeof(*e.dma));
+	e.dma = calloc(NPU_MAX_BUFS * cc->workers, sizeof(*e.dma));
 	e.ops = calloc(cc->workers, sizeof(*e.ops));
 	if (!e.dma || !e.ops) {
 		free(e.dma);
@@ -357,12 +394,23 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 	}
 	npu_pb_init(&pb);
 	e.pb = &pb;
-	for (unsigned t = 0; t + 1 < B + p->S && !st; t++) {
-		unsigned next[MAX_STAGES];
+	p->B = B;
+	memset(p->end_of, 0, (size_t)p->S * B * sizeof(*p->end_of));
+	for (unsigned s = 0; s < p->S; s++) {
+		p->st[s].half = 0;
+		memset(p->st[s].half_free, 0, sizeof(p->st[s].half_free));
+		p->st[s].emitted = 0;
+	}
+	groups = (B + p->group - 1) / p->group;
+	for (unsigned t = 0; t + 1 < groups + p->S && !st; t++) {
+		unsigned next[MAX_STAGES], in[MAX_STAGES], g0[MAX_STAGES], gn[MAX_STAGES];
 		double done[MAX_STAGES];
 
 		for (unsigned s = 0; s < p->S; s++) {
-			next[s] = t < s || t - s >= B ? p->st[s].w1 : p->st[s].w0;
+			next[s] = t < s || t - s >= groups ? p->st[s].w1 : p->st[s].w0;
+			g0[s] = (t - s) * p->group;
+			gn[s] = t < s || B - g0[s] < p->group ? B - g0[s] : p->group;
+			in[s] = 0;
 			done[s] = 0;
 		}
 		for (;;) {
@@ -371,14 +419,19 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 			/* The item that starts earliest, as a share of its stage. */
 			for (s = 0; s < p->S; s++)
 				if (next[s] < p->st[s].w1 &&
-				    (best == p->S || done[s] / p->st[s].cost <
-						     done[best] / p->st[best].cost))
+				    (best == p->S || done[s] / (gn[s] * p->st[s].cost) <
+						     done[best] / (gn[best] * p->st[best].cost)))
 					best = s;
 			if (best == p->S || st)
 				break;
 			s = best;
-			st = emit_item(p, &e, s, next[s], t - s, b0 + t - s);
-			done[s] += p->cost[next[s]++];
+			st = emit_item(p, &e, s, next[s], g0[s] + in[s], b0 + g0[s] + in[s]);
+			done[s] += p->cost[next[s]];
+			/* Each item for every input of the group, then the next. */
+			if (++in[s] == gn[s]) {
+				in[s] = 0;
+				next[s]++;
+			}
 			if (!st && pb.n > NPU_PROG_MAX_INSNS) {
 				*too_long = true;
 				st = npu_fail(NPU_ERR_UNSUPPORTED,
@@ -409,11 +462,12 @@ npu_status npu_pipe_emit(struct npu_cc *cc)
 
 	if (!cc->nwork)
 		return NPU_OK;
-	p.prefix = calloc(cc->nwork, sizeof(*p.prefix));
 	p.count = calloc(cc->nwork, sizeof(*p.count));
 	p.cost = calloc(cc->nwork, sizeof(*p.cost));
 	p.wk = calloc(cc->workers, sizeof(*p.wk));	/* every stage's TPBs */
-	if (!p.prefix || !p.count || !p.cost || !p.wk) {
+	p.end_of = calloc((size_t)MAX_STAGES * cc->batch, sizeof(*p.end_of));
+	p.group = cc->inflight ? cc->inflight : 1;
+	if (!p.count || !p.cost || !p.wk || !p.end_of) {
 		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
@@ -456,8 +510,6 @@ npu_status npu_pipe_emit(struct npu_cc *cc)
 		for (unsigned k = sg->w0; k < sg->w1; k++) {
 			double bytes;
 
-			p.prefix[k] = sg->total;
-			sg->total += p.count[k];
 			sg->cost += p.cost[k];
 			completions(&cc->work[k], &bytes);
 			if (k + 1 == sg->w1)
@@ -482,9 +534,9 @@ npu_status npu_pipe_emit(struct npu_cc *cc)
 		b0 += nb;
 	}
 out:
-	free(p.prefix);
 	free(p.count);
 	free(p.cost);
 	free(p.wk);
+	free(p.end_of);
 	return st;
 }

@@ -8,9 +8,12 @@
  * the model is compiled layer by layer and run once, on zeros, on a
  * private emulator of the target's geometry; the simulated cycles of each
  * step (one per work item, in the same order) become the stage-balancing
- * cost.  Then a few stage counts are compiled and run the same way and
- * the fastest is kept: more stages overlap more work but take longer to
- * fill and drain, and where the balance lies depends on the model.
+ * cost.  Then a few stage counts, each with one, two or four inputs in
+ * flight per stage, are compiled and run the same way and the fastest is
+ * kept: more stages overlap more work but take longer to fill and drain,
+ * more inputs in flight hide a stage's waits but plan tiles in less HBSM
+ * and fill the pipeline in coarser groups, and where the balance lies
+ * depends on the model.
  */
 #include <math.h>
 #include <stdio.h>
@@ -84,11 +87,11 @@ npu_status npu_profile_run(const void *data, size_t size, const struct npu_compi
 npu_status npu_profile_pipeline(const void *data, size_t size, struct npu_compile_target *tgt,
 				double **cycles)
 {
-	static const unsigned tries[] = { 2, 3, 4, 6, 8 };
+	static const unsigned tries[] = { 2, 3, 4, 5, 6, 7, 8 };
 	struct npu_compile_target t = *tgt;
 	double best = INFINITY;
 	uint64_t total;
-	unsigned best_s = 0;
+	unsigned best_s = 0, best_m = 1;
 	npu_status st;
 
 	*cycles = NULL;
@@ -101,17 +104,26 @@ npu_status npu_profile_pipeline(const void *data, size_t size, struct npu_compil
 	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
 		if (tries[i] > tgt->batch || tries[i] > tgt->clusters)
 			break;
-		/* Two elements per stage show the steady state: enough to compare. */
-		t.stages = tries[i];
-		t.batch = tgt->batch < 2 * tries[i] ? tgt->batch : 2 * tries[i];
-		st = npu_profile_run(data, size, &t, &total, NULL, NULL);
-		if (st)
-			return st;
-		if ((double)total / t.batch < best) {
-			best = (double)total / t.batch;
-			best_s = tries[i];
+		/* One, two or four inputs in flight per stage (interleaved items). */
+		for (unsigned m = 1; m <= 4 && m <= tgt->batch; m *= 2) {
+			/* Two groups per stage show the steady state: enough to compare. */
+			t.stages = tries[i];
+			t.inflight = m;
+			t.batch = tgt->batch < 2 * m * tries[i] ? tgt->batch : 2 * m * tries[i];
+			st = npu_profile_run(data, size, &t, &total, NULL, NULL);
+			/* Two in flight plan tiles in a quarter of the HBSM: not all fit. */
+			if (st && m > 1)
+				continue;
+			if (st)
+				return st;
+			if ((double)total / t.batch < best) {
+				best = (double)total / t.batch;
+				best_s = tries[i];
+				best_m = m;
+			}
 		}
 	}
 	tgt->stages = best_s;
+	tgt->inflight = best_m;
 	return NPU_OK;
 }

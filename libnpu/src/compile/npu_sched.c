@@ -7,6 +7,8 @@
  *
  *   TPB counter 0   DMA arrivals at this TPB for HBSM half 0 (the DMA
  *                   signals it remotely); counter 3 the same for half 1
+ *                   (counters 4 and 5: buffers 2 and 3 when a pipeline
+ *                   with two inputs in flight rotates four quarters)
  *   TPB counter 1   unit instructions finished on this TPB
  *   TPB counter 2   write-backs finished on any TPB of the step (broadcast)
  *   CCB counter 0   write-backs finished (every TPB signals the CCB)
@@ -227,12 +229,18 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 {
 	struct npu_pb *pb = e->pb;
 	uint32_t w = how->w, c = how->c, tpb = how->tpb, half = how->half;
-	uint32_t *arrived = &e->dma[2 * w + (half ? 1 : 0)];
-	unsigned ctr_dma = half ? NPU_CTR_DMA_ODD : CTR_DMA;
+	uint32_t *arrived = &e->dma[NPU_MAX_BUFS * w + how->buf];
+	unsigned ctr_dma = how->buf == 0 ? CTR_DMA : how->buf == 1 ? NPU_CTR_DMA_ODD :
+			   NPU_CTR_DMA_MORE + how->buf - 2;
 	struct npu_hw_insn *in;
+	bool early = false;	/* constant inputs wait only for their half */
 
+	for (unsigned k = 0; k < t->nin && how->const_seg != NPU_NO_SEG; k++)
+		if (t->in[k].seg != how->const_seg)
+			early = true;
 	for (unsigned k = 0; k < t->nin; k++) {
 		const struct npu_tile_in *ti = &t->in[k];
+		bool weights = early && ti->seg == how->const_seg;
 		const struct npu_emit_share *sh = e->share ?
 			&e->share[how->slot * NPU_TILE_MAX_IN + k] : NULL;
 		uint16_t cm = (uint16_t)(1u << c);
@@ -267,10 +275,15 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 		}
 		in->opnd[NPU_OPND_DST].cluster_mask = cm;
 		in->opnd[NPU_OPND_DST].tpb_mask = tm;
-		if (how->wait_val)
-			wait_on(in, slot++, how->wait_ctr, how->wait_val);
-		if (how->wait2_val)
-			wait_on(in, slot++, how->wait2_ctr, how->wait2_val);
+		if (weights) {
+			if (how->const_wait)
+				wait_on(in, slot++, how->wait_ctr, how->const_wait);
+		} else {
+			if (how->wait_val)
+				wait_on(in, slot++, how->wait_ctr, how->wait_val);
+			if (how->wait2_val)
+				wait_on(in, slot++, how->wait2_ctr, how->wait2_val);
+		}
 		in->sync.signal[0].counter = (uint8_t)ctr_dma;
 		in->sync.signal[0].flags = NPU_SIGNAL_ENABLE | NPU_SIGNAL_REMOTE;
 		in->sync.signal[0].cluster_mask = cm;
@@ -354,7 +367,7 @@ static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, uns
 	struct npu_pb pb;
 	npu_status st = NPU_OK;
 
-	e.dma = calloc(2 * W, sizeof(*e.dma));
+	e.dma = calloc(NPU_MAX_BUFS * W, sizeof(*e.dma));
 	e.ops = calloc(W, sizeof(*e.ops));
 	if (!e.dma || !e.ops) {
 		free(e.dma);
@@ -367,12 +380,14 @@ static npu_status emit_step(struct npu_cc *cc, const struct npu_tile *tiles, uns
 		unsigned r1 = r0 + W < n ? r0 + W : n;
 		struct npu_emit_tile how = {
 			.half = (r0 / W) & 1 ? cc->hbsm : 0,
+			.buf = (r0 / W) & 1,
 			.wait_ctr = CCB_DONE, .wait_val = done[0],
 			.done_ctr = CCB_DONE,
 			.wb_clusters = (uint16_t)((1u << cc->nclusters) - 1),
 			.wb_tpbs = (uint8_t)((1u << cc->tpbs) - 1),
 			.wb_wait = done[1],
 			.shift_seg = { NPU_NO_SEG, NPU_NO_SEG },
+			.const_seg = NPU_NO_SEG,
 		};
 
 		uint32_t cs[NPU_HW_MAX_CLUSTERS * NPU_HW_MAX_TPBS_PER_CLUSTER];
