@@ -21,21 +21,22 @@
 static inline uint16_t f32_to_bf16(float f)
 {
 	uint32_t u = npu_f32_bits(f);
-
 	/*
 	 * A NaN must not be rounded: its payload could carry into the
 	 * exponent (-> inf) or vanish (-> inf).  Keep the top payload bits
 	 * and force the quiet bit so the result is always a NaN.
 	 */
-	if ((u & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)((u >> 16) | 0x0040u);
+	uint32_t nan = (u >> 16) | 0x0040u;
 	/*
 	 * Round to nearest even on the 16 dropped bits: adding 0x7fff rounds
 	 * up anything above half, and the kept LSB breaks the exact tie.  A
 	 * carry out of the mantissa correctly bumps the exponent, up to inf.
 	 */
-	u += 0x7fffu + ((u >> 16) & 1u);
-	return (uint16_t)(u >> 16);
+	uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+	/* Both computed, one selected: the buffer loops vectorize. */
+	uint32_t m = -(uint32_t)((u & 0x7fffffffu) > 0x7f800000u);
+
+	return (uint16_t)((nan & m) | (rounded & ~m));
 }
 
 uint16_t npu_f32_to_bf16(float f)
