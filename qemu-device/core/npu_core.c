@@ -157,7 +157,6 @@ struct npu_core *npu_core_create(const struct npu_core_config *cfg,
 		pthread_mutex_destroy(&core->lock);
 		goto oom;
 	}
-	npu_prog_cache_init(&core->progs);
 	npu_core_reset(core);
 	return core;
 oom:
@@ -177,7 +176,6 @@ void npu_core_destroy(struct npu_core *core)
 		return;
 	/* Jobs still out belong to the host; it must complete them first. */
 	npu_pool_destroy(core->pool);
-	npu_prog_cache_destroy(&core->progs);
 	pthread_mutex_destroy(&core->lock);
 	free(core->hbsm);
 	free(core->sram);

@@ -8,7 +8,6 @@
 
 #include "npu_core.h"
 #include "npu_exec.h"
-#include "npu_prog_cache.h"
 
 /* Performance counters, in the layout order of the registers. */
 struct npu_perf {
@@ -68,7 +67,6 @@ struct npu_core {
 	struct npu_perf perf;
 	uint32_t generation;		/* bumped by reset: orphans old jobs */
 	struct npu_pool *pool;		/* execution threads, shared by jobs */
-	struct npu_prog_cache progs;	/* decoded programs, own lock */
 };
 
 /* A fetched task. */

@@ -18,7 +18,6 @@
 #include "npu_core_priv.h"
 #include "npu_noc_cal.h"
 #include "npu_pool.h"
-#include "npu_prog_cache.h"
 
 #define CTIME_RING 64			/* signal times remembered per counter */
 #define BARRIER_FLAG 0x80000000u	/* unit-queue entry is a barrier marker */
@@ -81,8 +80,6 @@ struct npu_job {
 	struct npu_core *core;
 	struct npu_dinsn *insns;
 	uint32_t ninsns;
-	struct npu_prog_key prog_key;	/* what insns were decoded for */
-	bool prog_decoded;		/* all of insns decoded: worth keeping */
 	unsigned nclusters, tpbs;
 	struct npu_tpb_state *tpb;	/* nclusters * tpbs */
 	/*
@@ -416,10 +413,8 @@ static int load_program(struct npu_job *job)
 	const struct npu_hw_task *d = &job->cj->desc;
 	struct npu_hw_prog hdr;
 	struct npu_mmu_tlb tlb = { 0 };
-	struct npu_hw_insn raw;
 	uint64_t fa = 0;
 	uint32_t detail = 0;
-	bool hit;
 	int ret;
 
 	ret = npu_mmu_read(job->cj, &tlb, d->prog_va, &hdr, sizeof(hdr), &fa, &detail);
@@ -436,56 +431,29 @@ static int load_program(struct npu_job *job)
 		return NPU_TASK_BAD_DESCRIPTOR;
 	}
 	job->ninsns = hdr.insn_count;
-	job->prog_key = (struct npu_prog_key){
-		.va = d->prog_va,
-		.insn_offset = hdr.insn_offset,
-		.insn_count = hdr.insn_count,
-		.nclusters = job->nclusters,
-		.tpbs = job->tpbs,
-		.sram_size = job->sram_size,
-		.hbsm_size = job->core->cfg.hbsm_size,
-	};
-	job->insns = npu_prog_cache_take(&job->core->progs, &job->prog_key);
-	hit = job->insns != NULL;
-	if (!hit)
-		job->insns = calloc(hdr.insn_count ? hdr.insn_count : 1,
-				    sizeof(*job->insns));
+	job->insns = calloc(hdr.insn_count ? hdr.insn_count : 1, sizeof(*job->insns));
 	if (!job->insns) {
 		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
 		return NPU_TASK_INTERNAL;
 	}
 	/*
-	 * Every instruction read (in address order, so a fault names the
-	 * same first bad page as one read of the whole array would), all
-	 * before any is decoded.  Cached records count only if every raw
-	 * instruction read is the one they were decoded from.
+	 * Every instruction straight into its record (in address order, so a
+	 * fault names the same first bad page as one read of the whole
+	 * array would), all before any is decoded.
 	 */
 	for (uint32_t i = 0; i < hdr.insn_count; i++) {
-		struct npu_dinsn *di = &job->insns[i];
-
 		ret = npu_mmu_read(job->cj, &tlb, d->prog_va + hdr.insn_offset +
-				   (uint64_t)i * NPU_INSN_SIZE, hit ? (void *)&raw : &di->raw,
+				   (uint64_t)i * NPU_INSN_SIZE, &job->insns[i].raw,
 				   NPU_INSN_SIZE, &fa, &detail);
 		if (ret)
 			goto mem_fail;
-		if (hit && memcmp(&raw, &di->raw, NPU_INSN_SIZE)) {
-			hit = false;
-			di->raw = raw;
-		}
 	}
-	if (!hit) {
-		for (uint32_t i = 0; i < hdr.insn_count; i++) {
-			struct npu_dinsn *di = &job->insns[i];
-
-			/* A stale cached record: decode starts from zeroes. */
-			memset((char *)di + sizeof(di->raw), 0, sizeof(*di) - sizeof(di->raw));
-			di->index = i;
-			ret = decode_insn(job, di);
-			if (ret)
-				return ret;
-		}
+	for (uint32_t i = 0; i < hdr.insn_count; i++) {
+		job->insns[i].index = i;
+		ret = decode_insn(job, &job->insns[i]);
+		if (ret)
+			return ret;
 	}
-	job->prog_decoded = true;
 	return 0;
 mem_fail:
 	if (ret == NPU_TASK_MMU_FAULT) {
@@ -1056,10 +1024,7 @@ static void job_free(struct npu_job *job)
 	free(job->tpb);
 	free(job->uq);
 	free(job->live);
-	if (job->prog_decoded)
-		npu_prog_cache_give(&job->core->progs, &job->prog_key, job->insns);
-	else
-		free(job->insns);
+	free(job->insns);
 	free(job->bar);
 	free(job->run);
 	free(job->tlbs);
