@@ -209,6 +209,14 @@ static void axpy_u32(uint32_t *restrict acc, uint32_t xv,
 		acc[i] += xv * w[i];
 }
 
+/* y[i] = x[i] widened from bf16 (exact): the direct loops' whole input. */
+CONV_CLONES
+static void widen_bf16(float *restrict y, const uint16_t *restrict x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		y[i] = npu_bf16_to_f32(x[i]);
+}
+
 CONV_CLONES
 static void mac_f32(float *restrict acc, const float *restrict x,
 		    const float *restrict w, long n)
@@ -347,10 +355,8 @@ static void conv_direct_float(const struct npu_kern_conv *p,
 		xbuf = malloc(nx * sizeof(*xbuf) + 1);
 		if (!wbuf || !xbuf)
 			goto out;
-		for (size_t i = 0; i < nw; i++)
-			wbuf[i] = npu_bf16_to_f32(W16[i]);
-		for (size_t i = 0; i < nx; i++)
-			xbuf[i] = npu_bf16_to_f32(X16[i]);
+		widen_bf16(wbuf, W16, nw);
+		widen_bf16(xbuf, X16, nx);
 		w = wbuf;
 		x = xbuf;
 	}
