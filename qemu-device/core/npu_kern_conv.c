@@ -47,43 +47,39 @@ static bool conv_geom(const struct npu_kern_conv *p, struct conv_geom *g)
 }
 
 /*
- * Element offset in X of input pixel (ih, iw) read by tap (kh, kw) of output
- * pixel q, or -1 if the tap falls in the padding.
- */
-static inline long tap_offset(const struct npu_kern_conv *p, long q, int kh,
-			      int kw)
-{
-	const long oh = q / p->OW, ow = q % p->OW;
-	const long ih = oh * p->stride_h - p->pad_top + (long)kh * p->dil_h;
-	const long iw = ow * p->stride_w - p->pad_left + (long)kw * p->dil_w;
-
-	if (ih < 0 || ih >= p->H || iw < 0 || iw >= p->W)
-		return -1;
-	return (ih * p->W + iw) * p->C;
-}
-
-/*
  * Fill rows [q0, q0 + nq) of the im2col matrix of group @grp: each row is
- * KH*KW runs of Cg elements; padded taps get @padrow (Cg elements).
+ * KH*KW runs of Cg elements; padded taps get @padrow (Cg elements).  The
+ * output pixel's row and column are split once per row and the input row
+ * once per kh (a division per tap showed in profiles).
  */
 static void im2col(uint8_t *dst, const uint8_t *X, size_t esz,
 		   const struct npu_kern_conv *p, const struct conv_geom *g,
 		   int grp, long q0, long nq, const uint8_t *padrow)
 {
 	const size_t run = (size_t)g->Cg * esz;
+	const uint8_t *xg = X + (size_t)grp * g->Cg * esz;
 
-	for (long q = q0; q < q0 + nq; q++)
-		for (int kh = 0; kh < p->KH; kh++)
+	for (long q = q0; q < q0 + nq; q++) {
+		const long oh = q / p->OW, ow = q % p->OW;
+		const long ih0 = oh * p->stride_h - p->pad_top;
+		const long iw0 = ow * p->stride_w - p->pad_left;
+
+		for (int kh = 0; kh < p->KH; kh++) {
+			const long ih = ih0 + (long)kh * p->dil_h;
+			const bool row_in = ih >= 0 && ih < p->H;
+
 			for (int kw = 0; kw < p->KW; kw++) {
-				long off = tap_offset(p, q, kh, kw);
+				const long iw = iw0 + (long)kw * p->dil_w;
 
-				if (off < 0)
+				if (!row_in || iw < 0 || iw >= p->W)
 					memcpy(dst, padrow, run);
 				else
-					memcpy(dst, X + (size_t)(off + (long)grp * g->Cg) * esz,
+					memcpy(dst, xg + (size_t)((ih * p->W + iw) * p->C) * esz,
 					       run);
 				dst += run;
 			}
+		}
+	}
 }
 
 /* True when Y = X * Wt is one plain GEMM on X as it is. */
@@ -207,6 +203,14 @@ static void axpy_u32(uint32_t *restrict acc, uint32_t xv,
 {
 	for (long i = 0; i < n; i++)
 		acc[i] += xv * w[i];
+}
+
+/* y[i] = x[i] widened from bf16 (exact): the direct loops' whole input. */
+CONV_CLONES
+static void widen_bf16(float *restrict y, const uint16_t *restrict x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		y[i] = npu_bf16_to_f32(x[i]);
 }
 
 CONV_CLONES
@@ -347,10 +351,8 @@ static void conv_direct_float(const struct npu_kern_conv *p,
 		xbuf = malloc(nx * sizeof(*xbuf) + 1);
 		if (!wbuf || !xbuf)
 			goto out;
-		for (size_t i = 0; i < nw; i++)
-			wbuf[i] = npu_bf16_to_f32(W16[i]);
-		for (size_t i = 0; i < nx; i++)
-			xbuf[i] = npu_bf16_to_f32(X16[i]);
+		widen_bf16(wbuf, W16, nw);
+		widen_bf16(xbuf, X16, nx);
 		w = wbuf;
 		x = xbuf;
 	}

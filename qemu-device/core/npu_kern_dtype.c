@@ -21,21 +21,22 @@
 static inline uint16_t f32_to_bf16(float f)
 {
 	uint32_t u = npu_f32_bits(f);
-
 	/*
 	 * A NaN must not be rounded: its payload could carry into the
 	 * exponent (-> inf) or vanish (-> inf).  Keep the top payload bits
 	 * and force the quiet bit so the result is always a NaN.
 	 */
-	if ((u & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)((u >> 16) | 0x0040u);
+	uint32_t nan = (u >> 16) | 0x0040u;
 	/*
 	 * Round to nearest even on the 16 dropped bits: adding 0x7fff rounds
 	 * up anything above half, and the kept LSB breaks the exact tie.  A
 	 * carry out of the mantissa correctly bumps the exponent, up to inf.
 	 */
-	u += 0x7fffu + ((u >> 16) & 1u);
-	return (uint16_t)(u >> 16);
+	uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+	/* Both computed, one selected: the buffer loops vectorize. */
+	uint32_t m = -(uint32_t)((u & 0x7fffffffu) > 0x7f800000u);
+
+	return (uint16_t)((nan & m) | (rounded & ~m));
 }
 
 uint16_t npu_f32_to_bf16(float f)
@@ -332,6 +333,28 @@ static void name(unsigned char *d, const float *s, size_t n)		\
 DEFINE_STORE_I32(store_i32_even, round_half_even)
 DEFINE_STORE_I32(store_i32_away, round_half_away)
 
+/*
+ * Every CVU and convolution result with a bf16 destination passes here:
+ * baseline SSE2 has no 32 -> 16-bit narrowing and spends most of the loop
+ * shuffling, so the loop is also compiled for AVX2 and AVX-512 (one ifunc
+ * pick at load time).  The same integer operations: the same bits.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#define BF16_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define BF16_CLONES
+#endif
+
+BF16_CLONES
+static void store_bf16(unsigned char *d, const float *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint16_t v = f32_to_bf16(s[i]);
+
+		memcpy(d + 2 * i, &v, 2);
+	}
+}
+
 void npu_kern_from_f32(void *dst, unsigned dtype, const float *src, size_t n,
 		       unsigned round_mode_)
 {
@@ -351,11 +374,7 @@ void npu_kern_from_f32(void *dst, unsigned dtype, const float *src, size_t n,
 		(away ? store_i32_away : store_i32_even)(dst, src, n);
 		break;
 	case NPU_DT_BF16:
-		for (i = 0; i < n; i++) {
-			uint16_t v = f32_to_bf16(src[i]);
-
-			memcpy(d + 2 * i, &v, 2);
-		}
+		store_bf16(d, src, n);
 		break;
 	case NPU_DT_FP16:
 		for (i = 0; i < n; i++) {

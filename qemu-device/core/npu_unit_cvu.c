@@ -268,8 +268,8 @@ static int status_or_internal(int st)
 }
 
 /* Source operand o as fp32, dequantised if asked and integer. */
-static float *load_src(struct npu_exec_ctx *ctx, unsigned o, size_t *n,
-		       int *st)
+static const float *load_src(struct npu_exec_ctx *ctx, unsigned o, size_t *n,
+			     int *st)
 {
 	const struct npu_hw_cvu_params *p = &ctx->di->raw.params.cvu;
 	struct npu_view v;
@@ -277,6 +277,21 @@ static float *load_src(struct npu_exec_ctx *ctx, unsigned o, size_t *n,
 
 	npu_opnd_view(ctx, o, &v);
 	*n = (size_t)npu_view_elems(&v);
+	if (v.dtype == NPU_DT_FP32) {
+		/*
+		 * Already fp32: read it where it lies (on-chip and dense) or
+		 * from the loaded copy, without a converting copy.  Only read:
+		 * the result goes to its own buffer and is stored after.
+		 */
+		const void *raw = npu_view_load(ctx, &v, st);
+
+		if (raw && !((uintptr_t)raw % _Alignof(float)))
+			return raw;
+		if (!raw) {
+			*st = status_or_internal(*st);
+			return NULL;
+		}
+	}
 	f = npu_view_load_f32(ctx, &v, st);
 	if (!f) {
 		*st = status_or_internal(*st);
@@ -385,7 +400,7 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 	const struct npu_dinsn *di = ctx->di;
 	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
 	unsigned op = di->raw.opcode;
-	float *src[NPU_OPND_SRC2 + 1] = { NULL };
+	const float *src[NPU_OPND_SRC2 + 1] = { NULL };
 	size_t nsrc[NPU_OPND_SRC2 + 1] = { 0 };
 	struct npu_view xv, dv;
 	float *y, *cur;

@@ -312,12 +312,6 @@ static int32_t add_wrap(int32_t a, int32_t b)
 	return (int32_t)((uint32_t)a + (uint32_t)b);
 }
 
-/* i % nchan for i + 1, from c = i % nchan: no division per element. */
-static size_t next_chan(size_t c, size_t nchan)
-{
-	return c + 1 == nchan ? 0 : c + 1;
-}
-
 /*
  * The output stage on n = rows * nchan raw accumulators (channel = index
  * % nchan), then the store.  @acc is int32 (integer inputs) or fp32.
@@ -332,6 +326,8 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 	float *v, *w;
 	int st = 0;
 
+	if (n && !nchan)
+		return NPU_TASK_INTERNAL;	/* walker counts are >= 1 */
 	npu_opnd_view(ctx, NPU_OPND_DST, &cv);
 	if (di->used[NPU_OPND_SRC2]) {
 		struct npu_view zv;
@@ -341,18 +337,27 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 		z = load_aligned(ctx, &zv, &st);
 		if (!z)
 			return st;
+		/* Row by row (channel = index % nchan): the inner loops vectorize. */
 		if (int_acc) {
 			int32_t *a = acc;
 			const int32_t *bias = z;
 
-			for (size_t i = 0, c = 0; i < n; i++, c = next_chan(c, nchan))
-				a[i] = add_wrap(a[i], bias[c]);
+			for (size_t r = 0; r < n; r += nchan) {
+				size_t m = n - r < nchan ? n - r : nchan;
+
+				for (size_t c = 0; c < m; c++)
+					a[r + c] = add_wrap(a[r + c], bias[c]);
+			}
 		} else {
 			float *a = acc;
 			const float *bias = z;
 
-			for (size_t i = 0, c = 0; i < n; i++, c = next_chan(c, nchan))
-				a[i] += bias[c];
+			for (size_t r = 0; r < n; r += nchan) {
+				size_t m = n - r < nchan ? n - r : nchan;
+
+				for (size_t c = 0; c < m; c++)
+					a[r + c] += bias[c];
+			}
 		}
 	}
 
@@ -407,8 +412,12 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 			return NPU_TASK_INTERNAL;
 		/* bounds checked by validate; memcpy: any alignment */
 		memcpy(sc, hbsm + p->qscale_addr, nchan * sizeof(float));
-		for (size_t i = 0, c = 0; i < n; i++, c = next_chan(c, nchan))
-			v[i] *= sc[c];
+		for (size_t r = 0; r < n; r += nchan) {
+			size_t m = n - r < nchan ? n - r : nchan;
+
+			for (size_t c = 0; c < m; c++)
+				v[r + c] *= sc[c];
+		}
 	}
 	if (p->act != NPU_FN_IDENTITY) {
 		/* separate output buffer: the kernel makes no aliasing promise */

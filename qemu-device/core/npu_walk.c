@@ -103,9 +103,16 @@ void npu_opnd_view(const struct npu_exec_ctx *ctx, unsigned o,
 	memset(v, 0, sizeof(*v));
 	for (unsigned j = 0; j < di->nrep; j++) {
 		unsigned l = nsem + j;
-		uint64_t idx = r % w->count[l];
+		uint64_t idx = r;
 
-		r /= w->count[l];
+		/* A 64-bit division per level and operand showed in profiles;
+		 * the outermost level (and any once r is small) needs none. */
+		if (r >= w->count[l]) {
+			idx = r % w->count[l];
+			r /= w->count[l];
+		} else {
+			r = 0;
+		}
 		addr += w->initial[l] + w->step[l] * (int64_t)idx;
 	}
 	for (unsigned l = 0; l < nsem; l++) {

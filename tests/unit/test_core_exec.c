@@ -1414,6 +1414,14 @@ END_TEST
 
 /* ---- determinism ---- */
 
+/*
+ * Four clusters of four TPBs: the round of local copies touches 16 x 2 x
+ * 16 Ki elements, twice what the task engine needs to hand a round to its
+ * thread pool (PARALLEL_ROUND_WORK in npu_task.c) when it has one.
+ */
+#define MIXED_CLUSTERS 4
+#define MIXED_CMASK ((1u << MIXED_CLUSTERS) - 1)
+
 static void build_mixed(struct npu_tprog *p)
 {
 	struct npu_hw_insn *in;
@@ -1421,14 +1429,14 @@ static void build_mixed(struct npu_tprog *p)
 	npu_tprog_init(p);
 	/* DDR -> every TPB of both clusters, then each TPB copies locally */
 	in = add_dma(p, 0, NPU_SPACE_DDR, DDR_VA, NPU_SPACE_HBSM_REMOTE, 0, 16384);
-	remote(&in->opnd[NPU_OPND_DST], 0x3, 0xf);
-	signal_to(in, 0, 0, NPU_SIGNAL_REMOTE, 0x3, 0xf);
-	in = add_copy(p, 0x3, 0xf, 0, 0x4000, 16384);
+	remote(&in->opnd[NPU_OPND_DST], MIXED_CMASK, 0xf);
+	signal_to(in, 0, 0, NPU_SIGNAL_REMOTE, MIXED_CMASK, 0xf);
+	in = add_copy(p, MIXED_CMASK, 0xf, 0, 0x4000, 16384);
 	wait_on(in, 0, 0, 1, 0);
 	signal_to(in, 0, 1, NPU_SIGNAL_CCB, 0, 0);
-	in = add_fill(p, 0x3, 0xf, 0x8000, 8192, 0x3c);
+	in = add_fill(p, MIXED_CMASK, 0xf, 0x8000, 8192, 0x3c);
 	in = add_dma(p, 1, NPU_SPACE_DDR, DDR_VA, NPU_SPACE_SRAM, 0, 4096);
-	wait_on(in, 0, 1, 8, 0);
+	wait_on(in, 0, 1, 4 * MIXED_CLUSTERS, 0);
 	in = add_copy(p, 0x3, 0x5, 0x100, 0xc000, 64);
 	in->repeat_levels = 1;
 	npu_twu_level(&in->opnd[NPU_OPND_SRC0], 1, 0, 64, 64 * 15);
@@ -1437,7 +1445,7 @@ static void build_mixed(struct npu_tprog *p)
 
 static uint64_t run_mixed(struct npu_tdev *d, struct npu_tprog *p)
 {
-	struct npu_tdev_submit o = { .nclusters = 2 };
+	struct npu_tdev_submit o = { .nclusters = MIXED_CLUSTERS };
 	struct npu_hw_completion c;
 	uint8_t *src;
 
@@ -1445,7 +1453,7 @@ static uint64_t run_mixed(struct npu_tdev *d, struct npu_tprog *p)
 	src = npu_tdev_buf(d, o.root, DDR_VA, 16384, false);
 	pattern(src, 16384, 77);
 	ck_assert_int_eq(run_opt(d, p, &o, &c), NPU_TASK_OK);
-	for (unsigned cl = 0; cl < 2; cl++)
+	for (unsigned cl = 0; cl < MIXED_CLUSTERS; cl++)
 		for (unsigned t = 0; t < 4; t++)
 			ck_assert_mem_eq(hb(d, cl, t) + 0x4000, src, 16384);
 	ck_assert_mem_eq(npu_core_debug_sram(d->core, NULL), src, 4096);
@@ -1455,8 +1463,8 @@ static uint64_t run_mixed(struct npu_tdev *d, struct npu_tprog *p)
 
 START_TEST(test_timing_determinism)
 {
-	struct npu_tdev *d1 = dev_threads(2, 4, 0, 1);
-	struct npu_tdev *d4 = dev_threads(2, 4, 0, 4);
+	struct npu_tdev *d1 = dev_threads(MIXED_CLUSTERS, 4, 0, 1);
+	struct npu_tdev *d4 = dev_threads(MIXED_CLUSTERS, 4, 0, 4);
 	struct npu_tprog p;
 	uint64_t a, b, e;
 

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Resubmitting a program: a task runs the bytes in guest memory when it
+ * starts, never what an earlier task at the same address ran.  Programs
+ * rewritten in place, at the same address under another context, or run
+ * on another partition size run (or fail) as if seen for the first time.
+ * (Guards any reuse of decoded programs across tasks.)
+ */
+#include <string.h>
+
+#include "npu_tdev.h"
+#include "npu_test.h"
+
+#define HBSM_SIZE (64u << 10)
+
+static struct npu_tdev *dev(unsigned clusters)
+{
+	struct npu_core_config cfg;
+	struct npu_tdev *d;
+
+	npu_core_config_default(&cfg);
+	cfg.clusters = clusters;
+	cfg.tpbs_per_cluster = 1;
+	cfg.mesh_x = 4;
+	cfg.mesh_y = (clusters + 2 + 3) / 4;
+	cfg.hbsm_size = HBSM_SIZE;
+	cfg.sram_size = 1u << 20;
+	cfg.threads = 1;
+	d = npu_tdev_create(&cfg, 64);
+	ck_assert_ptr_nonnull(d);
+	return d;
+}
+
+static struct npu_hw_insn *add_fill(struct npu_tprog *p, unsigned cm,
+				    uint32_t dst, uint32_t n, uint32_t value)
+{
+	struct npu_hw_insn *in = npu_tprog_add(p, NPU_UNIT_DTDU, NPU_DTDU_FILL, cm, 1);
+	uint32_t dims[1] = { n };
+
+	npu_twu_dense(&in->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_UINT8, dst, 1, dims);
+	in->params.dtdu.value = value;
+	return in;
+}
+
+static bool all_bytes(const uint8_t *p, size_t n, uint8_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+/* Run a prepared descriptor again as a new submission. */
+static int rerun(struct npu_tdev *d, struct npu_hw_task *desc,
+		 struct npu_hw_completion *c)
+{
+	desc->seqno = ++d->seqno;
+	return npu_tdev_run_desc(d, 0, desc, c);
+}
+
+/* The i-th instruction of a program prepared in DDR. */
+static struct npu_hw_insn *insn_at(struct npu_hw_prog *hdr, unsigned i)
+{
+	return (struct npu_hw_insn *)((uint8_t *)hdr + hdr->insn_offset) + i;
+}
+
+START_TEST(test_rewritten_in_place_runs_new_program)
+{
+	struct npu_tdev *d = dev(2);
+	struct npu_tdev_submit o = { .nclusters = 1 };
+	struct npu_hw_completion c;
+	struct npu_hw_task desc;
+	struct npu_hw_prog *hdr;
+	struct npu_tprog p;
+
+	npu_tprog_init(&p);
+	add_fill(&p, 1, 0, 64, 0x11);
+	add_fill(&p, 1, 64, 64, 0x12);
+	hdr = npu_tdev_prepare(d, &p, &o, &desc);
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0), 64, 0x11));
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0) + 64, 64, 0x12));
+
+	/* The same bytes again. */
+	memset(npu_tdev_hbsm(d, 0, 0), 0, 128);
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0), 64, 0x11));
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0) + 64, 64, 0x12));
+
+	/* One byte of the last instruction changed in guest memory. */
+	insn_at(hdr, 1)->params.dtdu.value = 0x34;
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0), 64, 0x11));
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0) + 64, 64, 0x34));
+
+	/* The first instruction's operand moved: the other one is reused
+	 * byte for byte, but both must come out right. */
+	insn_at(hdr, 0)->opnd[NPU_OPND_DST].base = 256;
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0) + 256, 64, 0x11));
+
+	/* Rewritten into an illegal instruction: refused, index named. */
+	insn_at(hdr, 1)->reserved[0] = 1;
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_ILLEGAL_INSN);
+	ck_assert_uint_eq(c.insn_index, 1);
+	/* ... and legal again: runs (a failed decode was not kept). */
+	insn_at(hdr, 1)->reserved[0] = 0;
+	insn_at(hdr, 1)->params.dtdu.value = 0x56;
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0) + 64, 64, 0x56));
+	npu_tprog_free(&p);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+/* Same address, another context: other bytes behind it. */
+START_TEST(test_same_va_other_context)
+{
+	struct npu_tdev *d = dev(1);
+	struct npu_hw_completion c;
+	struct npu_tprog p, q;
+
+	npu_tprog_init(&p);
+	npu_tprog_init(&q);
+	add_fill(&p, 1, 0, 32, 0x21);
+	add_fill(&q, 1, 0, 32, 0x22);
+	for (unsigned r = 0; r < 3; r++) {
+		/* npu_tdev_run maps the program at the same VA each time. */
+		ck_assert_int_eq(npu_tdev_run(d, &p, NULL, &c), NPU_TASK_OK);
+		ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0), 32, 0x21));
+		ck_assert_int_eq(npu_tdev_run(d, &q, NULL, &c), NPU_TASK_OK);
+		ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0), 32, 0x22));
+	}
+	npu_tprog_free(&p);
+	npu_tprog_free(&q);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+/* Same bytes, smaller partition: checked again for it. */
+START_TEST(test_same_bytes_other_partition)
+{
+	struct npu_tdev *d = dev(2);
+	struct npu_tdev_submit o = { .nclusters = 2 };
+	struct npu_hw_completion c;
+	struct npu_hw_task desc;
+	struct npu_tprog p;
+
+	npu_tprog_init(&p);
+	add_fill(&p, 3, 0, 32, 0x31);	/* logical clusters 0 and 1 */
+	npu_tdev_prepare(d, &p, &o, &desc);
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 1, 0), 32, 0x31));
+	desc.nclusters = 1;
+	desc.cluster_map[1] = 0;
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_DEFECTIVE_CLUSTER);
+	ck_assert_uint_eq(c.insn_index, 0);
+	ck_assert_uint_eq(c.detail, 1);
+	npu_tprog_free(&p);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+static Suite *core_resubmit_suite(void)
+{
+	Suite *s = suite_create("core_resubmit");
+	TCase *t = tcase_create("resubmit");
+
+	tcase_add_test(t, test_rewritten_in_place_runs_new_program);
+	tcase_add_test(t, test_same_va_other_context);
+	tcase_add_test(t, test_same_bytes_other_partition);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+NPU_TEST_SUITE(core_resubmit_suite)
