@@ -69,6 +69,7 @@ struct stage {
 	 */
 	unsigned half;
 	uint32_t half_free[NPU_MAX_BUFS];
+	unsigned next_worker;	/* where the next round's first tile goes */
 	uint32_t emitted;	/* completions emitted so far (C_s once done) */
 };
 
@@ -351,12 +352,14 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 		uint32_t ts[NPU_HW_MAX_CLUSTERS * NPU_HW_MAX_TPBS_PER_CLUSTER];
 
 		for (unsigned i = r0; i < r1; i++) {
-			cs[i - r0] = p->wk[st->first + i % st->n] / cc->tpbs;
-			ts[i - r0] = p->wk[st->first + i % st->n] % cc->tpbs;
+			unsigned wk = p->wk[st->first + (i - r0 + st->next_worker) % st->n];
+
+			cs[i - r0] = wk / cc->tpbs;
+			ts[i - r0] = wk % cc->tpbs;
 		}
 		rc = npu_emit_round(e, &w->tiles[r0], r1 - r0, cs, ts);
 		for (unsigned i = r0; i < r1 && !rc; i++) {
-			how.w = p->wk[st->first + i % st->n];
+			how.w = p->wk[st->first + (i - r0 + st->next_worker) % st->n];
 			how.c = how.w / cc->tpbs;
 			how.tpb = how.w % cc->tpbs;
 			how.slot = i - r0;
@@ -367,6 +370,8 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 			done[1] += w->tiles[i].nout ? 1 : 0;
 		st->half_free[h] = base + done[1];
 		st->half = (h + 1) % cc->nbufs;
+		/* A short round leaves workers free: the next round starts there. */
+		st->next_worker = (st->next_worker + r1 - r0) % st->n;
 	}
 	st->emitted += p->count[k];
 	p->end_of[s * p->B + b] = st->emitted;
@@ -400,6 +405,7 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 		p->st[s].half = 0;
 		memset(p->st[s].half_free, 0, sizeof(p->st[s].half_free));
 		p->st[s].emitted = 0;
+		p->st[s].next_worker = 0;
 	}
 	groups = (B + p->group - 1) / p->group;
 	for (unsigned t = 0; t + 1 < groups + p->S && !st; t++) {
