@@ -378,6 +378,13 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 	return rc;
 }
 
+/* Where item @k of stage @s would start, as a share of the stage (emit()). */
+static double merge_key(const struct pipe *p, unsigned s, unsigned k, double done,
+			unsigned inputs)
+{
+	return (done - 0.75 * p->cost[k]) / (inputs * p->st[s].cost);
+}
+
 /*
  * One program for batch elements @b0 .. @b0 + @B - 1.  *too_long: it would
  * pass NPU_PROG_MAX_INSNS (nothing is emitted then).
@@ -422,11 +429,18 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 		for (;;) {
 			unsigned s, best = p->S;
 
-			/* The item that starts earliest, as a share of its stage. */
+			/*
+			 * The item that starts earliest, as a share of its
+			 * stage, brought forward by 3/4 of its own cost: long
+			 * items' loads then enter the in-order DMA queues
+			 * sooner. Tuned on BlazeFace (fractions 0 to 3 tried):
+			 * batch 8 71,024 -> 69,387 cycles per input.
+			 */
 			for (s = 0; s < p->S; s++)
 				if (next[s] < p->st[s].w1 &&
-				    (best == p->S || done[s] / (gn[s] * p->st[s].cost) <
-						     done[best] / (gn[best] * p->st[best].cost)))
+				    (best == p->S || merge_key(p, s, next[s], done[s], gn[s]) <
+						     merge_key(p, best, next[best], done[best],
+							       gn[best])))
 					best = s;
 			if (best == p->S || st)
 				break;
