@@ -233,6 +233,16 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	cc.spread = cc.workers;
 	if (cc.batch > 1 && cc.stages > 1 && cc.workers / cc.stages > cc.tpbs)
 		cc.spread = cc.workers / cc.stages;
+	/*
+	 * Inputs in flight share a stage's workers (rounds continue where the
+	 * last one ended), so each item's tiles need only a share of them:
+	 * fewer, larger tiles re-read fewer halo rows over the DDR link.
+	 */
+	if (cc.batch > 1 && cc.stages > 1 && cc.inflight > 1) {
+		uint32_t sp = cc.workers / cc.stages / cc.inflight;
+
+		cc.spread = sp > cc.tpbs ? sp : cc.tpbs;
+	}
 	cc.cm = calloc(1, sizeof(*cc.cm));
 	cc.loc = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(*cc.loc));
 	if (!cc.cm || !cc.loc) {

@@ -69,6 +69,7 @@ struct stage {
 	 */
 	unsigned half;
 	uint32_t half_free[NPU_MAX_BUFS];
+	unsigned next_worker;	/* where the next round's first tile goes */
 	uint32_t emitted;	/* completions emitted so far (C_s once done) */
 };
 
@@ -351,12 +352,14 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 		uint32_t ts[NPU_HW_MAX_CLUSTERS * NPU_HW_MAX_TPBS_PER_CLUSTER];
 
 		for (unsigned i = r0; i < r1; i++) {
-			cs[i - r0] = p->wk[st->first + i % st->n] / cc->tpbs;
-			ts[i - r0] = p->wk[st->first + i % st->n] % cc->tpbs;
+			unsigned wk = p->wk[st->first + (i - r0 + st->next_worker) % st->n];
+
+			cs[i - r0] = wk / cc->tpbs;
+			ts[i - r0] = wk % cc->tpbs;
 		}
 		rc = npu_emit_round(e, &w->tiles[r0], r1 - r0, cs, ts);
 		for (unsigned i = r0; i < r1 && !rc; i++) {
-			how.w = p->wk[st->first + i % st->n];
+			how.w = p->wk[st->first + (i - r0 + st->next_worker) % st->n];
 			how.c = how.w / cc->tpbs;
 			how.tpb = how.w % cc->tpbs;
 			how.slot = i - r0;
@@ -367,10 +370,19 @@ static npu_status emit_item(struct pipe *p, struct npu_emit *e, unsigned s, unsi
 			done[1] += w->tiles[i].nout ? 1 : 0;
 		st->half_free[h] = base + done[1];
 		st->half = (h + 1) % cc->nbufs;
+		/* A short round leaves workers free: the next round starts there. */
+		st->next_worker = (st->next_worker + r1 - r0) % st->n;
 	}
 	st->emitted += p->count[k];
 	p->end_of[s * p->B + b] = st->emitted;
 	return rc;
+}
+
+/* Where item @k of stage @s would start, as a share of the stage (emit()). */
+static double merge_key(const struct pipe *p, unsigned s, unsigned k, double done,
+			unsigned inputs)
+{
+	return (done - 0.75 * p->cost[k]) / (inputs * p->st[s].cost);
 }
 
 /*
@@ -400,6 +412,7 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 		p->st[s].half = 0;
 		memset(p->st[s].half_free, 0, sizeof(p->st[s].half_free));
 		p->st[s].emitted = 0;
+		p->st[s].next_worker = 0;
 	}
 	groups = (B + p->group - 1) / p->group;
 	for (unsigned t = 0; t + 1 < groups + p->S && !st; t++) {
@@ -416,11 +429,18 @@ static npu_status emit(struct pipe *p, unsigned b0, unsigned B, bool *too_long)
 		for (;;) {
 			unsigned s, best = p->S;
 
-			/* The item that starts earliest, as a share of its stage. */
+			/*
+			 * The item that starts earliest, as a share of its
+			 * stage, brought forward by 3/4 of its own cost: long
+			 * items' loads then enter the in-order DMA queues
+			 * sooner. Tuned on BlazeFace (fractions 0 to 3 tried):
+			 * batch 8 71,024 -> 69,387 cycles per input.
+			 */
 			for (s = 0; s < p->S; s++)
 				if (next[s] < p->st[s].w1 &&
-				    (best == p->S || done[s] / (gn[s] * p->st[s].cost) <
-						     done[best] / (gn[best] * p->st[best].cost)))
+				    (best == p->S || merge_key(p, s, next[s], done[s], gn[s]) <
+						     merge_key(p, best, next[best], done[best],
+							       gn[best])))
 					best = s;
 			if (best == p->S || st)
 				break;
