@@ -58,16 +58,31 @@ static void im2col(uint8_t *dst, const uint8_t *X, size_t esz,
 {
 	const size_t run = (size_t)g->Cg * esz;
 	const uint8_t *xg = X + (size_t)grp * g->Cg * esz;
+	const bool contig = g->Cg == p->C && p->dil_w == 1;
 
 	for (long q = q0; q < q0 + nq; q++) {
 		const long oh = q / p->OW, ow = q % p->OW;
 		const long ih0 = oh * p->stride_h - p->pad_top;
 		const long iw0 = ow * p->stride_w - p->pad_left;
 
+		/*
+		 * With one group and no horizontal dilation, a kernel row whose
+		 * taps all lie in the image is one contiguous run of X: one copy
+		 * instead of KW small ones (the first BlazeFace layer has 3
+		 * channels, so 6-byte copies).
+		 */
+		const bool cols_in = contig && iw0 >= 0 && iw0 + p->KW <= p->W;
+
 		for (int kh = 0; kh < p->KH; kh++) {
 			const long ih = ih0 + (long)kh * p->dil_h;
 			const bool row_in = ih >= 0 && ih < p->H;
 
+			if (row_in && cols_in) {
+				memcpy(dst, xg + (size_t)((ih * p->W + iw0) * p->C) * esz,
+				       run * p->KW);
+				dst += run * p->KW;
+				continue;
+			}
 			for (int kw = 0; kw < p->KW; kw++) {
 				const long iw = iw0 + (long)kw * p->dil_w;
 
