@@ -316,35 +316,62 @@ static void dw_pixel_f32(const struct dw_taps *tp, const float *restrict x,
 	}
 }
 
+/*
+ * The in-image taps of the output pixel whose first tap is input pixel
+ * (ih0, iw0), offsets from input pixel (0, 0).
+ */
+static void dw_taps_at(const struct npu_kern_conv *p, long ih0, long iw0,
+		       struct dw_taps *tp)
+{
+	const long C = p->C;
+
+	tp->n = 0;
+	for (int kh = 0; kh < p->KH; kh++) {
+		const long ih = ih0 + (long)kh * p->dil_h;
+
+		if (ih < 0 || ih >= p->H)
+			continue;
+		for (int kw = 0; kw < p->KW; kw++) {
+			const long iw = iw0 + (long)kw * p->dil_w;
+
+			if (iw < 0 || iw >= p->W)
+				continue;
+			tp->xoff[tp->n] = (ih * p->W + iw) * C;
+			tp->woff[tp->n] = ((long)kh * p->KW + kw) * C;
+			tp->n++;
+		}
+	}
+}
+
+/*
+ * Pixels whose taps all lie in the image share one tap list (that of the
+ * pixel whose first tap is (0, 0), applied from their own first tap); the
+ * others, near a padded edge, get their own.
+ */
 static void dw_f32(const struct npu_kern_conv *p, const float *x,
 		   const float *w, float *Y)
 {
 	const long C = p->C;
-	struct dw_taps tp;
+	const long span_h = (long)(p->KH - 1) * p->dil_h;
+	const long span_w = (long)(p->KW - 1) * p->dil_w;
+	struct dw_taps inner, edge;
 
+	dw_taps_at(p, 0, 0, &inner);
 	for (long oh = 0, q = 0; oh < p->OH; oh++) {
 		const long ih0 = oh * p->stride_h - p->pad_top;
+		const bool rows_in = ih0 >= 0 && ih0 + span_h < p->H;
 
 		for (long ow = 0; ow < p->OW; ow++, q++) {
 			const long iw0 = ow * p->stride_w - p->pad_left;
 
-			tp.n = 0;
-			for (int kh = 0; kh < p->KH; kh++) {
-				const long ih = ih0 + (long)kh * p->dil_h;
-
-				if (ih < 0 || ih >= p->H)
-					continue;
-				for (int kw = 0; kw < p->KW; kw++) {
-					const long iw = iw0 + (long)kw * p->dil_w;
-
-					if (iw < 0 || iw >= p->W)
-						continue;
-					tp.xoff[tp.n] = (ih * p->W + iw) * C;
-					tp.woff[tp.n] = ((long)kh * p->KW + kw) * C;
-					tp.n++;
-				}
+			if (rows_in && iw0 >= 0 && iw0 + span_w < p->W &&
+			    inner.n == p->KH * p->KW) {
+				dw_pixel_f32(&inner, x + (ih0 * p->W + iw0) * C, w,
+					     Y + q * C, C);
+				continue;
 			}
-			dw_pixel_f32(&tp, x, w, Y + q * C, C);
+			dw_taps_at(p, ih0, iw0, &edge);
+			dw_pixel_f32(&edge, x, w, Y + q * C, C);
 		}
 	}
 }
