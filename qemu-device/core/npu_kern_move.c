@@ -273,14 +273,28 @@ static void block4_u32(unsigned char *y, size_t ys, const unsigned char *x,
 }
 #endif
 
-/* Elements [r0, rows) x [c0, cols) one at a time. */
+/* Elements [r0, rows) x [c0, cols) one at a time, ESZ bytes each. */
+#define TRANSPOSE_REST(y, ys, x, xs, ESZ, r0, rows, c0, cols)		\
+	for (size_t c = (c0); c < (cols); c++)				\
+		for (size_t r = (r0); r < (rows); r++)			\
+			memcpy((y) + c * (ys) + r * (ESZ),		\
+			       (x) + r * (xs) + c * (ESZ), (ESZ))
+
+/*
+ * The same, with the element size a constant for the common sizes so each
+ * copy is one load and store rather than a call to memcpy (narrow tensors,
+ * e.g. 3 channels, transpose only here).
+ */
 static void transpose_rest(unsigned char *y, size_t ys, const unsigned char *x,
 			   size_t xs, size_t esz, size_t r0, size_t rows,
 			   size_t c0, size_t cols)
 {
-	for (size_t c = c0; c < cols; c++)
-		for (size_t r = r0; r < rows; r++)
-			memcpy(y + c * ys + r * esz, x + r * xs + c * esz, esz);
+	if (esz == 2)
+		TRANSPOSE_REST(y, ys, x, xs, 2, r0, rows, c0, cols);
+	else if (esz == 4)
+		TRANSPOSE_REST(y, ys, x, xs, 4, r0, rows, c0, cols);
+	else
+		TRANSPOSE_REST(y, ys, x, xs, esz, r0, rows, c0, cols);
 }
 
 void npu_kern_transpose_strided(void *y, size_t y_stride, const void *x,
