@@ -21,7 +21,7 @@ static void run_case(const char *name)
 		return;
 	}
 	snprintf(dir, sizeof(dir), "%s/%s", NPU_ONNX_TESTDATA, name);
-	r = npu_onnx_case_run(dir, why, sizeof(why));
+	r = npu_onnx_case_run(dir, NULL, why, sizeof(why));
 	ck_assert_msg(r == NPU_CASE_PASSED, "%s: %s: %s", name,
 		      r == NPU_CASE_SKIPPED ? "refused" : "failed", why);
 }

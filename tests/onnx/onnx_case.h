@@ -3,13 +3,16 @@
  * One ONNX conformance case (Debian's libonnx-testdata layout: DIR/model.onnx,
  * DIR/test_data_set_0/{input,output}_N.pb): compile it for the NPU, run it
  * on the emulator backend with the shipped inputs and compare with the
- * shipped outputs at a tolerance fit for each dtype.  Inputs after the
- * first are frozen to their test values (scales, zero points, weights given
- * as graph inputs), as a runner for a compiled-graph target does.
+ * shipped outputs at a tolerance fit for each dtype.  Every input is first
+ * given at run time; if the compiler refuses that, inputs after the first
+ * are frozen to their test values (scales, zero points, shapes, weights
+ * given as graph inputs, which a real model holds as initializers) and the
+ * case is tried again.
  */
 #ifndef NPU_ONNX_CASE_H
 #define NPU_ONNX_CASE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define NPU_ONNX_TESTDATA "/usr/share/libonnx-testdata/data/node"
@@ -20,7 +23,12 @@ enum npu_onnx_case_result {
 	NPU_CASE_PASSED = 1,
 };
 
-/* Run the case in @dir; @why gets the reason when it did not pass. */
-enum npu_onnx_case_result npu_onnx_case_run(const char *dir, char *why, size_t whylen);
+/*
+ * Run the case in @dir; @why gets the reason when it did not pass.
+ * @frozen (may be NULL) says whether the result is that of the second try,
+ * with the inputs after the first frozen.
+ */
+enum npu_onnx_case_result npu_onnx_case_run(const char *dir, bool *frozen, char *why,
+					    size_t whylen);
 
 #endif /* NPU_ONNX_CASE_H */
