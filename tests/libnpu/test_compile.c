@@ -12,6 +12,7 @@
 
 #include "compile/npu_cc.h"
 #include "compile/npu_compile.h"
+#include "ir_build.h"
 #include "model/npu_model_priv.h"
 #include "npu/npu_hw.h"
 #include "npu_test.h"
@@ -20,59 +21,29 @@
 
 static npu_ir_graph *graph(void)
 {
-	npu_ir_graph *g;
-
-	ck_assert_int_eq(npu_ir_graph_create(&g), NPU_OK);
-	g->opset = 17;
-	return g;
+	return irb_graph(17);
 }
 
 static int tensor(npu_ir_graph *g, const char *name, int rank, const int64_t *dims)
 {
-	int id;
-
-	ck_assert_int_eq(npu_ir_add_tensor(g, name, NPU_DTYPE_FLOAT32, rank, dims, &id), NPU_OK);
-	return id;
+	return irb_tensor(g, name, NPU_DTYPE_FLOAT32, rank, dims);
 }
 
 static int cst(npu_ir_graph *g, const char *name, int rank, const int64_t *dims,
 	       const float *v)
 {
-	int id = tensor(g, name, rank, dims);
-	int64_t n = 1;
-
-	for (int i = 0; i < rank; i++)
-		n *= dims[i];
-	ck_assert_int_eq(npu_ir_set_const(g, id, v, (size_t)n * 4), NPU_OK);
-	return id;
+	return irb_const(g, name, NPU_DTYPE_FLOAT32, rank, dims, v);
 }
 
 static int icst(npu_ir_graph *g, const char *name, int n, const int64_t *v)
 {
-	int64_t dims[1] = { n };
-	int id;
-
-	ck_assert_int_eq(npu_ir_add_tensor(g, name, NPU_DTYPE_INT64, 1, dims, &id), NPU_OK);
-	ck_assert_int_eq(npu_ir_set_const(g, id, v, (size_t)n * 8), NPU_OK);
-	return id;
+	return irb_const(g, name, NPU_DTYPE_INT64, 1, (int64_t[]){ n }, v);
 }
 
+/* Every compiler case's nodes have one output. */
 static npu_ir_node *node(npu_ir_graph *g, const char *op, const int *in, int nin, int out)
 {
-	int id;
-
-	ck_assert_int_eq(npu_ir_add_node(g, op, op, in, nin, &out, 1, &id), NPU_OK);
-	return &g->nodes[id];
-}
-
-static void io(npu_ir_graph *g, const int *in, int nin, const int *out, int nout)
-{
-	g->inputs = malloc(sizeof(int) * (size_t)nin);
-	g->outputs = malloc(sizeof(int) * (size_t)nout);
-	memcpy(g->inputs, in, sizeof(int) * (size_t)nin);
-	memcpy(g->outputs, out, sizeof(int) * (size_t)nout);
-	g->n_inputs = nin;
-	g->n_outputs = nout;
+	return irb_node(g, op, in, nin, &out, 1);
 }
 
 /* Compile @g for @spec's device, run it on @x (inputs in order), fill @y. */
@@ -143,7 +114,7 @@ START_TEST(add_broadcast_relu)
 
 	node(g, "Add", (int[]){ tx, tb }, 2, ts);
 	node(g, "Relu", (int[]){ ts }, 1, ty);
-	io(g, &tx, 1, &ty, 1);
+	irb_io(g, &tx, 1, &ty, 1);
 	fill(x, 120, 1);
 	for (int i = 0; i < 120; i++)
 		want[i] = fmaxf(0.0f, x[i] + b[(i / 20) % 3]);
@@ -171,7 +142,7 @@ START_TEST(unary_functions)
 			npu_ir_set_attr_float(n, "min", -0.25f);
 			npu_ir_set_attr_float(n, "max", 0.5f);
 		}
-		io(g, &tx, 1, &ty, 1);
+		irb_io(g, &tx, 1, &ty, 1);
 		fill(x, 63, (unsigned)k + 3);
 		for (int i = 0; i < 63; i++) {
 			float v = x[i];
@@ -215,7 +186,7 @@ START_TEST(matmul_and_gemm)
 	/* b was captured by cst() before fill: rebuild it. */
 	npu_ir_set_const(g, tb, b, sizeof(b));
 	node(g, "MatMul", (int[]){ ta, tb }, 2, ty);
-	io(g, &ta, 1, &ty, 1);
+	irb_io(g, &ta, 1, &ty, 1);
 	ref_gemm(a, b, NULL, want, M, K, N);
 	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_OK);
 	close_to(y, want, M * N, 2e-2f, 5e-2f);
@@ -233,7 +204,7 @@ START_TEST(matmul_and_gemm)
 		npu_ir_set_attr_float(n, "alpha", 0.5f);
 		npu_ir_set_attr_float(n, "beta", 2.0f);
 	}
-	io(g, &ta, 1, &ty, 1);
+	irb_io(g, &ta, 1, &ty, 1);
 	ref_gemm(a, b, NULL, want, M, K, N);
 	for (int i = 0; i < M * N; i++)
 		want[i] = 0.5f * want[i] + 2.0f * c[i % N];
@@ -294,7 +265,7 @@ static void conv_case(const char *spec, int C, int H, int OC, int K, int s, int 
 	npu_ir_set_attr_ints(n, "strides", (int64_t[]){ s, s }, 2);
 	npu_ir_set_attr_ints(n, "pads", (int64_t[]){ p, p, p, p }, 4);
 	npu_ir_set_attr_int(n, "group", groups);
-	io(g, &tx, 1, &ty, 1);
+	irb_io(g, &tx, 1, &ty, 1);
 	ref_conv(x, w, b, want, C, H, H, OC, K, s, p, groups, OH, OH);
 	ck_assert_int_eq(run_graph(g, spec, xs, ys), NPU_OK);
 	close_to(y, want, OC * OH * OH, 2e-2f, 6e-2f);
@@ -349,7 +320,7 @@ START_TEST(conv_residual_fused)
 	node(g, "Relu", &tz, 1, tr);		/* the residual, after the Conv */
 	node(g, "Add", (int[]){ tc, tr }, 2, ts);
 	node(g, "Relu", &ts, 1, ty);
-	io(g, (int[]){ tx, tz }, 2, &ty, 1);
+	irb_io(g, (int[]){ tx, tz }, 2, &ty, 1);
 	ref_conv(x, w, b, want, C, H, H, C, K, 1, 1, 1, H, H);
 	for (int i = 0; i < C * H * H; i++)
 		want[i] = fmaxf(want[i] + fmaxf(z[i], 0.0f), 0.0f);
@@ -432,7 +403,7 @@ static void pair_case(int OC, int s)
 		}
 		node(g, "Add", (int[]){ ts, tp }, 2, tr);
 		node(g, "Relu", &tr, 1, ty);
-		io(g, &tx, 1, &ty, 1);
+		irb_io(g, &tx, 1, &ty, 1);
 		if (pass == 0) {
 			ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
 			ck_assert_int_eq(npu_compile_ir(g, &tgt, &cm), NPU_OK);
@@ -558,7 +529,7 @@ START_TEST(pools_and_softmax)
 	npu_ir_set_attr_ints(n, "kernel_shape", (int64_t[]){ 3, 3 }, 2);
 	npu_ir_set_attr_ints(n, "strides", (int64_t[]){ 2, 2 }, 2);
 	npu_ir_set_attr_ints(n, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
-	io(g, &tx, 1, &ty, 1);
+	irb_io(g, &tx, 1, &ty, 1);
 	fill(x, 405, 21);
 	for (int c = 0; c < 5; c++)
 		for (int oh = 0; oh < 5; oh++)
@@ -582,7 +553,7 @@ START_TEST(pools_and_softmax)
 	tx = tensor(g, "x", 4, xd);
 	ty = tensor(g, "y", -1, NULL);
 	node(g, "Softmax", &tx, 1, ty);
-	io(g, &tx, 1, &ty, 1);
+	irb_io(g, &tx, 1, &ty, 1);
 	for (int r = 0; r < 45; r++) {
 		double s = 0, mx = -1e30;
 
@@ -619,7 +590,7 @@ START_TEST(moves)
 	n = node(g, "Transpose", &tcat, 1, tt);				/* [4,2,5] */
 	npu_ir_set_attr_ints(n, "perm", (int64_t[]){ 2, 0, 1 }, 3);
 	node(g, "Reshape", (int[]){ tt, icst(g, "shape", 2, (int64_t[]){ 8, 5 }) }, 2, ty);
-	io(g, &tx, 1, &ty, 1);
+	irb_io(g, &tx, 1, &ty, 1);
 	for (int a = 0; a < 2; a++)
 		for (int b = 0; b < 5; b++)
 			for (int k = 0; k < 4; k++) {
@@ -664,7 +635,7 @@ START_TEST(concat_in_place)
 	npu_ir_set_attr_int(n, "axis", -3);
 	node(g, "Relu", &tcat, 1, ty);
 	node(g, "Add", (int[]){ ta, tx }, 2, ty2);
-	io(g, &tx, 1, (int[]){ ty, ty2 }, 2);
+	irb_io(g, &tx, 1, (int[]){ ty, ty2 }, 2);
 	for (int i = 0; i < 24; i++) {
 		float a = fmaxf(x[i], 0.0f);
 
@@ -699,7 +670,7 @@ START_TEST(layernorm)
 	n = node(g, "LayerNormalization", (int[]){ tx, cst(g, "g", 1, gd, ga), cst(g, "b", 1, gd, be) },
 		 3, ty);
 	npu_ir_set_attr_float(n, "epsilon", 1e-3f);
-	io(g, &tx, 1, &ty, 1);
+	irb_io(g, &tx, 1, &ty, 1);
 	for (int r = 0; r < 6; r++) {
 		double m = 0, v = 0;
 
@@ -725,7 +696,7 @@ START_TEST(unsupported_op_named)
 	float *xs[1] = { x }, *ys[1] = { y };
 
 	node(g, "Unique", &tx, 1, ty);
-	io(g, &tx, 1, &ty, 1);
+	irb_io(g, &tx, 1, &ty, 1);
 	ck_assert_int_eq(run_graph(g, "emu", xs, ys), NPU_ERR_UNSUPPORTED);
 	ck_assert_msg(strstr(npu_last_error(), "'Unique'") && strstr(npu_last_error(), "opset 17"),
 		      "%s", npu_last_error());

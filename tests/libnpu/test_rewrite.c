@@ -13,56 +13,14 @@
 
 #include "compile/npu_compile.h"
 #include "compile/npu_rewrite.h"
+#include "ir_build.h"
 #include "model/npu_model_priv.h"
 #include "npu_test.h"
 
-static npu_ir_graph *graph(int opset)
-{
-	npu_ir_graph *g;
-
-	ck_assert_int_eq(npu_ir_graph_create(&g), NPU_OK);
-	g->opset = opset;
-	return g;
-}
-
-static int tensor(npu_ir_graph *g, const char *name, npu_dtype dt, int rank,
-		  const int64_t *dims)
-{
-	int id;
-
-	ck_assert_int_eq(npu_ir_add_tensor(g, name, dt, rank, dims, &id), NPU_OK);
-	return id;
-}
-
-static int cst(npu_ir_graph *g, const char *name, npu_dtype dt, int rank, const int64_t *dims,
-	       const void *v)
-{
-	int id = tensor(g, name, dt, rank, dims);
-	int64_t n = 1;
-
-	for (int i = 0; i < rank; i++)
-		n *= dims[i];
-	ck_assert_int_eq(npu_ir_set_const(g, id, v, (size_t)n * npu_dtype_size(dt)), NPU_OK);
-	return id;
-}
-
-static npu_ir_node *node(npu_ir_graph *g, const char *op, const int *in, int nin,
-			 const int *out, int nout)
-{
-	int id;
-
-	ck_assert_int_eq(npu_ir_add_node(g, op, op, in, nin, out, nout, &id), NPU_OK);
-	return &g->nodes[id];
-}
-
+/* The rewrite cases have one graph input. */
 static void io(npu_ir_graph *g, int in, const int *out, int nout)
 {
-	g->inputs = malloc(sizeof(int));
-	g->outputs = malloc(sizeof(int) * (size_t)nout);
-	g->inputs[0] = in;
-	memcpy(g->outputs, out, sizeof(int) * (size_t)nout);
-	g->n_inputs = 1;
-	g->n_outputs = nout;
+	irb_io(g, &in, 1, out, nout);
 }
 
 static bool has_op(const npu_ir_graph *g, const char *op)
@@ -153,13 +111,13 @@ START_TEST(resize_linear_half_pixel)
 {
 	int64_t xd[4] = { 1, 2, 3, 4 }, sd[1] = { 4 };
 	float sc[4] = { 1, 1, 2.0f, 1.5f }, x[24], y[2 * 6 * 6], want[2 * 6 * 6], tmp[2 * 3 * 6];
-	npu_ir_graph *g = graph(13);
-	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
-	int ts = cst(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, sc);
-	int ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_graph *g = irb_graph(13);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+	int ts = irb_const(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, sc);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
 	void *ys[1] = { y };
 
-	npu_ir_set_attr_string(node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1), "mode",
+	npu_ir_set_attr_string(irb_node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1), "mode",
 			       "linear");
 	io(g, tx, &ty, 1);
 	fill(x, 24, 7);
@@ -192,11 +150,11 @@ START_TEST(resize_nearest_exact_copy)
 {
 	int64_t xd[4] = { 1, 1, 2, 3 }, sd[1] = { 4 };
 	float sc[4] = { 1, 1, 3.0f, 2.0f }, x[6], y[36];
-	npu_ir_graph *g = graph(13);
-	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
-	int ts = cst(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, sc);
-	int ty = tensor(g, "y", 0, -1, NULL);
-	npu_ir_node *n = node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1);
+	npu_ir_graph *g = irb_graph(13);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+	int ts = irb_const(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, sc);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n = irb_node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1);
 	void *ys[1] = { y };
 
 	npu_ir_set_attr_string(n, "coordinate_transformation_mode", "asymmetric");
@@ -215,11 +173,11 @@ START_TEST(resize_nearest_exact_copy)
 	{
 		float s2[4] = { 1, 1, 2.0f, 2.0f }, z[24];
 
-		g = graph(13);
-		tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
-		ts = cst(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, s2);
-		ty = tensor(g, "y", 0, -1, NULL);
-		node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1);
+		g = irb_graph(13);
+		tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+		ts = irb_const(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, s2);
+		ty = irb_tensor(g, "y", 0, -1, NULL);
+		irb_node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1);
 		io(g, tx, &ty, 1);
 		ys[0] = z;
 		ck_assert_int_eq(run(g, "Resize", x, ys), NPU_OK);
@@ -244,12 +202,12 @@ START_TEST(conv_transpose_strided_grouped)
 	int64_t op[2] = { 1, 1 };
 	float x[CI * H * W], w[CI * COG * KH * KW], b[G * COG], y[G * COG * OH * OW];
 	float want[G * COG * OH * OW];
-	npu_ir_graph *g = graph(11);
-	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
-	int tw = cst(g, "w", NPU_DTYPE_FLOAT32, 4, wd, (fill(w, CI * COG * KH * KW, 3), w));
-	int tb = cst(g, "b", NPU_DTYPE_FLOAT32, 1, bd, (fill(b, G * COG, 5), b));
-	int ty = tensor(g, "y", 0, -1, NULL);
-	npu_ir_node *n = node(g, "ConvTranspose", (int[]){ tx, tw, tb }, 3, &ty, 1);
+	npu_ir_graph *g = irb_graph(11);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+	int tw = irb_const(g, "w", NPU_DTYPE_FLOAT32, 4, wd, (fill(w, CI * COG * KH * KW, 3), w));
+	int tb = irb_const(g, "b", NPU_DTYPE_FLOAT32, 1, bd, (fill(b, G * COG, 5), b));
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n = irb_node(g, "ConvTranspose", (int[]){ tx, tw, tb }, 3, &ty, 1);
 	void *ys[1] = { y };
 
 	npu_ir_set_attr_ints(n, "kernel_shape", ks, 2);
@@ -296,11 +254,11 @@ START_TEST(conv3d_depth_stacked)
 	int64_t pads[6] = { 1, 0, 1, 1, 1, 0 };
 	float x[C * D * H * W], w[CO * C * KD * KH * KW], y[CO * OD * OH * OW];
 	float want[CO * OD * OH * OW];
-	npu_ir_graph *g = graph(11);
-	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 5, xd);
-	int tw = cst(g, "w", NPU_DTYPE_FLOAT32, 5, wd, (fill(w, CO * C * KD * KH * KW, 61), w));
-	int ty = tensor(g, "y", 0, -1, NULL);
-	npu_ir_node *n = node(g, "Conv", (int[]){ tx, tw }, 2, &ty, 1);
+	npu_ir_graph *g = irb_graph(11);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 5, xd);
+	int tw = irb_const(g, "w", NPU_DTYPE_FLOAT32, 5, wd, (fill(w, CO * C * KD * KH * KW, 61), w));
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n = irb_node(g, "Conv", (int[]){ tx, tw }, 2, &ty, 1);
 	void *ys[1] = { y };
 
 	npu_ir_set_attr_ints(n, "kernel_shape", ks, 3);
@@ -348,15 +306,15 @@ END_TEST
 START_TEST(conv_transpose_computed_weight_refused)
 {
 	int64_t xd[4] = { 1, 2, 3, 3 }, wd[4] = { 2, 2, 3, 3 }, ks[2] = { 3, 3 };
-	npu_ir_graph *g = graph(11);
-	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
-	int tw = tensor(g, "w", NPU_DTYPE_FLOAT32, 4, wd);
-	int tn = tensor(g, "wn", 0, -1, NULL), ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_graph *g = irb_graph(11);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+	int tw = irb_tensor(g, "w", NPU_DTYPE_FLOAT32, 4, wd);
+	int tn = irb_tensor(g, "wn", 0, -1, NULL), ty = irb_tensor(g, "y", 0, -1, NULL);
 	float x[18] = { 0 }, y[2 * 5 * 5];
 	void *ys[1] = { y };
 
-	node(g, "Neg", &tw, 1, &tn, 1);
-	npu_ir_set_attr_ints(node(g, "ConvTranspose", (int[]){ tx, tn }, 2, &ty, 1),
+	irb_node(g, "Neg", &tw, 1, &tn, 1);
+	npu_ir_set_attr_ints(irb_node(g, "ConvTranspose", (int[]){ tx, tn }, 2, &ty, 1),
 			     "kernel_shape", ks, 2);
 	g->inputs = malloc(2 * sizeof(int));
 	g->inputs[0] = tx;
@@ -381,13 +339,13 @@ START_TEST(pad_reflect_edge_wrap_exact)
 
 	for (int k = 0; k < 3; k++) {
 		float x[24], y[N0 * N1 * N2];
-		npu_ir_graph *g = graph(13);
-		int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 3, xd);
-		int tp = cst(g, "pads", NPU_DTYPE_INT64, 1, nd, pd);
-		int ty = tensor(g, "y", 0, -1, NULL);
+		npu_ir_graph *g = irb_graph(13);
+		int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, xd);
+		int tp = irb_const(g, "pads", NPU_DTYPE_INT64, 1, nd, pd);
+		int ty = irb_tensor(g, "y", 0, -1, NULL);
 		void *ys[1] = { y };
 
-		npu_ir_set_attr_string(node(g, "Pad", (int[]){ tx, tp }, 2, &ty, 1), "mode",
+		npu_ir_set_attr_string(irb_node(g, "Pad", (int[]){ tx, tp }, 2, &ty, 1), "mode",
 				       modes[k]);
 		io(g, tx, &ty, 1);
 		fill(x, 24, 13 + (unsigned)k);
@@ -422,13 +380,13 @@ START_TEST(matmul_batched_const_b)
 {
 	int64_t ad[3] = { 3, 2, 5 }, bd[3] = { 3, 5, 4 };
 	float a[30], b[60], y[24], want[24];
-	npu_ir_graph *g = graph(13);
-	int ta = tensor(g, "a", NPU_DTYPE_FLOAT32, 3, ad);
-	int tb = cst(g, "b", NPU_DTYPE_FLOAT32, 3, bd, (fill(b, 60, 21), b));
-	int ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_graph *g = irb_graph(13);
+	int ta = irb_tensor(g, "a", NPU_DTYPE_FLOAT32, 3, ad);
+	int tb = irb_const(g, "b", NPU_DTYPE_FLOAT32, 3, bd, (fill(b, 60, 21), b));
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
 	void *ys[1] = { y };
 
-	node(g, "MatMul", (int[]){ ta, tb }, 2, &ty, 1);
+	irb_node(g, "MatMul", (int[]){ ta, tb }, 2, &ty, 1);
 	io(g, ta, &ty, 1);
 	fill(a, 30, 22);
 	for (int i = 0; i < 3; i++)
@@ -450,12 +408,12 @@ START_TEST(gemm_matrix_c)
 {
 	int64_t ad[2] = { 3, 4 }, bd[2] = { 4, 2 }, cd[2] = { 3, 2 };
 	float a[12], b[8], c[6], y[6], want[6];
-	npu_ir_graph *g = graph(13);
-	int ta = tensor(g, "a", NPU_DTYPE_FLOAT32, 2, ad);
-	int tb = cst(g, "b", NPU_DTYPE_FLOAT32, 2, bd, (fill(b, 8, 31), b));
-	int tc = cst(g, "c", NPU_DTYPE_FLOAT32, 2, cd, (fill(c, 6, 32), c));
-	int ty = tensor(g, "y", 0, -1, NULL);
-	npu_ir_node *n = node(g, "Gemm", (int[]){ ta, tb, tc }, 3, &ty, 1);
+	npu_ir_graph *g = irb_graph(13);
+	int ta = irb_tensor(g, "a", NPU_DTYPE_FLOAT32, 2, ad);
+	int tb = irb_const(g, "b", NPU_DTYPE_FLOAT32, 2, bd, (fill(b, 8, 31), b));
+	int tc = irb_const(g, "c", NPU_DTYPE_FLOAT32, 2, cd, (fill(c, 6, 32), c));
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n = irb_node(g, "Gemm", (int[]){ ta, tb, tc }, 3, &ty, 1);
 	void *ys[1] = { y };
 
 	npu_ir_set_attr_float(n, "alpha", 0.5f);
@@ -482,14 +440,14 @@ START_TEST(layernorm_mean_invstddev)
 {
 	int64_t xd[2] = { 3, 8 }, gd[1] = { 8 };
 	float x[24], ga[8], y[24], mean[3], inv[3];
-	npu_ir_graph *g = graph(17);
-	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 2, xd);
-	int tg = cst(g, "gamma", NPU_DTYPE_FLOAT32, 1, gd, (fill(ga, 8, 41), ga));
-	int out[3] = { tensor(g, "y", 0, -1, NULL), tensor(g, "mean", 0, -1, NULL),
-		       tensor(g, "inv", 0, -1, NULL) };
+	npu_ir_graph *g = irb_graph(17);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 2, xd);
+	int tg = irb_const(g, "gamma", NPU_DTYPE_FLOAT32, 1, gd, (fill(ga, 8, 41), ga));
+	int out[3] = { irb_tensor(g, "y", 0, -1, NULL), irb_tensor(g, "mean", 0, -1, NULL),
+		       irb_tensor(g, "inv", 0, -1, NULL) };
 	void *ys[3] = { y, mean, inv };
 
-	npu_ir_set_attr_float(node(g, "LayerNormalization", (int[]){ tx, tg }, 2, out, 3),
+	npu_ir_set_attr_float(irb_node(g, "LayerNormalization", (int[]){ tx, tg }, 2, out, 3),
 			      "epsilon", 1e-3f);
 	io(g, tx, out, 3);
 	fill(x, 24, 42);
@@ -522,13 +480,13 @@ START_TEST(uint8_arith_wraps)
 
 	for (int k = 0; k < 4; k++) {
 		uint8_t y[8];
-		npu_ir_graph *g = graph(14);
-		int ta = tensor(g, "a", NPU_DTYPE_UINT8, 1, d);
-		int tb = cst(g, "b", NPU_DTYPE_UINT8, 1, d, b);
-		int ty = tensor(g, "y", 0, -1, NULL);
+		npu_ir_graph *g = irb_graph(14);
+		int ta = irb_tensor(g, "a", NPU_DTYPE_UINT8, 1, d);
+		int tb = irb_const(g, "b", NPU_DTYPE_UINT8, 1, d, b);
+		int ty = irb_tensor(g, "y", 0, -1, NULL);
 		void *ys[1] = { y };
 
-		node(g, ops[k], (int[]){ ta, tb }, 2, &ty, 1);
+		irb_node(g, ops[k], (int[]){ ta, tb }, 2, &ty, 1);
 		io(g, ta, &ty, 1);
 		ck_assert_int_eq(run(g, NULL, a, ys), NPU_OK);
 		for (int i = 0; i < 8; i++) {
@@ -550,10 +508,10 @@ START_TEST(pool3d_and_split_reduce)
 {
 	int64_t xd[5] = { 1, 2, 4, 4, 4 }, ks[3] = { 2, 3, 2 }, st[3] = { 2, 1, 2 };
 	float x[128], y[2 * 2 * 2 * 2], want[16], r[2 * 4];
-	npu_ir_graph *g = graph(13);
-	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 5, xd);
-	int ty = tensor(g, "y", 0, -1, NULL);
-	npu_ir_node *n = node(g, "MaxPool", &tx, 1, &ty, 1);
+	npu_ir_graph *g = irb_graph(13);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 5, xd);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n = irb_node(g, "MaxPool", &tx, 1, &ty, 1);
 	void *ys[1] = { y };
 	int64_t axes[2] = { 0, 2 }, rd[3] = { 2, 3, 4 };
 
@@ -584,10 +542,10 @@ START_TEST(pool3d_and_split_reduce)
 	npu_ir_graph_free(g);
 
 	/* ReduceMean over axes 0 and 2 of [2, 3, 4], keepdims 0: [3]. */
-	g = graph(13);
-	tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 3, rd);
-	ty = tensor(g, "y", 0, -1, NULL);
-	n = node(g, "ReduceMean", &tx, 1, &ty, 1);
+	g = irb_graph(13);
+	tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, rd);
+	ty = irb_tensor(g, "y", 0, -1, NULL);
+	n = irb_node(g, "ReduceMean", &tx, 1, &ty, 1);
 	npu_ir_set_attr_ints(n, "axes", axes, 2);
 	npu_ir_set_attr_int(n, "keepdims", 0);
 	io(g, tx, &ty, 1);
@@ -613,15 +571,15 @@ START_TEST(mean_of_three_broadcast_and_instnorm)
 	int64_t ad[3] = { 2, 3, 4 }, bd[2] = { 3, 1 }, cd[1] = { 4 };
 	float a[24], b[3] = { 1, -2, 0.5f }, c[4] = { 0.25f, 4, -1, 3 }, y[24];
 	float sc[2] = { 2.0f, -0.5f }, bi[2] = { 0.1f, 1.0f }, z[24];
-	npu_ir_graph *g = graph(13);
-	int ta = tensor(g, "a", NPU_DTYPE_FLOAT32, 3, ad);
-	int tb = cst(g, "b", NPU_DTYPE_FLOAT32, 2, bd, b);
-	int tc = cst(g, "c", NPU_DTYPE_FLOAT32, 1, cd, c);
-	int ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_graph *g = irb_graph(13);
+	int ta = irb_tensor(g, "a", NPU_DTYPE_FLOAT32, 3, ad);
+	int tb = irb_const(g, "b", NPU_DTYPE_FLOAT32, 2, bd, b);
+	int tc = irb_const(g, "c", NPU_DTYPE_FLOAT32, 1, cd, c);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
 	void *ys[1] = { y };
 	int64_t sd[1] = { 2 };
 
-	node(g, "Mean", (int[]){ ta, tb, tc }, 3, &ty, 1);
+	irb_node(g, "Mean", (int[]){ ta, tb, tc }, 3, &ty, 1);
 	io(g, ta, &ty, 1);
 	fill(a, 24, 71);
 	ck_assert_int_eq(run(g, "Mean", a, ys), NPU_OK);
@@ -634,15 +592,15 @@ START_TEST(mean_of_three_broadcast_and_instnorm)
 	npu_ir_graph_free(g);
 
 	/* InstanceNormalization of [1, 2, 3, 4]: per channel over H, W. */
-	g = graph(13);
+	g = irb_graph(13);
 	{
 		int64_t xd[4] = { 1, 2, 3, 4 };
-		int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
-		int ts = cst(g, "scale", NPU_DTYPE_FLOAT32, 1, sd, sc);
-		int tbi = cst(g, "bias", NPU_DTYPE_FLOAT32, 1, sd, bi);
+		int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+		int ts = irb_const(g, "scale", NPU_DTYPE_FLOAT32, 1, sd, sc);
+		int tbi = irb_const(g, "bias", NPU_DTYPE_FLOAT32, 1, sd, bi);
 
-		ty = tensor(g, "y", 0, -1, NULL);
-		node(g, "InstanceNormalization", (int[]){ tx, ts, tbi }, 3, &ty, 1);
+		ty = irb_tensor(g, "y", 0, -1, NULL);
+		irb_node(g, "InstanceNormalization", (int[]){ tx, ts, tbi }, 3, &ty, 1);
 		io(g, tx, &ty, 1);
 	}
 	ys[0] = z;
@@ -668,13 +626,13 @@ START_TEST(gather_runs_and_depth_to_space_exact)
 {
 	int64_t xd[2] = { 3, 7 }, id[2] = { 2, 3 }, idx[6] = { 1, 2, 3, -1, 0, 6 };
 	float x[21], y[3 * 6];
-	npu_ir_graph *g = graph(13);
-	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 2, xd);
-	int ti = cst(g, "idx", NPU_DTYPE_INT64, 2, id, idx);
-	int ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_graph *g = irb_graph(13);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 2, xd);
+	int ti = irb_const(g, "idx", NPU_DTYPE_INT64, 2, id, idx);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
 	void *ys[1] = { y };
 
-	npu_ir_set_attr_int(node(g, "Gather", (int[]){ tx, ti }, 2, &ty, 1), "axis", 1);
+	npu_ir_set_attr_int(irb_node(g, "Gather", (int[]){ tx, ti }, 2, &ty, 1), "axis", 1);
 	io(g, tx, &ty, 1);
 	fill(x, 21, 81);
 	ck_assert_int_eq(run(g, "Gather", x, ys), NPU_OK);
@@ -689,10 +647,10 @@ START_TEST(gather_runs_and_depth_to_space_exact)
 		int64_t dd[4] = { 1, 8, 2, 3 };
 		float a[48], z[48];
 
-		g = graph(13);
-		tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 4, dd);
-		ty = tensor(g, "y", 0, -1, NULL);
-		npu_ir_set_attr_int(node(g, "DepthToSpace", &tx, 1, &ty, 1), "blocksize", 2);
+		g = irb_graph(13);
+		tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, dd);
+		ty = irb_tensor(g, "y", 0, -1, NULL);
+		npu_ir_set_attr_int(irb_node(g, "DepthToSpace", &tx, 1, &ty, 1), "blocksize", 2);
 		io(g, tx, &ty, 1);
 		fill(a, 48, 82);
 		ys[0] = z;
@@ -719,12 +677,12 @@ START_TEST(hardmax_first_of_ties)
 	float f[12] = { 0, 1, 2, 9, 4, 9, 9, 8, 7, 9, 1, 0 }, z[12];
 	float want[10] = { 0, 1, 0, 0, 0, 0, 1, 0, 0, 0 };
 	float fwant[12] = { 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0 };
-	npu_ir_graph *g = graph(13);
-	int tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 2, xd);
-	int ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_graph *g = irb_graph(13);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 2, xd);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
 	void *ys[1] = { y };
 
-	node(g, "Hardmax", &tx, 1, &ty, 1);
+	irb_node(g, "Hardmax", &tx, 1, &ty, 1);
 	io(g, tx, &ty, 1);
 	ck_assert_int_eq(run(g, "Hardmax", x, ys), NPU_OK);
 	for (int i = 0; i < 10; i++)
@@ -732,10 +690,10 @@ START_TEST(hardmax_first_of_ties)
 	npu_ir_graph_free(g);
 
 	/* Opset 11, axis 1 of [2, 2, 3]: over the 6 values of each batch. */
-	g = graph(11);
-	tx = tensor(g, "x", NPU_DTYPE_FLOAT32, 3, fd);
-	ty = tensor(g, "y", 0, -1, NULL);
-	node(g, "Hardmax", &tx, 1, &ty, 1);
+	g = irb_graph(11);
+	tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, fd);
+	ty = irb_tensor(g, "y", 0, -1, NULL);
+	irb_node(g, "Hardmax", &tx, 1, &ty, 1);
 	io(g, tx, &ty, 1);
 	ys[0] = z;
 	ck_assert_int_eq(run(g, "Hardmax", f, ys), NPU_OK);
@@ -754,13 +712,13 @@ START_TEST(mod_int8_and_fmod)
 	int8_t a[6] = { -7, 7, -7, 7, 100, -128 }, b[6] = { 3, -3, -3, 3, 7, 5 }, y[6];
 	float fa[6] = { -7.5f, 7.5f, -7.5f, 7.5f, 5.0f, -0.25f }, fb[6] = { 2, -2, -2, 2, 2.5f, 1 };
 	float fy[6];
-	npu_ir_graph *g = graph(13);
-	int ta = tensor(g, "a", NPU_DTYPE_INT8, 1, d);
-	int tb = cst(g, "b", NPU_DTYPE_INT8, 1, d, b);
-	int ty = tensor(g, "y", 0, -1, NULL);
+	npu_ir_graph *g = irb_graph(13);
+	int ta = irb_tensor(g, "a", NPU_DTYPE_INT8, 1, d);
+	int tb = irb_const(g, "b", NPU_DTYPE_INT8, 1, d, b);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
 	void *ys[1] = { y };
 
-	node(g, "Mod", (int[]){ ta, tb }, 2, &ty, 1);
+	irb_node(g, "Mod", (int[]){ ta, tb }, 2, &ty, 1);
 	io(g, ta, &ty, 1);
 	ck_assert_int_eq(run(g, "Mod", a, ys), NPU_OK);
 	for (int i = 0; i < 6; i++) {
@@ -773,11 +731,11 @@ START_TEST(mod_int8_and_fmod)
 	}
 	npu_ir_graph_free(g);
 
-	g = graph(13);
-	ta = tensor(g, "a", NPU_DTYPE_FLOAT32, 1, d);
-	tb = cst(g, "b", NPU_DTYPE_FLOAT32, 1, d, fb);
-	ty = tensor(g, "y", 0, -1, NULL);
-	npu_ir_set_attr_int(node(g, "Mod", (int[]){ ta, tb }, 2, &ty, 1), "fmod", 1);
+	g = irb_graph(13);
+	ta = irb_tensor(g, "a", NPU_DTYPE_FLOAT32, 1, d);
+	tb = irb_const(g, "b", NPU_DTYPE_FLOAT32, 1, d, fb);
+	ty = irb_tensor(g, "y", 0, -1, NULL);
+	npu_ir_set_attr_int(irb_node(g, "Mod", (int[]){ ta, tb }, 2, &ty, 1), "fmod", 1);
 	io(g, ta, &ty, 1);
 	ys[0] = fy;
 	ck_assert_int_eq(run(g, "Mod", fa, ys), NPU_OK);
