@@ -332,6 +332,24 @@ static uint64_t tile_bytes(const struct geom *g, const struct kind *k, bool conv
 }
 
 /* Y = act(Y + R): Y's @oc planes @ypitch apart, R's dense, @n each. */
+/*
+ * The TCU's convolution window: @g's strides, dilations and horizontal
+ * pads; the vertical pads @pt/@pb of this tile's rows; @groups per op.
+ */
+static void tcu_window(struct npu_hw_insn *op, const struct geom *g, int64_t pt, int64_t pb,
+		       int64_t groups)
+{
+	op->params.tcu.stride_h = (uint16_t)g->sh;
+	op->params.tcu.stride_w = (uint16_t)g->sw;
+	op->params.tcu.dil_h = (uint16_t)g->dh;
+	op->params.tcu.dil_w = (uint16_t)g->dw;
+	op->params.tcu.pad_top = (uint16_t)pt;
+	op->params.tcu.pad_bottom = (uint16_t)pb;
+	op->params.tcu.pad_left = (uint16_t)g->pl;
+	op->params.tcu.pad_right = (uint16_t)g->pr;
+	op->params.tcu.groups = (uint16_t)groups;
+}
+
 static void residual_op(struct npu_hw_insn *op, const struct kind *k, uint32_t h_y,
 			uint32_t ypitch, uint32_t h_r, int64_t oc, int64_t n)
 {
@@ -592,15 +610,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 			npu_twu_lvl(&op->opnd[NPU_OPND_SRC1], 3, g.KH, g.KW * oc * k->wb);
 			npu_twu_flat(&op->opnd[NPU_OPND_SRC2], NPU_SPACE_HBSM, k->bdt, h_b,
 				     (uint64_t)oc);
-			op->params.tcu.stride_h = (uint16_t)g.sh;
-			op->params.tcu.stride_w = (uint16_t)g.sw;
-			op->params.tcu.dil_h = (uint16_t)g.dh;
-			op->params.tcu.dil_w = (uint16_t)g.dw;
-			op->params.tcu.pad_top = (uint16_t)pt;
-			op->params.tcu.pad_bottom = (uint16_t)pb;
-			op->params.tcu.pad_left = (uint16_t)g.pl;
-			op->params.tcu.pad_right = (uint16_t)g.pr;
-			op->params.tcu.groups = (uint16_t)tg;
+			tcu_window(op, &g, pt, pb, tg);
 		} else {
 			op = &t->op[t->nop++];
 			op->unit = NPU_UNIT_CVU;
@@ -947,15 +957,7 @@ static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_
 		npu_twu_flat(&op->opnd[NPU_OPND_SRC2], NPU_SPACE_HBSM, NPU_DT_FP32, h_ba,
 			     (uint64_t)C);
 		hwc_levels(&op->opnd[NPU_OPND_DST], NPU_DT_BF16, 2, h_m, C, orows, ga.OW);
-		op->params.tcu.stride_h = (uint16_t)ga.sh;
-		op->params.tcu.stride_w = (uint16_t)ga.sw;
-		op->params.tcu.dil_h = (uint16_t)ga.dh;
-		op->params.tcu.dil_w = (uint16_t)ga.dw;
-		op->params.tcu.pad_top = (uint16_t)pt;
-		op->params.tcu.pad_bottom = (uint16_t)pb;
-		op->params.tcu.pad_left = (uint16_t)ga.pl;
-		op->params.tcu.pad_right = (uint16_t)ga.pr;
-		op->params.tcu.groups = (uint16_t)C;
+		tcu_window(op, &ga, pt, pb, C);
 
 		/* Pointwise, into Y. */
 		op = &t->op[t->nop++];
