@@ -220,10 +220,7 @@ npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n)
 		return st;
 	if (axis < 0)
 		axis += y->rank;
-	for (int d = 0; d < axis; d++)
-		outer *= y->dims[d];
-	for (int d = (int)axis + 1; d < y->rank; d++)
-		inner *= y->dims[d];
+	npu_ir_axis_sizes(y, axis, &outer, &inner);
 	if ((st = npu_cc_loc(cc, n->outputs[0], &ly)))
 		return st;
 	npu_pb_init(&pb);
@@ -282,10 +279,7 @@ npu_status npu_cc_place_concats(struct npu_cc *cc)
 			break;
 		if (axis < 0)
 			axis += y->rank;
-		for (int d = 0; d < axis; d++)
-			outer *= y->dims[d];
-		for (int d = (int)axis + 1; d < y->rank; d++)
-			inner *= y->dims[d];
+		npu_ir_axis_sizes(y, axis, &outer, &inner);
 		if (outer != 1 || (st = npu_cc_loc(cc, n->outputs[0], &ly)))
 			continue;
 		if (ly.seg != cc->seg_scratch)
@@ -475,10 +469,7 @@ npu_status npu_lower_split(struct npu_cc *cc, const npu_ir_node *n)
 		return st;
 	if (axis < 0)
 		axis += x->rank;
-	for (int d = 0; d < axis; d++)
-		outer *= x->dims[d];
-	for (int d = (int)axis + 1; d < x->rank; d++)
-		inner *= x->dims[d];
+	npu_ir_axis_sizes(x, axis, &outer, &inner);
 	if ((st = npu_cc_loc(cc, n->inputs[0], &lx)))
 		return st;
 	npu_pb_init(&pb);

@@ -327,6 +327,16 @@ bool npu_ir_shape_known(const npu_ir_tensor *t)
 	return true;
 }
 
+void npu_ir_axis_sizes(const npu_ir_tensor *t, int64_t axis, int64_t *outer, int64_t *inner)
+{
+	*outer = 1;
+	*inner = 1;
+	for (int d = 0; d < axis; d++)
+		*outer *= t->dims[d];
+	for (int d = (int)axis + 1; d < t->rank; d++)
+		*inner *= t->dims[d];
+}
+
 int64_t npu_ir_numel(const npu_ir_tensor *t)
 {
 	int64_t n = 1;

@@ -181,6 +181,11 @@ npu_status npu_ir_set_input_shape(npu_ir_graph *g, int input, int rank, const in
 
 /* Number of elements; -1 if the shape is not fully known. */
 int64_t npu_ir_numel(const npu_ir_tensor *t);
+/*
+ * Elements before and after dimension @axis (0 <= @axis < rank): the outer
+ * count of blocks and the inner stride of one step along @axis.
+ */
+void npu_ir_axis_sizes(const npu_ir_tensor *t, int64_t axis, int64_t *outer, int64_t *inner);
 static inline bool npu_ir_is_const(const npu_ir_tensor *t)
 {
 	return t->data != NULL;

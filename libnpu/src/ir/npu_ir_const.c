@@ -304,10 +304,7 @@ static npu_status eval_gather(const npu_ir_node *n, const npu_ir_tensor *x,
 		return st;
 	if (axis < 0)
 		axis += x->rank;
-	for (int d = 0; d < axis; d++)
-		outer *= x->dims[d];
-	for (int d = (int)axis + 1; d < x->rank; d++)
-		inner *= x->dims[d];
+	npu_ir_axis_sizes(x, axis, &outer, &inner);
 	for (int64_t o = 0; o < outer; o++) {
 		for (int64_t j = 0; j < m; j++, k++) {
 			int64_t idx = ld_i(ind->data, ind->dtype, j);
@@ -335,10 +332,7 @@ static npu_status eval_concat(const npu_ir_graph *g, const npu_ir_node *n,
 		return st;
 	if (axis < 0)
 		axis += y->rank;
-	for (int d = 0; d < axis; d++)
-		outer *= y->dims[d];
-	for (int d = (int)axis + 1; d < y->rank; d++)
-		inner *= y->dims[d];
+	npu_ir_axis_sizes(y, axis, &outer, &inner);
 	for (int64_t o = 0; o < outer; o++) {
 		for (int i = 0; i < n->n_inputs; i++) {
 			const npu_ir_tensor *x = npu_ir_input(g, n, i);
