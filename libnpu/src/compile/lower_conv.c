@@ -14,88 +14,10 @@
 #include <string.h>
 
 #include "compile/npu_cc.h"
-
-struct geom {
-	int64_t N, C, H, W, OC, OH, OW, KH, KW;
-	int64_t sh, sw, dh, dw, pt, pl, pb, pr, groups;
-};
-
-static npu_status read_geom(struct npu_cc *cc, const npu_ir_node *n, bool pool,
-			    struct geom *g)
-{
-	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *y = npu_ir_output(cc->g, n, 0);
-	const int64_t *ks, *s, *d, *p;
-	int nk, ns, nd, np;
-	npu_status st;
-
-	if (x->rank != 4 && x->rank != 3)
-		return npu_fail(NPU_ERR_UNSUPPORTED, "%s on rank %d (1-D or 2-D, NCHW)", n->op,
-				x->rank);
-	if ((st = npu_ir_attr_ints(n, "kernel_shape", &ks, &nk)) ||
-	    (st = npu_ir_attr_ints(n, "strides", &s, &ns)) ||
-	    (st = npu_ir_attr_ints(n, "dilations", &d, &nd)) ||
-	    (st = npu_ir_attr_ints(n, "pads", &p, &np)) ||
-	    (st = npu_ir_attr_int(n, "group", 1, &g->groups)))
-		return st;
-	g->N = x->dims[0];
-	g->C = x->dims[1];
-	g->OC = y->dims[1];
-	if (x->rank == 3) {
-		/* 1-D: a 2-D problem of height 1. */
-		if (nk != 1 || ns != 1 || np != 2 || (nd != 1 && nd != -1))
-			return npu_fail(NPU_ERR_INTERNAL, "%s without canonical geometry attributes",
-					n->op);
-		g->H = g->OH = g->KH = g->sh = g->dh = 1;
-		g->pt = g->pb = 0;
-		g->W = x->dims[2];
-		g->OW = y->dims[2];
-		g->KW = ks[0];
-		g->sw = s[0];
-		g->dw = nd == 1 ? d[0] : 1;
-		g->pl = p[0];
-		g->pr = p[1];
-	} else {
-		if (nk != 2 || ns != 2 || np != 4 || (nd != 2 && nd != -1))
-			return npu_fail(NPU_ERR_INTERNAL, "%s without canonical geometry attributes",
-					n->op);
-		g->H = x->dims[2];
-		g->W = x->dims[3];
-		g->OH = y->dims[2];
-		g->OW = y->dims[3];
-		g->KH = ks[0];
-		g->KW = ks[1];
-		g->sh = s[0];
-		g->sw = s[1];
-		g->dh = nd == 2 ? d[0] : 1;
-		g->dw = nd == 2 ? d[1] : 1;
-		g->pt = p[0];
-		g->pl = p[1];
-		g->pb = p[2];
-		g->pr = p[3];
-	}
-	if (pool)
-		g->groups = g->C;
-	/* ceil_mode: the last window may reach past the stated end padding. */
-	{
-		int64_t need_h = (g->OH - 1) * g->sh - g->pt + g->dh * (g->KH - 1) - (g->H - 1);
-		int64_t need_w = (g->OW - 1) * g->sw - g->pl + g->dw * (g->KW - 1) - (g->W - 1);
-
-		if (need_h > g->pb)
-			g->pb = need_h;
-		if (need_w > g->pr)
-			g->pr = need_w;
-	}
-	if (g->sh > 64 || g->sw > 64 || g->dh > 64 || g->dw > 64 || g->pt > 64 ||
-	    g->pl > 64 || g->pb > 64 || g->pr > 64)
-		return npu_fail(NPU_ERR_UNSUPPORTED, "%s strides, dilations or pads above 64", n->op);
-	if (g->groups < 1 || g->C % g->groups || g->OC % g->groups)
-		return npu_fail(NPU_ERR_FORMAT, "%s: group %lld does not divide the channels",
-				n->op, (long long)g->groups);
-	return NPU_OK;
-}
+#include "compile/conv_geom.h"
 
 /* Input rows and tile pads for output rows [oh0, oh1). */
-static void rows_needed(const struct geom *g, int64_t oh0, int64_t oh1, int64_t *ih0,
+static void rows_needed(const struct npu_conv_geom *g, int64_t oh0, int64_t oh1, int64_t *ih0,
 			int64_t *ih1, int64_t *pt, int64_t *pb)
 {
 	int64_t first = oh0 * g->sh - g->pt;
@@ -108,17 +30,6 @@ static void rows_needed(const struct geom *g, int64_t oh0, int64_t oh1, int64_t 
 }
 
 /* [C][H][W] in HBSM, channel planes @pitch bytes apart. */
-/*
- * The most input rows a block of @ohb output rows reads: a block away
- * from the top and bottom edges gets no padding, so it reads the most.
- */
-static int64_t max_rows(const struct geom *g, int64_t ohb)
-{
-	int64_t rows = (ohb - 1) * g->sh + g->dh * (g->KH - 1) + 1;
-
-	return rows < g->H ? rows : g->H;
-}
-
 static void x_levels(struct npu_hw_twu *w, unsigned dtype, unsigned esize, uint64_t base,
 		     int64_t ch, int64_t rows, int64_t W, uint32_t pitch)
 {
@@ -168,7 +79,7 @@ static int64_t qparam_i(const npu_ir_tensor *t, int64_t i)
 
 /* Float Conv: weights to bf16, bias fp32. */
 static npu_status prep_float(struct npu_cc *cc, const npu_ir_node *n,
-			     const struct geom *g, struct kind *k)
+			     const struct npu_conv_geom *g, struct kind *k)
 {
 	const npu_ir_tensor *wt = npu_ir_input(cc->g, n, 1), *bt = npu_ir_input(cc->g, n, 2);
 	float *bias;
@@ -214,7 +125,7 @@ static npu_status prep_float(struct npu_cc *cc, const npu_ir_node *n,
  * x_scale * w_scale[oc] / y_scale) and ConvInteger (int32 out).
  */
 static npu_status prep_quant(struct npu_cc *cc, const npu_ir_node *n,
-			     const struct geom *g, struct kind *k)
+			     const struct npu_conv_geom *g, struct kind *k)
 {
 	bool ql = !strcmp(n->op, "QLinearConv");
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0);
@@ -320,7 +231,7 @@ static void planes(struct npu_hw_twu *w, unsigned dtype, unsigned esize, uint64_
  * HBSM bytes of a tile of @ch input channels x @rows input rows and @oc
  * output channels x @orows output rows, laid out as the tile loop does.
  */
-static uint64_t tile_bytes(const struct geom *g, const struct kind *k, bool conv_f, bool res,
+static uint64_t tile_bytes(const struct npu_conv_geom *g, const struct kind *k, bool conv_f, bool res,
 			   int64_t ch, int64_t rows, int64_t oc, int64_t orows, uint32_t wpitch)
 {
 	uint64_t x = align64((uint64_t)(ch * rows * g->W) * k->xb) +
@@ -336,7 +247,7 @@ static uint64_t tile_bytes(const struct geom *g, const struct kind *k, bool conv
  * The TCU's convolution window: @g's strides, dilations and horizontal
  * pads; the vertical pads @pt/@pb of this tile's rows; @groups per op.
  */
-static void tcu_window(struct npu_hw_insn *op, const struct geom *g, int64_t pt, int64_t pb,
+static void tcu_window(struct npu_hw_insn *op, const struct npu_conv_geom *g, int64_t pt, int64_t pb,
 		       int64_t groups)
 {
 	op->params.tcu.stride_h = (uint16_t)g->sh;
@@ -371,7 +282,7 @@ static void residual_op(struct npu_hw_insn *op, const struct kind *k, uint32_t h
  * and Y = act(Y + R) in place (Y's planes @ypitch apart) before the
  * write-back.
  */
-static void add_residual(struct npu_tile *t, const struct geom *g, const struct kind *k,
+static void add_residual(struct npu_tile *t, const struct npu_conv_geom *g, const struct kind *k,
 			 const struct npu_loc *lr, int64_t b, int64_t oc0, int64_t oc,
 			 int64_t oh0, int64_t oh1, uint32_t h_y, uint32_t ypitch, uint32_t h_r)
 {
@@ -397,7 +308,7 @@ static void add_residual(struct npu_tile *t, const struct geom *g, const struct 
 
 static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind *k)
 {
-	struct geom g;
+	struct npu_conv_geom g;
 	int64_t Cg, OCg, gpt, ohb, nblk_oc, nrow;
 	uint64_t wbytes_per_oc, budget = cc->hbsm;
 	uint32_t wpitch;
@@ -408,7 +319,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 	bool conv_f = !k->pool && !k->quant;
 	npu_status st;
 
-	if ((st = read_geom(cc, n, k->pool, &g)))
+	if ((st = npu_conv_geom_read(cc->g, n, k->pool, &g)))
 		return st;
 	if (k->pool) {
 		if (npu_ir_input(cc->g, n, 0)->dtype != NPU_DTYPE_FLOAT32)
@@ -471,7 +382,7 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 		int64_t oc = g.groups > 1 ? gpt * OCg : gpt;
 		uint64_t need;
 
-		need = tile_bytes(&g, k, conv_f, lr.seg != NPU_NO_SEG, ch, max_rows(&g, ohb), oc,
+		need = tile_bytes(&g, k, conv_f, lr.seg != NPU_NO_SEG, ch, npu_conv_max_rows(&g, ohb), oc,
 				  ohb, wpitch);
 		if (need <= budget || ohb == 1)
 			break;
@@ -648,69 +559,6 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 	return st;
 }
 
-/*
- * A depthwise float Conv whose output only a pointwise (1x1, stride 1,
- * unpadded, ungrouped) float Conv reads runs in that Conv's tiles: the
- * depthwise result stays in HBSM, in bf16 (what the pointwise Conv would
- * have converted it to anyway), and never goes through DDR.
- */
-static bool is_float_conv(const npu_ir_graph *g, const npu_ir_node *n)
-{
-	const npu_ir_tensor *x = n->n_inputs > 0 ? npu_ir_input(g, n, 0) : NULL;
-
-	return !n->dead && !strcmp(n->op, "Conv") && x && x->dtype == NPU_DTYPE_FLOAT32 &&
-	       x->rank == 4 && n->n_outputs == 1 && n->outputs[0] >= 0;
-}
-
-/* The pointwise Conv that depthwise Conv @a feeds alone, or NULL. */
-static const npu_ir_node *pointwise_after(struct npu_cc *cc, const npu_ir_node *a)
-{
-	const npu_ir_graph *g = cc->g;
-	const npu_ir_node *b = NULL;
-	struct geom ga, gb;
-	int y;
-
-	if (!is_float_conv(g, a) || a->n_inputs > 3)
-		return NULL;
-	y = a->outputs[0];
-	if (npu_ir_is_graph_output(g, y) || npu_ir_count_uses(g, y) != 1)
-		return NULL;
-	for (int i = 0; i < g->n_nodes && !b; i++)
-		if (!g->nodes[i].dead && g->nodes[i].n_inputs > 0 && g->nodes[i].inputs[0] == y)
-			b = &g->nodes[i];
-	if (!b || !is_float_conv(g, b) || read_geom(cc, a, false, &ga) ||
-	    read_geom(cc, b, false, &gb))
-		return NULL;
-	if (ga.groups != ga.C || ga.OC != ga.C || gb.groups != 1 || gb.KH != 1 || gb.KW != 1 ||
-	    gb.sh != 1 || gb.sw != 1 || gb.pt || gb.pl || gb.pb || gb.pr)
-		return NULL;
-	return b;
-}
-
-/* HBSM bytes of a pair tile making @orows output rows from @rows input rows. */
-static uint64_t pair_bytes(const struct geom *ga, const struct geom *gb, bool res, int64_t rows,
-			   int64_t orows)
-{
-	int64_t C = ga->C, OC = gb->OC;
-
-	return align64((uint64_t)(C * ga->KH * ga->KW * 2)) + 2 * align64((uint64_t)C * 4) +
-	       align64((uint64_t)(OC * C * 2)) + align64((uint64_t)OC * 4) +
-	       align64((uint64_t)(C * rows * ga->W * 4)) + align64((uint64_t)(C * rows * ga->W * 2)) +
-	       align64((uint64_t)(C * orows * ga->OW * 2)) +
-	       align64((uint64_t)OC * npu_hbsm_pitch((uint64_t)(orows * ga->OW * 4))) +
-	       (res ? align64((uint64_t)(OC * orows * ga->OW * 4)) : 0);
-}
-
-static bool pair_fits(struct npu_cc *cc, const npu_ir_node *a, const npu_ir_node *b)
-{
-	struct geom ga, gb;
-
-	if (read_geom(cc, a, false, &ga) || read_geom(cc, b, false, &gb))
-		return false;
-	return pair_bytes(&ga, &gb, b->n_inputs > 3 && b->inputs[3] >= 0, max_rows(&ga, 1), 1) <=
-	       cc->hbsm;
-}
-
 static void weights_in(struct npu_tile_in *ti, uint32_t seg, uint64_t off, int64_t oc,
 		       int64_t per_oc, uint32_t hbsm)
 {
@@ -738,131 +586,20 @@ static void weight_levels(struct npu_hw_twu *w, uint32_t base, int64_t oc, int64
 	npu_twu_lvl(w, 3, KH, KW * oc * 2);
 }
 
-/*
- * Where a pair's residual comes from, when it can be rebuilt from the
- * tile's X: @x itself (ks = 1) or a MaxPool of @x with a ks x ks window
- * and stride ks, unpadded; either one maybe zero-padded along the
- * channels by a Concat with constant zeros.
- */
-struct res_src {
-	int64_t c;		/* channels that come from @x */
-	int64_t ks;		/* pool window and stride; 1: none */
-};
-
-/* Tensor @p is @x or an unpadded MaxPool of it with window = stride. */
-static bool x_or_pool(struct npu_cc *cc, int p, int x, struct res_src *rs)
-{
-	const npu_ir_graph *g = cc->g;
-	const npu_ir_node *n;
-	struct geom gp;
-
-	rs->ks = 1;
-	if (p == x)
-		return true;
-	if (g->tensors[p].producer < 0)
-		return false;
-	n = &g->nodes[g->tensors[p].producer];
-	if (n->dead || strcmp(n->op, "MaxPool") || n->inputs[0] != x ||
-	    (n->n_outputs > 1 && n->outputs[1] >= 0) || read_geom(cc, n, true, &gp))
-		return false;
-	if (gp.KH != gp.KW || gp.sh != gp.KH || gp.sw != gp.KW || gp.dh != 1 || gp.dw != 1 ||
-	    gp.pt || gp.pl || gp.pb || gp.pr || gp.OH * gp.sh != gp.H || gp.OW * gp.sw != gp.W ||
-	    gp.KH < 2)
-		return false;
-	rs->ks = gp.KH;
-	return true;
-}
-
-static bool res_source(struct npu_cc *cc, int r, int x, struct res_src *rs)
-{
-	const npu_ir_graph *g = cc->g;
-	const npu_ir_tensor *tr = &g->tensors[r], *tx = &g->tensors[x];
-	const npu_ir_node *n;
-	int64_t axis;
-
-	rs->c = tx->rank == 4 ? tx->dims[1] : 0;
-	if (tx->rank != 4 || tr->rank != 4 || tr->dims[0] != 1)
-		return false;
-	if (x_or_pool(cc, r, x, rs))
-		return true;
-	if (tr->producer < 0)
-		return false;
-	n = &g->nodes[tr->producer];
-	if (n->dead || strcmp(n->op, "Concat") || n->n_inputs < 2 || n->inputs[0] < 0 ||
-	    npu_ir_attr_int(n, "axis", 0, &axis) || (axis != 1 && axis != -3) ||
-	    !x_or_pool(cc, n->inputs[0], x, rs))
-		return false;
-	for (int i = 1; i < n->n_inputs; i++) {
-		const npu_ir_tensor *z = n->inputs[i] >= 0 ? &g->tensors[n->inputs[i]] : NULL;
-
-		if (!z || !npu_ir_is_const(z))
-			return false;
-		for (size_t k = 0; k < z->bytes; k++)
-			if (((const uint8_t *)z->data)[k])
-				return false;
-	}
-	return true;
-}
-
-/*
- * The pair's residual can be rebuilt from the tile's X: every tile's X
- * rows hold the rows its residual rows come from (the depthwise stride is
- * the pool's, and its window reaches at least as far past each output
- * row), and the residual has the output's size.
- */
-static bool residual_from_x(struct npu_cc *cc, const npu_ir_node *a, const npu_ir_node *b,
-			    struct res_src *rs)
-{
-	struct geom ga, gb;
-
-	if (b->n_inputs < 4 || b->inputs[3] < 0 || read_geom(cc, a, false, &ga) ||
-	    read_geom(cc, b, false, &gb) || !res_source(cc, b->inputs[3], a->inputs[0], rs))
-		return false;
-	return ga.sh == rs->ks && ga.sw == rs->ks && ga.OH * rs->ks == ga.H &&
-	       ga.OW * rs->ks == ga.W && ga.dh * (ga.KH - 1) - ga.pt >= rs->ks - 1 &&
-	       ga.N == 1 && rs->c == ga.C && gb.OC >= ga.C;
-}
-
-bool npu_conv_rebuilds(struct npu_cc *cc, int t)
-{
-	const npu_ir_graph *g = cc->g;
-	const npu_ir_node *b = NULL, *a;
-	struct res_src rs;
-	int use = -1;
-
-	if (npu_ir_is_graph_output(g, t) || npu_ir_count_uses(g, t) != 1)
-		return false;
-	for (int i = 0; i < g->n_nodes && use < 0; i++)
-		for (int k = 0; k < g->nodes[i].n_inputs && !g->nodes[i].dead; k++)
-			if (g->nodes[i].inputs[k] == t)
-				use = i;
-	if (use < 0)
-		return false;
-	b = &g->nodes[use];
-	/* A MaxPool feeding the zero-padding Concat of such a residual. */
-	if (!strcmp(b->op, "Concat"))
-		return b->inputs[0] == t && npu_conv_rebuilds(cc, b->outputs[0]);
-	if (strcmp(b->op, "Conv") || b->n_inputs < 4 || b->inputs[3] != t || b->inputs[0] < 0 ||
-	    g->tensors[b->inputs[0]].producer < 0)
-		return false;
-	a = &g->nodes[g->tensors[b->inputs[0]].producer];
-	return a->inputs[0] != t && pointwise_after(cc, a) == b && pair_fits(cc, a, b) &&
-	       residual_from_x(cc, a, b, &rs);
-}
-
 static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_ir_node *b)
 {
 	struct kind ka = { .res = -1 }, kb = { .res = -1 };
-	struct geom ga, gb;
+	struct npu_conv_geom ga, gb;
 	struct npu_loc lx, ly, lr = { NPU_NO_SEG, 0 };
 	struct npu_tile *tiles;
 	int64_t C, OC, ohb, nrow;
 	unsigned ntiles = 0;
+	int64_t res_pool;	/* the residual's pool window when rebuilt from X, else 0 */
 	bool res_is_x;
-	struct res_src rs;
 	npu_status st;
 
-	if ((st = read_geom(cc, a, false, &ga)) || (st = read_geom(cc, b, false, &gb)) ||
+	if ((st = npu_conv_geom_read(cc->g, a, false, &ga)) ||
+	    (st = npu_conv_geom_read(cc->g, b, false, &gb)) ||
 	    (st = prep_float(cc, a, &ga, &ka)) || (st = prep_float(cc, b, &gb, &kb)))
 		return st;
 	C = ga.C;
@@ -874,12 +611,14 @@ static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_
 	 * (no bank-conflict cost) and fills any zero padding, instead of a
 	 * second read from DDR; its Concat is then not lowered at all.
 	 */
-	res_is_x = residual_from_x(cc, a, b, &rs);
+	if ((st = npu_ir_attr_int(b, NPU_ATTR_RES_POOL, 0, &res_pool)))
+		return st;
+	res_is_x = res_pool > 0;
 	if (kb.res >= 0 && !res_is_x && (st = npu_cc_loc(cc, kb.res, &lr)))
 		return st;
 	ohb = ga.OH;
 	for (;;) {
-		if (pair_bytes(&ga, &gb, kb.res >= 0, max_rows(&ga, ohb), ohb) <= cc->hbsm ||
+		if (npu_pair_tile_bytes(&ga, &gb, kb.res >= 0, npu_conv_max_rows(&ga, ohb), ohb) <= cc->hbsm ||
 		    ohb == 1)
 			break;
 		ohb = (ohb + 1) / 2;
@@ -974,19 +713,19 @@ static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_
 		op->params.tcu.groups = 1;
 		if (res_is_x) {
 			/* [H][W][C] rows of R: X's own, or pooled into x16's room. */
-			uint32_t h_src = h_x32 + (uint32_t)((oh0 * rs.ks - ih0) * ga.W * C * 4);
+			uint32_t h_src = h_x32 + (uint32_t)((oh0 * res_pool - ih0) * ga.W * C * 4);
 
-			if (rs.ks > 1) {
+			if (res_pool > 1) {
 				op = &t->op[t->nop++];
 				op->unit = NPU_UNIT_CVU;
 				op->opcode = NPU_CVU_POOL;
 				hwc_levels(&op->opnd[NPU_OPND_SRC0], NPU_DT_FP32, 4, h_src, C,
-					   orows * rs.ks, ga.W);
+					   orows * res_pool, ga.W);
 				hwc_levels(&op->opnd[NPU_OPND_DST], NPU_DT_FP32, 4, h_x16, C, orows,
 					   ga.OW);
 				op->params.cvu.fn = NPU_POOL_MAX;
-				op->params.cvu.kernel_h = op->params.cvu.kernel_w = (uint16_t)rs.ks;
-				op->params.cvu.stride_h = op->params.cvu.stride_w = (uint16_t)rs.ks;
+				op->params.cvu.kernel_h = op->params.cvu.kernel_w = (uint16_t)res_pool;
+				op->params.cvu.stride_h = op->params.cvu.stride_w = (uint16_t)res_pool;
 				op->params.cvu.dil_h = op->params.cvu.dil_w = 1;
 				h_src = h_x16;
 			}
@@ -1027,19 +766,17 @@ static npu_status lower_pair(struct npu_cc *cc, const npu_ir_node *a, const npu_
 npu_status npu_lower_conv(struct npu_cc *cc, const npu_ir_node *n)
 {
 	struct kind k = { 0 };
-	const npu_ir_node *b = pointwise_after(cc, n);
 
-	/* A depthwise Conv feeding a pointwise one: lowered with it, at its
-	 * place (after everything the pointwise one reads). */
-	if (b && pair_fits(cc, n, b))
+	/* A depthwise Conv feeding a pointwise one (fuse_conv.c): lowered with
+	 * it, at its place (after everything the pointwise one reads). */
+	if (npu_ir_attr_find(n, NPU_ATTR_FUSED))
 		return NPU_OK;
-	if (n->n_inputs > 0) {
+	if (npu_ir_attr_find(n, NPU_ATTR_PAIR)) {
 		const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0);
-		int p = x ? x->producer : -1;
 
-		if (p >= 0 && pointwise_after(cc, &cc->g->nodes[p]) == n &&
-		    pair_fits(cc, &cc->g->nodes[p], n))
-			return lower_pair(cc, &cc->g->nodes[p], n);
+		if (!x || x->producer < 0)
+			return npu_fail(NPU_ERR_INTERNAL, "a paired Conv without its depthwise half");
+		return lower_pair(cc, &cc->g->nodes[x->producer], n);
 	}
 	k.quant = !strcmp(n->op, "QLinearConv") || !strcmp(n->op, "ConvInteger");
 	k.res = -1;
@@ -1048,7 +785,7 @@ npu_status npu_lower_conv(struct npu_cc *cc, const npu_ir_node *n)
 
 npu_status npu_lower_pool(struct npu_cc *cc, const npu_ir_node *n)
 {
-	if (n->n_outputs > 0 && n->outputs[0] >= 0 && npu_conv_rebuilds(cc, n->outputs[0]))
+	if (npu_ir_attr_find(n, NPU_ATTR_FUSED))
 		return NPU_OK;	/* its only reader pools it from its own input */
 	if (!strcmp(n->op, "MaxPool")) {
 		if (n->n_outputs > 1 && n->outputs[1] >= 0)

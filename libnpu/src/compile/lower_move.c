@@ -214,7 +214,7 @@ npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n)
 	struct npu_pb pb;
 	npu_status st;
 
-	if (npu_conv_rebuilds(cc, n->outputs[0]))
+	if (npu_ir_attr_find(n, NPU_ATTR_FUSED))
 		return NPU_OK;	/* its only reader makes it from its own input */
 	if ((st = npu_ir_attr_int(n, "axis", 0, &axis)))
 		return st;

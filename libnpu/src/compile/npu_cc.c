@@ -253,7 +253,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 		cc.loc[i].seg = NPU_NO_SEG;
 	st = npu_rewrite(g);
 	if (!st)
-		st = npu_fuse(g);
+		st = npu_fuse(g, cc.hbsm);
 	if (st)
 		goto out;
 	/* Rewrites and fusion may have added tensors (new weights, folded ones). */

@@ -236,17 +236,27 @@ npu_status npu_lower_conv(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_pool(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_softmax(struct npu_cc *cc, const npu_ir_node *n);
 
-/* Graph rewrites before lowering (npu_fuse.c). */
-npu_status npu_fuse(npu_ir_graph *g);
+/*
+ * The fusion pass (npu_fuse.c, fuse_conv.c), after the rewrites: folds and
+ * fuses nodes, and decides which nodes run inside another's tiles, for
+ * tiles of at most @hbsm bytes.  Its choices are node attributes; the
+ * lowerings follow them and decide nothing themselves.
+ */
+npu_status npu_fuse(npu_ir_graph *g, uint32_t hbsm);
+/* The convolution pairing and elision decisions (fuse_conv.c). */
+npu_status npu_fuse_conv(npu_ir_graph *g, uint32_t hbsm);
 /* The fused activation of @n (from npu_fuse) into TCU output-stage params. */
 npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
 
+/* Lowered inside the tiles of the node that reads its output: skip it. */
+#define NPU_ATTR_FUSED		"npu_fused"
+/* A pointwise Conv that also runs its depthwise producer (marked FUSED). */
+#define NPU_ATTR_PAIR		"npu_pair"
 /*
- * Tensor @t is only a residual that a fused depthwise + pointwise Conv
- * rebuilds from its own input in HBSM: nothing needs to compute it
- * (lower_conv.c).
+ * On a pair: its residual is rebuilt in the tile from the depthwise input,
+ * pooled with this window and stride (1: the input itself).
  */
-bool npu_conv_rebuilds(struct npu_cc *cc, int t);
+#define NPU_ATTR_RES_POOL	"npu_res_pool"
 
 /* Give Concat inputs their homes inside the output (lower_move.c). */
 npu_status npu_cc_place_concats(struct npu_cc *cc);

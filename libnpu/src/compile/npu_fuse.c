@@ -294,7 +294,7 @@ static npu_status split_bn(npu_ir_graph *g, int bi)
 	return npu_ir_add_node(g, "Add", "", (int[]){ tm, tc }, 2, &yi, 1, &id);
 }
 
-npu_status npu_fuse(npu_ir_graph *g)
+npu_status npu_fuse(npu_ir_graph *g, uint32_t hbsm)
 {
 	npu_status st = NPU_OK;
 	int n0 = g->n_nodes;
@@ -341,5 +341,8 @@ npu_status npu_fuse(npu_ir_graph *g)
 		st = npu_ir_remove_dead(g);
 	if (!st && (g->n_nodes != n0 || reorder))
 		st = npu_ir_topo_sort(g);
+	/* Last, on the final node order: what runs inside whose tiles. */
+	if (!st)
+		st = npu_fuse_conv(g, hbsm);
 	return st;
 }
