@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Building tiles: walker descriptors for DDR and HBSM operands, the HBSM
+ * row pitch that spreads rows over the banks, and a tile's write-back
+ * list.  What a tile is: npu_cc.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_cc.h"
+
+void npu_twu_flat(struct npu_hw_twu *w, unsigned space, unsigned dtype,
+		  uint64_t base, uint64_t n)
+{
+	memset(w, 0, sizeof(*w));
+	w->base = base;
+	w->space = (uint8_t)space;
+	w->dtype = (uint8_t)dtype;
+	npu_twu_lvl(w, 0, (int64_t)n, (int64_t)npu_cc_hw_size(dtype));
+}
+
+uint32_t npu_hbsm_pitch(uint64_t bytes)
+{
+	uint64_t blocks = (bytes + 31) / 32;
+
+	if (bytes < 32)
+		return (uint32_t)bytes;
+	return (uint32_t)((blocks | 1) * 32);
+}
+
+uint64_t npu_twu_count(const struct npu_hw_twu *w)
+{
+	uint64_t cnt = 1;
+
+	for (unsigned l = 0; l < w->nlevels; l++) {
+		const struct npu_hw_twu_level *lv = &w->level[l];
+
+		cnt *= lv->step ? (uint64_t)((lv->final - lv->initial) / lv->step + 1) :
+		       (uint64_t)lv->final;
+	}
+	return cnt;
+}
+
+void npu_twu_lvl(struct npu_hw_twu *w, unsigned l, int64_t count, int64_t stride)
+{
+	if (stride) {
+		w->level[l].initial = 0;
+		w->level[l].step = (int32_t)stride;
+		w->level[l].final = (int32_t)(stride * (count - 1));
+	} else {
+		/* A broadcast level: step 0, final = count. */
+		w->level[l].initial = 0;
+		w->level[l].step = 0;
+		w->level[l].final = (int32_t)count;
+	}
+	if (l + 1 > w->nlevels)
+		w->nlevels = (uint8_t)(l + 1);
+}
+
+npu_status npu_tile_out(struct npu_tile *t, uint32_t hbsm, uint32_t rows,
+			uint32_t row_bytes, int32_t src_stride, uint32_t seg,
+			uint64_t off, int32_t dst_stride)
+{
+	struct npu_hw_gsdu_desc *d;
+
+	if (t->nout == t->cap_out) {
+		uint32_t cap = t->cap_out ? 2 * t->cap_out : 8;
+		void *a = realloc(t->out, cap * sizeof(*t->out));
+		void *b = a ? realloc(t->out_seg, cap * sizeof(*t->out_seg)) : NULL;
+
+		if (a)
+			t->out = a;
+		if (!a || !b)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		t->out_seg = b;
+		t->cap_out = cap;
+	}
+	d = &t->out[t->nout];
+	memset(d, 0, sizeof(*d));
+	d->src_space = NPU_SPACE_HBSM;
+	d->dst_space = NPU_SPACE_DDR;
+	d->src = hbsm;
+	d->dst = off;
+	d->rows = rows;
+	d->row_bytes = row_bytes;
+	d->src_stride = src_stride;
+	d->dst_stride = dst_stride;
+	t->out_seg[t->nout++] = seg;
+	return NPU_OK;
+}
+
+void npu_tiles_free(struct npu_tile *tiles, unsigned n)
+{
+	for (unsigned i = 0; tiles && i < n; i++) {
+		free(tiles[i].out);
+		free(tiles[i].out_seg);
+	}
+	free(tiles);
+}
