@@ -23,6 +23,7 @@
 
 #include "compile/conv_geom.h"
 #include "compile/npu_cc.h"
+#include "npu_debug.h"
 
 struct fuse_conv {
 	const npu_ir_graph *g;
@@ -193,6 +194,12 @@ static bool rebuilds(const struct fuse_conv *fc, int t)
 
 static npu_status mark(npu_ir_graph *g, int node, const char *attr, int64_t v)
 {
+	if (npu_debug_on(NPU_DEBUG_FUSE)) {
+		char lbl[96];
+
+		npu_debug(NPU_DEBUG_FUSE, "%s %s: %s = %lld", g->nodes[node].op,
+			  npu_ir_node_label(&g->nodes[node], lbl, sizeof(lbl)), attr, (long long)v);
+	}
 	return npu_ir_set_attr_int(&g->nodes[node], attr, v);
 }
 

@@ -25,6 +25,19 @@
 #include <string.h>
 
 #include "compile/npu_cc.h"
+#include "npu_debug.h"
+
+/* NPU_DEBUG=fuse: "<what> <op> <label> into <op> <label>". */
+static void say(const npu_ir_graph *g, const char *what, int from, int into)
+{
+	char a[96], b[96];
+
+	if (!npu_debug_on(NPU_DEBUG_FUSE))
+		return;
+	npu_debug(NPU_DEBUG_FUSE, "%s %s %s into %s %s", what, g->nodes[from].op,
+		  npu_ir_node_label(&g->nodes[from], a, sizeof(a)), g->nodes[into].op,
+		  npu_ir_node_label(&g->nodes[into], b, sizeof(b)));
+}
 
 /* The single live consumer of tensor @t, or -1. */
 static int sole_consumer(const npu_ir_graph *g, int t)
@@ -106,6 +119,7 @@ static npu_status fold_bn(npu_ir_graph *g, int ci, int bi)
 	conv->outputs[0] = out;
 	g->tensors[out].producer = ci;
 	bn->dead = true;
+	say(g, "folded", bi, ci);
 	return NPU_OK;
 }
 
@@ -159,6 +173,7 @@ static npu_status fuse_act(npu_ir_graph *g, int pi, int ai)
 	p->outputs[0] = a->outputs[0];
 	g->tensors[a->outputs[0]].producer = pi;
 	a->dead = true;
+	say(g, "activation", ai, pi);
 	return NPU_OK;
 }
 
@@ -207,6 +222,7 @@ static npu_status fuse_residual(npu_ir_graph *g, int ci, int ai, bool *fused)
 	g->tensors[out].producer = ci;
 	add->dead = true;
 	*fused = true;
+	say(g, "residual", ai, ci);
 	relu = sole_consumer(g, out);
 	if (relu >= 0 && !strcmp(g->nodes[relu].op, "Relu") && g->nodes[relu].n_outputs == 1) {
 		npu_status st = npu_ir_set_attr_int(&g->nodes[ci], "npu_res_act", NPU_FN_RELU);
@@ -217,6 +233,7 @@ static npu_status fuse_residual(npu_ir_graph *g, int ci, int ai, bool *fused)
 		g->nodes[ci].outputs[0] = out;
 		g->tensors[out].producer = ci;
 		g->nodes[relu].dead = true;
+		say(g, "residual activation", relu, ci);
 	}
 	return NPU_OK;
 }
@@ -289,6 +306,12 @@ static npu_status split_bn(npu_ir_graph *g, int bi)
 		return st;
 	g->nodes[bi].dead = true;
 	g->tensors[yi].producer = -1;
+	if (npu_debug_on(NPU_DEBUG_FUSE)) {
+		char lbl[96];
+
+		npu_debug(NPU_DEBUG_FUSE, "split BatchNormalization %s into Mul + Add",
+			  npu_ir_node_label(&g->nodes[bi], lbl, sizeof(lbl)));
+	}
 	if ((st = npu_ir_add_node(g, "Mul", "", (int[]){ xi, tk }, 2, &tm, 1, &id)))
 		return st;
 	return npu_ir_add_node(g, "Add", "", (int[]){ tm, tc }, 2, &yi, 1, &id);
