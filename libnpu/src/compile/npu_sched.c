@@ -32,11 +32,13 @@
  * one counter, it would complete round r's count early.  Round r+2's DMAs
  * cannot overtake, as they wait for round r's write-backs.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile/npu_cc.h"
+#include "npu_debug.h"
 
 #define CCB_DONE	0
 
@@ -134,12 +136,48 @@ static struct npu_work *new_work(struct npu_cc *cc)
 	return w;
 }
 
+/* NPU_DEBUG=tiles: what the lowering of the current node planned. */
+static void say_tiles(const struct npu_cc *cc, const struct npu_tile *tiles, unsigned n)
+{
+	uint64_t in = 0, out = 0, in_max = 0, out_max = 0;
+	unsigned ops[NPU_UNIT_COUNT] = { 0 }, nin_max = 0;
+	char lbl[160];
+	struct npu_work w = { .node = cc->cur_node };
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t ti = 0, to = 0;
+
+		for (unsigned k = 0; k < tiles[i].nin; k++)
+			ti += npu_twu_count(&tiles[i].in[k].walk) *
+			      npu_cc_hw_size(tiles[i].in[k].walk.dtype);
+		for (unsigned k = 0; k < tiles[i].nout; k++)
+			to += (uint64_t)tiles[i].out[k].rows * tiles[i].out[k].row_bytes;
+		for (unsigned k = 0; k < tiles[i].nop; k++)
+			if (tiles[i].op[k].unit < NPU_UNIT_COUNT)
+				ops[tiles[i].op[k].unit]++;
+		in += ti;
+		out += to;
+		in_max = ti > in_max ? ti : in_max;
+		out_max = to > out_max ? to : out_max;
+		nin_max = tiles[i].nin > nin_max ? tiles[i].nin : nin_max;
+	}
+	work_label(cc, &w, lbl, sizeof(lbl));
+	npu_debug(NPU_DEBUG_TILES,
+		  "%s: %u tiles over %u workers (HBSM budget %u B per tile): DMA in %" PRIu64
+		  " B (largest tile %" PRIu64 " B, at most %u inputs), written back %" PRIu64
+		  " B (largest %" PRIu64 " B); instructions TCU %u, CVU %u, DTDU %u, CSU %u",
+		  lbl, n, cc->spread, cc->hbsm, in, in_max, nin_max, out, out_max,
+		  ops[NPU_UNIT_TCU], ops[NPU_UNIT_CVU], ops[NPU_UNIT_DTDU], ops[NPU_UNIT_CSU]);
+}
+
 npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n)
 {
 	struct npu_work *w;
 
 	if (!n)
 		return NPU_OK;
+	if (npu_debug_on(NPU_DEBUG_TILES))
+		say_tiles(cc, tiles, n);
 	w = new_work(cc);
 	if (!w || !(w->tiles = malloc(n * sizeof(*tiles)))) {
 		if (w)
@@ -175,6 +213,12 @@ npu_status npu_sched_dma(struct npu_cc *cc, struct npu_pb *pb)
 	}
 	w->dma = *pb;
 	memset(pb, 0, sizeof(*pb));
+	if (npu_debug_on(NPU_DEBUG_TILES)) {
+		char lbl[160];
+
+		work_label(cc, w, lbl, sizeof(lbl));
+		npu_debug(NPU_DEBUG_TILES, "%s: %u DDR-to-DDR DMA instructions", lbl, w->dma.n);
+	}
 	return NPU_OK;
 }
 
