@@ -10,6 +10,7 @@
 #include "compile/npu_cc.h"
 #include "compile/npu_compile.h"
 #include "compile/npu_rewrite.h"
+#include "npu_debug.h"
 
 #define ALIGN 64
 
@@ -208,6 +209,17 @@ static npu_status add_segment(struct npu_cmodel *cm, uint32_t kind, uint32_t *id
 	return NPU_OK;
 }
 
+/* NPU_DEBUG=ir: the graph after pass @pass. */
+static void debug_graph(const npu_ir_graph *g, const char *pass)
+{
+	if (!npu_debug_on(NPU_DEBUG_IR))
+		return;
+	flockfile(stderr);
+	fprintf(stderr, "npu ir: after %s\n", pass);
+	npu_ir_dump(g, stderr);
+	funlockfile(stderr);
+}
+
 npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			  struct npu_cmodel **out)
 {
@@ -251,11 +263,15 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	}
 	for (i = 0; i < g->n_tensors; i++)
 		cc.loc[i].seg = NPU_NO_SEG;
+	debug_graph(g, "shape inference");
 	st = npu_rewrite(g);
-	if (!st)
+	if (!st) {
+		debug_graph(g, "rewrites");
 		st = npu_fuse(g, cc.hbsm);
+	}
 	if (st)
 		goto out;
+	debug_graph(g, "fusion");
 	/* Rewrites and fusion may have added tensors (new weights, folded ones). */
 	{
 		struct npu_loc *l = realloc(cc.loc, (size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(*l));
