@@ -33,7 +33,7 @@
  */
 static const struct {
 	const char *op;
-	npu_status (*fn)(npu_ir_graph *g, int k);
+	npu_rewrite_fn fn;
 } rewrites[] = {
 	{ "Resize", npu_rewrite_resize },
 	{ "Upsample", npu_rewrite_resize },
@@ -118,6 +118,7 @@ npu_status npu_rewrite(npu_ir_graph *g)
 	 * rewrite changes again, or that a later rewrite takes further. */
 	for (int k = 0; k < g->n_nodes && !st; k++) {
 		int before = g->n_nodes;
+		bool applied;
 
 		if (g->nodes[k].dead || (g->nodes[k].domain[0] &&
 					 strcmp(g->nodes[k].domain, "ai.onnx")) ||
@@ -125,7 +126,7 @@ npu_status npu_rewrite(npu_ir_graph *g)
 			continue;
 		for (size_t i = 0; i < sizeof(rewrites) / sizeof(rewrites[0]) && !st; i++)
 			if (!g->nodes[k].dead && !strcmp(g->nodes[k].op, rewrites[i].op))
-				st = rewrites[i].fn(g, k);
+				st = rewrites[i].fn(g, k, &applied);
 		changed |= g->n_nodes != before || g->nodes[k].dead;
 	}
 	if (st || !changed)
