@@ -15,7 +15,9 @@
  * does not fit the node returns NPU_OK with *@applied false and the graph
  * as it was, and some that fit keep the node alive, edited (8-bit and
  * float16 operands, a Pow's exponent, a 2-D MatMul B, LayerNormalization's
- * statistics outputs).
+ * statistics outputs).  The driver tries a node's rewrites again until
+ * none applies, so a rewrite must report false on what it leaves (an edit
+ * in place must take the node out of what the rewrite handles).
  */
 #ifndef NPU_REWRITE_PRIV_H
 #define NPU_REWRITE_PRIV_H
