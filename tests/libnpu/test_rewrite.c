@@ -4,7 +4,9 @@
  * checks that the operator is gone from the rewritten graph, then compiles
  * and runs it on the emulator against a plain C reference written the
  * direct way (transposed convolution by scattering, interpolation by its
- * formula), not the way the rewrite computes it.
+ * formula), not the way the rewrite computes it.  The last cases check the
+ * contract around them: a rewrite reports whether it applied, the table
+ * keeps its order, and the pass stops at a fixed point.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 
 #include "compile/npu_compile.h"
 #include "compile/npu_rewrite.h"
+#include "compile/npu_rewrite_priv.h"
 #include "ir_build.h"
 #include "model/npu_model_priv.h"
 #include "npu_test.h"
@@ -745,6 +748,421 @@ START_TEST(mod_int8_and_fmod)
 }
 END_TEST
 
+/* ---- applied: whether a rewrite changed the graph ---- */
+
+/* The first live node running @op. */
+static int node_of(const npu_ir_graph *g, const char *op)
+{
+	for (int i = 0; i < g->n_nodes; i++)
+		if (!g->nodes[i].dead && !strcmp(g->nodes[i].op, op))
+			return i;
+	ck_abort_msg("no %s in the graph", op);
+	return -1;
+}
+
+/* @fn on the node running @op of shape-inferred @g must leave it all as it was. */
+static void not_applied(npu_ir_graph *g, const char *op, npu_rewrite_fn fn)
+{
+	int k = node_of(g, op), nn = g->n_nodes, nt = g->n_tensors;
+	int ins[8], outs[8], nin = g->nodes[k].n_inputs, nout = g->nodes[k].n_outputs;
+	bool applied = true;
+
+	ck_assert_int_le(nin, 8);
+	ck_assert_int_le(nout, 8);
+	memcpy(ins, g->nodes[k].inputs, (size_t)nin * sizeof(int));
+	memcpy(outs, g->nodes[k].outputs, (size_t)nout * sizeof(int));
+	ck_assert_int_eq(fn(g, k, &applied), NPU_OK);
+	ck_assert_msg(!applied, "%s: reported applied", op);
+	ck_assert_int_eq(g->n_nodes, nn);
+	ck_assert_int_eq(g->n_tensors, nt);
+	ck_assert(!g->nodes[k].dead);
+	ck_assert_int_eq(g->nodes[k].n_inputs, nin);
+	ck_assert_int_eq(g->nodes[k].n_outputs, nout);
+	ck_assert(!memcmp(g->nodes[k].inputs, ins, (size_t)nin * sizeof(int)));
+	ck_assert(!memcmp(g->nodes[k].outputs, outs, (size_t)nout * sizeof(int)));
+}
+
+START_TEST(rewrite_reports_not_applied)
+{
+	int64_t xd[4] = { 1, 2, 3, 4 }, sd[1] = { 4 }, pd1[1] = { 8 }, d1[1] = { 4 };
+	float ones[4] = { 1, 1, 1, 1 }, ga[4] = { 1, 1, 1, 1 };
+	int64_t pads[8] = { 0, 0, 1, 1, 0, 0, 1, 1 };
+	npu_ir_graph *g;
+	int c;
+
+	/* Pad in constant mode: the lowering's, not the rewrite's. */
+	g = irb_graph(13);
+	{
+		int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+		int tp = irb_const(g, "pads", NPU_DTYPE_INT64, 1, pd1, pads);
+		int ty = irb_tensor(g, "y", 0, -1, NULL);
+
+		irb_node(g, "Pad", (int[]){ tx, tp }, 2, &ty, 1);
+		io(g, tx, &ty, 1);
+	}
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	not_applied(g, "Pad", npu_rewrite_pad);
+	npu_ir_graph_free(g);
+
+	/* float32 Add: not 8-bit; nor float16 for Max. */
+	g = irb_graph(14);
+	{
+		int ta = irb_tensor(g, "a", NPU_DTYPE_FLOAT32, 4, xd);
+		int ty = irb_tensor(g, "y", 0, -1, NULL);
+
+		irb_node(g, "Add", (int[]){ ta, ta }, 2, &ty, 1);
+		io(g, ta, &ty, 1);
+	}
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	not_applied(g, "Add", npu_rewrite_8bit);
+	not_applied(g, "Add", npu_rewrite_f16);
+	npu_ir_graph_free(g);
+
+	/* Resize by scales of 1: an identity, which the rewrite leaves alone
+	 * (after reading every attribute and input). */
+	g = irb_graph(13);
+	{
+		int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+		int ts = irb_const(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, ones);
+		int ty = irb_tensor(g, "y", 0, -1, NULL);
+
+		irb_node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1);
+		io(g, tx, &ty, 1);
+	}
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	not_applied(g, "Resize", npu_rewrite_resize);
+	npu_ir_graph_free(g);
+
+	/* LayerNormalization without its Mean and InvStdDev outputs. */
+	g = irb_graph(17);
+	c = irb_const(g, "gamma", NPU_DTYPE_FLOAT32, 1, d1, ga);
+	{
+		int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+		int ty = irb_tensor(g, "y", 0, -1, NULL);
+
+		irb_node(g, "LayerNormalization", (int[]){ tx, c }, 2, &ty, 1);
+		io(g, tx, &ty, 1);
+	}
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	not_applied(g, "LayerNormalization", npu_rewrite_layernorm_stats);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+START_TEST(rewrite_reports_applied)
+{
+	int64_t xd[4] = { 1, 1, 2, 3 }, d8[1] = { 8 }, pd1[1] = { 8 }, sd[1] = { 4 }, ed[1] = { 1 };
+	int64_t pads[8] = { 0, 0, 1, 1, 0, 0, 1, 1 }, e2[1] = { 2 };
+	float sc[4] = { 1, 1, 2, 2 };
+	bool applied = false;
+	npu_ir_graph *g;
+	int k, nn, nt;
+
+	/* In place: 8-bit Add becomes float32 Add between Casts and a
+	 * QuantizeLinear; the node stays, and the rewrite then no longer fits. */
+	g = irb_graph(14);
+	{
+		int ta = irb_tensor(g, "a", NPU_DTYPE_INT8, 1, d8);
+		int ty = irb_tensor(g, "y", 0, -1, NULL);
+
+		irb_node(g, "Add", (int[]){ ta, ta }, 2, &ty, 1);
+		io(g, ta, &ty, 1);
+	}
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	k = node_of(g, "Add");
+	nn = g->n_nodes;
+	ck_assert_int_eq(npu_rewrite_8bit(g, k, &applied), NPU_OK);
+	ck_assert(applied);
+	ck_assert(!g->nodes[k].dead);
+	ck_assert_int_gt(g->n_nodes, nn);
+	ck_assert_int_eq(npu_ir_output(g, &g->nodes[k], 0)->dtype, NPU_DTYPE_FLOAT32);
+	not_applied(g, "Add", npu_rewrite_8bit);
+	npu_ir_graph_free(g);
+
+	/* In place without a new node: Pow's int64 exponent becomes float32. */
+	g = irb_graph(13);
+	{
+		int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+		int te = irb_const(g, "e", NPU_DTYPE_INT64, 1, ed, e2);
+		int ty = irb_tensor(g, "y", 0, -1, NULL);
+
+		irb_node(g, "Pow", (int[]){ tx, te }, 2, &ty, 1);
+		io(g, tx, &ty, 1);
+	}
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	k = node_of(g, "Pow");
+	nn = g->n_nodes;
+	nt = g->n_tensors;
+	applied = false;
+	ck_assert_int_eq(npu_rewrite_pow_int(g, k, &applied), NPU_OK);
+	ck_assert(applied);
+	ck_assert_int_eq(g->n_nodes, nn);
+	ck_assert_int_eq(g->n_tensors, nt + 1);
+	ck_assert_int_eq(npu_ir_input(g, &g->nodes[k], 1)->dtype, NPU_DTYPE_FLOAT32);
+	not_applied(g, "Pow", npu_rewrite_pow_int);
+	npu_ir_graph_free(g);
+
+	/* In place, returning NPU_OK half way: LayerNormalization keeps Y and
+	 * hands its Mean output to a new ReduceMean. */
+	g = irb_graph(17);
+	{
+		int64_t gd[1] = { 3 };
+		float ga[3] = { 1, 2, 3 };
+		int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+		int tg = irb_const(g, "gamma", NPU_DTYPE_FLOAT32, 1, gd, ga);
+		int out[2] = { irb_tensor(g, "y", 0, -1, NULL), irb_tensor(g, "mean", 0, -1, NULL) };
+
+		irb_node(g, "LayerNormalization", (int[]){ tx, tg }, 2, out, 2);
+		io(g, tx, out, 2);
+	}
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	k = node_of(g, "LayerNormalization");
+	applied = false;
+	ck_assert_int_eq(npu_rewrite_layernorm_stats(g, k, &applied), NPU_OK);
+	ck_assert(applied);
+	ck_assert(!g->nodes[k].dead);
+	ck_assert_int_eq(g->nodes[k].outputs[1], -1);
+	not_applied(g, "LayerNormalization", npu_rewrite_layernorm_stats);
+	npu_ir_graph_free(g);
+
+	/* Replacing: Pad in edge mode, Resize by 2: the node dies. */
+	g = irb_graph(13);
+	{
+		int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+		int tp = irb_const(g, "pads", NPU_DTYPE_INT64, 1, pd1, pads);
+		int ty = irb_tensor(g, "y", 0, -1, NULL);
+
+		npu_ir_set_attr_string(irb_node(g, "Pad", (int[]){ tx, tp }, 2, &ty, 1), "mode",
+				       "edge");
+		io(g, tx, &ty, 1);
+	}
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	k = node_of(g, "Pad");
+	applied = false;
+	ck_assert_int_eq(npu_rewrite_pad(g, k, &applied), NPU_OK);
+	ck_assert(applied);
+	ck_assert(g->nodes[k].dead);
+	npu_ir_graph_free(g);
+
+	g = irb_graph(13);
+	{
+		int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+		int ts = irb_const(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, sc);
+		int ty = irb_tensor(g, "y", 0, -1, NULL);
+
+		irb_node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1);
+		io(g, tx, &ty, 1);
+	}
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	k = node_of(g, "Resize");
+	applied = false;
+	ck_assert_int_eq(npu_rewrite_resize(g, k, &applied), NPU_OK);
+	ck_assert(applied);
+	ck_assert(g->nodes[k].dead);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/* ---- the table and the driver ---- */
+
+START_TEST(rewrite_table_order)
+{
+	/* Every operator with rewrites is found (the rows are sorted) ... */
+	static const char *const ops[] = {
+		"Add", "AveragePool", "BatchNormalization", "BitShift", "Cast", "CastLike",
+		"Clip", "Conv", "ConvTranspose", "DepthToSpace", "DequantizeLinear", "Div",
+		"DynamicQuantizeLinear", "Expand", "EyeLike", "Gather", "GatherElements",
+		"GatherND", "Gemm", "GridSample", "Hardmax", "InstanceNormalization", "LRN",
+		"LayerNormalization", "MatMul", "Max", "MaxPool", "Mean",
+		"MeanVarianceNormalization", "Min", "Mod", "Mul", "NegativeLogLikelihoodLoss",
+		"Pad", "Pow", "QLinearMatMul", "QuantizeLinear", "ReduceMax", "ReduceMean",
+		"ReduceMin", "ReduceProd", "ReduceSum", "Resize", "ReverseSequence", "Scatter",
+		"ScatterElements", "ScatterND", "SoftmaxCrossEntropyLoss", "SpaceToDepth", "Sub",
+		"Sum", "Tile", "Trilu", "Upsample",
+	};
+	/* ... and where an operator has several, they keep their order. */
+	static const struct {
+		const char *op;
+		npu_rewrite_fn fns[NPU_REWRITE_FNS_MAX];
+	} multi[] = {
+		{ "Max", { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },
+		{ "Min", { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },
+		{ "MaxPool", { npu_rewrite_pool3d, npu_rewrite_8bit } },
+		{ "Mod", { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
+		{ "QuantizeLinear", { npu_rewrite_quant_axis, npu_rewrite_quant_computed } },
+	};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		const npu_rewrite_fn *f = npu_rewrite_fns(ops[i]);
+
+		ck_assert_msg(f && f[0], "%s: no rewrites", ops[i]);
+	}
+	for (size_t i = 0; i < sizeof(multi) / sizeof(multi[0]); i++) {
+		const npu_rewrite_fn *f = npu_rewrite_fns(multi[i].op);
+
+		ck_assert(f);
+		for (int j = 0; j < NPU_REWRITE_FNS_MAX; j++)
+			ck_assert_msg(f[j] == multi[i].fns[j], "%s: rewrite %d", multi[i].op, j);
+	}
+	ck_assert_ptr_null(npu_rewrite_fns("Relu"));
+	ck_assert_ptr_null(npu_rewrite_fns(""));
+	ck_assert_ptr_null(npu_rewrite_fns("add"));
+}
+END_TEST
+
+/* Hook: which rewrites fired, in order. */
+struct fired {
+	int n;
+	char what[32][40];
+};
+
+static void record(void *arg, const char *op, int fn, const npu_ir_node *n)
+{
+	struct fired *f = arg;
+
+	ck_assert_ptr_nonnull(n);
+	if (f->n < 32)
+		snprintf(f->what[f->n], sizeof(f->what[0]), "%s#%d", op, fn);
+	f->n++;
+}
+
+static char *dump(const npu_ir_graph *g)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	npu_ir_dump(g, f);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * In place, then again: 8-bit Mod goes float32 (rewrite 0), the list is
+ * tried again on the edited node and npu_rewrite_mod (2) replaces it;
+ * 8-bit 3-D MaxPool goes float32 (1), then 2-D (0).
+ */
+START_TEST(rewrite_in_place_then_again)
+{
+	int64_t d[1] = { 4 }, xd[5] = { 1, 1, 2, 2, 2 }, ks[3] = { 2, 2, 2 };
+	int8_t b[4] = { 3, -3, 5, 7 };
+	struct fired f = { 0 };
+	npu_ir_graph *g = irb_graph(13);
+	int ta = irb_tensor(g, "a", NPU_DTYPE_INT8, 1, d);
+	int tb = irb_const(g, "b", NPU_DTYPE_INT8, 1, d, b);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+
+	irb_node(g, "Mod", (int[]){ ta, tb }, 2, &ty, 1);
+	io(g, ta, &ty, 1);
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_rewrite_hooked(g, record, &f), NPU_OK);
+	ck_assert_int_eq(f.n, 2);
+	ck_assert_str_eq(f.what[0], "Mod#0");
+	ck_assert_str_eq(f.what[1], "Mod#2");
+	ck_assert(!has_op(g, "Mod"));
+	npu_ir_graph_free(g);
+
+	g = irb_graph(13);
+	ta = irb_tensor(g, "x", NPU_DTYPE_INT8, 5, xd);
+	ty = irb_tensor(g, "y", 0, -1, NULL);
+	npu_ir_set_attr_ints(irb_node(g, "MaxPool", &ta, 1, &ty, 1), "kernel_shape", ks, 3);
+	io(g, ta, &ty, 1);
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	f.n = 0;
+	ck_assert_int_eq(npu_rewrite_hooked(g, record, &f), NPU_OK);
+	ck_assert_int_eq(f.n, 2);
+	ck_assert_str_eq(f.what[0], "MaxPool#1");
+	ck_assert_str_eq(f.what[1], "MaxPool#0");
+	for (int i = 0; i < g->n_nodes; i++)
+		if (!strcmp(g->nodes[i].op, "MaxPool"))
+			ck_assert_int_eq(npu_ir_input(g, &g->nodes[i], 0)->rank, 4);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/*
+ * A graph for several rewrites (a replacing one whose output another
+ * rewrites, a variadic split whose parts go float32, an in-place one
+ * adding only a constant): once rewritten, a second pass changes nothing.
+ */
+START_TEST(rewrite_fixed_point)
+{
+	int64_t xd[4] = { 1, 1, 2, 3 }, pd1[1] = { 8 }, sd[1] = { 4 }, ed[1] = { 1 };
+	int64_t pads[8] = { 0, 0, 1, 1, 0, 0, 1, 1 }, e2[1] = { 2 };
+	float sc[4] = { 1, 1, 2, 2 };
+	struct fired f = { 0 };
+	npu_ir_graph *g = irb_graph(13);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd);
+	int tp = irb_const(g, "pads", NPU_DTYPE_INT64, 1, pd1, pads);
+	int ts = irb_const(g, "scales", NPU_DTYPE_FLOAT32, 1, sd, sc);
+	int te = irb_const(g, "e", NPU_DTYPE_INT64, 1, ed, e2);
+	int t[5], nn, nt;
+	char *before, *after;
+
+	for (int i = 0; i < 5; i++)
+		t[i] = irb_tensor(g, (const char *[]){ "p", "r", "m", "q", "y" }[i], 0, -1, NULL);
+	npu_ir_set_attr_string(irb_node(g, "Pad", (int[]){ tx, tp }, 2, &t[0], 1), "mode",
+			       "reflect");
+	irb_node(g, "Resize", (int[]){ t[0], -1, ts }, 3, &t[1], 1);
+	irb_node(g, "Max", (int[]){ t[1], t[1], t[1] }, 3, &t[2], 1);
+	irb_node(g, "Pow", (int[]){ t[2], te }, 2, &t[3], 1);
+	irb_node(g, "Sum", (int[]){ t[3], t[2], t[1] }, 3, &t[4], 1);
+	io(g, tx, &t[4], 1);
+	ck_assert_msg(npu_ir_infer_shapes(g) == NPU_OK, "%s", npu_last_error());
+	ck_assert_int_eq(npu_rewrite_hooked(g, record, &f), NPU_OK);
+	ck_assert_int_eq(f.n, 5);	/* Pad, Resize, Max, Pow, Sum */
+	ck_assert(!has_op(g, "Pad") && !has_op(g, "Resize") && !has_op(g, "Sum"));
+	nn = g->n_nodes;
+	nt = g->n_tensors;
+	before = dump(g);
+
+	f.n = 0;
+	ck_assert_int_eq(npu_rewrite_hooked(g, record, &f), NPU_OK);
+	ck_assert_int_eq(f.n, 0);
+	ck_assert_int_eq(g->n_nodes, nn);
+	ck_assert_int_eq(g->n_tensors, nt);
+	after = dump(g);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/* 8-bit 3-D MaxPool, which the pass now takes in two steps: exact maxima. */
+START_TEST(maxpool3d_int8)
+{
+	int64_t xd[5] = { 1, 2, 4, 4, 4 }, ks[3] = { 2, 2, 2 }, st[3] = { 2, 2, 2 };
+	int8_t x[128], y[16];
+	npu_ir_graph *g = irb_graph(13);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_INT8, 5, xd);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n = irb_node(g, "MaxPool", &tx, 1, &ty, 1);
+	void *ys[1] = { y };
+
+	npu_ir_set_attr_ints(n, "kernel_shape", ks, 3);
+	npu_ir_set_attr_ints(n, "strides", st, 3);
+	io(g, tx, &ty, 1);
+	for (int i = 0; i < 128; i++)
+		x[i] = (int8_t)((i * 37 + 11) % 256 - 128);
+	ck_assert_int_eq(run(g, NULL, x, ys), NPU_OK);
+	for (int c = 0; c < 2; c++)
+		for (int o = 0; o < 8; o++) {
+			int od = o / 4, oh = o / 2 % 2, ow = o % 2, m = -128;
+
+			for (int a = 0; a < 8; a++) {
+				int v = x[((c * 4 + od * 2 + a / 4) * 4 + oh * 2 + a / 2 % 2) * 4 +
+					  ow * 2 + a % 2];
+
+				m = v > m ? v : m;
+			}
+			ck_assert_int_eq(y[c * 8 + o], m);
+		}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 static Suite *rewrite_suite(void)
 {
 	Suite *s = suite_create("npu_rewrite");
@@ -766,6 +1184,12 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, gather_runs_and_depth_to_space_exact);
 	tcase_add_test(tc, hardmax_first_of_ties);
 	tcase_add_test(tc, mod_int8_and_fmod);
+	tcase_add_test(tc, rewrite_reports_not_applied);
+	tcase_add_test(tc, rewrite_reports_applied);
+	tcase_add_test(tc, rewrite_table_order);
+	tcase_add_test(tc, rewrite_in_place_then_again);
+	tcase_add_test(tc, rewrite_fixed_point);
+	tcase_add_test(tc, maxpool3d_int8);
 	suite_add_tcase(s, tc);
 	return s;
 }

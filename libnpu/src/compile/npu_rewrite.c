@@ -18,87 +18,118 @@
  *
  * A node this pass cannot rewrite is left alone, so the lowering refuses
  * it by name as before.  The rewrites live in rewrite_*.c by concern, their
- * building blocks in rewrite_util.c.
+ * building blocks in rewrite_util.c; each reports whether it applied, and
+ * the pass applies them until none does (a fixed point).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "compile/npu_rewrite.h"
 #include "compile/npu_rewrite_priv.h"
+#include "npu_internal.h"
 
 /*
- * Which rewrites apply to which operator, in order: each runs while the
- * node is still alive (a rewrite that replaces the node marks it dead; the
- * 8-bit and float16 ones edit it in place into float32, for the ones after
- * them, e.g. Mod).
+ * Which rewrites each operator has, in the order they are tried: one row
+ * per operator, sorted by name (looked up by bsearch).  The pass applies
+ * them until none applies, so where a node fits several the order is a
+ * preference; the comments say where it changes the result.
  */
-static const struct {
+struct rewrite_row {
 	const char *op;
-	npu_status (*fn)(npu_ir_graph *g, int k);
-} rewrites[] = {
-	{ "Resize", npu_rewrite_resize },
-	{ "Upsample", npu_rewrite_resize },
-	{ "ConvTranspose", npu_rewrite_conv_transpose },
-	{ "Conv", npu_rewrite_conv3d },
-	{ "GridSample", npu_rewrite_grid_sample },
-	{ "MatMul", npu_rewrite_batched_matmul },
-	{ "QLinearMatMul", npu_rewrite_batched_matmul },
-	{ "Gemm", npu_rewrite_gemm_matrix_c },
-	{ "MaxPool", npu_rewrite_pool3d },
-	{ "AveragePool", npu_rewrite_pool3d },
-	{ "LayerNormalization", npu_rewrite_layernorm_stats },
-	{ "InstanceNormalization", npu_rewrite_instnorm },
-	{ "MeanVarianceNormalization", npu_rewrite_mvn },
-	{ "LRN", npu_rewrite_lrn },
-	{ "BatchNormalization", npu_rewrite_batchnorm_training },
-	{ "ReduceMean", npu_rewrite_reduce_runs },
-	{ "ReduceSum", npu_rewrite_reduce_runs },
-	{ "ReduceMax", npu_rewrite_reduce_runs },
-	{ "ReduceMin", npu_rewrite_reduce_runs },
-	{ "ReduceProd", npu_rewrite_reduce_runs },
-	{ "Sum", npu_rewrite_variadic },
-	{ "Mean", npu_rewrite_variadic },
-	{ "Max", npu_rewrite_variadic },
-	{ "Min", npu_rewrite_variadic },
-	{ "Hardmax", npu_rewrite_hardmax },
-	{ "Pow", npu_rewrite_pow_int },
-	{ "QuantizeLinear", npu_rewrite_quant_axis },
-	{ "QuantizeLinear", npu_rewrite_quant_computed },
-	{ "DequantizeLinear", npu_rewrite_quant_axis },
-	{ "DynamicQuantizeLinear", npu_rewrite_dyn_quant },
-	{ "BitShift", npu_rewrite_bitshift },
-	{ "CastLike", npu_rewrite_cast_like },
-	{ "Cast", npu_rewrite_cast_int8 },
-	{ "Pad", npu_rewrite_pad },
-	{ "Gather", npu_rewrite_gather },
-	{ "GatherElements", npu_rewrite_gather_elements },
-	{ "GatherND", npu_rewrite_gather_elements },
-	{ "Expand", npu_rewrite_repeat },
-	{ "Tile", npu_rewrite_repeat },
-	{ "DepthToSpace", npu_rewrite_depth_space },
-	{ "SpaceToDepth", npu_rewrite_depth_space },
-	{ "EyeLike", npu_rewrite_eye_like },
-	{ "ReverseSequence", npu_rewrite_reverse_sequence },
-	{ "Trilu", npu_rewrite_trilu },
-	{ "Scatter", npu_rewrite_scatter },
-	{ "ScatterElements", npu_rewrite_scatter },
-	{ "ScatterND", npu_rewrite_scatter },
-	{ "NegativeLogLikelihoodLoss", npu_rewrite_nll_loss },
-	{ "SoftmaxCrossEntropyLoss", npu_rewrite_sce_loss },
-	/* 8-bit and float16 operands: the node in float32 */
-	{ "Clip", npu_rewrite_8bit },
-	{ "MaxPool", npu_rewrite_8bit },
-	{ "Max", npu_rewrite_8bit },
-	{ "Min", npu_rewrite_8bit },
-	{ "Add", npu_rewrite_8bit },
-	{ "Sub", npu_rewrite_8bit },
-	{ "Mul", npu_rewrite_8bit },
-	{ "Div", npu_rewrite_8bit },
-	{ "Mod", npu_rewrite_8bit },
-	{ "Max", npu_rewrite_f16 },
-	{ "Min", npu_rewrite_f16 },
-	{ "Mod", npu_rewrite_f16 },
-	{ "Mod", npu_rewrite_mod },	/* on float32, after the two above */
+	npu_rewrite_fn fns[NPU_REWRITE_FNS_MAX];
 };
+
+static const struct rewrite_row rows[] = {
+	{ "Add", { npu_rewrite_8bit } },
+	{ "AveragePool", { npu_rewrite_pool3d } },
+	{ "BatchNormalization", { npu_rewrite_batchnorm_training } },
+	{ "BitShift", { npu_rewrite_bitshift } },
+	{ "Cast", { npu_rewrite_cast_int8 } },
+	{ "CastLike", { npu_rewrite_cast_like } },
+	{ "Clip", { npu_rewrite_8bit } },
+	{ "Conv", { npu_rewrite_conv3d } },
+	{ "ConvTranspose", { npu_rewrite_conv_transpose } },
+	{ "DepthToSpace", { npu_rewrite_depth_space } },
+	{ "DequantizeLinear", { npu_rewrite_quant_axis } },
+	{ "Div", { npu_rewrite_8bit } },
+	{ "DynamicQuantizeLinear", { npu_rewrite_dyn_quant } },
+	{ "Expand", { npu_rewrite_repeat } },
+	{ "EyeLike", { npu_rewrite_eye_like } },
+	{ "Gather", { npu_rewrite_gather } },
+	{ "GatherElements", { npu_rewrite_gather_elements } },
+	{ "GatherND", { npu_rewrite_gather_elements } },
+	{ "Gemm", { npu_rewrite_gemm_matrix_c } },
+	{ "GridSample", { npu_rewrite_grid_sample } },
+	{ "Hardmax", { npu_rewrite_hardmax } },
+	{ "InstanceNormalization", { npu_rewrite_instnorm } },
+	{ "LRN", { npu_rewrite_lrn } },
+	{ "LayerNormalization", { npu_rewrite_layernorm_stats } },
+	{ "MatMul", { npu_rewrite_batched_matmul } },
+	/* Split first: each binary node is then converted on its own (the
+	 * other way round converts once, a different graph). */
+	{ "Max", { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },
+	/* Either order: an 8-bit 3-D pool goes float32, then 2-D. */
+	{ "MaxPool", { npu_rewrite_pool3d, npu_rewrite_8bit } },
+	{ "Mean", { npu_rewrite_variadic } },
+	{ "MeanVarianceNormalization", { npu_rewrite_mvn } },
+	{ "Min", { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },	/* as Max */
+	/* One fits: 8-bit and float16 leave a float32 Mod for npu_rewrite_mod. */
+	{ "Mod", { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
+	{ "Mul", { npu_rewrite_8bit } },
+	{ "NegativeLogLikelihoodLoss", { npu_rewrite_nll_loss } },
+	{ "Pad", { npu_rewrite_pad } },
+	{ "Pow", { npu_rewrite_pow_int } },
+	{ "QLinearMatMul", { npu_rewrite_batched_matmul } },
+	/* One fits: per-axis constant parameters, or computed per-tensor ones. */
+	{ "QuantizeLinear", { npu_rewrite_quant_axis, npu_rewrite_quant_computed } },
+	{ "ReduceMax", { npu_rewrite_reduce_runs } },
+	{ "ReduceMean", { npu_rewrite_reduce_runs } },
+	{ "ReduceMin", { npu_rewrite_reduce_runs } },
+	{ "ReduceProd", { npu_rewrite_reduce_runs } },
+	{ "ReduceSum", { npu_rewrite_reduce_runs } },
+	{ "Resize", { npu_rewrite_resize } },
+	{ "ReverseSequence", { npu_rewrite_reverse_sequence } },
+	{ "Scatter", { npu_rewrite_scatter } },
+	{ "ScatterElements", { npu_rewrite_scatter } },
+	{ "ScatterND", { npu_rewrite_scatter } },
+	{ "SoftmaxCrossEntropyLoss", { npu_rewrite_sce_loss } },
+	{ "SpaceToDepth", { npu_rewrite_depth_space } },
+	{ "Sub", { npu_rewrite_8bit } },
+	{ "Sum", { npu_rewrite_variadic } },
+	{ "Tile", { npu_rewrite_repeat } },
+	{ "Trilu", { npu_rewrite_trilu } },
+	{ "Upsample", { npu_rewrite_resize } },
+};
+
+/*
+ * Bounds that only a rewrite breaking its contract reaches (reporting
+ * applied without progress, or re-creating what it rewrote).  As things
+ * are, a node takes at most two rewrites in a row (8-bit Mod, then Mod),
+ * everything is rewritten in the first sweep and the second finds nothing;
+ * the total allows for a node that becomes thousands (a Sum of that many
+ * 8-bit inputs: one 8-bit rewrite per Add).
+ */
+#define NODE_STEPS_MAX (4 * NPU_REWRITE_FNS_MAX)	/* in a row, on one node */
+#define SWEEPS_MAX 8
+#define STEPS_PER_NODE 64	/* in the whole pass, per node it started with, */
+#define STEPS_MIN 65536		/* plus these */
+
+static int by_op(const void *key, const void *row)
+{
+	return strcmp(key, ((const struct rewrite_row *)row)->op);
+}
+
+static const struct rewrite_row *find_row(const char *op)
+{
+	return bsearch(op, rows, sizeof(rows) / sizeof(rows[0]), sizeof(rows[0]), by_op);
+}
+
+const npu_rewrite_fn *npu_rewrite_fns(const char *op)
+{
+	const struct rewrite_row *r = find_row(op);
+
+	return r ? r->fns : NULL;
+}
 
 /* Input 0 or output 0 has no elements: the lowerings deal with those. */
 static bool empty_io(const npu_ir_graph *g, const npu_ir_node *n)
@@ -108,29 +139,103 @@ static bool empty_io(const npu_ir_graph *g, const npu_ir_node *n)
 	return (x && npu_ir_numel(x) == 0) || (y && npu_ir_numel(y) == 0);
 }
 
-npu_status npu_rewrite(npu_ir_graph *g)
+struct pass {
+	npu_ir_graph *g;
+	npu_rewrite_hook hook;
+	void *arg;
+	int64_t steps, steps_max;	/* rewrites applied, and the bound */
+	bool killed;			/* some rewrite marked its node dead */
+};
+
+/* Rewrite @fn of @op on node @k broke its contract (npu_rewrite_priv.h). */
+static npu_status stuck(const npu_ir_graph *g, int k, const char *op, int fn, const char *why)
 {
-	bool changed = false;
+	char lbl[96];
+
+	return npu_fail(NPU_ERR_INTERNAL, "graph rewrite %d of %s on node %s: %s", fn, op,
+			npu_ir_node_label(&g->nodes[k], lbl, sizeof(lbl)), why);
+}
+
+/*
+ * @r's rewrites on node @k until none applies: after one applies, the list
+ * is tried again from its start on what it left (a rewrite that edits the
+ * node in place keeps it, e.g. 8-bit Mod becomes a float32 Mod, which
+ * npu_rewrite_mod then takes).
+ */
+static npu_status rewrite_node(struct pass *p, int k, const struct rewrite_row *r)
+{
+	npu_ir_graph *g = p->g;
+
+	for (int step = 0, i = 0; !g->nodes[k].dead; step++) {
+		bool applied = false;
+
+		if (step == NODE_STEPS_MAX)
+			return stuck(g, k, r->op, i, "it keeps reporting applied");
+		for (i = 0; i < NPU_REWRITE_FNS_MAX && r->fns[i]; i++) {
+			int nn = g->n_nodes, nt = g->n_tensors;
+			npu_status st = r->fns[i](g, k, &applied);
+
+			if (st)
+				return st;
+			if (applied)
+				break;
+			if (g->n_nodes != nn || g->n_tensors != nt || g->nodes[k].dead)
+				return stuck(g, k, r->op, i,
+					     "it changed the graph but reported not applied");
+		}
+		if (!applied)
+			return NPU_OK;
+		p->killed |= g->nodes[k].dead;
+		if (p->hook)
+			p->hook(p->arg, r->op, i, &g->nodes[k]);
+		if (++p->steps > p->steps_max)
+			return stuck(g, k, r->op, i,
+				     "too many rewrites in one pass (one re-creates its node?)");
+	}
+	return NPU_OK;
+}
+
+npu_status npu_rewrite_hooked(npu_ir_graph *g, npu_rewrite_hook hook, void *arg)
+{
+	struct pass p = { g, hook, arg, 0, 0, false };
+	int n0 = g->n_nodes;
 	npu_status st = NPU_OK;
 
-	/* New nodes are visited too: a 3-D ConvTranspose becomes a 3-D Conv,
-	 * which becomes a 2-D one.  Every rewrite emits only nodes that no
-	 * rewrite changes again, or that a later rewrite takes further. */
-	for (int k = 0; k < g->n_nodes && !st; k++) {
-		int before = g->n_nodes;
+	p.steps_max = STEPS_PER_NODE * (int64_t)n0 + STEPS_MIN;
+	/* Sweeps until one applies nothing.  New nodes are visited in the
+	 * sweep that made them: a 3-D ConvTranspose becomes a 3-D Conv,
+	 * which becomes a 2-D one. */
+	for (int sweep = 0;; sweep++) {
+		int64_t before = p.steps;
 
-		if (g->nodes[k].dead || (g->nodes[k].domain[0] &&
-					 strcmp(g->nodes[k].domain, "ai.onnx")) ||
-		    empty_io(g, &g->nodes[k]))
-			continue;
-		for (size_t i = 0; i < sizeof(rewrites) / sizeof(rewrites[0]) && !st; i++)
-			if (!g->nodes[k].dead && !strcmp(g->nodes[k].op, rewrites[i].op))
-				st = rewrites[i].fn(g, k);
-		changed |= g->n_nodes != before || g->nodes[k].dead;
+		if (sweep == SWEEPS_MAX)
+			return npu_fail(NPU_ERR_INTERNAL,
+					"graph rewrites still apply after %d sweeps over the graph",
+					SWEEPS_MAX);
+		for (int k = 0; k < g->n_nodes && !st; k++) {
+			const npu_ir_node *n = &g->nodes[k];
+			const struct rewrite_row *r;
+
+			if (n->dead || (n->domain[0] && strcmp(n->domain, "ai.onnx")) ||
+			    empty_io(g, n) || !(r = find_row(n->op)))
+				continue;
+			st = rewrite_node(&p, k, r);
+		}
+		if (st)
+			return st;
+		if (p.steps == before)
+			break;
 	}
-	if (st || !changed)
-		return st;
+	/* Appended nodes need sorting, dead ones removing; an edit that only
+	 * added constants (a Pow's exponent, a 2-D MatMul B) needs neither. */
+	if (g->n_nodes == n0 && !p.killed)
+		return NPU_OK;
 	if ((st = npu_ir_remove_dead(g)))
 		return st;
 	return npu_ir_topo_sort(g);
+}
+
+npu_status npu_rewrite(npu_ir_graph *g)
+{
+	return npu_rewrite_hooked(g, NULL, NULL);
 }

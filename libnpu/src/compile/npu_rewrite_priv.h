@@ -2,15 +2,27 @@
 /*
  * Inside the graph rewrites (npu_rewrite.c, rewrite_*.c).
  *
- * Every rewrite takes node @k of a shape-inferred graph and either leaves
- * it alone (returns NPU_OK, nothing added) or marks it dead / edits it and
+ * Every rewrite (an npu_rewrite_fn) takes node @k of a shape-inferred graph
+ * and either leaves it alone or marks it dead / edits it in place and
  * appends nodes that compute its outputs, giving every new tensor its dtype
  * and shape.  Adding tensors or nodes moves the tables: rewrites copy what
  * they need from a node or tensor before adding anything.
+ *
+ * *@applied: false at entry; set to true exactly when the rewrite changed
+ * the graph (marked the node dead, edited it, added a tensor or a node) --
+ * each rewrite sets it just before its first change, so it is also true on
+ * an error return after one.  NPU_OK alone says nothing: a rewrite that
+ * does not fit the node returns NPU_OK with *@applied false and the graph
+ * as it was, and some that fit keep the node alive, edited (8-bit and
+ * float16 operands, a Pow's exponent, a 2-D MatMul B, LayerNormalization's
+ * statistics outputs).  The driver tries a node's rewrites again until
+ * none applies, so a rewrite must report false on what it leaves (an edit
+ * in place must take the node out of what the rewrite handles).
  */
 #ifndef NPU_REWRITE_PRIV_H
 #define NPU_REWRITE_PRIV_H
 
+#include "compile/npu_rewrite.h"
 #include "ir/npu_ir.h"
 
 /* ---- building blocks (rewrite_util.c) ---- */
@@ -64,48 +76,48 @@ int64_t npu_rw_clamp(int64_t v, int64_t n);
 /* ---- the rewrites ---- */
 
 /* rewrite_resize.c, rewrite_grid.c */
-npu_status npu_rewrite_resize(npu_ir_graph *g, int k);
-npu_status npu_rewrite_grid_sample(npu_ir_graph *g, int k);
+npu_status npu_rewrite_resize(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_grid_sample(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_conv.c */
-npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k);
-npu_status npu_rewrite_conv3d(npu_ir_graph *g, int k);
-npu_status npu_rewrite_pool3d(npu_ir_graph *g, int k);
+npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_conv3d(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_pool3d(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_norm.c */
-npu_status npu_rewrite_layernorm_stats(npu_ir_graph *g, int k);
-npu_status npu_rewrite_instnorm(npu_ir_graph *g, int k);
-npu_status npu_rewrite_mvn(npu_ir_graph *g, int k);
-npu_status npu_rewrite_lrn(npu_ir_graph *g, int k);
-npu_status npu_rewrite_batchnorm_training(npu_ir_graph *g, int k);
-npu_status npu_rewrite_reduce_runs(npu_ir_graph *g, int k);
+npu_status npu_rewrite_layernorm_stats(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_instnorm(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_mvn(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_lrn(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_batchnorm_training(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_reduce_runs(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_math.c */
-npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k);
-npu_status npu_rewrite_gemm_matrix_c(npu_ir_graph *g, int k);
-npu_status npu_rewrite_variadic(npu_ir_graph *g, int k);
-npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k);
-npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k);
-npu_status npu_rewrite_f16(npu_ir_graph *g, int k);
-npu_status npu_rewrite_mod(npu_ir_graph *g, int k);
-npu_status npu_rewrite_cast_like(npu_ir_graph *g, int k);
+npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_gemm_matrix_c(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_variadic(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_f16(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_mod(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_cast_like(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_quant.c */
-npu_status npu_rewrite_8bit(npu_ir_graph *g, int k);
-npu_status npu_rewrite_quant_axis(npu_ir_graph *g, int k);
-npu_status npu_rewrite_quant_computed(npu_ir_graph *g, int k);
-npu_status npu_rewrite_dyn_quant(npu_ir_graph *g, int k);
-npu_status npu_rewrite_bitshift(npu_ir_graph *g, int k);
-npu_status npu_rewrite_cast_int8(npu_ir_graph *g, int k);
+npu_status npu_rewrite_8bit(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_quant_axis(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_quant_computed(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_dyn_quant(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_bitshift(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_cast_int8(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_move.c */
-npu_status npu_rewrite_pad(npu_ir_graph *g, int k);
-npu_status npu_rewrite_gather(npu_ir_graph *g, int k);
-npu_status npu_rewrite_gather_elements(npu_ir_graph *g, int k);
-npu_status npu_rewrite_repeat(npu_ir_graph *g, int k);
-npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k);
-npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k);
-npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k);
-npu_status npu_rewrite_trilu(npu_ir_graph *g, int k);
+npu_status npu_rewrite_pad(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_gather(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_gather_elements(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_repeat(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_trilu(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_scatter.c */
-npu_status npu_rewrite_scatter(npu_ir_graph *g, int k);
+npu_status npu_rewrite_scatter(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_loss.c */
-npu_status npu_rewrite_nll_loss(npu_ir_graph *g, int k);
-npu_status npu_rewrite_sce_loss(npu_ir_graph *g, int k);
+npu_status npu_rewrite_nll_loss(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_sce_loss(npu_ir_graph *g, int k, bool *applied);
 
 #endif /* NPU_REWRITE_PRIV_H */

@@ -10,7 +10,7 @@
 
 #include "compile/npu_rewrite_priv.h"
 
-npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k)
+npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *w = npu_ir_input(g, n, 1);
@@ -23,6 +23,7 @@ npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!x || !w || !y || x->dtype != NPU_DTYPE_FLOAT32 || w->dtype != NPU_DTYPE_FLOAT32 ||
 	    !npu_ir_is_const(w) || x->rank < 3 || x->rank > 5)
 		return NPU_OK;
@@ -85,6 +86,7 @@ npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k)
 				return NPU_OK;
 			}
 		}
+		*applied = true;
 		if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, r, wd, wf, &wt)))
 			return st;
 		npu_rw_detach(g, k, yid);
@@ -126,7 +128,7 @@ npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k)
  * ([N*D', kd*C, H, W]): one 2-D Conv with weights [Cout][t*C + c] does all
  * output depths at once.  Depth padding is a constant Pad first.
  */
-npu_status npu_rewrite_conv3d(npu_ir_graph *g, int k)
+npu_status npu_rewrite_conv3d(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *w = npu_ir_input(g, n, 1);
@@ -140,6 +142,7 @@ npu_status npu_rewrite_conv3d(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st = NPU_OK;
 
+	*applied = false;
 	if (!x || !w || !y || x->rank != 5 || x->dtype != NPU_DTYPE_FLOAT32 ||
 	    w->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(w))
 		return NPU_OK;
@@ -180,6 +183,7 @@ npu_status npu_rewrite_conv3d(npu_ir_graph *g, int k)
 	t4[1] = kd * cin;
 	t4[2] = wd[3];
 	t4[3] = wd[4];
+	*applied = true;
 	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 4, t4, wf, &wt)))
 		goto out;
 	snprintf(name, sizeof(name), "%s", n->name);
@@ -295,7 +299,7 @@ static npu_status pool_node(npu_ir_graph *g, const char *op, int opset, const ch
  * D x H x W = over D of the result over H x W.  [N, C*D, H, W] pooled in
  * H and W, then [N, C, D, H'*W'] pooled in D.
  */
-npu_status npu_rewrite_pool3d(npu_ir_graph *g, int k)
+npu_status npu_rewrite_pool3d(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
@@ -305,6 +309,7 @@ npu_status npu_rewrite_pool3d(npu_ir_graph *g, int k)
 	char name[128], op[16];
 	npu_status st;
 
+	*applied = false;
 	if (!x || !y || x->rank != 5 || x->dtype != NPU_DTYPE_FLOAT32 ||
 	    (n->n_outputs > 1 && n->outputs[1] >= 0))
 		return NPU_OK;
@@ -320,6 +325,7 @@ npu_status npu_rewrite_pool3d(npu_ir_graph *g, int k)
 	memcpy(yd, y->dims, sizeof(yd));
 	snprintf(name, sizeof(name), "%s", n->name);
 	snprintf(op, sizeof(op), "%s", n->op);
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	a[0] = xd[0];

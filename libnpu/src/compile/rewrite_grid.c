@@ -120,7 +120,7 @@ static void grid_column(const struct grid_how *h, double gx, double gy, int64_t 
 		}
 }
 
-npu_status npu_rewrite_grid_sample(npu_ir_graph *g, int k)
+npu_status npu_rewrite_grid_sample(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *gr = npu_ir_input(g, n, 1);
@@ -133,6 +133,7 @@ npu_status npu_rewrite_grid_sample(npu_ir_graph *g, int k)
 	float *grid;
 	npu_status st;
 
+	*applied = false;
 	if (!x || !gr || !y || x->rank != 4 || x->dtype != NPU_DTYPE_FLOAT32 ||
 	    gr->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(gr) || gr->rank != 4)
 		return NPU_OK;
@@ -165,6 +166,7 @@ npu_status npu_rewrite_grid_sample(npu_ir_graph *g, int k)
 	memcpy(grid, gr->data, (size_t)(N * Ho * Wo * 2) * sizeof(float));
 	memcpy(yd, y->dims, sizeof(yd));
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	/* [N, C, H, W] -> [N, C, H*W]; per element a MatMul; Concat; Reshape. */

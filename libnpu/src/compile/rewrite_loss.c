@@ -11,7 +11,7 @@
 
 #include "compile/npu_rewrite_priv.h"
 
-npu_status npu_rewrite_nll_loss(npu_ir_graph *g, int k)
+npu_status npu_rewrite_nll_loss(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *t = npu_ir_input(g, n, 1);
@@ -25,6 +25,7 @@ npu_status npu_rewrite_nll_loss(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!x || !t || !y || x->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(t) ||
 	    (w && (!npu_ir_is_const(w) || w->dtype != NPU_DTYPE_FLOAT32)) || x->rank < 2)
 		return NPU_OK;
@@ -65,6 +66,7 @@ npu_status npu_rewrite_nll_loss(npu_ir_graph *g, int k)
 		for (int64_t i = 0; i < cnt; i++)
 			cv[i] = wsum != 0 ? (float)(cv[i] / wsum) : 0.0f;
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, tr, td, cv, &coef))) {
 		cv = NULL;
 		goto out;
@@ -100,7 +102,7 @@ out:
  * result is the optional log_prob output, then NegativeLogLikelihoodLoss
  * with the same target, weight and attributes (rewritten in turn).
  */
-npu_status npu_rewrite_sce_loss(npu_ir_graph *g, int k)
+npu_status npu_rewrite_sce_loss(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
@@ -112,6 +114,7 @@ npu_status npu_rewrite_sce_loss(npu_ir_graph *g, int k)
 	char name[128], rbuf[16];
 	npu_status st;
 
+	*applied = false;
 	if (!x || x->dtype != NPU_DTYPE_FLOAT32 || nin < 2 || nin > 3 || x->rank < 2)
 		return NPU_OK;
 	if ((st = npu_ir_attr_string(n, "reduction", "mean", &red)) ||
@@ -121,6 +124,7 @@ npu_status npu_rewrite_sce_loss(npu_ir_graph *g, int k)
 	memcpy(ins, n->inputs, (size_t)nin * sizeof(int));
 	memcpy(xd, x->dims, sizeof(xd));
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	if (lp >= 0)
 		npu_rw_detach(g, k, lp);

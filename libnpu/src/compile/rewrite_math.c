@@ -10,7 +10,7 @@
 
 #include "compile/npu_rewrite_priv.h"
 
-npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k)
+npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	bool ql = !strcmp(n->op, "QLinearMatMul");
@@ -23,6 +23,7 @@ npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k)
 	int *parts;
 	npu_status st = NPU_OK;
 
+	*applied = false;
 	if (!a || !b || !y || !npu_ir_is_const(b) || b->rank < 3 || a->rank < 2 || nin > 8)
 		return NPU_OK;
 	for (int d = 0; d < b->rank - 2; d++)
@@ -46,6 +47,7 @@ npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k)
 		memcpy(bd, b->data, mat);
 		if (y->rank != a->rank)
 			return free(bd), NPU_OK;	/* B's 1s widen the output */
+		*applied = true;
 		if ((st = npu_rw_const(g, b->dtype, 2, kn, bd, &ins[bi])))
 			return st;
 		g->nodes[k].inputs[bi] = ins[bi];
@@ -63,6 +65,7 @@ npu_status npu_rewrite_batched_matmul(npu_ir_graph *g, int k)
 	parts = malloc((size_t)nb * sizeof(*parts));
 	if (!parts)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	d3[0] = nb;
@@ -116,7 +119,7 @@ out:
 }
 
 /* Gemm with C of [M, N] or [M, 1]: the Gemm without C, then Add beta * C. */
-npu_status npu_rewrite_gemm_matrix_c(npu_ir_graph *g, int k)
+npu_status npu_rewrite_gemm_matrix_c(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *c = npu_ir_input(g, n, 2), *y = npu_ir_output(g, n, 0);
@@ -126,6 +129,7 @@ npu_status npu_rewrite_gemm_matrix_c(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!c || !y || y->rank != 2 || c->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(c))
 		return NPU_OK;
 	N = y->dims[1];
@@ -143,6 +147,7 @@ npu_status npu_rewrite_gemm_matrix_c(npu_ir_graph *g, int k)
 	memcpy(cd, c->dims, sizeof(cd));
 	cr = c->rank;
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, (int)cr, cd, cv, &cid)) ||
 	    (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, 2, yd, &t)))
 		return st;
@@ -154,7 +159,7 @@ npu_status npu_rewrite_gemm_matrix_c(npu_ir_graph *g, int k)
 }
 
 /* A chain of binary operators (numpy broadcasting), Mean scaled by 1/n. */
-npu_status npu_rewrite_variadic(npu_ir_graph *g, int k)
+npu_status npu_rewrite_variadic(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	bool mean = !strcmp(n->op, "Mean"), sum = mean || !strcmp(n->op, "Sum");
@@ -163,6 +168,7 @@ npu_status npu_rewrite_variadic(npu_ir_graph *g, int k)
 	char name[128], bin[8];
 	npu_status st = NPU_OK;
 
+	*applied = false;
 	if (!y || nin < 1 || (!sum && nin <= 2) || (mean && y->dtype != NPU_DTYPE_FLOAT32))
 		return NPU_OK;
 	ins = malloc((size_t)nin * sizeof(*ins));
@@ -176,6 +182,7 @@ npu_status npu_rewrite_variadic(npu_ir_graph *g, int k)
 		}
 	snprintf(name, sizeof(name), "%s", n->name);
 	snprintf(bin, sizeof(bin), "%s", sum ? "Add" : n->op);
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	acc = ins[0];
@@ -221,7 +228,7 @@ npu_status npu_rewrite_variadic(npu_ir_graph *g, int k)
  * 1 - sign(count) keeps the first.  Before opset 13 the axes from @axis on
  * are flattened into one.
  */
-npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k)
+npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
@@ -232,6 +239,7 @@ npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k)
 	float *m, *ov;
 	npu_status st;
 
+	*applied = false;
 	if (!x || x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 1)
 		return NPU_OK;
 	if ((st = npu_ir_attr_int(n, "axis", flat ? 1 : -1, &axis)))
@@ -273,6 +281,7 @@ npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k)
 	snprintf(name, sizeof(name), "%s", n->name);
 	memcpy(kd, d2, sizeof(kd));
 	kd[ax] = 1;
+	*applied = true;
 	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &o, ov, &one))) {
 		free(m);
 		return st;
@@ -306,7 +315,7 @@ npu_status npu_rewrite_hardmax(npu_ir_graph *g, int k)
 }
 
 /* Pow of float32 by a constant integer exponent: the exponent as float32. */
-npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k)
+npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *e = npu_ir_input(g, n, 1);
@@ -315,6 +324,7 @@ npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k)
 	float *f;
 	npu_status st;
 
+	*applied = false;
 	if (!x || !e || x->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(e) ||
 	    (e->dtype != NPU_DTYPE_INT32 && e->dtype != NPU_DTYPE_INT64) ||
 	    npu_ir_const_ints(e, v, 1024, &ne))
@@ -331,6 +341,7 @@ npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k)
 		}
 		f[i] = (float)v[i];
 	}
+	*applied = true;
 	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, e->rank, dims, f, &c)))
 		return st;
 	g->nodes[k].inputs[1] = c;
@@ -341,7 +352,7 @@ npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k)
  * Max, Min on float16: the same node in float32 between Casts (exact: both
  * conversions are, for values that came from float16).
  */
-npu_status npu_rewrite_f16(npu_ir_graph *g, int k)
+npu_status npu_rewrite_f16(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
@@ -350,6 +361,7 @@ npu_status npu_rewrite_f16(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st = NPU_OK;
 
+	*applied = false;
 	if (!y || y->dtype != NPU_DTYPE_FLOAT16)
 		return NPU_OK;
 	for (int i = 0; i < nin; i++)
@@ -357,6 +369,7 @@ npu_status npu_rewrite_f16(npu_ir_graph *g, int k)
 			return NPU_OK;
 	memcpy(dims, y->dims, sizeof(dims));
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	for (int i = 0; i < nin && !st; i++) {
 		int in = g->nodes[k].inputs[i], f;
 		const npu_ir_tensor *ti = &g->tensors[in];
@@ -385,7 +398,7 @@ npu_status npu_rewrite_f16(npu_ir_graph *g, int k)
  * fmod, x - y * trunc(x / y), trunc(q) = sign(q) floor(|q|).  Exact for
  * integers below 2^24; within rounding for floats.
  */
-npu_status npu_rewrite_mod(npu_ir_graph *g, int k)
+npu_status npu_rewrite_mod(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
@@ -394,6 +407,7 @@ npu_status npu_rewrite_mod(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!y || b < 0 || y->dtype != NPU_DTYPE_FLOAT32 ||
 	    g->tensors[a].dtype != NPU_DTYPE_FLOAT32 || g->tensors[b].dtype != NPU_DTYPE_FLOAT32)
 		return NPU_OK;
@@ -401,6 +415,7 @@ npu_status npu_rewrite_mod(npu_ir_graph *g, int k)
 		return st;
 	memcpy(dims, y->dims, sizeof(dims));
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	for (int i = 0; i < 6 && !st; i++)
 		st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, g->tensors[yid].rank, dims, &t[i]);
 	if (st)
@@ -424,7 +439,7 @@ npu_status npu_rewrite_mod(npu_ir_graph *g, int k)
 }
 
 /* CastLike: a Cast to the second input's dtype. */
-npu_status npu_rewrite_cast_like(npu_ir_graph *g, int k)
+npu_status npu_rewrite_cast_like(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *like = npu_ir_input(g, n, 1);
@@ -433,10 +448,12 @@ npu_status npu_rewrite_cast_like(npu_ir_graph *g, int k)
 	npu_dtype to;
 	npu_status st;
 
+	*applied = false;
 	if (!like || yid < 0)
 		return NPU_OK;
 	to = like->dtype;
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	if ((st = npu_rw_op(g, "Cast", 13, name, &xi, 1, &yid, 1, &kn)))

@@ -19,7 +19,7 @@ static int64_t pad_source(const char *mode, int64_t j, int64_t n)
 	return j < 0 ? -j : j >= n ? 2 * (n - 1) - j : j;	/* reflect */
 }
 
-npu_status npu_rewrite_pad(npu_ir_graph *g, int k)
+npu_status npu_rewrite_pad(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
@@ -30,6 +30,7 @@ npu_status npu_rewrite_pad(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!x || (st = npu_ir_attr_string(n, "mode", "constant", &mode)))
 		return x ? st : NPU_OK;
 	if (strcmp(mode, "edge") && strcmp(mode, "reflect") && strcmp(mode, "wrap"))
@@ -81,6 +82,7 @@ npu_status npu_rewrite_pad(npu_ir_graph *g, int k)
 	snprintf(name, sizeof(name), "%s", n->name);
 	yid = n->outputs[0];
 	cur = n->inputs[0];
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	st = NPU_OK;
@@ -152,7 +154,7 @@ npu_status npu_rw_gather_rows(npu_ir_graph *g, const char *name, int x, int64_t 
  * Gather with constant indices along @axis: [outer, D, inner] ->
  * [outer * D, inner] rows o * D + idx.
  */
-npu_status npu_rewrite_gather(npu_ir_graph *g, int k)
+npu_status npu_rewrite_gather(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *ind = npu_ir_input(g, n, 1);
@@ -162,6 +164,7 @@ npu_status npu_rewrite_gather(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!x || !ind || !y || !npu_ir_is_const(ind) ||
 	    npu_ir_const_ints(ind, idx, 1024, &cnt) || cnt < 1)
 		return NPU_OK;
@@ -195,6 +198,7 @@ npu_status npu_rewrite_gather(npu_ir_graph *g, int k)
 	memcpy(yd, y->dims, sizeof(yd));
 	yr = y->rank;
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	st = npu_rw_gather_rows(g, name, xi, outer * D, inner, rows, (int)(outer * cnt), yr, yd,
@@ -209,7 +213,7 @@ npu_status npu_rewrite_gather(npu_ir_graph *g, int k)
  * with constant indices: each index tuple (after batch_dims) picks a
  * block of the data.  Both are row gathers of the flattened data.
  */
-npu_status npu_rewrite_gather_elements(npu_ir_graph *g, int k)
+npu_status npu_rewrite_gather_elements(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	bool nd = !strcmp(n->op, "GatherND");
@@ -221,6 +225,7 @@ npu_status npu_rewrite_gather_elements(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!x || !ind || !y || !npu_ir_is_const(ind) || (cnt = npu_ir_numel(ind)) < 1 ||
 	    cnt > 65536)
 		return NPU_OK;
@@ -295,6 +300,7 @@ npu_status npu_rewrite_gather_elements(npu_ir_graph *g, int k)
 		}
 	}
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	st = npu_rw_gather_rows(g, name, xi, xn / inner, inner, rows, (int)nrows, yr, yd, yid);
@@ -308,7 +314,7 @@ leave:
  * Expand and Tile: per axis that grows, a Concat of copies (Expand first
  * gives x the output's rank with leading 1s).
  */
-npu_status npu_rewrite_repeat(npu_ir_graph *g, int k)
+npu_status npu_rewrite_repeat(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	bool tile = !strcmp(n->op, "Tile");
@@ -318,6 +324,7 @@ npu_status npu_rewrite_repeat(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st = NPU_OK;
 
+	*applied = false;
 	if (!x || !y || x->rank > y->rank || (tile && x->rank != y->rank))
 		return NPU_OK;
 	r = y->rank;
@@ -338,6 +345,7 @@ npu_status npu_rewrite_repeat(npu_ir_graph *g, int k)
 	parts = malloc(1024 * sizeof(*parts));
 	if (!parts)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	if (x->rank != r)
@@ -359,7 +367,7 @@ npu_status npu_rewrite_repeat(npu_ir_graph *g, int k)
 }
 
 /* DepthToSpace (DCR, CRD) and SpaceToDepth: Reshape, 6-D Transpose, Reshape. */
-npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k)
+npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	bool d2s = !strcmp(n->op, "DepthToSpace");
@@ -370,6 +378,7 @@ npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!x || !y || x->rank != 4)
 		return NPU_OK;
 	if ((st = npu_ir_attr_int(n, "blocksize", 1, &b)) ||
@@ -393,6 +402,7 @@ npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k)
 	for (int i = 0; i < 6; i++)
 		t6[i] = s6[perm[i]];
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	if ((st = npu_rw_reshape(g, name, cur, 6, s6, -1, &cur)) ||
@@ -404,7 +414,7 @@ npu_status npu_rewrite_depth_space(npu_ir_graph *g, int k)
 }
 
 /* EyeLike depends on its input's shape only: its output is a constant. */
-npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k)
+npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
@@ -414,6 +424,7 @@ npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k)
 	uint8_t *d;
 	npu_status st;
 
+	*applied = false;
 	if (!y || y->rank != 2 || !(es = npu_dtype_size(y->dtype)))
 		return NPU_OK;
 	if ((st = npu_ir_attr_int(n, "k", 0, &kk)))
@@ -442,6 +453,7 @@ npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k)
 			return NPU_OK;
 		}
 	}
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	return npu_ir_set_const_owned(g, yid, d, (size_t)(rows * cols) * es);
@@ -452,7 +464,7 @@ npu_status npu_rewrite_eye_like(npu_ir_graph *g, int k)
  * batch axes reads (len[b] - 1 - t, b) for t < len[b]; a row gather over
  * [T*B (in their order), rest].
  */
-npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k)
+npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *l = npu_ir_input(g, n, 1);
@@ -462,6 +474,7 @@ npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!x || !l || !y || !npu_ir_is_const(l) || x->rank < 2 ||
 	    npu_ir_const_ints(l, len, 4096, &cnt))
 		return NPU_OK;
@@ -493,6 +506,7 @@ npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k)
 		}
 	memcpy(xd, y->dims, sizeof(xd));
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	st = npu_rw_gather_rows(g, name, xi, T * B, inner, rows, (int)(T * B), y->rank, xd, yid);
@@ -517,7 +531,7 @@ static npu_status zero_row(npu_ir_graph *g, npu_dtype dt, int64_t w, int *id)
  * kept columns beside a constant run of zeros, then one Concat (exact
  * moves, any dtype).
  */
-npu_status npu_rewrite_trilu(npu_ir_graph *g, int k)
+npu_status npu_rewrite_trilu(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *kt = npu_ir_input(g, n, 1);
@@ -528,6 +542,7 @@ npu_status npu_rewrite_trilu(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!x || !y || x->rank < 2 || (kt && (!npu_ir_is_const(kt) ||
 					      npu_ir_const_ints(kt, &kk, 1, &got))))
 		return NPU_OK;
@@ -545,6 +560,7 @@ npu_status npu_rewrite_trilu(npu_ir_graph *g, int k)
 	if (!rows)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	d2[0] = R;

@@ -9,7 +9,7 @@
 
 #include "compile/npu_rewrite_priv.h"
 
-npu_status npu_rewrite_layernorm_stats(npu_ir_graph *g, int k)
+npu_status npu_rewrite_layernorm_stats(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
@@ -21,6 +21,7 @@ npu_status npu_rewrite_layernorm_stats(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if ((mean < 0 && inv < 0) || !x || x->dtype != NPU_DTYPE_FLOAT32 ||
 	    (mean >= 0 && g->tensors[mean].dtype != NPU_DTYPE_FLOAT32) ||
 	    (inv >= 0 && g->tensors[inv].dtype != NPU_DTYPE_FLOAT32))
@@ -39,6 +40,7 @@ npu_status npu_rewrite_layernorm_stats(npu_ir_graph *g, int k)
 		kd[a] = a < axis ? x->dims[a] : 1;
 	for (int a = (int)axis; a < r; a++)
 		axes[a - axis] = a;
+	*applied = true;
 	if (mean >= 0)
 		npu_rw_detach(g, k, mean);
 	if (inv >= 0)
@@ -111,7 +113,7 @@ static npu_status centre_and_spread(npu_ir_graph *g, const char *name, int x,
 	return npu_rw_op(g, "Sqrt", 13, name, &ve, 1, sd, 1, NULL);
 }
 
-npu_status npu_rewrite_instnorm(npu_ir_graph *g, int k)
+npu_status npu_rewrite_instnorm(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *sc = npu_ir_input(g, n, 1);
@@ -122,6 +124,7 @@ npu_status npu_rewrite_instnorm(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!x || !sc || !b || x->dtype != NPU_DTYPE_FLOAT32 || sc->dtype != NPU_DTYPE_FLOAT32 ||
 	    b->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(sc) || !npu_ir_is_const(b) ||
 	    x->rank < 3)
@@ -146,6 +149,7 @@ npu_status npu_rewrite_instnorm(npu_ir_graph *g, int k)
 	memcpy(sv, sc->data, (size_t)xd[1] * sizeof(float));
 	memcpy(bv, b->data, (size_t)xd[1] * sizeof(float));
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, r - 1, cd, sv, &tsc)))
 		return free(bv), st;
 	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, r - 1, cd, bv, &tb)))
@@ -162,7 +166,7 @@ npu_status npu_rewrite_instnorm(npu_ir_graph *g, int k)
 }
 
 /* (x - mean) / (sqrt(variance) + 1e-9) over axes (default 0, 2, 3), as ONNX's function. */
-npu_status npu_rewrite_mvn(npu_ir_graph *g, int k)
+npu_status npu_rewrite_mvn(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
@@ -174,6 +178,7 @@ npu_status npu_rewrite_mvn(npu_ir_graph *g, int k)
 	float *ev;
 	npu_status st;
 
+	*applied = false;
 	if (!x || x->dtype != NPU_DTYPE_FLOAT32)
 		return NPU_OK;
 	if ((st = npu_ir_attr_ints(n, "axes", &av, &na)))
@@ -200,6 +205,7 @@ npu_status npu_rewrite_mvn(npu_ir_graph *g, int k)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	*ev = 1e-9f;
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 1, &one, ev, &et)) ||
@@ -213,7 +219,7 @@ npu_status npu_rewrite_mvn(npu_ir_graph *g, int k)
 }
 
 /* One reduction per run of adjacent axes (keepdims), then the output shape. */
-npu_status npu_rewrite_reduce_runs(npu_ir_graph *g, int k)
+npu_status npu_rewrite_reduce_runs(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
@@ -223,6 +229,7 @@ npu_status npu_rewrite_reduce_runs(npu_ir_graph *g, int k)
 	char name[128], op[24];
 	npu_status st;
 
+	*applied = false;
 	if (!x || !y || (strcmp(n->op, "ReduceMean") && strcmp(n->op, "ReduceSum") &&
 			 strcmp(n->op, "ReduceMax") && strcmp(n->op, "ReduceMin") &&
 			 strcmp(n->op, "ReduceProd")))
@@ -260,6 +267,7 @@ npu_status npu_rewrite_reduce_runs(npu_ir_graph *g, int k)
 	cur = n->inputs[0];
 	snprintf(name, sizeof(name), "%s", n->name);
 	snprintf(op, sizeof(op), "%s", n->op);
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	for (int a = 0; a < r; a++) {
@@ -291,7 +299,7 @@ npu_status npu_rewrite_reduce_runs(npu_ir_graph *g, int k)
  * The window sum is a MatMul along the channels by a constant band matrix
  * (bf16 products: a few parts in a thousand).
  */
-npu_status npu_rewrite_lrn(npu_ir_graph *g, int k)
+npu_status npu_rewrite_lrn(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
@@ -302,6 +310,7 @@ npu_status npu_rewrite_lrn(npu_ir_graph *g, int k)
 	float *m;
 	npu_status st;
 
+	*applied = false;
 	if (!x || x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 3)
 		return NPU_OK;
 	if ((st = npu_ir_attr_int(n, "size", 0, &size)) ||
@@ -329,6 +338,7 @@ npu_status npu_rewrite_lrn(npu_ir_graph *g, int k)
 	v[2] = beta;
 	snprintf(name, sizeof(name), "%s", n->name);
 	st = NPU_OK;
+	*applied = true;
 	for (int i = 0; i < 3 && !st; i++) {
 		float *p = malloc(sizeof(*p));
 
@@ -381,7 +391,7 @@ static npu_status per_channel(npu_ir_graph *g, const float *v, int64_t c, int r,
  * and (biased) variance over every axis but the channels; running mean and
  * variance = input * momentum + batch * (1 - momentum).
  */
-npu_status npu_rewrite_batchnorm_training(npu_ir_graph *g, int k)
+npu_status npu_rewrite_batchnorm_training(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
@@ -392,6 +402,7 @@ npu_status npu_rewrite_batchnorm_training(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if ((st = npu_ir_attr_int(n, "training_mode", 0, &training)) || !training || !x ||
 	    x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 2)
 		return st;
@@ -414,6 +425,7 @@ npu_status npu_rewrite_batchnorm_training(npu_ir_graph *g, int k)
 	for (int a = 2; a < r; a++)
 		axes[a - 1] = a;
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	if ((st = per_channel(g, pv[0], C, r, 1.0f, &tsc)) ||
 	    (st = per_channel(g, pv[1], C, r, 1.0f, &tb)))
 		return st;

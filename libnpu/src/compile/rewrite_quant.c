@@ -87,7 +87,7 @@ static npu_status wrap_256(npu_ir_graph *g, const char *name, int x, npu_dtype d
  * value is an integer in range by then; the arithmetic ones wrap modulo 256
  * first, Div floors).
  */
-npu_status npu_rewrite_8bit(npu_ir_graph *g, int k)
+npu_status npu_rewrite_8bit(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
@@ -103,12 +103,14 @@ npu_status npu_rewrite_8bit(npu_ir_graph *g, int k)
 	uint8_t *z;
 	npu_status st = NPU_OK;
 
+	*applied = false;
 	if (!x || !y || !is_8bit(x->dtype) || y->dtype != x->dtype ||
 	    (n->n_outputs > 1 && n->outputs[1] >= 0) || (div && x->dtype != NPU_DTYPE_UINT8))
 		return NPU_OK;
 	dt = y->dtype;
 	memcpy(dims, y->dims, sizeof(dims));
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	for (int i = 0; i < nin && !st; i++) {
 		int in = g->nodes[k].inputs[i], f;
 
@@ -175,7 +177,7 @@ static npu_status per_axis_const(npu_ir_graph *g, const npu_ir_tensor *t, int ra
  * ONNX does; zp is an integer, so adding it before rounding is the same).
  * Dequantize: (x - zp) * scale.
  */
-npu_status npu_rewrite_quant_axis(npu_ir_graph *g, int k)
+npu_status npu_rewrite_quant_axis(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	bool q = !strcmp(n->op, "QuantizeLinear");
@@ -189,6 +191,7 @@ npu_status npu_rewrite_quant_axis(npu_ir_graph *g, int k)
 	uint8_t *zv;
 	npu_status st;
 
+	*applied = false;
 	if (!x || !s || !y || npu_ir_numel(s) <= 1 || !npu_ir_is_const(s) ||
 	    (z && !npu_ir_is_const(z)) || npu_ir_attr_find(n, "block_size") ||
 	    (z && !is_8bit(z->dtype) && z->dtype != NPU_DTYPE_INT32))
@@ -206,6 +209,7 @@ npu_status npu_rewrite_quant_axis(npu_ir_graph *g, int k)
 	ydt = y->dtype;
 	memcpy(xd, x->dims, sizeof(xd));
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	if ((st = per_axis_const(g, s, r, (int)axis, false, &sc)) ||
 	    (z && (st = per_axis_const(g, z, r, (int)axis, true, &zc))))
 		return st;
@@ -298,7 +302,7 @@ static npu_status bin(npu_ir_graph *g, const char *name, const char *op, int a, 
  * scale)), y = clamp(round(x / scale) + zero point), the integers then
  * written as uint8 by scale-1 QuantizeLinears.
  */
-npu_status npu_rewrite_dyn_quant(npu_ir_graph *g, int k)
+npu_status npu_rewrite_dyn_quant(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
@@ -307,6 +311,7 @@ npu_status npu_rewrite_dyn_quant(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!x || x->dtype != NPU_DTYPE_FLOAT32 || npu_ir_numel(x) < 1)
 		return NPU_OK;
 	for (int i = 0; i < n->n_outputs && i < 3; i++)
@@ -317,6 +322,7 @@ npu_status npu_rewrite_dyn_quant(npu_ir_graph *g, int k)
 		kd[a] = 1;
 	}
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	for (int i = 0; i < 3; i++)
 		if (out[i] >= 0)
 			npu_rw_detach(g, k, out[i]);
@@ -361,7 +367,7 @@ npu_status npu_rewrite_dyn_quant(npu_ir_graph *g, int k)
  * BitShift on uint8 by constant amounts: in float32, x * 2^s wrapped
  * modulo 256 (LEFT) or floor(x / 2^s) (RIGHT), written back as uint8.
  */
-npu_status npu_rewrite_bitshift(npu_ir_graph *g, int k)
+npu_status npu_rewrite_bitshift(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *s = npu_ir_input(g, n, 1);
@@ -373,6 +379,7 @@ npu_status npu_rewrite_bitshift(npu_ir_graph *g, int k)
 	float *pv;
 	npu_status st;
 
+	*applied = false;
 	if (!x || !s || x->dtype != NPU_DTYPE_UINT8 || s->dtype != NPU_DTYPE_UINT8 ||
 	    !npu_ir_is_const(s))
 		return NPU_OK;
@@ -392,6 +399,7 @@ npu_status npu_rewrite_bitshift(npu_ir_graph *g, int k)
 		pv[i] = (float)(1u << ((const uint8_t *)s->data)[i]);
 	memcpy(dims, s->dims, sizeof(dims));
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, s->rank, dims, pv, &p)))
 		return st;
 	npu_rw_detach(g, k, yid);
@@ -458,7 +466,7 @@ static bool integral(const npu_ir_graph *g, int t, int depth)
  * which only differs for values that are not integers.)  Out of range the
  * result saturates; ONNX leaves that case undefined.
  */
-npu_status npu_rewrite_cast_int8(npu_ir_graph *g, int k)
+npu_status npu_rewrite_cast_int8(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
@@ -469,6 +477,7 @@ npu_status npu_rewrite_cast_int8(npu_ir_graph *g, int k)
 	uint8_t *z;
 	npu_status st;
 
+	*applied = false;
 	if (!x || !y || x->dtype != NPU_DTYPE_FLOAT32 || !is_8bit(y->dtype) ||
 	    !integral(g, xi, 0))
 		return NPU_OK;
@@ -477,6 +486,7 @@ npu_status npu_rewrite_cast_int8(npu_ir_graph *g, int k)
 	z = calloc(1, 1);
 	if (!z)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	*applied = true;
 	if ((st = npu_rw_const(g, dt, 1, &one, z, &zp)) || (st = scalar(g, 1.0f, &sc)))
 		return st;
 	npu_rw_detach(g, k, yid);
@@ -489,7 +499,7 @@ npu_status npu_rewrite_cast_int8(npu_ir_graph *g, int k)
  * tensor): round(x / scale) + zero point in float32, clamped to the 8-bit
  * range, written by a scale-1 QuantizeLinear (exact: integers by then).
  */
-npu_status npu_rewrite_quant_computed(npu_ir_graph *g, int k)
+npu_status npu_rewrite_quant_computed(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *s = npu_ir_input(g, n, 1);
@@ -502,12 +512,14 @@ npu_status npu_rewrite_quant_computed(npu_ir_graph *g, int k)
 	uint8_t *zv;
 	npu_status st;
 
+	*applied = false;
 	if (!x || !s || !y || x->dtype != NPU_DTYPE_FLOAT32 || s->dtype != NPU_DTYPE_FLOAT32 ||
 	    !is_8bit(y->dtype) || npu_ir_numel(s) != 1 || (z && npu_ir_numel(z) != 1) ||
 	    (z && !is_8bit(z->dtype)) || (npu_ir_is_const(s) && (!z || npu_ir_is_const(z))))
 		return NPU_OK;
 	dt = y->dtype;
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	if ((st = scalar(g, dt == NPU_DTYPE_INT8 ? -128.0f : 0.0f, &lo)) ||
 	    (st = scalar(g, dt == NPU_DTYPE_INT8 ? 127.0f : 255.0f, &hi)) ||
 	    (zi >= 0 && (st = to_float(g, name, zi, &zf))))

@@ -174,7 +174,7 @@ static npu_status opt_floats(const npu_ir_graph *g, const npu_ir_node *n, int i,
 	return npu_ir_const_floats(t, v, cap, cnt);
 }
 
-npu_status npu_rewrite_resize(npu_ir_graph *g, int k)
+npu_status npu_rewrite_resize(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	bool resize = !strcmp(n->op, "Resize"), old = !resize || n->opset < 11;
@@ -189,6 +189,7 @@ npu_status npu_rewrite_resize(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st = NPU_OK;
 
+	*applied = false;
 	if (!x || !y || x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 2 ||
 	    npu_ir_attr_find(n, "axes") || npu_ir_attr_find(n, "keep_aspect_ratio_policy"))
 		return NPU_OK;
@@ -265,6 +266,7 @@ npu_status npu_rewrite_resize(npu_ir_graph *g, int k)
 	}
 	if (!naxes)
 		goto out;	/* an identity: the lowering refuses it by name */
+	*applied = true;
 	npu_rw_detach(g, k, yid);
 	g->nodes[k].dead = true;
 	for (int a = 0; a < r && !st; a++) {

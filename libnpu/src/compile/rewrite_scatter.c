@@ -30,7 +30,7 @@ static void scatter_one(int red, float *a, float *b, int64_t e, float u)
 	}
 }
 
-npu_status npu_rewrite_scatter(npu_ir_graph *g, int k)
+npu_status npu_rewrite_scatter(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	bool nd = !strcmp(n->op, "ScatterND");
@@ -44,6 +44,7 @@ npu_status npu_rewrite_scatter(npu_ir_graph *g, int k)
 	char name[128];
 	npu_status st;
 
+	*applied = false;
 	if (!x || !ind || !u || !y || x->dtype != NPU_DTYPE_FLOAT32 ||
 	    u->dtype != NPU_DTYPE_FLOAT32 || !npu_ir_is_const(ind) || !npu_ir_is_const(u))
 		return NPU_OK;
@@ -124,6 +125,7 @@ npu_status npu_rewrite_scatter(npu_ir_graph *g, int k)
 		}
 	}
 	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
 	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, r, xd, b, &cb))) {
 		b = NULL;
 		goto out;
