@@ -220,6 +220,17 @@ static void debug_graph(const npu_ir_graph *g, const char *pass)
 	funlockfile(stderr);
 }
 
+/* NPU_DEBUG=rewrites: one line per rewrite that applied. */
+static void debug_rewrite(void *arg, const char *op, int fn, const npu_ir_node *n)
+{
+	char lbl[96];
+
+	(void)arg;
+	npu_debug(NPU_DEBUG_REWRITES, "%s rewrite %d applied to node %s: %s", op, fn,
+		  npu_ir_node_label(n, lbl, sizeof(lbl)),
+		  n->dead ? "replaced by new nodes" : "edited in place");
+}
+
 npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			  struct npu_cmodel **out)
 {
@@ -264,7 +275,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	for (i = 0; i < g->n_tensors; i++)
 		cc.loc[i].seg = NPU_NO_SEG;
 	debug_graph(g, "shape inference");
-	st = npu_rewrite(g);
+	st = npu_rewrite_hooked(g, npu_debug_on(NPU_DEBUG_REWRITES) ? debug_rewrite : NULL, NULL);
 	if (!st) {
 		debug_graph(g, "rewrites");
 		st = npu_fuse(g, cc.hbsm);
