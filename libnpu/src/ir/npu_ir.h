@@ -303,7 +303,7 @@ npu_status npu_ir_const_eval(npu_ir_graph *g, int node);
 
 /*
  * Slice (any opset), resolved against input 0's shape: for each axis the
- * first index, the step and the output length (npu_ir_shape.c).
+ * first index, the step and the output length (shape_tensor.c).
  */
 npu_status npu_ir_slice_plan(npu_ir_graph *g, const npu_ir_node *n,
 			     int64_t start[NPU_MAX_RANK], int64_t step[NPU_MAX_RANK],
