@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The IR's rules for ONNX operators, for the operator registry to point
- * at: shape rules, split by ONNX operator family (shape_math.c, shape_nn.c,
- * shape_tensor.c, shape_reduce.c, shape_quant.c, shape_generator.c).
+ * The IR's rules for ONNX operators, for the operator registry
+ * (compile/npu_ops.c) to point at: shape rules, split by ONNX operator
+ * family (shape_math.c, shape_nn.c, shape_tensor.c, shape_reduce.c,
+ * shape_quant.c, shape_generator.c), and constant evaluators
+ * (npu_ir_const.c).  struct npu_ir_op bundles one operator's rules for
+ * npu_ir_infer_shapes().
  *
  * A shape rule runs once the shapes of the node's inputs are known: it
  * checks the inputs and attributes, sets every output's dtype and static
@@ -18,6 +21,24 @@
 #include "ir/npu_ir.h"
 
 typedef npu_status (*npu_ir_shape_fn)(npu_ir_graph *g, npu_ir_node *n);
+
+/*
+ * A constant evaluator: computes output 0 of @n (whose dtype and shape
+ * the shape rule has set) into @out, zeroed, numel * dtype size bytes,
+ * from the node's constant inputs.  Nodes with more than one output are
+ * never evaluated.
+ */
+typedef npu_status (*npu_ir_eval_fn)(npu_ir_graph *g, const npu_ir_node *n, void *out);
+
+/* The evaluator reads only input 0's shape, not its data (Shape, Size). */
+#define NPU_IR_EVAL_SHAPES	1u
+
+/* One operator's rules, as the lookup given to npu_ir_infer_shapes() returns them. */
+struct npu_ir_op {
+	npu_ir_shape_fn shape;		/* never NULL */
+	npu_ir_eval_fn eval;		/* NULL: the operator is never folded */
+	unsigned eval_flags;		/* NPU_IR_EVAL_* */
+};
 
 /* ---- math (shape_math.c) ---- */
 
@@ -90,5 +111,24 @@ npu_status npu_ir_shape_dyn_quant(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_constant_of_shape(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_range(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_eye_like(npu_ir_graph *g, npu_ir_node *n);
+
+/* ---- constant evaluators (npu_ir_const.c) ---- */
+
+/* Identity, Reshape, Flatten, Squeeze, Unsqueeze: the bytes of input 0. */
+npu_status npu_ir_eval_copy(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_shape(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_size(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_cast(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_gather(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_concat(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_slice(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_transpose(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_add(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_sub(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_mul(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_div(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_neg(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_constant_of_shape(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_range(npu_ir_graph *g, const npu_ir_node *n, void *out);
 
 #endif /* NPU_IR_RULES_H */
