@@ -19,8 +19,10 @@
 #include "compile/npu_cc.h"
 #include "ir/npu_ir_rules.h"
 
-#define NPU_OP_NPU	1u	/* the compiler accepts it (lowered, or rewritten or fused into operators that are) */
-#define NPU_OP_CONST	2u	/* supported only when it folds to a constant */
+/* The compiler accepts it: lowered, or rewritten or fused into operators that are. */
+#define NPU_OP_NPU	1u
+/* Supported only when it folds to a constant. */
+#define NPU_OP_CONST	2u
 
 /* Extra support check: NULL if node @n is fine, else what is not ("its
  * Indices output is not"; the message adds " supported"). */
