@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "compile/npu_ops.h"
 #include "ir/npu_ir.h"
 #include "onnx/npu_onnx.h"
 
@@ -42,10 +43,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		check_error(st);
 	} else {
-		st = npu_ir_infer_shapes(g);
+		st = npu_ops_infer_shapes(g);
 		if (st)
 			check_error(st);
-		else if ((st = npu_ir_check_supported(g, NULL)))
+		else if ((st = npu_ops_check_supported(g, NULL)))
 			check_error(st);
 		if (devnull)
 			npu_ir_dump(g, devnull);

@@ -12,6 +12,7 @@
 
 #include "compile/npu_cc.h"
 #include "compile/npu_compile.h"
+#include "compile/npu_ops.h"
 #include "ir_build.h"
 #include "model/npu_model_priv.h"
 #include "npu/npu_hw.h"
@@ -64,7 +65,7 @@ static npu_status run_graph(npu_ir_graph *g, const char *spec, float *const *x,
 	tgt.clusters = info.healthy_clusters;
 	tgt.tpbs = info.tpbs_per_cluster;
 	tgt.hbsm_size = info.hbsm_size;
-	st = npu_ir_infer_shapes(g);
+	st = npu_ops_infer_shapes(g);
 	if (!st)
 		st = npu_compile_ir(g, &tgt, &cm);
 	if (st) {
@@ -405,7 +406,7 @@ static void pair_case(int OC, int s)
 		node(g, "Relu", &tr, 1, ty);
 		irb_io(g, &tx, 1, &ty, 1);
 		if (pass == 0) {
-			ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+			ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 			ck_assert_int_eq(npu_compile_ir(g, &tgt, &cm), NPU_OK);
 			ck_assert_uint_eq(cm->nsteps, 1);
 			npu_cmodel_free(cm);

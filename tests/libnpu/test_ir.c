@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/npu_ops.h"
 #include "ir/npu_ir.h"
 #include "npu_test.h"
 #include "onnx/npu_onnx.h"
@@ -25,7 +26,7 @@ static npu_ir_graph *build(onnxb *b, npu_status *st)
 
 	*st = npu_onnx_parse(buf, len, &g);
 	if (!*st)
-		*st = npu_ir_infer_shapes(g);
+		*st = npu_ops_infer_shapes(g);
 	free(buf);
 	if (*st) {
 		npu_ir_graph_free(g);
@@ -465,7 +466,7 @@ START_TEST(shape_pool)
 	ck_assert_str_eq(shape(g, "y"), "float32[1,2,7,7]");
 	ck_assert_str_eq(shape(g, "idx"), "int64[1,2,7,7]");
 	ck_ints(node_of(g, "MaxPool"), "pads", 4, D(1, 1, 1, 1));
-	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_ERR_UNSUPPORTED);
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_ERR_UNSUPPORTED);
 	ck_assert_str_eq(npu_last_error(),
 			 "operator 'MaxPool' (node 'p', opset 12) is not supported by the NPU compiler: its Indices output is not supported");
 	npu_ir_graph_free(g);
@@ -565,7 +566,7 @@ START_TEST(shape_elementwise)
 	onnxb_output(b, "y", 0, -1, NULL);
 	g = build_ok(b);
 	ck_assert_str_eq(shape(g, "y"), "float32[2,3,4]");
-	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_OK);
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_OK);
 	npu_ir_graph_free(g);
 
 	b = onnxb_new(8, 13);
@@ -588,7 +589,7 @@ START_TEST(shape_elementwise)
 		onnxb_node(b, unary[i], "u", "x", "y");
 		g = build_ok(b);
 		ck_assert_str_eq(shape(g, "y"), "float32[2,3,4]");
-		ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_OK);
+		ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_OK);
 		npu_ir_graph_free(g);
 	}
 	/* Clip: bounds as attributes (opset < 11) and as inputs. */
@@ -902,7 +903,7 @@ START_TEST(shape_reduce_resize)
 	g = build_ok(b);
 	ck_assert_str_eq(shape(g, "y"), "float32[1,3,8,10]");
 	ck_assert_str_eq(shape(g, "y2"), "float32[1,3,5,7]");
-	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_OK);
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_OK);
 	npu_ir_graph_free(g);
 	b = model_x(10, 4, D(1, 3, 4, 4));
 	onnxb_init_f32(b, "sc", 1, D(4), (float[]){ 1, 1, 1.5f, 0.5f });
@@ -922,7 +923,7 @@ START_TEST(shape_reduce_resize)
 	onnxb_init_f32(b, "sc", 1, D(4), (float[]){ 1, 1, 2, 2 });
 	onnxb_attr_s(b, onnxb_node(b, "Resize", "r", "x,,sc", "y"), "mode", "cubic");
 	g = build_ok(b);
-	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_OK);
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_OK);
 	npu_ir_graph_free(g);
 	b = model_x(18, 4, D(1, 3, 4, 4));
 	onnxb_init_f32(b, "sc", 1, D(4), (float[]){ 1, 1, 0.5f, 0.5f });
@@ -930,7 +931,7 @@ START_TEST(shape_reduce_resize)
 	onnxb_attr_s(b, n, "mode", "linear");
 	onnxb_attr_i(b, n, "antialias", 1);
 	g = build_ok(b);
-	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_ERR_UNSUPPORTED);
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_ERR_UNSUPPORTED);
 	ck_assert_str_eq(npu_last_error(),
 			 "operator 'Resize' (node 'r', opset 18) is not supported by the NPU compiler: antialias is not supported");
 	npu_ir_graph_free(g);
@@ -979,7 +980,7 @@ START_TEST(shape_quantized)
 	ck_assert_int_eq(t->quant.count, 4);
 	ck_assert_int_eq(t->quant.axis, 0);
 	ck_assert(t->quant.scale[3] == 0.4f);
-	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_OK);
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_OK);
 	npu_ir_graph_free(g);
 
 	b = model_x(13, 2, D(2, 3));
@@ -1014,7 +1015,7 @@ START_TEST(shape_quantized)
 	t = &g->tensors[npu_ir_find_tensor(g, "x")];
 	ck_assert_int_eq(t->quant.count, 1);
 	ck_assert_int_eq(t->quant.zero_point[0], 128);
-	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_OK);
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_OK);
 	npu_ir_graph_free(g);
 }
 END_TEST
@@ -1050,7 +1051,7 @@ START_TEST(fold_shape_subgraph)
 	ck_assert_int_eq(v[0], 2);
 	ck_assert_int_eq(v[1], -1);
 	ck_assert_str_eq(shape(g, "y"), "float32[2,60]");
-	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_OK);
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_OK);
 	npu_ir_graph_free(g);
 
 	/* BlazeFace's channel padding: Concat(x, ConstantOfShape([1,5,4,4])). */
@@ -1131,13 +1132,13 @@ START_TEST(fold_freeze_input)
 	onnxb_free(b);
 	ck_assert_int_eq(npu_onnx_parse(buf, len, &g), NPU_OK);
 	free(buf);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_ERR_SHAPE);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_ERR_SHAPE);
 	s = npu_ir_find_tensor(g, "s");
 	ck_assert_int_eq(g->need_const, s);
 	ck_assert_int_eq(npu_ir_freeze_input(g, s, D(6, 4), 8), NPU_ERR_SHAPE);
 	ck_assert_int_eq(npu_ir_freeze_input(g, s, D(6, 4), 16), NPU_OK);
 	ck_assert_int_eq(g->n_inputs, 1);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	ck_assert_int_eq(g->need_const, -1);
 	ck_assert_str_eq(shape(g, "y"), "float32[6,4]");
 	npu_ir_graph_free(g);

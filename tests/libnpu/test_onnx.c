@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/npu_ops.h"
 #include "ir/npu_ir.h"
 #include "npu_test.h"
 #include "onnx/npu_onnx.h"
@@ -89,9 +90,9 @@ static npu_status full_run(const void *buf, size_t len)
 	FILE *devnull;
 
 	if (!st)
-		st = npu_ir_infer_shapes(g);
+		st = npu_ops_infer_shapes(g);
 	if (!st)
-		st = npu_ir_check_supported(g, NULL);
+		st = npu_ops_check_supported(g, NULL);
 	if (g) {
 		devnull = fopen("/dev/null", "w");
 		npu_ir_dump(g, devnull);
@@ -134,8 +135,8 @@ START_TEST(parse_small_model)
 	ck_assert_int_eq(npu_ir_attr_ints(conv, "pads", &pads, &np), NPU_OK);
 	ck_assert_int_eq(np, 4);
 	ck_assert_int_eq(g->tensors[g->outputs[0]].producer, 1);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
-	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_OK);
 	ck_assert_int_eq(g->tensors[npu_ir_find_tensor(g, "c")].dims[1], 4);
 	npu_ir_graph_free(g);
 }
@@ -207,7 +208,7 @@ START_TEST(parse_constants_and_typed_data)
 	x = &g->tensors[npu_ir_find_tensor(g, "kt")];
 	ck_assert_int_eq(x->dtype, NPU_DTYPE_INT32);
 	ck_assert_int_eq(((const int32_t *)x->data)[1], 4);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	npu_ir_graph_free(g);
 }
 END_TEST
@@ -524,15 +525,15 @@ START_TEST(err_unsupported_operator)
 	onnxb_node(b, "NonMaxSuppression", "nms_1", "b2,scores", "sel");
 	onnxb_output(b, "sel", ONNXB_I64, 2, D(-1, 3));
 	ck_assert_int_eq(parse(b, &g), NPU_OK);
-	ck_assert_int_eq(npu_ir_check_supported(g, &bad), NPU_ERR_UNSUPPORTED);
+	ck_assert_int_eq(npu_ops_check_supported(g, &bad), NPU_ERR_UNSUPPORTED);
 	ck_assert_str_eq(npu_last_error(), msg);
 	ck_assert_int_eq(bad, 1);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_ERR_UNSUPPORTED);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_ERR_UNSUPPORTED);
 	ck_assert_str_eq(npu_last_error(), msg);
 	npu_ir_graph_free(g);
-	ck_assert(!npu_ir_op_known("NonMaxSuppression", 13));
-	ck_assert(npu_ir_op_known("Conv", 13));
-	ck_assert(!npu_ir_op_known("LayerNormalization", 13));
+	ck_assert(!npu_ops_known("NonMaxSuppression", 13));
+	ck_assert(npu_ops_known("Conv", 13));
+	ck_assert(!npu_ops_known("LayerNormalization", 13));
 
 	b = small_model();
 	onnxb_node(b, "Foo", NULL, "y", "z");
@@ -540,7 +541,7 @@ START_TEST(err_unsupported_operator)
 	onnxb_opset(b, "com.example", 2);
 	onnxb_node(b, "Unique", NULL, "y", "u");
 	ck_assert_int_eq(parse(b, &g), NPU_OK);
-	ck_assert_int_eq(npu_ir_check_supported(g, &bad), NPU_ERR_UNSUPPORTED);
+	ck_assert_int_eq(npu_ops_check_supported(g, &bad), NPU_ERR_UNSUPPORTED);
 	ck_assert_str_eq(npu_last_error(),
 			 "operator 'com.example.Foo' (node #2, opset 2) is not supported by the NPU compiler");
 	npu_ir_graph_free(g);
@@ -551,16 +552,16 @@ START_TEST(err_unsupported_operator)
 	onnxb_node(b, "Gather", "g", "y,idx", "z");
 	onnxb_output(b, "z", 0, -1, NULL);
 	ck_assert_int_eq(parse(b, &g), NPU_OK);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
-	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_OK);
 	npu_ir_graph_free(g);
 	b = small_model();
 	onnxb_input(b, "idx", ONNXB_I64, 1, D(1));
 	onnxb_node(b, "Gather", "g", "y,idx", "z");
 	onnxb_output(b, "z", 0, -1, NULL);
 	ck_assert_int_eq(parse(b, &g), NPU_OK);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
-	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_ERR_UNSUPPORTED);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_ERR_UNSUPPORTED);
 	ck_assert_str_eq(npu_last_error(),
 			 "operator 'Gather' (node 'g', opset 13) is not supported by the NPU compiler: only with constant indices is supported");
 	npu_ir_graph_free(g);
@@ -575,7 +576,7 @@ START_TEST(err_shapes)
 	b = small_model();
 	onnxb_model(b)->graph->output[0]->type->tensor_type->shape->dim[3]->dim_value = 9;
 	ck_assert_int_eq(parse(b, &g), NPU_OK);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_ERR_SHAPE);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_ERR_SHAPE);
 	ck_assert_str_eq(npu_last_error(),
 			 "node 'relu1' (Relu): output 'y' is float32[1,4,8,8] but the model declares float32[1,4,8,9]");
 	npu_ir_graph_free(g);
@@ -589,12 +590,12 @@ START_TEST(err_shapes)
 		ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
 	onnxb_model(b)->graph->output[0]->type->tensor_type->shape->dim[0]->dim_param = (char *)"N";
 	ck_assert_int_eq(parse(b, &g), NPU_OK);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_ERR_SHAPE);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_ERR_SHAPE);
 	ck_assert_str_eq(npu_last_error(),
 			 "graph input 'x' has the dynamic shape float32[?,3,8,8]: the NPU needs static shapes, so give it one");
 	ck_assert_int_eq(npu_ir_set_input_shape(g, 0, 4, D(2, 3, 8, 8)), NPU_OK);
 	ck_assert_int_eq(npu_ir_set_input_shape(g, 0, 4, D(2, 3, 8, 9)), NPU_ERR_SHAPE);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	ck_assert_int_eq(g->tensors[g->outputs[0]].dims[0], 2);
 	npu_ir_graph_free(g);
 }
@@ -688,7 +689,7 @@ static npu_status run_case(const char *dir, const char **stage, int *mismatch)
 		}
 		*stage = "infer";
 		if (!st)
-			st = npu_ir_infer_shapes(g);
+			st = npu_ops_infer_shapes(g);
 		if (st && g->need_const >= 0 && nf < 16) {
 			int pos = -1;
 
@@ -704,7 +705,7 @@ static npu_status run_case(const char *dir, const char **stage, int *mismatch)
 		}
 		if (!st) {
 			*stage = "support";
-			st = npu_ir_check_supported(g, NULL);
+			st = npu_ops_check_supported(g, NULL);
 		}
 		break;
 	}
@@ -845,8 +846,8 @@ START_TEST(onnx_blazeface)
 	ck_assert_int_eq(npu_onnx_parse(buf, len, &g), NPU_OK);
 	free(buf);
 	ck_assert_str_eq(g->producer, "tf2onnx");
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
-	ck_assert_int_eq(npu_ir_check_supported(g, NULL), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_OK);
 	ck_assert_int_eq(g->n_outputs, 4);
 	for (int i = 0; i < 4; i++) {
 		char sh[160];

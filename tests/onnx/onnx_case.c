@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compile/npu_compile.h"
+#include "compile/npu_ops.h"
 #include "model/npu_model_priv.h"
 #include "npu_internal.h"
 #include "onnx/npu_onnx.h"
@@ -135,7 +136,7 @@ static enum npu_onnx_case_result run_once(const char *dir, bool freeze, char *wh
 	for (int i = nin - 1; freeze && !st && i >= 1; i--)
 		st = npu_ir_freeze_input(g, g->inputs[i], ins[i]->data, ins[i]->bytes);
 	if (!st)
-		st = npu_ir_infer_shapes(g);
+		st = npu_ops_infer_shapes(g);
 	if (!st)
 		st = npu_compile_ir(g, &tgt, &cm);
 	if (st)

@@ -9,58 +9,16 @@
  * is broadcast).  Tiles are ranges of the outermost view dimension (or of
  * the elements, when the view is flat); DMA walkers expand broadcast
  * inputs into dense HBSM buffers, the CVU works on dense data.
+ *
+ * Which CVU function an operator is, and whether it takes one input or
+ * two, is in its registry entry (npu_ops.c).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile/npu_cc.h"
-
-struct fn_map {
-	const char *op;
-	unsigned fn;
-	bool binary;
-};
-
-static const struct fn_map fns[] = {
-	{ "Relu", NPU_FN_RELU, false }, { "LeakyRelu", NPU_FN_LEAKY_RELU, false },
-	{ "Clip", NPU_FN_CLIP, false }, { "Sigmoid", NPU_FN_SIGMOID, false },
-	{ "Tanh", NPU_FN_TANH, false }, { "Exp", NPU_FN_EXP, false },
-	{ "Log", NPU_FN_LOG, false }, { "Sqrt", NPU_FN_SQRT, false },
-	{ "Reciprocal", NPU_FN_RECIP, false }, { "Abs", NPU_FN_ABS, false },
-	{ "Neg", NPU_FN_NEG, false }, { "Erf", NPU_FN_ERF, false },
-	{ "Gelu", NPU_FN_GELU, false }, { "HardSigmoid", NPU_FN_HARDSIGMOID, false },
-	{ "HardSwish", NPU_FN_HARDSWISH, false }, { "Floor", NPU_FN_FLOOR, false },
-	{ "Ceil", NPU_FN_CEIL, false }, { "Round", NPU_FN_ROUND, false },
-	{ "Sin", NPU_FN_SIN, false }, { "Cos", NPU_FN_COS, false },
-	{ "Tan", NPU_FN_TAN, false }, { "Asin", NPU_FN_ASIN, false },
-	{ "Acos", NPU_FN_ACOS, false }, { "Atan", NPU_FN_ATAN, false },
-	{ "Sinh", NPU_FN_SINH, false }, { "Cosh", NPU_FN_COSH, false },
-	{ "Asinh", NPU_FN_ASINH, false }, { "Acosh", NPU_FN_ACOSH, false },
-	{ "Atanh", NPU_FN_ATANH, false }, { "Softplus", NPU_FN_SOFTPLUS, false },
-	{ "Softsign", NPU_FN_SOFTSIGN, false }, { "Elu", NPU_FN_ELU, false },
-	{ "Selu", NPU_FN_SELU, false }, { "Celu", NPU_FN_CELU, false },
-	{ "ThresholdedRelu", NPU_FN_THRESHOLDED_RELU, false }, { "Shrink", NPU_FN_SHRINK, false },
-	{ "Sign", NPU_FN_SIGN, false },
-	{ "Add", NPU_FN_ADD, true }, { "Sub", NPU_FN_SUB, true },
-	{ "Mul", NPU_FN_MUL, true }, { "Div", NPU_FN_DIV, true },
-	{ "Max", NPU_FN_MAX, true }, { "Min", NPU_FN_MIN, true },
-	{ "PRelu", NPU_FN_PRELU, true }, { "Pow", NPU_FN_POW, true },
-};
-
-static const struct fn_map *find_fn(const char *op)
-{
-	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
-		if (!strcmp(fns[i].op, op))
-			return &fns[i];
-	return NULL;
-}
-
-bool npu_lower_is_eltwise(const char *op);
-bool npu_lower_is_eltwise(const char *op)
-{
-	return find_fn(op) != NULL;
-}
+#include "compile/npu_ops.h"
 
 static uint32_t f32_bits(float f)
 {
@@ -136,42 +94,42 @@ static npu_status make_view(const npu_ir_tensor *o, const npu_ir_tensor *const *
 
 /* CVU parameters of @n's function. */
 static npu_status cvu_params(struct npu_cc *cc, const npu_ir_node *n,
-			     const struct fn_map *f, struct npu_hw_cvu_params *p)
+			     const struct npu_op *f, struct npu_hw_cvu_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->fn = (uint8_t)f->fn;
-	if (f->binary)
+	p->fn = (uint8_t)f->cvu.fn;
+	if (f->cvu.kind == NPU_OP_CVU_BINARY)
 		return NPU_OK;
 	npu_status st = NPU_OK;
-	float a, b;
+	float a = 0.0f, b = 0.0f;	/* set by the getters unless they fail */
 
-	if (f->fn == NPU_FN_LEAKY_RELU) {
+	if (f->cvu.fn == NPU_FN_LEAKY_RELU) {
 		st = npu_ir_attr_float(n, "alpha", 0.01f, &a);
 		p->imm[0] = f32_bits(a);
-	} else if (f->fn == NPU_FN_HARDSIGMOID) {
+	} else if (f->cvu.fn == NPU_FN_HARDSIGMOID) {
 		st = npu_ir_attr_float(n, "alpha", 0.2f, &a);
 		if (!st)
 			st = npu_ir_attr_float(n, "beta", 0.5f, &b);
 		p->imm[0] = f32_bits(a);
 		p->imm[1] = f32_bits(b);
-	} else if (f->fn == NPU_FN_ELU || f->fn == NPU_FN_CELU ||
-		   f->fn == NPU_FN_THRESHOLDED_RELU) {
+	} else if (f->cvu.fn == NPU_FN_ELU || f->cvu.fn == NPU_FN_CELU ||
+		   f->cvu.fn == NPU_FN_THRESHOLDED_RELU) {
 		st = npu_ir_attr_float(n, "alpha", 1.0f, &a);
 		p->imm[0] = f32_bits(a);
-	} else if (f->fn == NPU_FN_SELU) {
+	} else if (f->cvu.fn == NPU_FN_SELU) {
 		/* ONNX's defaults, to float precision. */
 		st = npu_ir_attr_float(n, "alpha", 1.67326319217681884765625f, &a);
 		if (!st)
 			st = npu_ir_attr_float(n, "gamma", 1.05070102214813232421875f, &b);
 		p->imm[0] = f32_bits(a);
 		p->imm[1] = f32_bits(b);
-	} else if (f->fn == NPU_FN_SHRINK) {
+	} else if (f->cvu.fn == NPU_FN_SHRINK) {
 		st = npu_ir_attr_float(n, "lambd", 0.5f, &a);
 		if (!st)
 			st = npu_ir_attr_float(n, "bias", 0.0f, &b);
 		p->imm[0] = f32_bits(a);
 		p->imm[1] = f32_bits(b);
-	} else if (f->fn == NPU_FN_CLIP) {
+	} else if (f->cvu.fn == NPU_FN_CLIP) {
 		float lo = -INFINITY, hi = INFINITY, v;
 		int cnt;
 
@@ -198,9 +156,10 @@ static npu_status cvu_params(struct npu_cc *cc, const npu_ir_node *n,
 
 npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n)
 {
-	const struct fn_map *f = find_fn(n->op);
+	const struct npu_op *f = npu_op_get(n->op, n->opset);
 	const npu_ir_tensor *o = npu_ir_output(cc->g, n, 0), *in[2] = { NULL, NULL };
-	int nin = f && f->binary ? 2 : 1;
+	bool binary = f && f->cvu.kind == NPU_OP_CVU_BINARY;
+	int nin = binary ? 2 : 1;
 	struct npu_hw_cvu_params p;
 	struct npu_loc lo, li[2];
 	struct npu_tile *tiles = NULL;
@@ -209,9 +168,11 @@ npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n)
 	uint64_t inner = 1, outer, rows_per, buf;
 	npu_status st;
 
-	if (f && f->binary && n->n_inputs == 1)
+	if (!f || f->cvu.kind == NPU_OP_CVU_NONE)
+		return npu_fail(NPU_ERR_INTERNAL, "%s is not an elementwise CVU operator", n->op);
+	if (binary && n->n_inputs == 1)
 		return npu_lower_alias(cc, n);	/* Max/Min of one input */
-	if (f && f->binary && n->n_inputs > 2)
+	if (binary && n->n_inputs > 2)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s of %d inputs (at most 2)", n->op,
 				n->n_inputs);
 	for (int k = 0; k < nin; k++) {
@@ -280,10 +241,10 @@ npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n)
 			ti->hbsm = (uint32_t)(k * buf);
 		}
 		op->unit = NPU_UNIT_CVU;
-		op->opcode = f->binary ? NPU_CVU_BINARY : NPU_CVU_UNARY;
+		op->opcode = binary ? NPU_CVU_BINARY : NPU_CVU_UNARY;
 		op->params.cvu = p;
 		npu_twu_flat(&op->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM, NPU_DT_FP32, 0, elems);
-		if (f->binary)
+		if (binary)
 			npu_twu_flat(&op->opnd[NPU_OPND_SRC1], NPU_SPACE_HBSM, NPU_DT_FP32, buf, elems);
 		npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_FP32, 2 * buf, elems);
 		t->nop = 1;

@@ -9,6 +9,7 @@
 
 #include "compile/npu_cc.h"
 #include "compile/npu_compile.h"
+#include "compile/npu_ops.h"
 #include "compile/npu_rewrite.h"
 #include "npu_debug.h"
 
@@ -330,7 +331,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 		if (n->dead)
 			continue;
 		cc.cur_node = i;
-		fn = npu_lower_find(n->op, n->opset);
+		fn = npu_op_lowering(n);
 		if (!fn) {
 			st = npu_fail(NPU_ERR_UNSUPPORTED,
 				      "operator '%s' (node %s, opset %d) is not supported by the NPU compiler",

@@ -225,9 +225,8 @@ unsigned npu_cc_hw_size(unsigned hw_dtype);
 
 /* ---- lowering (lower_*.c) ---- */
 
+/* A node's lowering, as the operator registry gives it (npu_op_lowering(), npu_ops.h). */
 typedef npu_status (*npu_lower_fn)(struct npu_cc *cc, const npu_ir_node *n);
-/* The lowering of @op (at @opset), NULL if the NPU compiler has none. */
-npu_lower_fn npu_lower_find(const char *op, int opset);
 
 npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_alias(struct npu_cc *cc, const npu_ir_node *n);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "compile/npu_compile.h"
+#include "compile/npu_ops.h"
 #include "npu/npu_hw.h"
 #include "dev/npu_dev.h"
 #include "model/npu_model_priv.h"
@@ -55,7 +56,7 @@ npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 	}
 	st = npu_onnx_parse(data, size, &g);
 	if (!st)
-		st = npu_ir_infer_shapes(g);
+		st = npu_ops_infer_shapes(g);
 	if (!st)
 		st = npu_compile_ir(g, &tgt, out);
 	npu_ir_graph_free(g);

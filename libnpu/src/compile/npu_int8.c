@@ -24,6 +24,7 @@
 
 #include "compile/npu_cc.h"
 #include "compile/npu_compile.h"
+#include "compile/npu_ops.h"
 #include "dev/npu_dev.h"
 #include "model/npu_model_priv.h"
 #include "onnx/npu_onnx.h"
@@ -143,7 +144,7 @@ static npu_status calibrate(const void *data, size_t size, const struct npu_comp
 
 	st = npu_onnx_parse(data, size, &g);
 	if (!st)
-		st = npu_ir_infer_shapes(g);
+		st = npu_ops_infer_shapes(g);
 	if (!st && g->n_inputs != 1)
 		st = npu_fail(NPU_ERR_UNSUPPORTED, "int8 calibration of a model with %d inputs",
 			      g->n_inputs);
@@ -357,7 +358,7 @@ npu_status npu_int8_compile(const void *data, size_t size, const npu_compile_opt
 	if (!st)
 		st = npu_onnx_parse(data, size, &g);
 	if (!st)
-		st = npu_ir_infer_shapes(g);
+		st = npu_ops_infer_shapes(g);
 	for (int i = 0, n0 = g ? g->n_nodes : 0; !st && i < n0; i++)
 		if (is_float_conv(g, &g->nodes[i]))
 			st = rewrite_conv(g, i, r, nr);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "compile/npu_compile.h"
+#include "compile/npu_ops.h"
 #include "dev/npu_dev.h"
 #include "model/npu_model_priv.h"
 #include "onnx/npu_onnx.h"
@@ -46,7 +47,7 @@ npu_status npu_profile_run(const void *data, size_t size, const struct npu_compi
 	}
 	st = npu_onnx_parse(data, size, &g);
 	if (!st)
-		st = npu_ir_infer_shapes(g);
+		st = npu_ops_infer_shapes(g);
 	if (!st)
 		st = npu_compile_ir(g, tgt, &cm);
 	snprintf(spec, sizeof(spec), "emu:clusters=%u,tpbs=%u", tgt->clusters, tgt->tpbs);

@@ -16,8 +16,9 @@
  * - Every string, array and constant payload is owned by the graph and
  *   freed by npu_ir_graph_free(), the only free function.
  * - Shapes are static: dims[i] >= 0 once known, -1 while unknown; rank -1
- *   while unknown.  npu_ir_infer_shapes() (npu_ir_shape.c) makes every
- *   tensor's dtype and shape known or fails.
+ *   while unknown.  npu_ir_infer_shapes() (npu_ir_shape.c, with the shape
+ *   rules the compiler's operator registry gives) makes every tensor's
+ *   dtype and shape known or fails.
  * - Constants carry their value in data (raw little endian, row major,
  *   bytes = numel * npu_dtype_size(dtype)); data is NULL for tensors that
  *   are computed at run time.  A constant with no elements still has a
@@ -273,37 +274,40 @@ void npu_ir_dump(const npu_ir_graph *g, FILE *f);
 
 /* ---- shape inference (npu_ir_shape.c) ---- */
 
+/* An operator's shape rule and constant evaluator (ir/npu_ir_rules.h). */
+struct npu_ir_op;
 /*
- * Infer the dtype and static shape of every tensor, folding constant
- * subgraphs (npu_ir_const.c) as it goes and removing the folded nodes.
- * Fails with NPU_ERR_UNSUPPORTED for an operator it does not know (the
- * message is the one npu_ir_check_supported() gives), NPU_ERR_SHAPE for
- * inconsistent shapes or dtypes (also against shapes the model declares)
- * or a dynamic input dimension, NPU_ERR_FORMAT for bad attributes.
+ * Where npu_ir_infer_shapes() finds node @n's rules: NPU_OK with *@out
+ * set, or the failure to report (NPU_ERR_UNSUPPORTED naming the operator)
+ * when there are none.  The IR has no operator list of its own: the
+ * compiler's registry gives one (npu_ops_infer_shapes(), compile/npu_ops.h).
  */
-npu_status npu_ir_infer_shapes(npu_ir_graph *g);
+typedef npu_status (*npu_ir_op_find)(const npu_ir_node *n, const struct npu_ir_op **out);
 
 /*
- * NPU_OK if the NPU compiler supports every node: NPU_ERR_UNSUPPORTED
- * naming the first node that it does not, e.g.
- * "operator 'NonMaxSuppression' (node 'nms_1', opset 13) is not supported
- * by the NPU compiler".  *@bad_node (may be NULL) gets its id or -1.
+ * Infer the dtype and static shape of every tensor with the rules @find
+ * gives, folding constant subgraphs (npu_ir_const.c) as it goes and
+ * removing the folded nodes.  Fails with what @find fails with for an
+ * operator it does not know, NPU_ERR_SHAPE for inconsistent shapes or
+ * dtypes (also against shapes the model declares) or a dynamic input
+ * dimension, NPU_ERR_FORMAT for bad attributes.
  */
-npu_status npu_ir_check_supported(const npu_ir_graph *g, int *bad_node);
-/* Whether libnpu knows @op (default domain) at @opset at all. */
-bool npu_ir_op_known(const char *op, int opset);
+npu_status npu_ir_infer_shapes(npu_ir_graph *g, npu_ir_op_find find);
 
 /* ---- constant evaluation (npu_ir_const.c) ---- */
 
-/* Whether node @n can be evaluated now (its op has an evaluator and the
- * inputs it needs are constant).  Output shapes must already be known. */
-bool npu_ir_const_can_eval(const npu_ir_graph *g, const npu_ir_node *n);
-/* Compute the outputs of node @node as constants (after its shape rule). */
-npu_status npu_ir_const_eval(npu_ir_graph *g, int node);
+/* Whether node @n can be evaluated now (its rules @op have an evaluator
+ * and the inputs it needs are constant).  Output shapes must already be
+ * known. */
+bool npu_ir_const_can_eval(const npu_ir_graph *g, const npu_ir_node *n,
+			   const struct npu_ir_op *op);
+/* Compute the outputs of node @node as constants with @op's evaluator
+ * (after its shape rule). */
+npu_status npu_ir_const_eval(npu_ir_graph *g, int node, const struct npu_ir_op *op);
 
 /*
  * Slice (any opset), resolved against input 0's shape: for each axis the
- * first index, the step and the output length (npu_ir_shape.c).
+ * first index, the step and the output length (shape_tensor.c).
  */
 npu_status npu_ir_slice_plan(npu_ir_graph *g, const npu_ir_node *n,
 			     int64_t start[NPU_MAX_RANK], int64_t step[NPU_MAX_RANK],

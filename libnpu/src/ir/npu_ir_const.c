@@ -6,9 +6,11 @@
  * shapes.  npu_ir_infer_shapes() runs the op's shape rule first, so every
  * evaluator finds its output dtype and shape already set and validated.
  *
- * Ops: Shape, Size, Identity, Reshape, Flatten, Squeeze, Unsqueeze, Cast,
- * Gather, Concat, Slice, Transpose, Add, Sub, Mul, Div, Neg,
- * ConstantOfShape, Range.  Data movement works on any dtype, arithmetic on all the IR's
+ * The evaluators (npu_ir_eval_*, declared in npu_ir_rules.h) are attached
+ * to operators by the registry (compile/npu_ops.c): copy (Identity,
+ * Reshape, Flatten, Squeeze, Unsqueeze), Shape, Size, Cast, Gather,
+ * Concat, Slice, Transpose, Add, Sub, Mul, Div, Neg, ConstantOfShape,
+ * Range.  Data movement works on any dtype, arithmetic on all the IR's
  * dtypes (integers wrap, as the NPU's do; float16/bfloat16 are computed in
  * float32 and rounded).
  */
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "ir/npu_ir.h"
+#include "ir/npu_ir_rules.h"
 
 /* ---- half precision ---- */
 
@@ -260,9 +263,27 @@ static npu_status eval_fail(const npu_ir_node *n, const char *why)
 			npu_ir_node_label(n, lbl, sizeof(lbl)), n->op, why);
 }
 
-static npu_status eval_shape(const npu_ir_tensor *x, const npu_ir_tensor *y, char *out,
-			     const npu_ir_node *n)
+/* Output 0's bytes (its shape is known when an evaluator runs). */
+static size_t out_bytes(const npu_ir_tensor *y)
 {
+	return (size_t)npu_ir_numel(y) * npu_dtype_size(y->dtype);
+}
+
+npu_status npu_ir_eval_copy(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	size_t bytes = out_bytes(y);
+
+	if (x->bytes != bytes)
+		return eval_fail(n, "input and output sizes differ");
+	if (bytes)
+		memcpy(out, x->data, bytes);
+	return NPU_OK;
+}
+
+npu_status npu_ir_eval_shape(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
 	int64_t start, end;
 	npu_status st;
 
@@ -280,11 +301,20 @@ static npu_status eval_shape(const npu_ir_tensor *x, const npu_ir_tensor *y, cha
 	return NPU_OK;
 }
 
-static npu_status eval_cast(const npu_ir_tensor *x, const npu_ir_tensor *y, char *out)
+npu_status npu_ir_eval_size(npu_ir_graph *g, const npu_ir_node *n, void *out)
 {
-	int64_t n = npu_ir_numel(y);
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
 
-	for (int64_t i = 0; i < n; i++) {
+	st_i(out, y->dtype, 0, npu_ir_numel(x));
+	return NPU_OK;
+}
+
+npu_status npu_ir_eval_cast(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	int64_t total = npu_ir_numel(y);
+
+	for (int64_t i = 0; i < total; i++) {
 		if (dt_float(x->dtype))
 			st_f(out, y->dtype, i, ld_f(x->data, x->dtype, i));
 		else
@@ -293,9 +323,9 @@ static npu_status eval_cast(const npu_ir_tensor *x, const npu_ir_tensor *y, char
 	return NPU_OK;
 }
 
-static npu_status eval_gather(const npu_ir_node *n, const npu_ir_tensor *x,
-			      const npu_ir_tensor *ind, char *out)
+npu_status npu_ir_eval_gather(npu_ir_graph *g, const npu_ir_node *n, void *out)
 {
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *ind = npu_ir_input(g, n, 1);
 	size_t es = npu_dtype_size(x->dtype);
 	int64_t axis, outer = 1, inner = 1, m = npu_ir_numel(ind), k = 0;
 	npu_status st = npu_ir_attr_int(n, "axis", 0, &axis);
@@ -313,7 +343,7 @@ static npu_status eval_gather(const npu_ir_node *n, const npu_ir_tensor *x,
 				idx += x->dims[axis];
 			if (idx < 0 || idx >= x->dims[axis])
 				return eval_fail(n, "index out of range");
-			memcpy(out + (size_t)(k * inner) * es,
+			memcpy((char *)out + (size_t)(k * inner) * es,
 			       (const char *)x->data + (size_t)((o * x->dims[axis] + idx) * inner) * es,
 			       (size_t)inner * es);
 		}
@@ -321,9 +351,9 @@ static npu_status eval_gather(const npu_ir_node *n, const npu_ir_tensor *x,
 	return NPU_OK;
 }
 
-static npu_status eval_concat(const npu_ir_graph *g, const npu_ir_node *n,
-			      const npu_ir_tensor *y, char *out)
+npu_status npu_ir_eval_concat(npu_ir_graph *g, const npu_ir_node *n, void *out)
 {
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
 	size_t es = npu_dtype_size(y->dtype), off = 0;
 	int64_t axis, outer = 1, inner = 1;
 	npu_status st = npu_ir_attr_int(n, "axis", 0, &axis);
@@ -341,16 +371,16 @@ static npu_status eval_concat(const npu_ir_graph *g, const npu_ir_node *n,
 			if (!x)
 				continue;
 			chunk = (size_t)(x->dims[axis] * inner) * es;
-			memcpy(out + off, (const char *)x->data + (size_t)o * chunk, chunk);
+			memcpy((char *)out + off, (const char *)x->data + (size_t)o * chunk, chunk);
 			off += chunk;
 		}
 	}
 	return NPU_OK;
 }
 
-static npu_status eval_slice(npu_ir_graph *g, const npu_ir_node *n,
-			     const npu_ir_tensor *x, char *out)
+npu_status npu_ir_eval_slice(npu_ir_graph *g, const npu_ir_node *n, void *out)
 {
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
 	int64_t start[NPU_MAX_RANK], step[NPU_MAX_RANK], len[NPU_MAX_RANK];
 	int64_t xs[NPU_MAX_RANK], is[NPU_MAX_RANK], base = 0;
 	npu_status st = npu_ir_slice_plan(g, n, start, step, len);
@@ -366,9 +396,9 @@ static npu_status eval_slice(npu_ir_graph *g, const npu_ir_node *n,
 	return NPU_OK;
 }
 
-static npu_status eval_transpose(const npu_ir_node *n, const npu_ir_tensor *x,
-				 const npu_ir_tensor *y, char *out)
+npu_status npu_ir_eval_transpose(npu_ir_graph *g, const npu_ir_node *n, void *out)
 {
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
 	int perm[NPU_MAX_RANK];
 	int64_t xs[NPU_MAX_RANK], is[NPU_MAX_RANK];
 	npu_status st = npu_ir_transpose_perm(n, x->rank, perm);
@@ -410,9 +440,11 @@ static double arith_f(char op, float a, float b)
 	return a / b;
 }
 
-static npu_status eval_binary(const npu_ir_node *n, char op, const npu_ir_tensor *a,
-			      const npu_ir_tensor *b, const npu_ir_tensor *y, char *out)
+/* Add, Sub, Mul, Div (@op '+', '-', '*', '/') with numpy broadcasting. */
+static npu_status eval_binary(npu_ir_graph *g, const npu_ir_node *n, char op, void *out)
 {
+	const npu_ir_tensor *a = npu_ir_input(g, n, 0), *b = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
 	int64_t as[NPU_MAX_RANK] = { 0 }, bs[NPU_MAX_RANK] = { 0 }, idx[NPU_MAX_RANK] = { 0 };
 	int64_t ta[NPU_MAX_RANK], tb[NPU_MAX_RANK], oa = 0, ob = 0, total = npu_ir_numel(y);
 	int r = y->rank;
@@ -448,10 +480,43 @@ static npu_status eval_binary(const npu_ir_node *n, char op, const npu_ir_tensor
 	return NPU_OK;
 }
 
-static npu_status eval_constant_of_shape(const npu_ir_node *n, const npu_ir_tensor *y,
-					 char *out)
+npu_status npu_ir_eval_add(npu_ir_graph *g, const npu_ir_node *n, void *out)
 {
-	const npu_ir_tensor *v;
+	return eval_binary(g, n, '+', out);
+}
+
+npu_status npu_ir_eval_sub(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_binary(g, n, '-', out);
+}
+
+npu_status npu_ir_eval_mul(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_binary(g, n, '*', out);
+}
+
+npu_status npu_ir_eval_div(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_binary(g, n, '/', out);
+}
+
+npu_status npu_ir_eval_neg(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	int64_t total = npu_ir_numel(y);
+
+	for (int64_t i = 0; i < total; i++) {
+		if (dt_float(y->dtype))
+			st_f(out, y->dtype, i, -ld_f(x->data, x->dtype, i));
+		else
+			st_i(out, y->dtype, i, (int64_t)(0 - (uint64_t)ld_i(x->data, x->dtype, i)));
+	}
+	return NPU_OK;
+}
+
+npu_status npu_ir_eval_constant_of_shape(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *v, *y = npu_ir_output(g, n, 0);
 	size_t es = npu_dtype_size(y->dtype);
 	int64_t total = npu_ir_numel(y);
 	npu_status st = npu_ir_attr_tensor(n, "value", &v);
@@ -461,14 +526,14 @@ static npu_status eval_constant_of_shape(const npu_ir_node *n, const npu_ir_tens
 	if (!v || !v->data)
 		return NPU_OK;	/* zeros: the buffer is calloc'd */
 	for (int64_t i = 0; i < total; i++)
-		memcpy(out + (size_t)i * es, v->data, es);
+		memcpy((char *)out + (size_t)i * es, v->data, es);
 	return NPU_OK;
 }
 
-static npu_status eval_range(const npu_ir_graph *g, const npu_ir_node *n,
-			     const npu_ir_tensor *y, char *out)
+npu_status npu_ir_eval_range(npu_ir_graph *g, const npu_ir_node *n, void *out)
 {
 	const npu_ir_tensor *s = npu_ir_input(g, n, 0), *d = npu_ir_input(g, n, 2);
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
 	int64_t total = npu_ir_numel(y);
 
 	for (int64_t i = 0; i < total; i++) {
@@ -482,38 +547,23 @@ static npu_status eval_range(const npu_ir_graph *g, const npu_ir_node *n,
 	return NPU_OK;
 }
 
-/* ---- dispatch ---- */
+/* ---- folding a node ---- */
 
-static const char *const copy_ops[] = {
-	"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-};
-
-static const char *const eval_ops[] = {
-	"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Shape", "Size",
-	"Cast", "Gather", "Concat", "Slice", "Transpose", "Add", "Sub", "Mul", "Div",
-	"Neg", "ConstantOfShape", "Range",
-};
-
-static bool in_list(const char *op, const char *const *list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(op, list[i]) == 0)
-			return true;
-	return false;
-}
-
-bool npu_ir_const_can_eval(const npu_ir_graph *g, const npu_ir_node *n)
+bool npu_ir_const_can_eval(const npu_ir_graph *g, const npu_ir_node *n,
+			   const struct npu_ir_op *op)
 {
 	const npu_ir_tensor *y = npu_ir_output(g, n, 0), *x = npu_ir_input(g, n, 0);
 
-	if (n->domain[0] || !in_list(n->op, eval_ops, NPU_ARRAY_SIZE(eval_ops)))
+	/* Only the default domain spelled "": nodes that name "ai.onnx"
+	 * explicitly are never folded (as before the registry). */
+	if (n->domain[0] || !op || !op->eval)
 		return false;
 	if (!y || !npu_ir_shape_known(y) || !y->dtype || !x)
 		return false;
 	for (int i = 1; i < n->n_outputs; i++)
 		if (n->outputs[i] >= 0)
 			return false;
-	if (!strcmp(n->op, "Shape") || !strcmp(n->op, "Size"))
+	if (op->eval_flags & NPU_IR_EVAL_SHAPES)
 		return npu_ir_shape_known(x);
 	for (int i = 0; i < n->n_inputs; i++) {
 		const npu_ir_tensor *t = npu_ir_input(g, n, i);
@@ -524,60 +574,20 @@ bool npu_ir_const_can_eval(const npu_ir_graph *g, const npu_ir_node *n)
 	return true;
 }
 
-npu_status npu_ir_const_eval(npu_ir_graph *g, int node)
+npu_status npu_ir_const_eval(npu_ir_graph *g, int node, const struct npu_ir_op *op)
 {
 	npu_ir_node *n = &g->nodes[node];
-	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
-	const char *op = n->op;
-	int64_t total;
 	size_t bytes;
 	char *out;
-	npu_status st = NPU_OK;
+	npu_status st;
 
-	if (!npu_ir_const_can_eval(g, n))
+	if (!npu_ir_const_can_eval(g, n, op))
 		return eval_fail(n, "cannot be evaluated: its inputs are not all constant");
-	total = npu_ir_numel(y);
-	bytes = (size_t)total * npu_dtype_size(y->dtype);
+	bytes = out_bytes(npu_ir_output(g, n, 0));
 	out = calloc(bytes ? bytes : 1, 1);
 	if (!out)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory folding constants");
-
-	if (in_list(op, copy_ops, NPU_ARRAY_SIZE(copy_ops))) {
-		if (x->bytes != bytes)
-			st = eval_fail(n, "input and output sizes differ");
-		else if (bytes)
-			memcpy(out, x->data, bytes);
-	} else if (!strcmp(op, "Shape")) {
-		st = eval_shape(x, y, out, n);
-	} else if (!strcmp(op, "Size")) {
-		st_i(out, y->dtype, 0, npu_ir_numel(x));
-	} else if (!strcmp(op, "Cast")) {
-		st = eval_cast(x, y, out);
-	} else if (!strcmp(op, "Gather")) {
-		st = eval_gather(n, x, npu_ir_input(g, n, 1), out);
-	} else if (!strcmp(op, "Concat")) {
-		st = eval_concat(g, n, y, out);
-	} else if (!strcmp(op, "Slice")) {
-		st = eval_slice(g, n, x, out);
-	} else if (!strcmp(op, "Transpose")) {
-		st = eval_transpose(n, x, y, out);
-	} else if (!strcmp(op, "ConstantOfShape")) {
-		st = eval_constant_of_shape(n, y, out);
-	} else if (!strcmp(op, "Range")) {
-		st = eval_range(g, n, y, out);
-	} else if (!strcmp(op, "Neg")) {
-		for (int64_t i = 0; i < total; i++) {
-			if (dt_float(y->dtype))
-				st_f(out, y->dtype, i, -ld_f(x->data, x->dtype, i));
-			else
-				st_i(out, y->dtype, i, (int64_t)(0 - (uint64_t)ld_i(x->data, x->dtype, i)));
-		}
-	} else {
-		char c = !strcmp(op, "Add") ? '+' : !strcmp(op, "Sub") ? '-' :
-			 !strcmp(op, "Mul") ? '*' : '/';
-
-		st = eval_binary(n, c, x, npu_ir_input(g, n, 1), y, out);
-	}
+	st = op->eval(g, n, out);
 	if (st) {
 		free(out);
 		return st;

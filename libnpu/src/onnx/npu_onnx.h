@@ -22,7 +22,7 @@
  * a new graph, *@out, topologically sorted.  Initializers and Constant
  * nodes become constant tensors; graph inputs that are initializers are
  * constants, not inputs.  Shapes are only those the model declares: run
- * npu_ir_infer_shapes() next.
+ * npu_ops_infer_shapes() (compile/npu_ops.h) next.
  *
  * Errors (with npu_last_error() saying what and where):
  * - NPU_ERR_FORMAT: not a protobuf, truncated ("... at byte N"), not a

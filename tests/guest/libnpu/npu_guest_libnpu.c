@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "compile/npu_compile.h"
+#include "compile/npu_ops.h"
 #include "model/npu_model_priv.h"
 #include "npu.h"
 
@@ -146,7 +147,7 @@ int main(void)
 	tgt.clusters = info.healthy_clusters;
 	tgt.tpbs = info.tpbs_per_cluster;
 	tgt.hbsm_size = info.hbsm_size;
-	st = npu_ir_infer_shapes(g);
+	st = npu_ops_infer_shapes(g);
 	if (!st)
 		st = npu_compile_ir(g, &tgt, &cm);
 	npu_ir_graph_free(g);

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The operator registry (npu_ops.h): one table of every ONNX operator
+ * libnpu knows, with its IR rules, whether and how the compiler runs it,
+ * and the lookups the passes use.
+ *
+ * The table is sorted by name (strcmp order), then by since, and looked up
+ * by binary search.  It is kept sorted by hand and the unit test
+ * (tests/libnpu/test_ops.c) checks the order and that one operator's
+ * opset ranges do not overlap: a static const table needs no
+ * initialisation, no lock and no writable state, which sorting at first
+ * use (pthread_once) would add to every lookup path for the sake of a
+ * mistake the test catches at once.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "compile/npu_ops.h"
+
+/* ---- support checks ---- */
+
+static const char *support_resize(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	const char *mode = "nearest";
+	int64_t antialias = 0;
+
+	(void)g;
+	if (npu_ir_attr_string(n, "mode", "nearest", &mode))
+		return "its mode attribute is not a string";
+	if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "bilinear") &&
+	    strcmp(mode, "cubic"))
+		return "only modes nearest, linear and cubic are";
+	/* The compiler's rewrite (rewrite_resize.c) has no antialiasing
+	 * filter and resizes every axis. */
+	if (npu_ir_attr_int(n, "antialias", 0, &antialias) || antialias)
+		return "antialias is not";
+	if (npu_ir_attr_find(n, "axes"))
+		return "the axes attribute is not";
+	return NULL;
+}
+
+static const char *support_maxpool(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	(void)g;
+	if (n->n_outputs > 1 && n->outputs[1] >= 0)
+		return "its Indices output is not";
+	return NULL;
+}
+
+/* Gather on run-time data: Slices and a Concat (rewrite_move.c). */
+static const char *support_gather(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	const npu_ir_tensor *ind = n->n_inputs > 1 && n->inputs[1] >= 0 ?
+				   &g->tensors[n->inputs[1]] : NULL;
+
+	if (!ind || !npu_ir_is_const(ind))
+		return "only with constant indices is";
+	return NULL;
+}
+
+/* ---- the table ---- */
+
+/* Elementwise operators: the CVU function, of one input or of two. */
+#define CVU_UNARY(f)	.lower = npu_lower_eltwise, .cvu = { f, NPU_OP_CVU_UNARY }
+#define CVU_BINARY(f)	.lower = npu_lower_eltwise, .cvu = { f, NPU_OP_CVU_BINARY }
+
+/*
+ * { name, since, until (0: current), NPU_OP_*, then by name what applies:
+ *   .ir.shape (every entry), .ir.eval (folds as a constant), .support,
+ *   .lower (NULL: a rewrite or the fusion pass turns it into operators
+ *   that have one) }
+ */
+static const struct npu_op ops[] = {
+	{ "Abs", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary, CVU_UNARY(NPU_FN_ABS) },
+	{ "Acos", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ACOS) },
+	{ "Acosh", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_ACOSH) },
+	{ "Add", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
+	  .ir.eval = npu_ir_eval_add, CVU_BINARY(NPU_FN_ADD) },
+	{ "Asin", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ASIN) },
+	{ "Asinh", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_ASINH) },
+	{ "Atan", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ATAN) },
+	{ "Atanh", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_ATANH) },
+	{ "AveragePool", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_pool, .lower = npu_lower_pool },
+	{ "BatchNormalization", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_batchnorm },
+	{ "BitShift", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary },
+	{ "Cast", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_cast,
+	  .ir.eval = npu_ir_eval_cast, .lower = npu_lower_quant },
+	{ "CastLike", 15, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_cast_like },
+	{ "Ceil", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_CEIL) },
+	{ "Celu", 12, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_CELU) },
+	{ "Clip", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_clip, CVU_UNARY(NPU_FN_CLIP) },
+	{ "Concat", 4, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_concat,
+	  .ir.eval = npu_ir_eval_concat, .lower = npu_lower_concat },
+	{ "ConstantOfShape", 9, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_constant_of_shape,
+	  .ir.eval = npu_ir_eval_constant_of_shape },
+	{ "Conv", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_conv, .lower = npu_lower_conv },
+	{ "ConvInteger", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_conv_integer,
+	  .lower = npu_lower_conv },
+	{ "ConvTranspose", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_conv_transpose },
+	{ "Cos", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_COS) },
+	{ "Cosh", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_COSH) },
+	{ "DepthToSpace", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_depth_space },
+	{ "DequantizeLinear", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_dequantize,
+	  .lower = npu_lower_quant },
+	{ "Div", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
+	  .ir.eval = npu_ir_eval_div, CVU_BINARY(NPU_FN_DIV) },
+	{ "Dropout", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_dropout, .lower = npu_lower_alias },
+	{ "DynamicQuantizeLinear", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_dyn_quant },
+	{ "Elu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ELU) },
+	{ "Erf", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ERF) },
+	{ "Exp", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_EXP) },
+	{ "Expand", 8, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_expand },
+	{ "EyeLike", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_eye_like },
+	{ "Flatten", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_flatten,
+	  .ir.eval = npu_ir_eval_copy, .lower = npu_lower_alias },
+	{ "Floor", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_FLOOR) },
+	{ "Gather", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_gather,
+	  .ir.eval = npu_ir_eval_gather, .support = support_gather },
+	{ "GatherElements", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_gather_elements },
+	{ "GatherND", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_gather_nd },
+	{ "Gelu", 20, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_GELU) },
+	{ "Gemm", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_gemm, .lower = npu_lower_matmul },
+	{ "GlobalAveragePool", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_global_pool,
+	  .lower = npu_lower_global_pool },
+	{ "GlobalMaxPool", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_global_pool,
+	  .lower = npu_lower_global_pool },
+	{ "GridSample", 16, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_grid_sample },
+	{ "HardSigmoid", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_HARDSIGMOID) },
+	{ "HardSwish", 14, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_HARDSWISH) },
+	{ "Hardmax", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_softmax },
+	{ "Identity", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary,
+	  .ir.eval = npu_ir_eval_copy, .lower = npu_lower_alias },
+	{ "InstanceNormalization", 6, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_instnorm },
+	{ "LRN", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float },
+	{ "LayerNormalization", 17, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_layernorm,
+	  .lower = npu_lower_layernorm },
+	{ "LeakyRelu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_LEAKY_RELU) },
+	{ "Log", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_LOG) },
+	{ "LogSoftmax", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_softmax,
+	  .lower = npu_lower_softmax },
+	{ "MatMul", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_matmul, .lower = npu_lower_matmul },
+	{ "MatMulInteger", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_matmul_integer,
+	  .lower = npu_lower_matmul },
+	{ "Max", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_variadic, CVU_BINARY(NPU_FN_MAX) },
+	{ "MaxPool", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_pool,
+	  .support = support_maxpool, .lower = npu_lower_pool },
+	{ "Mean", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_variadic },
+	{ "MeanVarianceNormalization", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float },
+	{ "Min", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_variadic, CVU_BINARY(NPU_FN_MIN) },
+	{ "Mod", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary },
+	{ "Mul", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
+	  .ir.eval = npu_ir_eval_mul, CVU_BINARY(NPU_FN_MUL) },
+	{ "Neg", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary,
+	  .ir.eval = npu_ir_eval_neg, CVU_UNARY(NPU_FN_NEG) },
+	{ "NegativeLogLikelihoodLoss", 12, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_nll_loss },
+	{ "PRelu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_prelu, CVU_BINARY(NPU_FN_PRELU) },
+	{ "Pad", 2, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_pad, .lower = npu_lower_pad },
+	{ "Pow", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary, CVU_BINARY(NPU_FN_POW) },
+	{ "QLinearConv", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_qlinear_conv,
+	  .lower = npu_lower_conv },
+	{ "QLinearMatMul", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_qlinear_matmul,
+	  .lower = npu_lower_matmul },
+	{ "QuantizeLinear", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_quantize,
+	  .lower = npu_lower_quant },
+	{ "Range", 11, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_range,
+	  .ir.eval = npu_ir_eval_range },
+	{ "Reciprocal", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_RECIP) },
+	{ "ReduceL1", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_reduce,
+	  .lower = npu_lower_reduce },
+	{ "ReduceL2", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_reduce,
+	  .lower = npu_lower_reduce },
+	{ "ReduceLogSum", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_reduce,
+	  .lower = npu_lower_reduce },
+	{ "ReduceLogSumExp", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_reduce,
+	  .lower = npu_lower_reduce },
+	{ "ReduceMax", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_reduce,
+	  .lower = npu_lower_reduce },
+	{ "ReduceMean", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_reduce,
+	  .lower = npu_lower_reduce },
+	{ "ReduceMin", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_reduce,
+	  .lower = npu_lower_reduce },
+	{ "ReduceProd", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_reduce,
+	  .lower = npu_lower_reduce },
+	{ "ReduceSum", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_reduce,
+	  .lower = npu_lower_reduce },
+	{ "ReduceSumSquare", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_reduce,
+	  .lower = npu_lower_reduce },
+	{ "Relu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary, CVU_UNARY(NPU_FN_RELU) },
+	{ "Reshape", 5, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_reshape,
+	  .ir.eval = npu_ir_eval_copy, .lower = npu_lower_alias },
+	{ "Resize", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_resize, .support = support_resize },
+	{ "ReverseSequence", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary },
+	{ "Round", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_ROUND) },
+	{ "Scatter", 9, 10, NPU_OP_NPU, .ir.shape = npu_ir_shape_scatter },
+	{ "ScatterElements", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_scatter },
+	{ "ScatterND", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_scatter },
+	{ "Selu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_SELU) },
+	{ "Shape", 1, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_shape,
+	  .ir.eval = npu_ir_eval_shape, .ir.eval_flags = NPU_IR_EVAL_SHAPES },
+	{ "Shrink", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_SHRINK) },
+	{ "Sigmoid", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_SIGMOID) },
+	{ "Sign", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_SIGN) },
+	{ "Sin", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_SIN) },
+	{ "Sinh", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_SINH) },
+	{ "Size", 1, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_size,
+	  .ir.eval = npu_ir_eval_size, .ir.eval_flags = NPU_IR_EVAL_SHAPES },
+	{ "Slice", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_slice,
+	  .ir.eval = npu_ir_eval_slice, .lower = npu_lower_slice },
+	{ "Softmax", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_softmax,
+	  .lower = npu_lower_softmax },
+	{ "SoftmaxCrossEntropyLoss", 12, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_nll_loss },
+	{ "Softplus", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_SOFTPLUS) },
+	{ "Softsign", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_SOFTSIGN) },
+	{ "SpaceToDepth", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_depth_space },
+	{ "Split", 2, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_split, .lower = npu_lower_split },
+	{ "Sqrt", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_SQRT) },
+	{ "Squeeze", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_squeeze,
+	  .ir.eval = npu_ir_eval_copy, .lower = npu_lower_alias },
+	{ "Sub", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
+	  .ir.eval = npu_ir_eval_sub, CVU_BINARY(NPU_FN_SUB) },
+	{ "Sum", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_variadic },
+	{ "Tan", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_TAN) },
+	{ "Tanh", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_TANH) },
+	{ "ThresholdedRelu", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  CVU_UNARY(NPU_FN_THRESHOLDED_RELU) },
+	{ "Tile", 6, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_tile },
+	{ "Transpose", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_transpose,
+	  .ir.eval = npu_ir_eval_transpose, .lower = npu_lower_transpose },
+	{ "Trilu", 14, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary },
+	{ "Unsqueeze", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unsqueeze,
+	  .ir.eval = npu_ir_eval_copy, .lower = npu_lower_alias },
+	{ "Upsample", 7, 9, NPU_OP_NPU, .ir.shape = npu_ir_shape_upsample,
+	  .support = support_resize },
+};
+
+#undef CVU_UNARY
+#undef CVU_BINARY
+
+#define NOPS NPU_ARRAY_SIZE(ops)
+
+const struct npu_op *npu_ops_table(size_t *count)
+{
+	*count = NOPS;
+	return ops;
+}
+
+/* The first entry named @name, or NULL. */
+static const struct npu_op *first_named(const char *name)
+{
+	size_t lo = 0, hi = NOPS;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(ops[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < NOPS && !strcmp(ops[lo].name, name) ? &ops[lo] : NULL;
+}
+
+static bool same_name(const struct npu_op *d, const char *name)
+{
+	return d < ops + NOPS && !strcmp(d->name, name);
+}
+
+const struct npu_op *npu_op_get(const char *name, int opset)
+{
+	for (const struct npu_op *d = first_named(name); d && same_name(d, name); d++)
+		if (opset >= d->since && (!d->until || opset <= d->until))
+			return d;
+	return NULL;
+}
+
+bool npu_ops_known(const char *op, int opset)
+{
+	return npu_op_get(op, opset) != NULL;
+}
+
+static bool default_domain(const npu_ir_node *n)
+{
+	return !n->domain[0] || !strcmp(n->domain, "ai.onnx");
+}
+
+/* The standard message, plus @why when given. */
+static npu_status unsupported(const npu_ir_node *n, const char *why)
+{
+	char lbl[96], dom[160] = "";
+
+	if (!default_domain(n))
+		snprintf(dom, sizeof(dom), "%s.", n->domain);
+	npu_ir_node_label(n, lbl, sizeof(lbl));
+	if (why)
+		return npu_fail(NPU_ERR_UNSUPPORTED,
+				"operator '%s%s' (node %s, opset %d) is not supported by the NPU compiler: %s",
+				dom, n->op, lbl, n->opset, why);
+	return npu_fail(NPU_ERR_UNSUPPORTED,
+			"operator '%s%s' (node %s, opset %d) is not supported by the NPU compiler",
+			dom, n->op, lbl, n->opset);
+}
+
+/* Node @n's operator has no entry at its opset: say whether another opset has one. */
+static npu_status unknown_op(const npu_ir_node *n)
+{
+	const struct npu_op *d = default_domain(n) ? first_named(n->op) : NULL;
+	char why[96];
+
+	if (!d)
+		return unsupported(n, NULL);
+	if (n->opset < d->since) {
+		snprintf(why, sizeof(why), "it needs opset %d or later", d->since);
+	} else {
+		/* The last definition before the node's opset ended. */
+		while (same_name(d + 1, n->op) && d[1].since <= n->opset)
+			d++;
+		snprintf(why, sizeof(why), "it was removed after opset %d", d->until);
+	}
+	return unsupported(n, why);
+}
+
+npu_status npu_op_find(const npu_ir_node *n, const struct npu_op **out)
+{
+	*out = default_domain(n) ? npu_op_get(n->op, n->opset) : NULL;
+	return *out ? NPU_OK : unknown_op(n);
+}
+
+npu_lower_fn npu_op_lowering(const npu_ir_node *n)
+{
+	const struct npu_op *d = default_domain(n) ? npu_op_get(n->op, n->opset) : NULL;
+
+	return d ? d->lower : NULL;
+}
+
+/* The registry's lookup in the form npu_ir_infer_shapes() takes. */
+static npu_status find_rules(const npu_ir_node *n, const struct npu_ir_op **out)
+{
+	const struct npu_op *d;
+	npu_status st = npu_op_find(n, &d);
+
+	*out = st ? NULL : &d->ir;
+	return st;
+}
+
+npu_status npu_ops_infer_shapes(npu_ir_graph *g)
+{
+	return npu_ir_infer_shapes(g, find_rules);
+}
+
+npu_status npu_ops_check_supported(const npu_ir_graph *g, int *bad_node)
+{
+	char why[128];
+
+	if (bad_node)
+		*bad_node = -1;
+	for (int i = 0; i < g->n_nodes; i++) {
+		const npu_ir_node *n = &g->nodes[i];
+		const struct npu_op *d;
+		const char *w;
+		npu_status st;
+
+		if (n->dead)
+			continue;
+		if (bad_node)
+			*bad_node = i;
+		if ((st = npu_op_find(n, &d)))
+			return st;
+		if ((d->flags & NPU_OP_CONST) && npu_ir_const_can_eval(g, n, &d->ir))
+			return unsupported(n, "its constant output is too large to fold");
+		if (d->flags & NPU_OP_CONST)
+			return unsupported(n, "only on constant inputs, which fold away");
+		if (d->support && (w = d->support(g, n))) {
+			snprintf(why, sizeof(why), "%s supported", w);
+			return unsupported(n, why);
+		}
+	}
+	if (bad_node)
+		*bad_node = -1;
+	return NPU_OK;
+}
