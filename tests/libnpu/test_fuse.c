@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compile/npu_cc.h"
+#include "compile/npu_ops.h"
 #include "ir_build.h"
 #include "npu_test.h"
 
@@ -46,7 +47,7 @@ static npu_ir_graph *dw_pw(int64_t oc, bool residual, bool dw_out, int *dw, int 
 	if (residual)
 		irb_node(g, "Add", (int[]){ p, x }, 2, &y, 1);
 	irb_io(g, &x, 1, dw_out ? (int[]){ y, m } : &y, dw_out ? 2 : 1);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	*dw = *pw = -1;
 	for (int i = 0; i < g->n_nodes; i++) {
 		if (strcmp(g->nodes[i].op, "Conv"))

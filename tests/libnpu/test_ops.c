@@ -13,54 +13,6 @@
 #include "npu_test.h"
 
 /*
- * Operators the compiler accepts with no lowering of their own: a rewrite
- * (npu_rewrite.c, rewrite_*.c) turns each into operators that have one,
- * or the fusion pass (npu_fuse.c) folds it away.  The rewrite pass will
- * attach its rewrites to the registry's entries; until then this list says
- * which entries may have no lowering.
- */
-static const char *const rewrite_only[] = {
-	"BatchNormalization",		/* npu_fuse.c (training mode: rewrite_norm.c) */
-	"BitShift",			/* rewrite_quant.c: uint8 in float32 */
-	"CastLike",			/* rewrite_math.c: a Cast */
-	"ConvTranspose",		/* rewrite_conv.c: zero insertion (MatMuls) and a Conv */
-	"DepthToSpace",			/* rewrite_move.c: Reshape, Transpose, Reshape */
-	"DynamicQuantizeLinear",	/* rewrite_quant.c */
-	"Expand",			/* rewrite_move.c: Concats of copies */
-	"EyeLike",			/* rewrite_move.c: a constant (it needs only the shape) */
-	"Gather",			/* rewrite_move.c: Slices and a Concat */
-	"GatherElements",		/* rewrite_move.c */
-	"GatherND",			/* rewrite_move.c */
-	"GridSample",			/* rewrite_grid.c */
-	"Hardmax",			/* rewrite_math.c: ReduceMax, Sub, Sign, a MatMul */
-	"InstanceNormalization",	/* rewrite_norm.c */
-	"LRN",				/* rewrite_norm.c */
-	"Mean",				/* rewrite_math.c: a chain of Adds, then a Mul */
-	"MeanVarianceNormalization",	/* rewrite_norm.c */
-	"Mod",				/* rewrite_math.c: Div, Floor, Mul, Sub */
-	"NegativeLogLikelihoodLoss",	/* rewrite_loss.c */
-	"Resize",			/* rewrite_resize.c: MatMuls per axis */
-	"ReverseSequence",		/* rewrite_move.c */
-	"Scatter",			/* rewrite_scatter.c */
-	"ScatterElements",		/* rewrite_scatter.c */
-	"ScatterND",			/* rewrite_scatter.c */
-	"SoftmaxCrossEntropyLoss",	/* rewrite_loss.c */
-	"SpaceToDepth",			/* rewrite_move.c: Reshape, Transpose, Reshape */
-	"Sum",				/* rewrite_math.c: Adds */
-	"Tile",				/* rewrite_move.c: Concats of copies */
-	"Trilu",			/* rewrite_move.c: per row a Slice beside zeros */
-	"Upsample",			/* rewrite_resize.c, as Resize */
-};
-
-static bool is_rewrite_only(const char *op)
-{
-	for (size_t i = 0; i < sizeof(rewrite_only) / sizeof(rewrite_only[0]); i++)
-		if (!strcmp(rewrite_only[i], op))
-			return true;
-	return false;
-}
-
-/*
  * What one entry must be on its own: NULL if fine, else what is wrong
  * (into @buf).  Run on every entry and, below, on doctored copies, so the
  * test shows it would catch a lowering removed from an entry.
@@ -75,16 +27,18 @@ static const char *entry_problem(const struct npu_op *d, char *buf, size_t len)
 		snprintf(buf, len, "%s: opsets %d..%d", d->name, d->since, d->until);
 	else if (!d->ir.shape)
 		snprintf(buf, len, "%s has no shape rule", d->name);
-	else if (d->flags != NPU_OP_NPU && d->flags != NPU_OP_CONST)
-		snprintf(buf, len, "%s: flags %#x (exactly one of NPU_OP_NPU, NPU_OP_CONST)",
+	else if (d->flags != NPU_OP_NPU && d->flags != (NPU_OP_NPU | NPU_OP_BY_REWRITE) &&
+		 d->flags != NPU_OP_CONST)
+		snprintf(buf, len, "%s: flags %#x (NPU_OP_NPU, maybe with NPU_OP_BY_REWRITE, or NPU_OP_CONST)",
 			 d->name, d->flags);
-	else if ((d->flags & NPU_OP_NPU) && !d->lower && !is_rewrite_only(d->name))
-		snprintf(buf, len, "%s is accepted but has no lowering (nor a rewrite listed)",
+	else if (d->flags == NPU_OP_NPU && !d->lower)
+		snprintf(buf, len, "%s is accepted but has no lowering", d->name);
+	else if ((d->flags & NPU_OP_BY_REWRITE) && (d->lower || !d->rewrites[0]))
+		snprintf(buf, len, "%s is accepted by its rewrites: it needs one and no lowering",
 			 d->name);
-	else if ((d->flags & NPU_OP_NPU) && d->lower && is_rewrite_only(d->name))
-		snprintf(buf, len, "%s has a lowering: take it off the rewrite-only list", d->name);
-	else if ((d->flags & NPU_OP_CONST) && (!d->ir.eval || d->lower))
-		snprintf(buf, len, "%s only folds: it needs an evaluator and no lowering", d->name);
+	else if ((d->flags & NPU_OP_CONST) && (!d->ir.eval || d->lower || d->rewrites[0]))
+		snprintf(buf, len, "%s only folds: it needs an evaluator, no lowering, no rewrite",
+			 d->name);
 	else if (d->ir.eval_flags && !d->ir.eval)
 		snprintf(buf, len, "%s: evaluator flags without an evaluator", d->name);
 	else if (eltwise != (d->cvu.kind != NPU_OP_CVU_NONE))
@@ -132,15 +86,6 @@ START_TEST(every_entry_complete)
 
 		ck_assert_msg(!why, "%s", why ? why : "");
 	}
-	/* Every name on the rewrite-only list is an operator the compiler accepts. */
-	for (size_t i = 0; i < sizeof(rewrite_only) / sizeof(rewrite_only[0]); i++) {
-		bool found = false;
-
-		for (size_t j = 0; j < n; j++)
-			found |= !strcmp(t[j].name, rewrite_only[i]) && (t[j].flags & NPU_OP_NPU);
-		ck_assert_msg(found, "'%s' on the rewrite-only list is not an accepted operator",
-			      rewrite_only[i]);
-	}
 }
 END_TEST
 
@@ -157,7 +102,7 @@ START_TEST(incomplete_entry_caught)
 	d = *conv;
 	d.lower = NULL;
 	ck_assert_str_eq(entry_problem(&d, buf, sizeof(buf)),
-			 "Conv is accepted but has no lowering (nor a rewrite listed)");
+			 "Conv is accepted but has no lowering");
 	d = *conv;
 	d.ir.shape = NULL;
 	ck_assert_str_eq(entry_problem(&d, buf, sizeof(buf)), "Conv has no shape rule");
@@ -167,7 +112,12 @@ START_TEST(incomplete_entry_caught)
 	d = *shape;
 	d.ir.eval = NULL;
 	ck_assert_str_eq(entry_problem(&d, buf, sizeof(buf)),
-			 "Shape only folds: it needs an evaluator and no lowering");
+			 "Shape only folds: it needs an evaluator, no lowering, no rewrite");
+	d = *npu_op_get("Resize", 13);
+	ck_assert_ptr_null(entry_problem(&d, buf, sizeof(buf)));
+	d.rewrites[0] = NULL;
+	ck_assert_str_eq(entry_problem(&d, buf, sizeof(buf)),
+			 "Resize is accepted by its rewrites: it needs one and no lowering");
 }
 END_TEST
 

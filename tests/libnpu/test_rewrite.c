@@ -801,7 +801,7 @@ START_TEST(rewrite_reports_not_applied)
 		irb_node(g, "Pad", (int[]){ tx, tp }, 2, &ty, 1);
 		io(g, tx, &ty, 1);
 	}
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	not_applied(g, "Pad", npu_rewrite_pad);
 	npu_ir_graph_free(g);
 
@@ -814,7 +814,7 @@ START_TEST(rewrite_reports_not_applied)
 		irb_node(g, "Add", (int[]){ ta, ta }, 2, &ty, 1);
 		io(g, ta, &ty, 1);
 	}
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	not_applied(g, "Add", npu_rewrite_8bit);
 	not_applied(g, "Add", npu_rewrite_f16);
 	npu_ir_graph_free(g);
@@ -830,7 +830,7 @@ START_TEST(rewrite_reports_not_applied)
 		irb_node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1);
 		io(g, tx, &ty, 1);
 	}
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	not_applied(g, "Resize", npu_rewrite_resize);
 	npu_ir_graph_free(g);
 
@@ -844,7 +844,7 @@ START_TEST(rewrite_reports_not_applied)
 		irb_node(g, "LayerNormalization", (int[]){ tx, c }, 2, &ty, 1);
 		io(g, tx, &ty, 1);
 	}
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	not_applied(g, "LayerNormalization", npu_rewrite_layernorm_stats);
 	npu_ir_graph_free(g);
 }
@@ -869,7 +869,7 @@ START_TEST(rewrite_reports_applied)
 		irb_node(g, "Add", (int[]){ ta, ta }, 2, &ty, 1);
 		io(g, ta, &ty, 1);
 	}
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	k = node_of(g, "Add");
 	nn = g->n_nodes;
 	ck_assert_int_eq(npu_rewrite_8bit(g, k, &applied), NPU_OK);
@@ -890,7 +890,7 @@ START_TEST(rewrite_reports_applied)
 		irb_node(g, "Pow", (int[]){ tx, te }, 2, &ty, 1);
 		io(g, tx, &ty, 1);
 	}
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	k = node_of(g, "Pow");
 	nn = g->n_nodes;
 	nt = g->n_tensors;
@@ -916,7 +916,7 @@ START_TEST(rewrite_reports_applied)
 		irb_node(g, "LayerNormalization", (int[]){ tx, tg }, 2, out, 2);
 		io(g, tx, out, 2);
 	}
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	k = node_of(g, "LayerNormalization");
 	applied = false;
 	ck_assert_int_eq(npu_rewrite_layernorm_stats(g, k, &applied), NPU_OK);
@@ -937,7 +937,7 @@ START_TEST(rewrite_reports_applied)
 				       "edge");
 		io(g, tx, &ty, 1);
 	}
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	k = node_of(g, "Pad");
 	applied = false;
 	ck_assert_int_eq(npu_rewrite_pad(g, k, &applied), NPU_OK);
@@ -954,7 +954,7 @@ START_TEST(rewrite_reports_applied)
 		irb_node(g, "Resize", (int[]){ tx, -1, ts }, 3, &ty, 1);
 		io(g, tx, &ty, 1);
 	}
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	k = node_of(g, "Resize");
 	applied = false;
 	ck_assert_int_eq(npu_rewrite_resize(g, k, &applied), NPU_OK);
@@ -965,6 +965,18 @@ START_TEST(rewrite_reports_applied)
 END_TEST
 
 /* ---- the table and the driver ---- */
+
+/* The registry's (first) entry for operator @op, NULL if it has none. */
+static const struct npu_op *named(const char *op)
+{
+	size_t n;
+	const struct npu_op *t = npu_ops_table(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(t[i].name, op))
+			return &t[i];
+	return NULL;
+}
 
 START_TEST(rewrite_table_order)
 {
@@ -994,20 +1006,20 @@ START_TEST(rewrite_table_order)
 	};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-		const npu_rewrite_fn *f = npu_rewrite_fns(ops[i]);
+		const struct npu_op *d = named(ops[i]);
 
-		ck_assert_msg(f && f[0], "%s: no rewrites", ops[i]);
+		ck_assert_msg(d && d->rewrites[0], "%s: no rewrites", ops[i]);
 	}
 	for (size_t i = 0; i < sizeof(multi) / sizeof(multi[0]); i++) {
-		const npu_rewrite_fn *f = npu_rewrite_fns(multi[i].op);
+		const struct npu_op *d = named(multi[i].op);
 
-		ck_assert(f);
+		ck_assert(d);
 		for (int j = 0; j < NPU_REWRITE_FNS_MAX; j++)
-			ck_assert_msg(f[j] == multi[i].fns[j], "%s: rewrite %d", multi[i].op, j);
+			ck_assert_msg(d->rewrites[j] == multi[i].fns[j], "%s: rewrite %d",
+				      multi[i].op, j);
 	}
-	ck_assert_ptr_null(npu_rewrite_fns("Relu"));
-	ck_assert_ptr_null(npu_rewrite_fns(""));
-	ck_assert_ptr_null(npu_rewrite_fns("add"));
+	ck_assert_ptr_null(named("Relu")->rewrites[0]);
+	ck_assert_ptr_null(named("add"));
 }
 END_TEST
 
@@ -1056,7 +1068,7 @@ START_TEST(rewrite_in_place_then_again)
 
 	irb_node(g, "Mod", (int[]){ ta, tb }, 2, &ty, 1);
 	io(g, ta, &ty, 1);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	ck_assert_int_eq(npu_rewrite_hooked(g, record, &f), NPU_OK);
 	ck_assert_int_eq(f.n, 2);
 	ck_assert_str_eq(f.what[0], "Mod#0");
@@ -1069,7 +1081,7 @@ START_TEST(rewrite_in_place_then_again)
 	ty = irb_tensor(g, "y", 0, -1, NULL);
 	npu_ir_set_attr_ints(irb_node(g, "MaxPool", &ta, 1, &ty, 1), "kernel_shape", ks, 3);
 	io(g, ta, &ty, 1);
-	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	f.n = 0;
 	ck_assert_int_eq(npu_rewrite_hooked(g, record, &f), NPU_OK);
 	ck_assert_int_eq(f.n, 2);
@@ -1110,7 +1122,7 @@ START_TEST(rewrite_fixed_point)
 	irb_node(g, "Pow", (int[]){ t[2], te }, 2, &t[3], 1);
 	irb_node(g, "Sum", (int[]){ t[3], t[2], t[1] }, 3, &t[4], 1);
 	io(g, tx, &t[4], 1);
-	ck_assert_msg(npu_ir_infer_shapes(g) == NPU_OK, "%s", npu_last_error());
+	ck_assert_msg(npu_ops_infer_shapes(g) == NPU_OK, "%s", npu_last_error());
 	ck_assert_int_eq(npu_rewrite_hooked(g, record, &f), NPU_OK);
 	ck_assert_int_eq(f.n, 5);	/* Pad, Resize, Max, Pow, Sum */
 	ck_assert(!has_op(g, "Pad") && !has_op(g, "Resize") && !has_op(g, "Sum"));

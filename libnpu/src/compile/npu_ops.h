@@ -6,8 +6,8 @@
  * rule and constant evaluator, ir/npu_ir_rules.h), whether the compiler
  * accepts the operator or only folds it away as a constant, an extra
  * support check, and the lowering (for elementwise operators also the
- * CVU function).  Rewrites (npu_rewrite.c) are attached by the rewrite
- * pass, not here yet.
+ * CVU function), and the graph rewrites that turn it into operators
+ * with a lowering (npu_rewrite.c runs them, rewrite_*.c has them).
  *
  * An operator is known at opset N when an entry of that name has
  * since <= N <= until (until 0: still current).  Adding an operator means
@@ -17,12 +17,18 @@
 #define NPU_OPS_H
 
 #include "compile/npu_cc.h"
+#include "compile/npu_rewrite.h"
 #include "ir/npu_ir_rules.h"
 
 /* The compiler accepts it: lowered, or rewritten or fused into operators that are. */
 #define NPU_OP_NPU	1u
 /* Supported only when it folds to a constant. */
 #define NPU_OP_CONST	2u
+/*
+ * With NPU_OP_NPU: no lowering of its own, its rewrites turn it into
+ * operators that have one (a node they cannot rewrite is refused by name).
+ */
+#define NPU_OP_BY_REWRITE	4u
 
 /* Extra support check: NULL if node @n is fine, else what is not ("its
  * Indices output is not"; the message adds " supported"). */
@@ -43,6 +49,12 @@ struct npu_op {
 	struct npu_ir_op ir;	/* shape rule and constant evaluator */
 	npu_op_support_fn support;	/* NULL: no extra check */
 	npu_lower_fn lower;	/* NULL: only a rewrite or the fusion pass handles it */
+	/*
+	 * Rewrites, in the order the pass tries them (unused slots NULL); the
+	 * pass applies them until none applies, so the order is a preference
+	 * (where it changes the result, the entry says so).
+	 */
+	npu_rewrite_fn rewrites[NPU_REWRITE_FNS_MAX];
 	struct {
 		unsigned fn;		/* NPU_FN_* */
 		enum npu_op_cvu_kind kind;

@@ -24,82 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/npu_ops.h"
 #include "compile/npu_rewrite.h"
 #include "compile/npu_rewrite_priv.h"
 #include "npu_internal.h"
-
-/*
- * Which rewrites each operator has, in the order they are tried: one row
- * per operator, sorted by name (looked up by bsearch).  The pass applies
- * them until none applies, so where a node fits several the order is a
- * preference; the comments say where it changes the result.
- */
-struct rewrite_row {
-	const char *op;
-	npu_rewrite_fn fns[NPU_REWRITE_FNS_MAX];
-};
-
-static const struct rewrite_row rows[] = {
-	{ "Add", { npu_rewrite_8bit } },
-	{ "AveragePool", { npu_rewrite_pool3d } },
-	{ "BatchNormalization", { npu_rewrite_batchnorm_training } },
-	{ "BitShift", { npu_rewrite_bitshift } },
-	{ "Cast", { npu_rewrite_cast_int8 } },
-	{ "CastLike", { npu_rewrite_cast_like } },
-	{ "Clip", { npu_rewrite_8bit } },
-	{ "Conv", { npu_rewrite_conv3d } },
-	{ "ConvTranspose", { npu_rewrite_conv_transpose } },
-	{ "DepthToSpace", { npu_rewrite_depth_space } },
-	{ "DequantizeLinear", { npu_rewrite_quant_axis } },
-	{ "Div", { npu_rewrite_8bit } },
-	{ "DynamicQuantizeLinear", { npu_rewrite_dyn_quant } },
-	{ "Expand", { npu_rewrite_repeat } },
-	{ "EyeLike", { npu_rewrite_eye_like } },
-	{ "Gather", { npu_rewrite_gather } },
-	{ "GatherElements", { npu_rewrite_gather_elements } },
-	{ "GatherND", { npu_rewrite_gather_elements } },
-	{ "Gemm", { npu_rewrite_gemm_matrix_c } },
-	{ "GridSample", { npu_rewrite_grid_sample } },
-	{ "Hardmax", { npu_rewrite_hardmax } },
-	{ "InstanceNormalization", { npu_rewrite_instnorm } },
-	{ "LRN", { npu_rewrite_lrn } },
-	{ "LayerNormalization", { npu_rewrite_layernorm_stats } },
-	{ "MatMul", { npu_rewrite_batched_matmul } },
-	/* Split first: each binary node is then converted on its own (the
-	 * other way round converts once, a different graph). */
-	{ "Max", { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },
-	/* Either order: an 8-bit 3-D pool goes float32, then 2-D. */
-	{ "MaxPool", { npu_rewrite_pool3d, npu_rewrite_8bit } },
-	{ "Mean", { npu_rewrite_variadic } },
-	{ "MeanVarianceNormalization", { npu_rewrite_mvn } },
-	{ "Min", { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },	/* as Max */
-	/* One fits: 8-bit and float16 leave a float32 Mod for npu_rewrite_mod. */
-	{ "Mod", { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
-	{ "Mul", { npu_rewrite_8bit } },
-	{ "NegativeLogLikelihoodLoss", { npu_rewrite_nll_loss } },
-	{ "Pad", { npu_rewrite_pad } },
-	{ "Pow", { npu_rewrite_pow_int } },
-	{ "QLinearMatMul", { npu_rewrite_batched_matmul } },
-	/* One fits: per-axis constant parameters, or computed per-tensor ones. */
-	{ "QuantizeLinear", { npu_rewrite_quant_axis, npu_rewrite_quant_computed } },
-	{ "ReduceMax", { npu_rewrite_reduce_runs } },
-	{ "ReduceMean", { npu_rewrite_reduce_runs } },
-	{ "ReduceMin", { npu_rewrite_reduce_runs } },
-	{ "ReduceProd", { npu_rewrite_reduce_runs } },
-	{ "ReduceSum", { npu_rewrite_reduce_runs } },
-	{ "Resize", { npu_rewrite_resize } },
-	{ "ReverseSequence", { npu_rewrite_reverse_sequence } },
-	{ "Scatter", { npu_rewrite_scatter } },
-	{ "ScatterElements", { npu_rewrite_scatter } },
-	{ "ScatterND", { npu_rewrite_scatter } },
-	{ "SoftmaxCrossEntropyLoss", { npu_rewrite_sce_loss } },
-	{ "SpaceToDepth", { npu_rewrite_depth_space } },
-	{ "Sub", { npu_rewrite_8bit } },
-	{ "Sum", { npu_rewrite_variadic } },
-	{ "Tile", { npu_rewrite_repeat } },
-	{ "Trilu", { npu_rewrite_trilu } },
-	{ "Upsample", { npu_rewrite_resize } },
-};
 
 /*
  * Bounds that only a rewrite breaking its contract reaches (reporting
@@ -113,23 +41,6 @@ static const struct rewrite_row rows[] = {
 #define SWEEPS_MAX 8
 #define STEPS_PER_NODE 64	/* in the whole pass, per node it started with, */
 #define STEPS_MIN 65536		/* plus these */
-
-static int by_op(const void *key, const void *row)
-{
-	return strcmp(key, ((const struct rewrite_row *)row)->op);
-}
-
-static const struct rewrite_row *find_row(const char *op)
-{
-	return bsearch(op, rows, sizeof(rows) / sizeof(rows[0]), sizeof(rows[0]), by_op);
-}
-
-const npu_rewrite_fn *npu_rewrite_fns(const char *op)
-{
-	const struct rewrite_row *r = find_row(op);
-
-	return r ? r->fns : NULL;
-}
 
 /* Input 0 or output 0 has no elements: the lowerings deal with those. */
 static bool empty_io(const npu_ir_graph *g, const npu_ir_node *n)
@@ -162,7 +73,7 @@ static npu_status stuck(const npu_ir_graph *g, int k, const char *op, int fn, co
  * node in place keeps it, e.g. 8-bit Mod becomes a float32 Mod, which
  * npu_rewrite_mod then takes).
  */
-static npu_status rewrite_node(struct pass *p, int k, const struct rewrite_row *r)
+static npu_status rewrite_node(struct pass *p, int k, const struct npu_op *r)
 {
 	npu_ir_graph *g = p->g;
 
@@ -170,26 +81,26 @@ static npu_status rewrite_node(struct pass *p, int k, const struct rewrite_row *
 		bool applied = false;
 
 		if (step == NODE_STEPS_MAX)
-			return stuck(g, k, r->op, i, "it keeps reporting applied");
-		for (i = 0; i < NPU_REWRITE_FNS_MAX && r->fns[i]; i++) {
+			return stuck(g, k, r->name, i, "it keeps reporting applied");
+		for (i = 0; i < NPU_REWRITE_FNS_MAX && r->rewrites[i]; i++) {
 			int nn = g->n_nodes, nt = g->n_tensors;
-			npu_status st = r->fns[i](g, k, &applied);
+			npu_status st = r->rewrites[i](g, k, &applied);
 
 			if (st)
 				return st;
 			if (applied)
 				break;
 			if (g->n_nodes != nn || g->n_tensors != nt || g->nodes[k].dead)
-				return stuck(g, k, r->op, i,
+				return stuck(g, k, r->name, i,
 					     "it changed the graph but reported not applied");
 		}
 		if (!applied)
 			return NPU_OK;
 		p->killed |= g->nodes[k].dead;
 		if (p->hook)
-			p->hook(p->arg, r->op, i, &g->nodes[k]);
+			p->hook(p->arg, r->name, i, &g->nodes[k]);
 		if (++p->steps > p->steps_max)
-			return stuck(g, k, r->op, i,
+			return stuck(g, k, r->name, i,
 				     "too many rewrites in one pass (one re-creates its node?)");
 	}
 	return NPU_OK;
@@ -214,10 +125,10 @@ npu_status npu_rewrite_hooked(npu_ir_graph *g, npu_rewrite_hook hook, void *arg)
 					SWEEPS_MAX);
 		for (int k = 0; k < g->n_nodes && !st; k++) {
 			const npu_ir_node *n = &g->nodes[k];
-			const struct rewrite_row *r;
+			const struct npu_op *r;
 
 			if (n->dead || (n->domain[0] && strcmp(n->domain, "ai.onnx")) ||
-			    empty_io(g, n) || !(r = find_row(n->op)))
+			    empty_io(g, n) || !(r = npu_op_get(n->op, n->opset)) || !r->rewrites[0])
 				continue;
 			st = rewrite_node(&p, k, r);
 		}

@@ -17,12 +17,6 @@ typedef npu_status (*npu_rewrite_fn)(npu_ir_graph *g, int k, bool *applied);
 #define NPU_REWRITE_FNS_MAX 4
 
 /*
- * The rewrites of operator @op in the order they are tried (unused slots
- * NULL), or NULL when it has none.
- */
-const npu_rewrite_fn *npu_rewrite_fns(const char *op);
-
-/*
  * On a shape-inferred graph: Resize/Upsample, ConvTranspose, and
  * LayerNormalization's Mean/InvStdDev outputs become supported operators
  * (npu_rewrite.c), the rewrites applied until none applies any more.
