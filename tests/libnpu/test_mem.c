@@ -66,7 +66,8 @@ START_TEST(freed_range_first_fit)
 {
 	/*
 	 * A (64) and B (64) side by side, A dies, then C (64) takes A's range
-	 * (the lowest that fits) and D (200) goes past B.
+	 * (the lowest that fits) and D (200) goes past B.  (Largest first
+	 * gives the same peak: the first order is kept.)
 	 */
 	struct npu_mem_item it[4] = { item(64, 0, 1), item(64, 0, 3), item(64, 2, 3),
 				      item(200, 2, 3) };
@@ -79,6 +80,24 @@ START_TEST(freed_range_first_fit)
 	ck_assert_uint_eq(it[3].at, 128);
 	ck_assert_uint_eq(it[2].at, 0);
 	ck_assert_uint_eq(peak, 384);
+}
+END_TEST
+
+START_TEST(largest_first_when_lower)
+{
+	/*
+	 * A (64) -> B (128) -> C (192).  In order of first steps C lands past
+	 * B (A, 64 bytes, freed too little): 384.  Largest first, C at 0, B
+	 * after it, A below B beside C: 320, the most bytes ever alive.
+	 */
+	struct npu_mem_item it[3] = { item(64, 0, 1), item(128, 1, 2), item(192, 2, 3) };
+	uint64_t peak;
+
+	ck_assert_int_eq(npu_mem_plan(it, 3, ALIGN, &peak), NPU_OK);
+	ck_assert_uint_eq(peak, 320);
+	ck_assert_uint_eq(it[2].at, 0);
+	ck_assert_uint_eq(it[1].at, 192);
+	ck_assert_uint_eq(it[0].at, 0);
 }
 END_TEST
 
@@ -267,6 +286,7 @@ static Suite *mem_suite(void)
 	tcase_add_test(place, chain_reuses);
 	tcase_add_test(place, disjoint_share_overlapping_do_not);
 	tcase_add_test(place, freed_range_first_fit);
+	tcase_add_test(place, largest_first_when_lower);
 	tcase_add_test(place, random_plans);
 	tcase_add_test(alias_tc, concat_slices);
 	tcase_add_test(alias_tc, alias_of_alias);

@@ -33,14 +33,16 @@ struct npu_mem_item {
 };
 
 /*
- * Place @n items.  Groups are taken in order of their first step (larger
- * first on a tie) and each goes first fit: at the lowest @align-aligned
- * offset where no group still alive at that step lies (a group whose last
- * step has passed frees its range).  A group no member is alive in takes
- * no room (at 0).  *@peak: the region's size, a multiple of @align, 0
- * without groups.  NPU_ERR_INVALID_ARG for an align that is not a power of
- * two, an alias of an item that does not exist, an alias cycle or an
- * alias reaching past its root's end.
+ * Place @n items.  Each group goes first fit: at the lowest @align-aligned
+ * offset where no group placed before it and alive at a common step lies.
+ * The groups are placed twice, in order of their first step (larger first
+ * on a tie: a group reuses the ranges of groups dead before it starts) and
+ * largest first (earlier first on a tie), and the plan with the lower peak
+ * is kept (the first on a tie).  A group no member is alive in takes no
+ * room (at 0).  *@peak: the region's size, a multiple of @align, 0 without
+ * groups.  NPU_ERR_INVALID_ARG for an align that is not a power of two, an
+ * alias of an item that does not exist, an alias cycle or an alias
+ * reaching past its root's end.
  */
 npu_status npu_mem_plan(struct npu_mem_item *items, size_t n, uint64_t align,
 			uint64_t *peak);
