@@ -3,13 +3,20 @@
  * The memory planner (compile/npu_mem.c): tensors alive at the same time
  * never share bytes, tensors alive at different times may, aliases stay at
  * their offsets inside their root, the peak is the end of the highest
- * range, and bad constraints are refused.
+ * range, and bad constraints are refused.  Then the compiler's use of it
+ * (compile/npu_scratch.c): a chain of nodes needs two tensors' scratch, a
+ * Concat's inputs live in its output, a batch gets one plan per element,
+ * and the results stay right.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/npu_compile.h"
 #include "compile/npu_mem.h"
+#include "ir_build.h"
+#include "model/npu_model_priv.h"
 #include "npu_test.h"
 
 #define ALIGN 64
@@ -276,12 +283,172 @@ START_TEST(random_plans)
 }
 END_TEST
 
+/* ---- the compiler's scratch ---- */
+
+#define H 128
+#define W 256
+#define PLANE ((int64_t)H * W)
+#define PLANE_BYTES ((uint64_t)PLANE * 4)
+
+/* x [1, 1, H, W] float32 and the ops' outputs, chained. */
+static npu_ir_graph *chain(const char *const *ops, int n)
+{
+	npu_ir_graph *g = irb_graph(17);
+	int64_t d[4] = { 1, 1, H, W };
+	int t = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, d), x = t;
+
+	for (int i = 0; i < n; i++) {
+		int y = irb_tensor(g, i + 1 < n ? NULL : "y", NPU_DTYPE_FLOAT32, -1, NULL);
+
+		irb_node(g, ops[i], &t, 1, &y, 1);
+		t = y;
+	}
+	irb_io(g, &x, 1, &t, 1);
+	return g;
+}
+
+/* Compile @g for the emulator, @batch inputs per run; its scratch bytes. */
+static npu_model *compile(npu_ir_graph *g, unsigned batch, uint64_t *scratch)
+{
+	struct npu_compile_target tgt = { .clusters = 14, .tpbs = 4, .batch = batch };
+	npu_model_info info = { .struct_size = sizeof(info) };
+	npu_device_info dev;
+	npu_device *d;
+	npu_model *m = calloc(1, sizeof(*m));
+
+	ck_assert_int_eq(npu_device_open("emu", &d), NPU_OK);
+	npu_device_get_info(d, &dev);
+	npu_device_close(d);
+	tgt.hbsm_size = dev.hbsm_size;
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(npu_ir_infer_shapes(g), NPU_OK);
+	ck_assert_msg(npu_compile_ir(g, &tgt, &m->cm) == NPU_OK, "%s", npu_last_error());
+	ck_assert_int_eq(npu_model_get_info(m, &info), NPU_OK);
+	ck_assert_uint_eq(info.batch, batch ? batch : 1);
+	ck_assert_uint_eq(info.scratch_bytes % ALIGN, 0);
+	*scratch = info.scratch_bytes;
+	return m;
+}
+
+/* Run @m on @n inputs (batch elements) of @in bytes, outputs of @out. */
+static void run(const npu_model *m, float *const *x, float *const *y, unsigned n, size_t in,
+		size_t out)
+{
+	npu_tensor t_in[4], t_out[4];
+	npu_device *d;
+	npu_context *ctx;
+
+	for (unsigned i = 0; i < n; i++) {
+		t_in[i] = (npu_tensor){ NULL, NPU_DTYPE_FLOAT32, x[i], in };
+		t_out[i] = (npu_tensor){ NULL, NPU_DTYPE_FLOAT32, y[i], out };
+	}
+	ck_assert_int_eq(npu_device_open("emu", &d), NPU_OK);
+	ck_assert_int_eq(npu_context_create(d, m, 0, &ctx), NPU_OK);
+	ck_assert_msg(npu_run(ctx, t_in, n, t_out, n) == NPU_OK, "%s", npu_last_error());
+	npu_context_destroy(ctx);
+	npu_device_close(d);
+}
+
+static float *plane(unsigned seed)
+{
+	float *v = malloc(PLANE_BYTES);
+
+	ck_assert_ptr_nonnull(v);
+	for (int64_t i = 0; i < PLANE; i++) {
+		seed = seed * 1103515245u + 12345u;
+		v[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+	}
+	return v;
+}
+
+START_TEST(chain_needs_two_tensors)
+{
+	/* y = |-|-x||: three intermediates, never more than two alive. */
+	static const char *const ops[] = { "Neg", "Abs", "Neg", "Abs" };
+	npu_ir_graph *g = chain(ops, 4);
+	float *x = plane(1), *y = plane(2);
+	uint64_t scratch;
+	npu_model *m = compile(g, 1, &scratch);
+
+	ck_assert_uint_eq(scratch, 2 * PLANE_BYTES);
+	run(m, &x, &y, 1, PLANE_BYTES, PLANE_BYTES);
+	for (int64_t i = 0; i < PLANE; i++)
+		ck_assert_float_eq(y[i], fabsf(x[i]));
+	npu_model_free(m);
+	npu_ir_graph_free(g);
+	free(x);
+	free(y);
+}
+END_TEST
+
+START_TEST(batch_plans_each_element)
+{
+	/* Pipelined: the same two tensors' scratch for each of two inputs. */
+	static const char *const ops[] = { "Neg", "Abs", "Neg", "Abs", "Neg", "Abs" };
+	npu_ir_graph *g = chain(ops, 6);
+	float *x[2] = { plane(3), plane(4) }, *y[2] = { plane(5), plane(6) };
+	uint64_t scratch;
+	npu_model *m = compile(g, 2, &scratch);
+
+	ck_assert_uint_eq(scratch, 2 * 2 * PLANE_BYTES);
+	run(m, x, y, 2, PLANE_BYTES, PLANE_BYTES);
+	for (int b = 0; b < 2; b++)
+		for (int64_t i = 0; i < PLANE; i++)
+			ck_assert_float_eq(y[b][i], fabsf(x[b][i]));
+	npu_model_free(m);
+	npu_ir_graph_free(g);
+	for (int b = 0; b < 2; b++) {
+		free(x[b]);
+		free(y[b]);
+	}
+}
+END_TEST
+
+START_TEST(concat_inputs_in_place)
+{
+	/*
+	 * y = -Concat(-x, |x|) on the rows: a and b are written in their
+	 * slices of c (no copy), so the scratch is c alone, a and b living as
+	 * long as it (not a + b + c).
+	 */
+	npu_ir_graph *g = irb_graph(17);
+	int64_t d[4] = { 1, 1, H, W };
+	int x = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, d);
+	int a = irb_tensor(g, "a", NPU_DTYPE_FLOAT32, -1, NULL);
+	int b = irb_tensor(g, "b", NPU_DTYPE_FLOAT32, -1, NULL);
+	int c = irb_tensor(g, "c", NPU_DTYPE_FLOAT32, -1, NULL);
+	int y = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+	float *xs = plane(7), *ys = malloc(2 * PLANE_BYTES);
+	uint64_t scratch;
+	npu_model *m;
+
+	ck_assert_ptr_nonnull(ys);
+	irb_node(g, "Neg", &x, 1, &a, 1);
+	irb_node(g, "Abs", &x, 1, &b, 1);
+	npu_ir_set_attr_int(irb_node(g, "Concat", (int[]){ a, b }, 2, &c, 1), "axis", 2);
+	irb_node(g, "Neg", &c, 1, &y, 1);
+	irb_io(g, &x, 1, &y, 1);
+	m = compile(g, 1, &scratch);
+	ck_assert_uint_eq(scratch, 2 * PLANE_BYTES);
+	run(m, &xs, &ys, 1, PLANE_BYTES, 2 * PLANE_BYTES);
+	for (int64_t i = 0; i < PLANE; i++) {
+		ck_assert_float_eq(ys[i], xs[i]);
+		ck_assert_float_eq(ys[PLANE + i], -fabsf(xs[i]));
+	}
+	npu_model_free(m);
+	npu_ir_graph_free(g);
+	free(xs);
+	free(ys);
+}
+END_TEST
+
 static Suite *mem_suite(void)
 {
 	Suite *s = suite_create("npu_mem");
 	TCase *place = tcase_create("placement");
 	TCase *alias_tc = tcase_create("aliases");
 	TCase *bad = tcase_create("errors");
+	TCase *cc = tcase_create("compiler");
 
 	tcase_add_test(place, chain_reuses);
 	tcase_add_test(place, disjoint_share_overlapping_do_not);
@@ -294,7 +461,12 @@ static Suite *mem_suite(void)
 	tcase_add_test(bad, bad_constraints);
 	suite_add_tcase(s, place);
 	suite_add_tcase(s, alias_tc);
+	tcase_add_test(cc, chain_needs_two_tensors);
+	tcase_add_test(cc, batch_plans_each_element);
+	tcase_add_test(cc, concat_inputs_in_place);
+	tcase_set_timeout(cc, 60);
 	suite_add_tcase(s, bad);
+	suite_add_tcase(s, cc);
 	return s;
 }
 NPU_TEST_SUITE(mem_suite)
