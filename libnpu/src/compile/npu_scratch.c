@@ -56,10 +56,8 @@
  *
  * Scratch that no tensor owns (npu_cc_scratch) also lives the whole run.
  */
-#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "compile/npu_cc.h"
 #include "compile/npu_mem.h"
