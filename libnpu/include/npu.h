@@ -249,6 +249,27 @@ NPU_API unsigned npu_model_batch(const npu_model *model);
 /* Logical clusters the compiled program uses (the smallest partition). */
 NPU_API unsigned npu_model_clusters(const npu_model *model);
 
+/*
+ * What a compiled model is and the device memory a context of it takes.
+ * Extensible: set struct_size to sizeof(npu_model_info); fields past it
+ * are not written, so older binaries keep working when fields are added.
+ */
+typedef struct npu_model_info {
+	size_t struct_size;
+	unsigned batch;			/* inputs per run (npu_model_batch) */
+	unsigned clusters;		/* npu_model_clusters */
+	unsigned steps;			/* programs per run */
+	uint64_t const_bytes;		/* constants (weights) */
+	uint64_t program_bytes;		/* the programs */
+	/* Intermediate tensors: the compiler's peak, tensors alive at
+	 * different times sharing bytes; one copy per batch element. */
+	uint64_t scratch_bytes;
+	uint64_t io_bytes;		/* inputs and outputs, every batch element */
+} npu_model_info;
+
+/* Fill @info (see npu_model_info); NPU_ERR_INVALID_ARG for NULL or a struct_size too small. */
+NPU_API npu_status npu_model_get_info(const npu_model *model, npu_model_info *info);
+
 /* ---- Contexts and runs ---- */
 
 typedef struct npu_context npu_context;

@@ -606,7 +606,7 @@ START_TEST(moves)
 END_TEST
 
 /*
- * Concat in place (npu_cc_place_concats): computed inputs live inside
+ * Concat in place (npu_cc_concat_slices): computed inputs live inside
  * the output, also through a nested Concat and when another node reads
  * the same input; constants are still copied.
  */

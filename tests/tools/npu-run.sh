@@ -203,7 +203,7 @@ if "$BIN" --version | grep -Eq '^npu-run [0-9]+\.[0-9]+\.[0-9]+$'; then ok; else
 run_json "json run" "$MODEL" --device emu
 check "keys" "all(k in j for k in ['model', 'device', 'partition_clusters', 'precision', \
 'batch', 'inputs', 'outputs', 'load_ms', 'warmup', 'iterations', 'latency_ms', \
-'throughput_ips', 'simulated', 'cluster_utilization', 'steps'])"
+'throughput_ips', 'simulated', 'cluster_utilization', 'steps', 'scratch_bytes'])"
 check "model path" "j['model'] == '$MODEL'"
 check "device" "j['device']['path'] == 'emu' and j['device']['clusters'] == 14 and \
 j['device']['defect_mask'] == 0 and j['device']['clock_mhz'] > 0"
@@ -230,6 +230,10 @@ check "inputs listed" "j['inputs'] == [{'name': 'image', 'dtype': 'float32', \
 check "outputs listed" "[(o['name'], o['dtype'], o['shape'], o['bytes']) for o in j['outputs']] \
 == [('probabilities', 'float32', [1, 10], 40)]"
 check "steps" "j['steps'] == 7"
+check "scratch bytes" "type(j['scratch_bytes']) is int and j['scratch_bytes'] > 0 and \
+j['scratch_bytes'] % 64 == 0"
+SCRATCH1=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['scratch_bytes'])" \
+	"$TMP/out.json")
 check "no profile unasked" "'profile' not in j and 'top_k' not in j"
 
 run_json "json percentiles" "$MODEL" --device emu --percentiles 25,99.9 --iterations 5 --warmup 0
@@ -289,7 +293,7 @@ else no "compile-only: $(cat "$TMP/err")"; fi
 if grep -q "tiny.npum" "$TMP/out.txt"; then ok; else no "compile-only says where"; fi
 run_json "compile-only json" "$MODEL" --device emu --compile-only -o "$TMP/tiny2.npum"
 check "compile-only JSON" "j['output'] == '$TMP/tiny2.npum' and j['batch'] == 1 and \
-'latency_ms' not in j"
+'latency_ms' not in j and j['scratch_bytes'] > 0"
 "$BIN" "$TMP/tiny.npum" --device emu --input image="$TMP/a.raw" --output-dir "$TMP/npum" \
 	--iterations 1 >/dev/null 2>&1
 same "npum gives the onnx outputs" "$TMP/ra1/probabilities.bin" "$TMP/npum/probabilities.bin"
@@ -340,12 +344,14 @@ check "link ends" "all(l['from'] == l['link'] // 4 and l['direction'] == \
 ['east', 'west', 'north', 'south'][l['link'] % 4] for l in j['profile']['hottest_links'])"
 if "$BIN" "$MODEL" --device emu --profile >"$TMP/out.txt" 2>/dev/null && \
 	grep -Eq '^bottleneck +(compute|SRAM|network)$' "$TMP/out.txt" && \
+	grep -Eq '^memory +scratch [1-9][0-9]* bytes, constants ' "$TMP/out.txt" && \
 	grep -q '^utilization compute .*, SRAM .*, network ' "$TMP/out.txt"; then ok
 else no "profile text"; fi
 
 # ---- batch ----
 run_json "batch 2" "$MODEL" --device emu --batch 2 --output-dir "$TMP/b2"
 check "batch reported" "j['batch'] == 2"
+check "batch scratch: a copy per element" "j['scratch_bytes'] == 2 * $SCRATCH1"
 check "batch throughput" "j['throughput_ips'] > 0 and abs(j['throughput_ips'] * \
 j['latency_ms']['mean'] / 1000 - 2) < 1e-6"
 check "batch simulated per inference" "abs(j['simulated']['us_per_inference'] * 2 - \

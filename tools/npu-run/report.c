@@ -59,6 +59,8 @@ struct summary {
 	int have_util;
 	double util;			/* cluster utilization over the timed runs */
 	unsigned util_clusters;
+	int have_mem;
+	npu_model_info mem;		/* the model's device memory */
 	struct prof_view pv;
 };
 
@@ -301,6 +303,8 @@ static void summarize(const struct nr_report *r, struct summary *s)
 		s->throughput = s->mean > 0 ? r->batch * 1000.0 / s->mean : 0;
 	}
 	free(sorted);
+	s->mem.struct_size = sizeof(s->mem);
+	s->have_mem = npu_model_get_info(r->model, &s->mem) == NPU_OK;
 	s->sim_us = r->last.device_us / r->batch;
 	s->sim_throughput = s->sim_us > 0 ? 1e6 / s->sim_us : 0;
 	if ((d->have & (NPU_HAVE_CYCLES | NPU_HAVE_CLUSTERS)) ==
@@ -718,6 +722,10 @@ static void print_json(const struct nr_report *r, const struct summary *s)
 	else
 		jw_null(&w, "cluster_utilization");
 	jw_u64(&w, "steps", r->last.steps);
+	if (s->have_mem)
+		jw_u64(&w, "scratch_bytes", s->mem.scratch_bytes);
+	else
+		jw_null(&w, "scratch_bytes");
 	if (r->top)
 		json_top_k(&w, r);
 	if (r->det)
@@ -821,11 +829,28 @@ static void text_counters(const struct nr_report *r, const struct prof_view *pv)
 	printf("bottleneck  %s\n", res_names[pv->bottleneck]);
 }
 
-static void text_profile(const struct nr_report *r, const struct prof_view *pv)
+/* "memory      scratch 8388608 bytes (8 x 1048576 per batch element), ..." */
+static void text_memory(const struct summary *s)
+{
+	const npu_model_info *m = &s->mem;
+
+	if (!s->have_mem)
+		return;
+	printf("%-12sscratch %" PRIu64 " bytes", "memory", m->scratch_bytes);
+	if (m->batch > 1)
+		printf(" (%u x %" PRIu64 " per batch element)", m->batch,
+		       m->scratch_bytes / m->batch);
+	printf(", constants %" PRIu64 " bytes, programs %" PRIu64 " bytes, I/O %" PRIu64
+	       " bytes\n", m->const_bytes, m->program_bytes, m->io_bytes);
+}
+
+static void text_profile(const struct nr_report *r, const struct summary *s)
 {
 	const struct nr_profile *p = r->prof;
+	const struct prof_view *pv = &s->pv;
 
 	printf("profile     one run, %" PRIu64 " cycles, %zu steps\n", p->total_cycles, p->n_steps);
+	text_memory(s);
 	printf("  %4s %12s %7s  %s\n", "step", "cycles", "share", "label");
 	for (size_t i = 0; i < p->n_steps; i++)
 		printf("  %4zu %12" PRIu64 " %6.1f%%  %s\n", i, p->steps[i].device_cycles,
@@ -871,7 +896,7 @@ static void print_text(const struct nr_report *r, const struct summary *s)
 	if (r->det)
 		nr_detect_print_text(r->det);
 	if (r->prof)
-		text_profile(r, &s->pv);
+		text_profile(r, s);
 }
 
 void nr_report_print(const struct nr_report *r)
@@ -889,6 +914,7 @@ void nr_report_compiled(const struct nr_options *o, const npu_device_info *dev,
 			const npu_model *model, double load_ms)
 {
 	size_t n_in = npu_model_input_count(model), n_out = npu_model_output_count(model);
+	npu_model_info mem = { .struct_size = sizeof(mem) };
 	struct jw w = { 0 };
 
 	if (!o->json) {
@@ -905,6 +931,10 @@ void nr_report_compiled(const struct nr_options *o, const npu_device_info *dev,
 	jw_str(&w, "precision", nr_precision_str(o->precision));
 	jw_u64(&w, "batch", npu_model_batch(model));
 	jw_u64(&w, "clusters", npu_model_clusters(model));
+	if (npu_model_get_info(model, &mem) == NPU_OK)
+		jw_u64(&w, "scratch_bytes", mem.scratch_bytes);
+	else
+		jw_null(&w, "scratch_bytes");
 	jw_num(&w, "load_ms", load_ms);
 	jw_open(&w, "inputs", '[');
 	for (size_t i = 0; i < n_in; i++) {

@@ -160,7 +160,7 @@ npu_status npu_lower_alias(struct npu_cc *cc, const npu_ir_node *n)
 
 	if ((st = npu_cc_loc(cc, in, &l)))
 		return st;
-	if (cc->loc[out].seg != NPU_NO_SEG)	/* a graph output: its own memory */
+	if (npu_cc_has_home(cc, out))	/* a graph output, a Concat slice: its own memory */
 		return npu_cc_copy(cc, in, out);
 	cc->loc[out] = l;
 	return NPU_OK;
@@ -235,7 +235,7 @@ npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n)
 		len = x->dims[axis] * inner;
 		if ((st = npu_cc_loc(cc, n->inputs[i], &lx)))
 			break;
-		/* Already in place (npu_cc_place_concats): nothing to copy. */
+		/* Already in place (npu_cc_concat_slices): nothing to copy. */
 		if (lx.seg == ly.seg && lx.off == ly.off + (uint64_t)(at * inner) * esize) {
 			at += x->dims[axis];
 			continue;
@@ -255,13 +255,16 @@ npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n)
  * Concat in place: when everything before the axis has size 1, each input
  * is one contiguous slice of the output, so a computed input can simply
  * live there and its producer writes it in place, instead of being copied
- * (read and written through DDR once more).  Done before any node is
- * lowered, from the last node to the first, so an input that is itself a
- * Concat's output places that Concat's inputs inside it too.  Only
- * scratch tensors that have no home yet are moved: not graph inputs or
- * outputs, not constants, not an input listed twice.
+ * (read and written through DDR once more).  Decided before any node is
+ * lowered (a producer comes before its Concat), as alias constraints the
+ * homes and the memory plan follow (npu_cc_loc, npu_scratch.c): the input
+ * is at a fixed offset in the output, and the two share one lifetime.
+ * From the last node to the first, so an input that is itself a Concat's
+ * output has its own inputs in its slice too.  Only tensors that have no
+ * home of their own yet: not graph inputs or outputs, not constants, not
+ * an input listed twice, not the slice of a later Concat.
  */
-npu_status npu_cc_place_concats(struct npu_cc *cc)
+npu_status npu_cc_concat_slices(struct npu_cc *cc)
 {
 	const npu_ir_graph *g = cc->g;
 	npu_status st = NPU_OK;
@@ -270,19 +273,19 @@ npu_status npu_cc_place_concats(struct npu_cc *cc)
 		const npu_ir_node *n = &g->nodes[i];
 		const npu_ir_tensor *y;
 		int64_t axis, outer = 1, inner = 1, at = 0;
-		struct npu_loc ly;
+		int yi;
 
 		if (n->dead || strcmp(n->op, "Concat") || n->n_outputs < 1 || n->outputs[0] < 0)
 			continue;
-		y = &g->tensors[n->outputs[0]];
+		yi = n->outputs[0];
+		y = &g->tensors[yi];
 		if ((st = npu_ir_attr_int(n, "axis", 0, &axis)))
 			break;
 		if (axis < 0)
 			axis += y->rank;
 		npu_ir_axis_sizes(y, axis, &outer, &inner);
-		if (outer != 1 || (st = npu_cc_loc(cc, n->outputs[0], &ly)))
-			continue;
-		if (ly.seg != cc->seg_scratch)
+		/* Its output in scratch: not a graph output (I/O), not a constant. */
+		if (outer != 1 || npu_ir_is_const(y) || cc->loc[yi].seg != NPU_NO_SEG)
 			continue;
 		for (int k = 0; k < n->n_inputs; k++) {
 			int t = n->inputs[k];
@@ -294,11 +297,11 @@ npu_status npu_cc_place_concats(struct npu_cc *cc)
 			for (int j = 0; j < n->n_inputs; j++)
 				twice |= j != k && n->inputs[j] == t;
 			if (!twice && !npu_ir_is_const(x) && x->producer >= 0 &&
-			    x->dtype == y->dtype && cc->loc[t].seg == NPU_NO_SEG &&
-			    !npu_ir_is_graph_output(g, t))
-				cc->loc[t] = (struct npu_loc){
-					ly.seg, ly.off + (uint64_t)(at * inner) * npu_dtype_size(y->dtype)
-				};
+			    x->dtype == y->dtype && !npu_cc_has_home(cc, t) &&
+			    !npu_ir_is_graph_output(g, t)) {
+				cc->home[t].slice_of = yi;
+				cc->home[t].slice_off = (uint64_t)(at * inner) * npu_dtype_size(y->dtype);
+			}
 			at += x->dims[axis];
 		}
 	}

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The compiler driver: IR graph -> compiled model.  Places tensors in DDR,
- * lowers node by node (lower_*.c), and describes the inputs and outputs.
+ * lowers node by node (lower_*.c), plans the scratch once every node is
+ * lowered (npu_scratch.c), and describes the inputs and outputs.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,14 +73,6 @@ uint64_t npu_cc_const(struct npu_cc *cc, const void *data, uint64_t bytes,
 	return off;
 }
 
-uint64_t npu_cc_scratch(struct npu_cc *cc, uint64_t bytes)
-{
-	uint64_t off = align_up(cc->scratch_len);
-
-	cc->scratch_len = off + (bytes ? bytes : 1);
-	return off;
-}
-
 npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p)
 {
 	int64_t fn;
@@ -102,24 +96,72 @@ static uint64_t tensor_bytes(const npu_ir_tensor *t)
 	return (uint64_t)npu_ir_numel(t) * npu_dtype_size(t->dtype);
 }
 
-npu_status npu_cc_loc(struct npu_cc *cc, int id, struct npu_loc *out)
+/* Give tensor @id its home if it has none yet (not a use of it). */
+static npu_status place(struct npu_cc *cc, int id)
 {
 	const npu_ir_tensor *t = &cc->g->tensors[id];
+	int whole = cc->home[id].slice_of;
 	npu_status st = NPU_OK;
+	uint64_t off;
 
-	if (cc->loc[id].seg == NPU_NO_SEG) {
-		if (npu_ir_is_const(t)) {
-			uint64_t off = npu_cc_const(cc, t->data, t->bytes, &st);
-
-			if (st)
-				return st;
-			cc->loc[id] = (struct npu_loc){ cc->seg_const, off };
-		} else {
-			cc->loc[id] = (struct npu_loc){ cc->seg_scratch,
-							npu_cc_scratch(cc, tensor_bytes(t)) };
-		}
+	if (cc->loc[id].seg != NPU_NO_SEG)
+		return NPU_OK;
+	if (npu_ir_is_const(t)) {
+		off = npu_cc_const(cc, t->data, t->bytes, &st);
+		if (st)
+			return st;
+		cc->loc[id] = (struct npu_loc){ cc->seg_const, off };
+	} else if (whole >= 0) {
+		/* Its slice of a Concat's output (npu_cc_concat_slices). */
+		if ((st = place(cc, whole)))
+			return st;
+		cc->loc[id] = (struct npu_loc){ cc->loc[whole].seg,
+						cc->loc[whole].off + cc->home[id].slice_off };
+	} else {
+		off = npu_scratch_block(cc, tensor_bytes(t), id);
+		if (cc->blocks_oom)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		cc->loc[id] = (struct npu_loc){ cc->seg_scratch, off };
 	}
+	return NPU_OK;
+}
+
+npu_status npu_cc_loc(struct npu_cc *cc, int id, struct npu_loc *out)
+{
+	npu_status st = place(cc, id);
+
+	if (st)
+		return st;
+	npu_scratch_touch(cc, id);
 	*out = cc->loc[id];
+	return NPU_OK;
+}
+
+bool npu_cc_has_home(const struct npu_cc *cc, int id)
+{
+	return cc->loc[id].seg != NPU_NO_SEG || cc->home[id].slice_of >= 0;
+}
+
+npu_status npu_cc_grow(struct npu_cc *cc)
+{
+	int n = cc->g->n_tensors;
+	struct npu_loc *l;
+	struct npu_home *h;
+
+	if (n <= cc->nloc)
+		return NPU_OK;
+	l = realloc(cc->loc, (size_t)n * sizeof(*l));
+	if (l)
+		cc->loc = l;
+	h = l ? realloc(cc->home, (size_t)n * sizeof(*h)) : NULL;
+	if (!h)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	cc->home = h;
+	for (int i = cc->nloc; i < n; i++) {
+		cc->loc[i] = (struct npu_loc){ NPU_NO_SEG, 0 };
+		cc->home[i] = (struct npu_home){ .slice_of = -1, .first = INT_MAX, .last = -1 };
+	}
+	cc->nloc = n;
 	return NPU_OK;
 }
 
@@ -182,15 +224,11 @@ static npu_status const_output(struct npu_cc *cc, int id)
 		int tmp;
 		const npu_ir_tensor *t = &cc->g->tensors[id];
 		int64_t dims[NPU_MAX_RANK];
-		struct npu_loc *l;
 
 		memcpy(dims, t->dims, sizeof(dims));
-		if ((st = npu_ir_add_tensor(cc->g, NULL, t->dtype, t->rank, dims, &tmp)))
+		if ((st = npu_ir_add_tensor(cc->g, NULL, t->dtype, t->rank, dims, &tmp)) ||
+		    (st = npu_cc_grow(cc)))
 			return st;
-		l = realloc(cc->loc, (size_t)cc->g->n_tensors * sizeof(*l));
-		if (!l)
-			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-		cc->loc = l;
 		cc->loc[tmp] = (struct npu_loc){ cc->seg_io, off };
 		return npu_cc_copy(cc, id, tmp);
 	}
@@ -268,34 +306,23 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 		cc.spread = sp > cc.tpbs ? sp : cc.tpbs;
 	}
 	cc.cm = calloc(1, sizeof(*cc.cm));
-	cc.loc = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(*cc.loc));
-	if (!cc.cm || !cc.loc) {
+	if (!cc.cm) {
 		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < g->n_tensors; i++)
-		cc.loc[i].seg = NPU_NO_SEG;
 	debug_graph(g, "shape inference");
 	st = npu_rewrite_hooked(g, npu_debug_on(NPU_DEBUG_REWRITES) ? debug_rewrite : NULL, NULL);
 	if (!st) {
 		debug_graph(g, "rewrites");
 		st = npu_fuse(g, cc.hbsm);
 	}
+	if (!st)
+		debug_graph(g, "fusion");
+	/* Homes for every tensor, those rewrites and fusion added too. */
+	if (!st)
+		st = npu_cc_grow(&cc);
 	if (st)
 		goto out;
-	debug_graph(g, "fusion");
-	/* Rewrites and fusion may have added tensors (new weights, folded ones). */
-	{
-		struct npu_loc *l = realloc(cc.loc, (size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(*l));
-
-		if (!l) {
-			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-			goto out;
-		}
-		cc.loc = l;
-		for (i = 0; i < g->n_tensors; i++)
-			cc.loc[i].seg = NPU_NO_SEG;
-	}
 	cc.cm->nclusters = tgt->clusters;
 	cc.cm->tpbs = tgt->tpbs;
 	cc.cm->precision = tgt->precision;
@@ -322,7 +349,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			st = add_io(&cc, g->outputs[i], true);
 	}
 	if (!st)
-		st = npu_cc_place_concats(&cc);
+		st = npu_cc_concat_slices(&cc);
 	for (i = 0; !st && i < g->n_nodes; i++) {
 		const npu_ir_node *n = &g->nodes[i];
 		npu_lower_fn fn;
@@ -347,8 +374,10 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 				      npu_ir_node_label(n, label, sizeof(label)), n->op, msg);
 		}
 	}
-	cc.scratch_stride = align_up(cc.scratch_len ? cc.scratch_len : 1);
 	cc.io_stride = align_up(cc.io_len ? cc.io_len : 1);
+	/* Tensors alive at different times share scratch (npu_scratch.c). */
+	if (!st)
+		st = npu_scratch_plan(&cc);
 	if (!st)
 		st = npu_sched_finish(&cc);
 	if (!st) {
@@ -370,6 +399,8 @@ out:
 	npu_sched_free(&cc);
 	free(cc.cdata);
 	free(cc.loc);
+	free(cc.home);
+	free(cc.blocks);
 	if (st) {
 		npu_cmodel_free(cc.cm);
 		return st;

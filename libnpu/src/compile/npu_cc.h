@@ -3,7 +3,8 @@
  * The compiler's working state, shared by the lowering passes.
  *
  * Every IR tensor gets a home in DDR: constants in the CONST segment,
- * graph inputs and outputs in the IO segment, everything else in SCRATCH.
+ * graph inputs and outputs in the IO segment, everything else in SCRATCH,
+ * where tensors alive at different times share bytes (npu_scratch.c).
  * A node is lowered to tiles (npu_sched.c): each tile brings its inputs
  * into one TPB's HBSM by DMA, runs one or more unit instructions there and
  * writes its results back to DDR through a GSDU chain.  Lowerings hand
@@ -25,6 +26,24 @@
 struct npu_loc {
 	uint32_t seg;		/* NPU_NO_SEG: not placed yet */
 	uint64_t off;
+};
+
+/*
+ * Where a tensor's bytes live while the nodes are lowered, and when it is
+ * used (npu_scratch.c).  Scratch homes are first handed out as ranges of
+ * their own (blocks); once every node is lowered the memory plan moves
+ * the blocks so that tensors alive at different times share bytes.
+ */
+struct npu_home {
+	int slice_of;		/* a Concat input living in its output: that tensor, or -1 */
+	uint64_t slice_off;	/* ... at this byte offset */
+	int first, last;	/* nodes (index + 1, 0 before the first) that asked for it */
+};
+
+/* A range of the scratch handed out while lowering. */
+struct npu_block {
+	uint64_t off, size;	/* before the plan moves it */
+	int owner;		/* the tensor it was made for; -1: lives the whole run */
 };
 
 struct npu_tile;
@@ -50,11 +69,16 @@ struct npu_cc {
 	uint32_t hbsm;		/* HBSM bytes one tile may use (half of it) */
 	uint32_t seg_const, seg_scratch, seg_io;
 	struct npu_loc *loc;	/* per tensor */
+	struct npu_home *home;	/* per tensor */
+	int nloc;		/* entries of loc and home */
+	struct npu_block *blocks;	/* scratch ranges in offset order */
+	unsigned nblocks, cap_blocks;
+	bool blocks_oom;
 	uint8_t *cdata;		/* CONST segment contents so far */
 	uint64_t clen, ccap;
-	uint64_t scratch_len, io_len;
+	uint64_t scratch_len, io_len;	/* scratch_len: the blocks, before the plan */
 	unsigned batch;		/* inputs per run; > 1: pipelined stages */
-	uint64_t scratch_stride, io_stride;	/* per batch element */
+	uint64_t scratch_stride, io_stride;	/* per batch element (the planned scratch) */
 	unsigned stages;		/* pipelined stages wanted, 0: as many as fit */
 	unsigned inflight;	/* inputs in flight per stage (0: one) */
 	unsigned nbufs;		/* HBSM buffers tiles rotate through (2 or 4) */
@@ -68,10 +92,38 @@ struct npu_cc {
 /* Place a constant blob in CONST; returns its offset or sets *st. */
 uint64_t npu_cc_const(struct npu_cc *cc, const void *data, uint64_t bytes,
 		      npu_status *st);
-/* Reserve @bytes of scratch (64-aligned). */
+/*
+ * Reserve @bytes of scratch (64-aligned) that no tensor owns: the plan
+ * keeps it for the whole run.
+ */
 uint64_t npu_cc_scratch(struct npu_cc *cc, uint64_t bytes);
-/* The DDR home of tensor @t (placing scratch tensors on first use). */
+/*
+ * The DDR home of tensor @t, placing scratch tensors on first use.  A
+ * lowering asks for every tensor its work reads or writes while it is
+ * lowered (the memory plan's lifetimes come from these calls; the plan
+ * checks every scratch address of the work against them).
+ */
 npu_status npu_cc_loc(struct npu_cc *cc, int t, struct npu_loc *out);
+/* Tensor @t has a home of its own (I/O, constant, a Concat slice) or will. */
+bool npu_cc_has_home(const struct npu_cc *cc, int t);
+/* Grow the per-tensor arrays to the graph's tensors (after adding some). */
+npu_status npu_cc_grow(struct npu_cc *cc);
+
+/* ---- the scratch memory plan (npu_scratch.c) ---- */
+
+/*
+ * A new scratch block of @bytes for tensor @owner (-1: none); its offset.
+ * Out of memory sets cc->blocks_oom (npu_cc_loc and the plan fail then).
+ */
+uint64_t npu_scratch_block(struct npu_cc *cc, uint64_t bytes, int owner);
+/* Tensor @t is used by the node being lowered. */
+void npu_scratch_touch(struct npu_cc *cc, int t);
+/*
+ * Once every node is lowered: plan the scratch from the tensors'
+ * lifetimes, move every scratch address of the work onto the plan and set
+ * cc->scratch_stride (the peak of one batch element).
+ */
+npu_status npu_scratch_plan(struct npu_cc *cc);
 
 /* ---- tiles (npu_sched.c) ---- */
 
@@ -257,8 +309,12 @@ npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
  */
 #define NPU_ATTR_RES_POOL	"npu_res_pool"
 
-/* Give Concat inputs their homes inside the output (lower_move.c). */
-npu_status npu_cc_place_concats(struct npu_cc *cc);
+/*
+ * Before lowering: which Concat inputs live in their slice of the output
+ * (cc->home[].slice_of), so their producers write them in place
+ * (lower_move.c).
+ */
+npu_status npu_cc_concat_slices(struct npu_cc *cc);
 
 /* Copy tensor @src's bytes to tensor @dst's home by DMA (a step). */
 npu_status npu_cc_copy(struct npu_cc *cc, int src, int dst);

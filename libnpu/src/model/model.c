@@ -189,3 +189,37 @@ unsigned npu_model_clusters(const npu_model *model)
 {
 	return model ? model->cm->nclusters : 0;
 }
+
+npu_status npu_model_get_info(const npu_model *model, npu_model_info *info)
+{
+	npu_model_info all = { .struct_size = sizeof(all) };
+	const struct npu_cmodel *cm;
+	size_t size;
+
+	if (!model || !info)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_model_get_info: NULL argument");
+	size = info->struct_size;
+	if (size < sizeof(size_t))
+		return npu_fail(NPU_ERR_INVALID_ARG,
+				"npu_model_info.struct_size %zu: set it to sizeof(npu_model_info)",
+				size);
+	cm = model->cm;
+	all.batch = npu_cmodel_batch(cm);
+	all.clusters = cm->nclusters;
+	all.steps = cm->nsteps;
+	for (uint32_t i = 0; i < cm->nsegs; i++) {
+		uint64_t *b = NULL;
+
+		switch (cm->segs[i].kind) {
+		case NPU_SEG_CONST: b = &all.const_bytes; break;
+		case NPU_SEG_PROGRAM: b = &all.program_bytes; break;
+		case NPU_SEG_SCRATCH: b = &all.scratch_bytes; break;
+		case NPU_SEG_IO: b = &all.io_bytes; break;
+		}
+		if (b)
+			*b += cm->segs[i].size;
+	}
+	memcpy((char *)info + sizeof(size_t), (const char *)&all + sizeof(size_t),
+	       (size < sizeof(all) ? size : sizeof(all)) - sizeof(size_t));
+	return NPU_OK;
+}
