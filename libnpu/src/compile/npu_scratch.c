@@ -56,11 +56,13 @@
  *
  * Scratch that no tensor owns (npu_cc_scratch) also lives the whole run.
  */
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 
 #include "compile/npu_cc.h"
 #include "compile/npu_mem.h"
+#include "npu_debug.h"
 
 #define ALIGN 64
 
@@ -277,6 +279,27 @@ static bool pipe_ordered(const struct npu_cc *cc)
 	return true;
 }
 
+/* NPU_DEBUG=mem: every block's place and lifetime, then the totals. */
+static void say_plan(const struct npu_cc *cc, const struct plan *p, bool share, uint64_t peak)
+{
+	for (unsigned b = 0; b < cc->nblocks; b++) {
+		const struct npu_mem_item *it = &p->items[b];
+
+		if (p->first[b] > p->last[b])
+			npu_debug(NPU_DEBUG_MEM, "%-40s %10" PRIu64 " B: never used", block_name(cc, b),
+				  cc->blocks[b].size);
+		else
+			npu_debug(NPU_DEBUG_MEM, "%-40s %10" PRIu64 " B at %10" PRIu64
+				  ", alive nodes %" PRId64 "..%" PRId64, block_name(cc, b),
+				  cc->blocks[b].size, it->at, p->first[b] - 1, p->last[b] - 1);
+	}
+	npu_debug(NPU_DEBUG_MEM,
+		  "scratch: %u blocks, %" PRIu64 " B one after another, %" PRIu64
+		  " B planned per input (%s), x %u inputs", cc->nblocks, cc->scratch_len, peak,
+		  share ? "shared between lifetimes" : "no sharing: the schedule does not order them",
+		  cc->batch);
+}
+
 npu_status npu_scratch_plan(struct npu_cc *cc)
 {
 	unsigned nb = cc->nblocks;
@@ -333,6 +356,8 @@ npu_status npu_scratch_plan(struct npu_cc *cc)
 	if ((st = npu_mem_plan(items, n, ALIGN, &peak)))
 		goto out;
 	p.items = items;
+	if (npu_debug_on(NPU_DEBUG_MEM))
+		say_plan(cc, &p, share, peak);
 	for (unsigned i = 0; i < cc->nwork && !st; i++)
 		st = cc->work[i].ntiles ? move_tiles(&p, &cc->work[i]) : move_dma(&p, &cc->work[i]);
 	/* Each batch element has its own copy: this is one element's. */
