@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "compile/npu_cc.h"
+#include "compile/npu_tile.h"
 #include "compile/npu_compile.h"
 #include "compile/npu_ops.h"
 #include "ir_build.h"

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 #include "compile/npu_ops.h"
 #include "ir_build.h"
 #include "npu_test.h"

@@ -4,7 +4,7 @@
  * lowering (conv_geom.h).
  */
 #include "compile/conv_geom.h"
-#include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 
 npu_status npu_conv_geom_read(const npu_ir_graph *graph, const npu_ir_node *n, bool pool,
 			      struct npu_conv_geom *g)

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "compile/conv_geom.h"
-#include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 #include "npu_debug.h"
 
 struct fuse_conv {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 #include "compile/conv_geom.h"
 
 /* Input rows and tile pads for output rows [oh0, oh1). */

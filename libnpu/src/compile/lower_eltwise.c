@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 #include "compile/npu_ops.h"
 
 static uint32_t f32_bits(float f)

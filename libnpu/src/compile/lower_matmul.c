@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 
 static uint32_t f32_bits(float f)
 {

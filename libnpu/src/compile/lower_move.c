@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 
 #define MAX_LEVELS 5
 
@@ -166,7 +166,6 @@ npu_status npu_lower_alias(struct npu_cc *cc, const npu_ir_node *n)
 	return NPU_OK;
 }
 
-npu_status npu_lower_transpose(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_transpose(struct npu_cc *cc, const npu_ir_node *n)
 {
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *y = npu_ir_output(cc->g, n, 0);
@@ -204,7 +203,6 @@ npu_status npu_lower_transpose(struct npu_cc *cc, const npu_ir_node *n)
 	return finish(cc, &pb, st);
 }
 
-npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n)
 {
 	const npu_ir_tensor *y = npu_ir_output(cc->g, n, 0);
@@ -309,7 +307,6 @@ npu_status npu_cc_concat_slices(struct npu_cc *cc)
 }
 
 /* Slice (opset 10+: starts, ends, axes, steps as constant inputs). */
-npu_status npu_lower_slice(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_slice(struct npu_cc *cc, const npu_ir_node *n)
 {
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *y = npu_ir_output(cc->g, n, 0);
@@ -378,7 +375,6 @@ npu_status npu_lower_slice(struct npu_cc *cc, const npu_ir_node *n)
 
 /* Pad, mode "constant": the output starts as a constant block, then the
  * input is copied inside.  Both DMAs run on one engine, in order. */
-npu_status npu_lower_pad(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_pad(struct npu_cc *cc, const npu_ir_node *n)
 {
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *y = npu_ir_output(cc->g, n, 0);
@@ -458,7 +454,6 @@ npu_status npu_lower_pad(struct npu_cc *cc, const npu_ir_node *n)
 }
 
 /* Split: each output is a block of the input along the axis. */
-npu_status npu_lower_split(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_split(struct npu_cc *cc, const npu_ir_node *n)
 {
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0);

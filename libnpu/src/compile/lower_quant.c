@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 
 static int64_t zp_value(const npu_ir_tensor *z)
 {
@@ -20,7 +20,6 @@ static int64_t zp_value(const npu_ir_tensor *z)
 	}
 }
 
-npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n)
 {
 	bool q = !strcmp(n->op, "QuantizeLinear"), cast = !strcmp(n->op, "Cast");

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 
 static npu_status row_tiles(struct npu_cc *cc, const npu_ir_node *n, int64_t outer,
 			    int64_t D, int64_t inner, unsigned opcode, unsigned fn,
@@ -108,7 +108,6 @@ npu_status npu_lower_softmax(struct npu_cc *cc, const npu_ir_node *n)
 			 0, false);
 }
 
-npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n)
 {
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0);
@@ -126,7 +125,6 @@ npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n)
 
 /* LayerNormalization over the axes from @axis on: [rows, D] with gamma and
  * beta [D] re-read for every row (a broadcast level). */
-npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n)
 {
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *ga = npu_ir_input(cc->g, n, 1);
@@ -233,7 +231,6 @@ npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n)
  * contiguous range of axes (any keepdims): [outer, D, inner] with D the
  * reduced axes.
  */
-npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n)
 {
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 #include "compile/npu_compile.h"
 #include "compile/npu_ops.h"
 #include "compile/npu_rewrite.h"

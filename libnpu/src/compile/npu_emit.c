@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "compile/npu_cc.h"
+#include "compile/npu_tile.h"
 
 #define CTR_DMA		NPU_CTR_DMA
 #define CTR_OPS		NPU_CTR_OPS

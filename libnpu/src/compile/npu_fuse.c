@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 #include "npu_debug.h"
 
 /* NPU_DEBUG=fuse: "<what> <op> <label> into <op> <label>". */

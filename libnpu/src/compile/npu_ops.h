@@ -16,7 +16,7 @@
 #ifndef NPU_OPS_H
 #define NPU_OPS_H
 
-#include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 #include "compile/npu_rewrite.h"
 #include "ir/npu_ir_rules.h"
 
@@ -101,16 +101,5 @@ npu_status npu_ops_check_supported(const npu_ir_graph *g, int *bad_node);
 
 /* The whole table, for tests: *@count entries, sorted by name and since. */
 const struct npu_op *npu_ops_table(size_t *count);
-
-/* Lowerings declared nowhere else (lower_move.c, lower_quant.c, lower_reduce.c). */
-npu_status npu_lower_transpose(struct npu_cc *cc, const npu_ir_node *n);
-npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n);
-npu_status npu_lower_slice(struct npu_cc *cc, const npu_ir_node *n);
-npu_status npu_lower_split(struct npu_cc *cc, const npu_ir_node *n);
-npu_status npu_lower_pad(struct npu_cc *cc, const npu_ir_node *n);
-npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n);
-npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n);
-npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
-npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
 
 #endif /* NPU_OPS_H */

@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "compile/npu_cc.h"
+#include "compile/npu_tile.h"
 #include "plan/npu_plan.h"
 
 #define MAX_STAGES	30	/* CCB counters, one per stage */

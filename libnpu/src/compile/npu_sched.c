@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "compile/npu_cc.h"
+#include "compile/npu_tile.h"
 #include "npu_debug.h"
 
 #define CCB_DONE	0

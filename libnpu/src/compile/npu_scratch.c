@@ -61,6 +61,7 @@
 #include <stdlib.h>
 
 #include "compile/npu_cc.h"
+#include "compile/npu_tile.h"
 #include "compile/npu_mem.h"
 #include "npu_debug.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compile/npu_cc.h"
+#include "compile/npu_tile.h"
 
 void npu_twu_flat(struct npu_hw_twu *w, unsigned space, unsigned dtype,
 		  uint64_t base, uint64_t n)

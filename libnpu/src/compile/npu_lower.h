@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The lowering interface: what a lowering (lower_*.c) is given, and what
+ * the fusion pass (npu_fuse.c, fuse_conv.c) decided for it.  A lowering
+ * turns one node into tiles (npu_tile.h) or DDR-to-DDR DMA and hands them
+ * to the scheduler (npu_cc.h); the operator registry (npu_ops.h) says
+ * which lowering a node gets.
+ */
+#ifndef NPU_LOWER_H
+#define NPU_LOWER_H
+
+#include "compile/npu_cc.h"
+#include "compile/npu_tile.h"
+
+/* A node's lowering, as the operator registry gives it (npu_op_lowering(), npu_ops.h). */
+typedef npu_status (*npu_lower_fn)(struct npu_cc *cc, const npu_ir_node *n);
+
+npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_alias(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_conv(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_pool(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_softmax(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_transpose(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_slice(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_split(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_pad(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
+
+/*
+ * The fusion pass (npu_fuse.c, fuse_conv.c), after the rewrites: folds and
+ * fuses nodes, and decides which nodes run inside another's tiles, for
+ * tiles of at most @hbsm bytes.  Its choices are node attributes; the
+ * lowerings follow them and decide nothing themselves.
+ */
+npu_status npu_fuse(npu_ir_graph *g, uint32_t hbsm);
+/* The convolution pairing and elision decisions (fuse_conv.c). */
+npu_status npu_fuse_conv(npu_ir_graph *g, uint32_t hbsm);
+/* The fused activation of @n (from npu_fuse) into TCU output-stage params. */
+npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
+
+/* Lowered inside the tiles of the node that reads its output: skip it. */
+#define NPU_ATTR_FUSED		"npu_fused"
+/* A pointwise Conv that also runs its depthwise producer (marked FUSED). */
+#define NPU_ATTR_PAIR		"npu_pair"
+/*
+ * On a pair: its residual is rebuilt in the tile from the depthwise input,
+ * pooled with this window and stride (1: the input itself).
+ */
+#define NPU_ATTR_RES_POOL	"npu_res_pool"
+
+/*
+ * Before lowering: which Concat inputs live in their slice of the output
+ * (cc->home[].slice_of), so their producers write them in place
+ * (lower_move.c).
+ */
+npu_status npu_cc_concat_slices(struct npu_cc *cc);
+
+#endif /* NPU_LOWER_H */
