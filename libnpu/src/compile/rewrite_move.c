@@ -88,7 +88,7 @@ npu_status npu_rewrite_pad(npu_ir_graph *g, int k, bool *applied)
 	st = NPU_OK;
 	for (int a = 0; a <= last && !st; a++) {
 		int64_t len = dims[a], total = pb[a] + len + pe[a], one[NPU_MAX_RANK];
-		int np_ = 0, nxt, c;
+		int np_ = 0, nxt = -1, c;
 
 		if (!pb[a] && !pe[a])
 			continue;
