@@ -388,5 +388,38 @@ check "int8 reported" "j['precision'] == 'int8' and j['top_k']['classes'][0]['sc
 run_json "file URL" "file://$PWD/$MODEL" --device emu --iterations 2
 check "file URL runs" "j['model'].startswith('file://') and j['simulated']['cycles_per_run'] > 0"
 
+# ---- compiler debug output (NPU_DEBUG) ----
+# Each topic prints its own lines on stderr and nothing of the others; the
+# outputs are the same bits with it on; unset, stderr stays empty.
+"$BIN" "$MODEL" --device emu --iterations 1 --output-dir "$TMP/dbg0" >/dev/null 2>"$TMP/dbg0.err"
+if [ -s "$TMP/dbg0.err" ]; then no "no debug output without NPU_DEBUG"; else ok; fi
+for topic in ir rewrites fuse tiles mem; do
+	NPU_DEBUG=$topic "$BIN" "$MODEL" --device emu --iterations 1 --output-dir "$TMP/dbg" \
+		>/dev/null 2>"$TMP/dbg.err"
+	others=$(grep '^npu [a-z]*:' "$TMP/dbg.err" | grep -cv "^npu $topic:")
+	# The sample has nothing to rewrite (a 3-D pool below has).
+	if [ "$topic" = rewrites ] || grep -q "^npu $topic: " "$TMP/dbg.err"; then ok
+	else no "NPU_DEBUG=$topic prints"; fi
+	[ "$others" -eq 0 ] && ok || no "NPU_DEBUG=$topic prints only $topic"
+	same "NPU_DEBUG=$topic changes no bit" "$TMP/dbg/probabilities.bin" "$TMP/dbg0/probabilities.bin"
+done
+NPU_DEBUG=fuse "$BIN" "$MODEL" --device emu --iterations 1 >/dev/null 2>"$TMP/dbg.err"
+grep -q "^npu fuse: activation Relu .* into Conv" "$TMP/dbg.err" && ok || no "fuse names the fused activation"
+NPU_DEBUG=tiles "$BIN" "$MODEL" --device emu --iterations 1 >/dev/null 2>"$TMP/dbg.err"
+grep -q "^npu tiles: Conv conv1: [0-9]* tiles over" "$TMP/dbg.err" && ok || no "tiles names the node and its tiles"
+NPU_DEBUG=mem "$BIN" "$MODEL" --device emu --iterations 1 >/dev/null 2>"$TMP/dbg.err"
+grep -q "^npu mem: scratch: .* B planned per input" "$TMP/dbg.err" && ok || no "mem prints the plan's total"
+NPU_DEBUG=ir "$BIN" "$MODEL" --device emu --iterations 1 >/dev/null 2>"$TMP/dbg.err"
+for pass_name in "shape inference" rewrites fusion; do
+	grep -q "^npu ir: after $pass_name" "$TMP/dbg.err" && ok || no "ir prints the graph after $pass_name"
+done
+POOL3D=/usr/share/libonnx-testdata/data/node/test_maxpool_3d_default/model.onnx
+NPU_DEBUG=rewrites "$BIN" "$POOL3D" --device emu --iterations 1 >/dev/null 2>"$TMP/dbg.err"
+grep -q "^npu rewrites: MaxPool rewrite 0 applied to node .*: replaced by new nodes" "$TMP/dbg.err" &&
+	ok || no "rewrites names the rewrite that fired"
+NPU_DEBUG=ir,bogus "$BIN" "$MODEL" --device emu --iterations 1 >/dev/null 2>"$TMP/dbg.err"
+grep -q "NPU_DEBUG: unknown topic 'bogus' (ignored); topics are ir, rewrites, fuse, tiles, mem or all" \
+	"$TMP/dbg.err" && ok || no "an unknown NPU_DEBUG topic is named"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
