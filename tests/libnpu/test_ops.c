@@ -27,11 +27,13 @@ static const char *entry_problem(const struct npu_op *d, char *buf, size_t len)
 		snprintf(buf, len, "%s: opsets %d..%d", d->name, d->since, d->until);
 	else if (!d->ir.shape)
 		snprintf(buf, len, "%s has no shape rule", d->name);
-	else if (d->flags != NPU_OP_NPU && d->flags != (NPU_OP_NPU | NPU_OP_BY_REWRITE) &&
-		 d->flags != NPU_OP_CONST)
-		snprintf(buf, len, "%s: flags %#x (NPU_OP_NPU, maybe with NPU_OP_BY_REWRITE, or NPU_OP_CONST)",
+	else if ((d->flags & ~NPU_OP_TCU_ACT) != NPU_OP_NPU &&
+		 d->flags != (NPU_OP_NPU | NPU_OP_BY_REWRITE) && d->flags != NPU_OP_CONST)
+		snprintf(buf, len, "%s: flags %#x (NPU_OP_NPU, maybe with NPU_OP_BY_REWRITE or NPU_OP_TCU_ACT, or NPU_OP_CONST)",
 			 d->name, d->flags);
-	else if (d->flags == NPU_OP_NPU && !d->lower)
+	else if ((d->flags & NPU_OP_TCU_ACT) && d->cvu.kind != NPU_OP_CVU_UNARY)
+		snprintf(buf, len, "%s: a TCU activation is a unary CVU function", d->name);
+	else if ((d->flags & ~NPU_OP_TCU_ACT) == NPU_OP_NPU && !d->lower)
 		snprintf(buf, len, "%s is accepted but has no lowering", d->name);
 	else if ((d->flags & NPU_OP_BY_REWRITE) && (d->lower || !d->rewrites[0]))
 		snprintf(buf, len, "%s is accepted by its rewrites: it needs one and no lowering",
@@ -145,6 +147,10 @@ START_TEST(lookup_by_name_and_opset)
 	ck_assert_uint_eq(npu_op_get("Add", 14)->cvu.fn, NPU_FN_ADD);
 	ck_assert(npu_op_get("Relu", 14)->cvu.kind == NPU_OP_CVU_UNARY);
 	ck_assert_ptr_eq(npu_op_get("Conv", 11)->lower, npu_lower_conv);
+	/* What the TCU output stage applies after a Conv, Gemm or MatMul. */
+	ck_assert(npu_op_get("Relu", 14)->flags & NPU_OP_TCU_ACT);
+	ck_assert(npu_op_get("Clip", 13)->flags & NPU_OP_TCU_ACT);
+	ck_assert(!(npu_op_get("Exp", 13)->flags & NPU_OP_TCU_ACT));
 }
 END_TEST
 

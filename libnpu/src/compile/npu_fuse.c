@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "compile/npu_lower.h"
+#include "compile/npu_ops.h"
 #include "npu_debug.h"
 
 /* NPU_DEBUG=fuse: "<what> <op> <label> into <op> <label>". */
@@ -126,27 +127,22 @@ static npu_status fold_bn(npu_ir_graph *g, int ci, int bi)
 static npu_status fuse_act(npu_ir_graph *g, int pi, int ai)
 {
 	npu_ir_node *p = &g->nodes[pi], *a = &g->nodes[ai];
+	const struct npu_op *d = npu_op_get(a->op, a->opset);
 	float alpha = 0.0f, beta = 0.0f;
 	int64_t fn;
 	npu_status st = NPU_OK;
 
-	if (!strcmp(a->op, "Relu")) {
-		fn = NPU_FN_RELU;
-	} else if (!strcmp(a->op, "LeakyRelu")) {
-		fn = NPU_FN_LEAKY_RELU;
+	if (!d || !(d->flags & NPU_OP_TCU_ACT))
+		return NPU_OK;
+	/* The function is the registry's; its parameters are the node's. */
+	fn = d->cvu.fn;
+	if (fn == NPU_FN_LEAKY_RELU) {
 		st = npu_ir_attr_float(a, "alpha", 0.01f, &alpha);
-	} else if (!strcmp(a->op, "Sigmoid")) {
-		fn = NPU_FN_SIGMOID;
-	} else if (!strcmp(a->op, "Tanh")) {
-		fn = NPU_FN_TANH;
-	} else if (!strcmp(a->op, "HardSwish")) {
-		fn = NPU_FN_HARDSWISH;
-	} else if (!strcmp(a->op, "Clip") && a->opset < 11) {
-		fn = NPU_FN_CLIP;
+	} else if (fn == NPU_FN_CLIP && a->opset < 11) {
 		st = npu_ir_attr_float(a, "min", -INFINITY, &alpha);
 		if (!st)
 			st = npu_ir_attr_float(a, "max", INFINITY, &beta);
-	} else if (!strcmp(a->op, "Clip")) {
+	} else if (fn == NPU_FN_CLIP) {
 		const npu_ir_tensor *lo = npu_ir_input(g, a, 1), *hi = npu_ir_input(g, a, 2);
 		int cnt;
 
@@ -158,9 +154,6 @@ static npu_status fuse_act(npu_ir_graph *g, int pi, int ai)
 			return NPU_OK;
 		if (hi && (npu_ir_const_floats(hi, &beta, 1, &cnt) || cnt != 1))
 			return NPU_OK;
-		fn = NPU_FN_CLIP;
-	} else {
-		return NPU_OK;
 	}
 	if (st)
 		return st;

@@ -29,6 +29,12 @@
  * operators that have one (a node they cannot rewrite is refused by name).
  */
 #define NPU_OP_BY_REWRITE	4u
+/*
+ * With NPU_OP_NPU, on a unary elementwise operator: the TCU output stage
+ * can apply it (function .cvu.fn), so the fusion pass folds it into the
+ * Conv, Gemm or MatMul that feeds it (npu_fuse.c).
+ */
+#define NPU_OP_TCU_ACT	8u
 
 /* Extra support check: NULL if node @n is fine, else what is not ("its
  * Indices output is not"; the message adds " supported"). */
