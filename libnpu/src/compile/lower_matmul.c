@@ -6,6 +6,11 @@
  * is an (M rows) x (N columns) block: its rows of A come in as fp32 and the
  * CVU converts them to bf16; the TCU multiplies, adds the bias and writes
  * fp32 rows that a GSDU puts back in place.
+ *
+ * A B computed at run time (attention's K^T and V) comes in the same way as
+ * A: its [K][cols] block as fp32 (read transposed for Gemm's transB), which
+ * the CVU converts to bf16 beside it.  Batch dims broadcast as ONNX (numpy)
+ * says: each output matrix reads the A and B matrices its index maps to.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +43,30 @@ static npu_status const_b(struct npu_cc *cc, const npu_ir_tensor *b, int64_t K,
 	return st;
 }
 
+/*
+ * Element offset of matrix @bi of output @y in operand @t ([..., R, C]):
+ * @t's batch dims are aligned to @y's from the right, a dim of 1 (or a
+ * missing one) is broadcast.
+ */
+static uint64_t batch_off(const npu_ir_tensor *t, const npu_ir_tensor *y, int64_t bi)
+{
+	int tb = t->rank - 2, yb = y->rank - 2;
+	uint64_t off = 0, stride = (uint64_t)(t->dims[t->rank - 2] * t->dims[t->rank - 1]);
+
+	for (int d = yb - 1; d >= 0; d--) {
+		int64_t idx = bi % y->dims[d];
+		int td = d - (yb - tb);
+
+		bi /= y->dims[d];
+		if (td < 0)
+			continue;
+		if (t->dims[td] != 1)
+			off += (uint64_t)idx * stride;
+		stride *= (uint64_t)t->dims[td];
+	}
+	return off;
+}
+
 static int64_t zp_of(const npu_ir_tensor *z, int64_t i)
 {
 	int64_t k;
@@ -66,7 +95,7 @@ static npu_status prep_quant(struct npu_cc *cc, const npu_ir_node *n, int64_t N,
 	const npu_ir_tensor *yz = ql ? npu_ir_input(cc->g, n, 7) : NULL;
 	npu_status st = NPU_OK;
 
-	if (!npu_ir_is_const(b) || (az && !npu_ir_is_const(az)) || (bz && !npu_ir_is_const(bz)) ||
+	if ((az && !npu_ir_is_const(az)) || (bz && !npu_ir_is_const(bz)) ||
 	    (ql && (!npu_ir_is_const(as) || !npu_ir_is_const(bs) || !npu_ir_is_const(ys) ||
 		    (yz && !npu_ir_is_const(yz)))) || (az && npu_ir_numel(az) != 1))
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with computed or per-row parameters", n->op);
@@ -75,7 +104,8 @@ static npu_status prep_quant(struct npu_cc *cc, const npu_ir_node *n, int64_t N,
 			return npu_fail(NPU_ERR_UNSUPPORTED, "%s with per-column B zero points", n->op);
 	tcu->a_zp = (int32_t)zp_of(az, 0);
 	tcu->b_zp = (int32_t)zp_of(bz, 0);
-	*boff = npu_cc_const(cc, b->data, b->bytes, &st);
+	if (npu_ir_is_const(b))
+		*boff = npu_cc_const(cc, b->data, b->bytes, &st);
 	if (!st && ql) {
 		float *q = malloc((size_t)N * 4);
 
@@ -111,6 +141,8 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 	struct npu_tile *tiles = NULL;
 	unsigned ntiles = 0, cap = 0;
 	float *bias = NULL;
+	bool b_rt = !npu_ir_is_const(b);	/* B computed at run time */
+	struct npu_loc lb = { NPU_NO_SEG, 0 };
 	npu_status st;
 
 	if (quant) {
@@ -127,8 +159,6 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s x %s", n->op,
 				npu_dtype_str(a->dtype), npu_dtype_str(b->dtype));
 	}
-	if (!npu_ir_is_const(b))
-		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with a computed second operand", n->op);
 	if (gemm) {
 		if ((st = npu_ir_attr_int(n, "transA", 0, &ta)) ||
 		    (st = npu_ir_attr_int(n, "transB", 0, &tb)) ||
@@ -139,14 +169,15 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 		K = ta ? a->dims[0] : a->dims[1];
 		N = tb ? b->dims[0] : b->dims[1];
 	} else {
-		if (a->rank < 2 || b->rank != 2)
+		/* A constant B of rank 3+ was made 2-D by a rewrite, or is refused. */
+		if (a->rank < 2 || b->rank < 2 || (!b_rt && b->rank != 2))
 			return npu_fail(NPU_ERR_UNSUPPORTED, "%s of rank %d x %d", n->op, a->rank,
 					b->rank);
 		M = a->dims[a->rank - 2];
 		K = a->dims[a->rank - 1];
-		N = b->dims[1];
-		for (int d = 0; d < a->rank - 2; d++)
-			batch *= a->dims[d];
+		N = b->dims[b->rank - 1];
+		for (int d = 0; d < y->rank - 2; d++)
+			batch *= y->dims[d];
 	}
 	if (K * 2 * 8 > (int64_t)budget)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with K = %lld", n->op, (long long)K);
@@ -167,14 +198,25 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 		if (st)
 			return st;
 	}
-	st = quant ? prep_quant(cc, n, N, &boff, &q_off, &tcu) :
-	     const_b(cc, b, K, N, tb != 0, 0, &boff);
+	st = NPU_OK;
+	if (quant)
+		st = prep_quant(cc, n, N, &boff, &q_off, &tcu);
+	else if (!b_rt)
+		st = const_b(cc, b, K, N, tb != 0, 0, &boff);
+	if (!st && b_rt)
+		st = npu_cc_loc(cc, n->inputs[quant && !strcmp(n->op, "QLinearMatMul") ? 3 : 1], &lb);
 	if (st || (st = npu_cc_loc(cc, n->inputs[0], &la)) ||
 	    (st = npu_cc_loc(cc, n->outputs[0], &ly)))
 		return st;
 
-	/* Block sizes: B's columns in half the HBSM, rows in the rest. */
-	nb = budget / ((uint64_t)K * bb);
+	/*
+	 * Block sizes: B's columns in half the HBSM, rows in the rest.  A float
+	 * B computed at run time needs its fp32 block beside the bf16 one.
+	 */
+	if (b_rt && !quant)	/* bf16 + fp32 per element, bias and scale per column */
+		nb = (budget - 256) / ((uint64_t)K * 6 + 8);
+	else
+		nb = budget / ((uint64_t)K * bb);
 	nb = nb > (uint64_t)N ? (uint64_t)N : nb;
 	mb = budget / ((uint64_t)K * (quant ? 1 : 6) + nb * 4);
 	mb = mb > (uint64_t)M ? (uint64_t)M : mb;
@@ -193,10 +235,13 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 				uint32_t h_bias = h_b + (uint32_t)((K * cols * bb + 63) & ~63ull);
 				uint32_t h_q = h_bias + (uint32_t)((cols * 4 + 63) & ~63ull);
 				uint32_t h_c = h_q + (uint32_t)(cols * 4);
+				uint32_t h_b32;		/* run-time float B, before conversion */
+				uint64_t a_off = batch_off(a, y, bi), b_off = b_rt ? batch_off(b, y, bi) : 0;
 				struct npu_tile *t;
 				struct npu_hw_insn *op;
 
 				h_c = (h_c + 63) & ~63u;
+				h_b32 = (uint32_t)((h_c + rows * cols * 4 + 63) & ~63ull);
 				if (ntiles == cap) {
 					struct npu_tile *g = realloc(tiles, (cap ? 2 * cap : 16) * sizeof(*g));
 
@@ -218,7 +263,7 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 					npu_twu_lvl(&t->in[0].walk, 0, K, M * ab);
 					npu_twu_lvl(&t->in[0].walk, 1, (int64_t)rows, ab);
 				} else {
-					t->in[0].walk.base = la.off + ((uint64_t)bi * M * K + m0 * K) * ab;
+					t->in[0].walk.base = la.off + (a_off + m0 * K) * ab;
 					npu_twu_lvl(&t->in[0].walk, 0, (int64_t)(rows * K), ab);
 				}
 				t->in[0].hbsm = h_a32;
@@ -230,6 +275,18 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 				npu_twu_lvl(&t->in[1].walk, 0, (int64_t)cols, bb);
 				npu_twu_lvl(&t->in[1].walk, 1, K, N * bb);
 				t->in[1].hbsm = h_b;
+				if (b_rt) {
+					/* [K][cols] of B as it lies ([N][K] with transB):
+					 * 8-bit as is, float32 to convert. */
+					unsigned eb = quant ? bb : 4;
+
+					t->in[1].seg = lb.seg;
+					t->in[1].walk.dtype = (uint8_t)(quant ? bdt : NPU_DT_FP32);
+					t->in[1].walk.base = lb.off + (b_off + (tb ? n0 * K : n0)) * eb;
+					npu_twu_lvl(&t->in[1].walk, 0, (int64_t)cols, tb ? K * eb : eb);
+					npu_twu_lvl(&t->in[1].walk, 1, K, tb ? eb : N * eb);
+					t->in[1].hbsm = quant ? h_b : h_b32;
+				}
 				t->nin = 2;
 				if (c) {
 					t->in[2].seg = cc->seg_const;
@@ -252,10 +309,21 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 					     h_a32, rows * K);
 				npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM, NPU_DT_BF16,
 					     h_a16, rows * K);
-				if (quant)
+				if (quant) {
 					memset(op, 0, sizeof(*op));	/* no conversion */
-				else
+				} else if (b_rt) {
 					op++;
+					op->unit = NPU_UNIT_CVU;
+					op->opcode = NPU_CVU_UNARY;
+					op->params.cvu.fn = NPU_FN_IDENTITY;
+					npu_twu_flat(&op->opnd[NPU_OPND_SRC0], NPU_SPACE_HBSM,
+						     NPU_DT_FP32, h_b32, (uint64_t)K * cols);
+					npu_twu_flat(&op->opnd[NPU_OPND_DST], NPU_SPACE_HBSM,
+						     NPU_DT_BF16, h_b, (uint64_t)K * cols);
+					op++;
+				} else {
+					op++;
+				}
 				op->unit = NPU_UNIT_TCU;
 				op->opcode = NPU_TCU_MATMUL;
 				op->params.tcu = tcu;
@@ -285,7 +353,7 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 				}
 				if ((st = npu_cc_act(n, &op->params.tcu)))
 					break;
-				t->nop = quant ? 1 : 2;
+				t->nop = quant ? 1 : b_rt ? 3 : 2;
 				st = npu_tile_out(t, h_c, (uint32_t)rows, (uint32_t)(cols * yb),
 						  (int32_t)(cols * yb), ly.seg,
 						  ly.off + ((uint64_t)bi * M * N + m0 * N + n0) * yb,
