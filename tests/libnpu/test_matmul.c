@@ -196,6 +196,43 @@ START_TEST(runtime_b_gemm_trans)
 }
 END_TEST
 
+/* Q K^T / sqrt(d): the Div goes into the TCU's output stage. */
+START_TEST(scale_folded_into_product)
+{
+	npu_ir_graph *g = irb_graph(13);
+	int M = 16, K = 8, N = 16;
+	float d = sqrtf(8.0f);
+	int a = irb_tensor(g, "q", NPU_DTYPE_FLOAT32, 2, (int64_t[]){ M, K });
+	int b = irb_tensor(g, "kt", NPU_DTYPE_FLOAT32, 2, (int64_t[]){ K, N });
+	int s = irb_const(g, "d", NPU_DTYPE_FLOAT32, 0, NULL, &d);
+	int p = irb_tensor(g, "p", NPU_DTYPE_FLOAT32, -1, NULL);
+	int y = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+	float *av = randf(M * K, 5), *bv = randf(K * N, 6), *yv = calloc((size_t)(M * N), 4);
+	bool div_left = false;
+
+	irb_node(g, "MatMul", (int[]){ a, b }, 2, &p, 1);
+	irb_node(g, "Div", (int[]){ p, s }, 2, &y, 1);
+	irb_io(g, (int[]){ a, b }, 2, &y, 1);
+	run(g, (void *[]){ av, bv }, 2, yv);
+	for (int i = 0; i < g->n_nodes; i++)
+		div_left |= !g->nodes[i].dead && !strcmp(g->nodes[i].op, "Div");
+	ck_assert_msg(!div_left, "the Div was not folded into the MatMul");
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			float acc = 0.0f;
+
+			for (int k = 0; k < K; k++)
+				acc += bf(av[i * K + k]) * bf(bv[k * N + j]);
+			ck_assert_msg(fabsf(yv[i * N + j] - acc / d) <= 1e-5f * K,
+				      "(%d, %d): %g, expected %g", i, j, yv[i * N + j], acc / d);
+		}
+	free(av);
+	free(bv);
+	free(yv);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /* MatMulInteger with B computed: exact int32 sums. */
 START_TEST(runtime_b_integer)
 {
@@ -236,6 +273,7 @@ static Suite *matmul_suite(void)
 	tcase_add_test(tc, runtime_b_broadcast);
 	tcase_add_test(tc, runtime_b_gemm_trans);
 	tcase_add_test(tc, runtime_b_integer);
+	tcase_add_test(tc, scale_folded_into_product);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

@@ -169,6 +169,8 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 		K = ta ? a->dims[0] : a->dims[1];
 		N = tb ? b->dims[0] : b->dims[1];
 	} else {
+		if ((st = npu_ir_attr_float(n, NPU_ATTR_SCALE, 1.0f, &alpha)))
+			return st;
 		/* A constant B of rank 3+ was made 2-D by a rewrite, or is refused. */
 		if (a->rank < 2 || b->rank < 2 || (!b_rt && b->rank != 2))
 			return npu_fail(NPU_ERR_UNSUPPORTED, "%s of rank %d x %d", n->op, a->rank,

@@ -170,6 +170,45 @@ static npu_status fuse_act(npu_ir_graph *g, int pi, int ai)
 	return NPU_OK;
 }
 
+/*
+ * MatMul @mi -> Mul or Div @si by a constant float scalar (attention's
+ * 1/sqrt(d) on Q K^T): the scale into the TCU output stage ("npu_scale",
+ * applied before any fused activation), so the scores are written once.
+ */
+static npu_status fuse_scale(npu_ir_graph *g, int mi, int si)
+{
+	npu_ir_node *m = &g->nodes[mi], *s = &g->nodes[si];
+	bool div = !strcmp(s->op, "Div");
+	const npu_ir_tensor *k;
+	float v;
+	int cnt, y = m->outputs[0];
+
+	if ((!div && strcmp(s->op, "Mul")) || s->n_inputs != 2 || s->n_outputs != 1 ||
+	    s->outputs[0] < 0 || g->tensors[y].dtype != NPU_DTYPE_FLOAT32 ||
+	    (div && s->inputs[0] != y) || s->inputs[0] == s->inputs[1])
+		return NPU_OK;
+	k = &g->tensors[s->inputs[0] == y ? s->inputs[1] : s->inputs[0]];
+	if (!npu_ir_is_const(k) || k->dtype != NPU_DTYPE_FLOAT32 || npu_ir_numel(k) != 1 ||
+	    npu_ir_const_floats(k, &v, 1, &cnt) || cnt != 1 || (div && v == 0.0f) ||
+	    !isfinite(v) || g->tensors[s->outputs[0]].rank != g->tensors[y].rank)
+		return NPU_OK;
+	if (div)
+		v = 1.0f / v;
+	{
+		npu_status st = npu_ir_set_attr_float(m, NPU_ATTR_SCALE, v);
+
+		if (st)
+			return st;
+	}
+	m = &g->nodes[mi];
+	s = &g->nodes[si];
+	m->outputs[0] = s->outputs[0];
+	g->tensors[s->outputs[0]].producer = mi;
+	s->dead = true;
+	say(g, "scale", si, mi);
+	return NPU_OK;
+}
+
 static bool same_shape(const npu_ir_tensor *a, const npu_ir_tensor *b)
 {
 	if (a->rank != b->rank)
@@ -325,6 +364,13 @@ npu_status npu_fuse(npu_ir_graph *g, uint32_t hbsm)
 		if (n->dead || (!conv && !mm) || n->n_outputs < 1 || n->outputs[0] < 0)
 			continue;
 		c = sole_consumer(g, n->outputs[0]);
+		if (!strcmp(n->op, "MatMul") && c >= 0) {
+			st = fuse_scale(g, i, c);
+			if (st)
+				break;
+			n = &g->nodes[i];
+			c = sole_consumer(g, n->outputs[0]);
+		}
 		if (conv && c >= 0 && !strcmp(g->nodes[c].op, "BatchNormalization")) {
 			const npu_ir_tensor *w = npu_ir_input(g, n, 1), *b = npu_ir_input(g, n, 2);
 

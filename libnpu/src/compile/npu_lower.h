@@ -52,6 +52,8 @@ npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
  * pooled with this window and stride (1: the input itself).
  */
 #define NPU_ATTR_RES_POOL	"npu_res_pool"
+/* On a MatMul: its product is scaled by this float (a fused Mul or Div). */
+#define NPU_ATTR_SCALE		"npu_scale"
 
 /*
  * Before lowering: which Concat inputs live in their slice of the output
