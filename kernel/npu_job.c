@@ -92,6 +92,8 @@ static int npu_status_errno(u32 status)
 		return -ETIMEDOUT;
 	case NPU_TASK_ABORTED:
 		return -ECANCELED;
+	case NPU_TASK_INDEX_FAULT:
+		return -ERANGE;
 	case NPU_TASK_ILLEGAL_INSN:
 	case NPU_TASK_SYNC_DEADLOCK:
 	case NPU_TASK_DEFECTIVE_CLUSTER:

@@ -517,6 +517,7 @@ const char *npu_core_status_str(unsigned status)
 		[NPU_TASK_BAD_DESCRIPTOR] = "bad task descriptor",
 		[NPU_TASK_BUS_ERROR] = "bus error",
 		[NPU_TASK_INTERNAL] = "device out of host resources",
+		[NPU_TASK_INDEX_FAULT] = "index out of range",
 	};
 
 	return status < NPU_TASK_STATUS_COUNT ? names[status] : "unknown status";

@@ -151,7 +151,7 @@ static bool gsdu_desc_ok(const struct gsdu_run *g,
 {
 	if (d->flags & ~NPU_GSDU_F_KNOWN)
 		return false;
-	if (d->reserved0 || d->reserved1 ||
+	if (d->reserved0 ||
 	    !npu_all_zero(d->reserved, sizeof(d->reserved)))
 		return false;
 	if (d->src_space == NPU_SPACE_NONE || d->src_space >= NPU_SPACE_COUNT ||
@@ -180,7 +180,7 @@ static bool gsdu_desc_ok(const struct gsdu_run *g,
 	if (d->flags & NPU_GSDU_F_INDEXED) {
 		if (d->index_addr & 3)
 			return false;
-	} else if (d->index_addr) {
+	} else if (d->index_addr || d->index_limit) {
 		return false;
 	}
 	return true;
@@ -317,6 +317,12 @@ static int gsdu_run_desc(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d)
 					    &idx, sizeof(idx));
 			if (st)
 				return st;
+			if (d->index_limit && idx >= d->index_limit) {
+				g->ctx->fault_addr = idx;
+				g->ctx->detail = d->index_limit;
+				g->ctx->detail2 = i;
+				return NPU_TASK_INDEX_FAULT;
+			}
 			/* |idx * stride| < 2^63: no overflow */
 			soff = (int64_t)idx * d->src_stride;
 		} else {

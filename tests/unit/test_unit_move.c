@@ -329,6 +329,68 @@ START_TEST(test_gsdu_indexed_gather)
 }
 END_TEST
 
+/* An index at or past the limit ends the task before any row is read with it. */
+START_TEST(test_gsdu_index_limit)
+{
+	enum { ROWS = 4, RB = 8 };
+	const uint32_t idx[ROWS] = { 1, 3, 4, 0 };	/* row 2 is past a 4-row table */
+	struct npu_tprog p;
+	struct npu_hw_insn *in;
+	struct npu_hw_completion c;
+	struct npu_hw_gsdu_desc g;
+
+	for (int i = 0; i < 4 * RB; i++)
+		hb[0x1000 + i] = (uint8_t)(i + 1);
+	memset(hb + 0x2000, 0, ROWS * RB);
+	memcpy(hb + 0x600, idx, sizeof(idx));
+	memset(&g, 0, sizeof(g));
+	g.flags = NPU_GSDU_F_INDEXED;
+	g.src_space = NPU_SPACE_HBSM;
+	g.dst_space = NPU_SPACE_HBSM;
+	g.src = 0x1000;
+	g.dst = 0x2000;
+	g.row_bytes = RB;
+	g.rows = ROWS;
+	g.src_stride = RB;
+	g.dst_stride = RB;
+	g.index_addr = 0x600;
+	g.index_limit = 4;
+	memcpy(hb + 0x700, &g, sizeof(g));
+	in = one(&p, NPU_UNIT_CSU, NPU_CSU_GSDU);
+	in->params.csu.chain_space = NPU_SPACE_HBSM;
+	in->params.csu.chain_addr = 0x700;
+	c = run(&p);
+	ck_assert_uint_eq(c.status, NPU_TASK_INDEX_FAULT);
+	ck_assert_uint_eq(c.fault_addr, 4);	/* the index */
+	ck_assert_uint_eq(c.detail, 4);		/* the limit */
+	ck_assert_uint_eq(c.detail2, 2);	/* the row */
+	ck_assert_str_eq(npu_core_status_str(c.status), "index out of range");
+	/* Rows before it moved; it and the rows after did not. */
+	ck_assert(memcmp(hb + 0x2000, hb + 0x1000 + 1 * RB, RB) == 0);
+	ck_assert(memcmp(hb + 0x2000 + RB, hb + 0x1000 + 3 * RB, RB) == 0);
+	ck_assert_uint_eq(hb[0x2000 + 2 * RB], 0);
+	ck_assert_uint_eq(hb[0x2000 + 3 * RB], 0);
+	/* Within the limit the same chain runs. */
+	((uint32_t *)(hb + 0x600))[2] = 2;
+	in = one(&p, NPU_UNIT_CSU, NPU_CSU_GSDU);
+	in->params.csu.chain_space = NPU_SPACE_HBSM;
+	in->params.csu.chain_addr = 0x700;
+	c = run(&p);
+	ck_ok(c);
+	ck_assert(memcmp(hb + 0x2000 + 2 * RB, hb + 0x1000 + 2 * RB, RB) == 0);
+	/* A limit without INDEXED is a malformed descriptor. */
+	g.flags = 0;
+	g.index_addr = 0;
+	memcpy(hb + 0x700, &g, sizeof(g));
+	in = one(&p, NPU_UNIT_CSU, NPU_CSU_GSDU);
+	in->params.csu.chain_space = NPU_SPACE_HBSM;
+	in->params.csu.chain_addr = 0x700;
+	c = run(&p);
+	ck_assert_uint_eq(c.status, NPU_TASK_ILLEGAL_INSN);
+	ck_assert_uint_eq(c.detail, NPU_IE_CHAIN);
+}
+END_TEST
+
 START_TEST(test_gsdu_bad_chain)
 {
 	struct npu_tprog p;
@@ -453,6 +515,7 @@ static Suite *unit_move_suite(void)
 	tcase_add_test(tc, test_dtdu_copy_broadcast_remote);
 	tcase_add_test(tc, test_gsdu_chain_remote_broadcast);
 	tcase_add_test(tc, test_gsdu_indexed_gather);
+	tcase_add_test(tc, test_gsdu_index_limit);
 	tcase_add_test(tc, test_gsdu_bad_chain);
 	tcase_add_test(tc, test_csu_topk);
 	tcase_add_test(tc, test_csu_nms);

@@ -504,6 +504,9 @@ NPU_HW_ASSERT_SIZE(struct npu_hw_insn, NPU_INSN_SIZE);
  *		destination (broadcast).
  * @index_addr:	INDEXED: local HBSM address of __u32 row indices; source
  *		row i starts at src + index[i] * src_stride.
+ * @index_limit: INDEXED: the rows the source has; an index >= it ends the
+ *		task NPU_TASK_INDEX_FAULT before anything is read with it (a
+ *		gather never reads outside its table).  0: no limit.
  * @next:	address of the next descriptor in the chain's space, 0 ends.
  * @reserved:	must be zero.
  */
@@ -523,7 +526,7 @@ struct npu_hw_gsdu_desc {
 	__u16 dst_cluster_mask;
 	__u16 reserved0;
 	__u32 index_addr;
-	__u32 reserved1;
+	__u32 index_limit;
 	__u64 next;
 	__u32 reserved[2];
 };

@@ -96,6 +96,12 @@ NPU_HW_ASSERT_SIZE(struct npu_hw_task, 128);
  * @NPU_TASK_BUS_ERROR:		a physical access (ring, page table, fence)
  *				failed; @fault_addr is the physical address.
  * @NPU_TASK_INTERNAL:		the emulator ran out of host resources.
+ * @NPU_TASK_INDEX_FAULT:	an indexed GSDU transfer met an index at or
+ *				past its descriptor's index_limit (data, not
+ *				the program, is wrong: e.g. a token id outside
+ *				the vocabulary); @insn_index names the
+ *				instruction, @fault_addr = the index,
+ *				@detail = the limit, @detail2 = the row.
  */
 enum npu_hw_task_status {
 	NPU_TASK_OK = 0,
@@ -108,6 +114,7 @@ enum npu_hw_task_status {
 	NPU_TASK_BAD_DESCRIPTOR = 7,
 	NPU_TASK_BUS_ERROR = 8,
 	NPU_TASK_INTERNAL = 9,
+	NPU_TASK_INDEX_FAULT = 10,
 	NPU_TASK_STATUS_COUNT
 };
 

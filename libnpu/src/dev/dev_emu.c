@@ -698,6 +698,11 @@ static npu_status emu_job_wait(npu_dev_job *job, int64_t timeout_ns)
 	if (!emu_wait_done(job, timeout_ns))
 		return npu_fail(NPU_ERR_TIMEOUT, "the job did not finish within %lld ms",
 				(long long)(timeout_ns / 1000000));
+	if (job->comp.status == NPU_TASK_INDEX_FAULT)
+		return npu_fail(NPU_ERR_JOB_FAILED,
+				"index %llu out of range [0, %u) at row %u of a gather (an input, e.g. a token id, is outside its table)",
+				(unsigned long long)job->comp.fault_addr, job->comp.detail,
+				job->comp.detail2);
 	if (job->comp.status != NPU_TASK_OK)
 		return npu_fail(NPU_ERR_JOB_FAILED,
 				"the NPU ended the job with '%s' (instruction %d, address 0x%llx)",

@@ -346,7 +346,8 @@ static npu_status kernel_job_wait(npu_dev_job *job, int64_t timeout_ns)
 		return npu_fail(NPU_ERR_JOB_FAILED, "the NPU ended the job with an error: %s%s",
 				strerror(-info.status),
 				info.status == -EFAULT ? " (MMU fault: the program touched memory it was not given)" :
-				info.status == -ETIMEDOUT ? " (it hung and the device was reset)" : "");
+				info.status == -ETIMEDOUT ? " (it hung and the device was reset)" :
+				info.status == -ERANGE ? " (an index, e.g. a token id, was outside its table)" : "");
 	return NPU_OK;
 }
 

@@ -372,8 +372,13 @@ npu_status npu_job_wait(npu_job *job, int64_t timeout_ns)
 		if (s) {
 			char msg[512];
 
+			const char *lbl = ctx->cm->steps[i].label;
+
 			snprintf(msg, sizeof(msg), "%s", npu_last_error());
-			npu_fail(s, "step %u of %u: %s", i + 1, job->nsteps, msg);
+			if (lbl && *lbl)
+				npu_fail(s, "step %u of %u (%s): %s", i + 1, job->nsteps, lbl, msg);
+			else
+				npu_fail(s, "step %u of %u: %s", i + 1, job->nsteps, msg);
 			break;
 		}
 	}
