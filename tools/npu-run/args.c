@@ -38,6 +38,9 @@ static void usage(FILE *f)
 	      "  --precision P         bf16 or int8 (int8 needs --calibrate DIR)\n"
 	      "  --calibrate DIR       sample inputs (.npy or raw float32) for int8\n"
 	      "  --batch N             inputs per run, pipelined (1..64)\n"
+	      "  --shape NAME=DIMS     compile input NAME with shape DIMS, e.g. 1x3x224x224\n"
+	      "                        (repeatable; needed for symbolic dims such as batch;\n"
+	      "                        NAME= alone is a scalar)\n"
 	      "  --input NAME=FILE     input data, raw little-endian or .npy (repeatable);\n"
 	      "                        inputs not given are generated deterministically\n"
 	      "  --output-dir DIR      write each output as DIR/<name>.bin\n"
@@ -131,6 +134,58 @@ static int parse_percentiles(const char *s, struct nr_options *o)
 	}
 }
 
+/*
+ * --shape NAME=DIMS: DIMS is sizes joined by 'x' ("1x3x224x224"), each 1 to
+ * 2^31; empty for a scalar (rank 0).  The name is checked against the
+ * model's inputs when it is compiled.
+ */
+static int parse_shape(const char *s, struct nr_options *o)
+{
+	const char *eq = strchr(s, '='), *p;
+	npu_input_shape *sh;
+
+	if (!eq || eq == s)
+		return nr_fail(NR_EXIT_USAGE, "--shape: '%s' is not NAME=DIMS (e.g. x=1x3x224x224)",
+			       s);
+	for (unsigned i = 0; i < o->n_shapes; i++)
+		if (strlen(o->shapes[i].name) == (size_t)(eq - s) &&
+		    !strncmp(o->shapes[i].name, s, (size_t)(eq - s)))
+			return nr_fail(NR_EXIT_USAGE, "--shape: input '%.*s' is given twice",
+				       (int)(eq - s), s);
+	sh = &o->shapes[o->n_shapes];
+	memset(sh, 0, sizeof(*sh));
+	for (p = eq + 1; *p;) {
+		unsigned long long v;
+		char *end;
+
+		if (sh->rank == NPU_MAX_RANK)
+			return nr_fail(NR_EXIT_USAGE, "--shape %s: more than %d dims", s,
+				       NPU_MAX_RANK);
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (*p < '0' || *p > '9' || errno || v < 1 || v > (1ull << 31) ||
+		    (*end && (*end != 'x' || !end[1])))
+			return nr_fail(NR_EXIT_USAGE,
+				       "--shape %s: DIMS must be sizes from 1 to 2147483648 joined "
+				       "by 'x' (e.g. 1x3x224x224)", s);
+		sh->dims[sh->rank++] = (int64_t)v;
+		p = *end ? end + 1 : end;
+	}
+	sh->name = strndup(s, (size_t)(eq - s));
+	if (!sh->name)
+		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
+	o->n_shapes++;
+	return 0;
+}
+
+const npu_input_shape *nr_shape_given(const struct nr_options *o, const char *name)
+{
+	for (unsigned i = 0; i < o->n_shapes; i++)
+		if (!strcmp(o->shapes[i].name, name))
+			return &o->shapes[i];
+	return NULL;
+}
+
 static int parse_precision(const char *s, npu_precision *out)
 {
 	if (!strcmp(s, "bf16"))
@@ -165,6 +220,8 @@ static int apply(struct nr_options *o, const char *flag, const char *val)
 		o->inputs[o->n_inputs++] = val;
 		return 0;
 	}
+	if (!strcmp(flag, "--shape"))
+		return parse_shape(val, o);
 	if (!strcmp(flag, "--output-dir")) {
 		if (!*val)
 			return nr_fail(NR_EXIT_USAGE, "--output-dir: empty directory name");
@@ -225,7 +282,7 @@ static int apply(struct nr_options *o, const char *flag, const char *val)
 static int takes_value(const char *flag)
 {
 	static const char *const flags[] = {
-		"--device", "--clusters", "--precision", "--calibrate", "--batch", "--input",
+		"--device", "--clusters", "--precision", "--calibrate", "--batch", "--input", "--shape",
 		"--output-dir", "--warmup", "--iterations", "--duration", "--percentiles",
 		"--top-k", "--top-k-output", "--labels", "-o", "--detect", "--detect-threshold",
 		"--detect-from",
@@ -288,9 +345,10 @@ int nr_parse_args(int argc, char **argv, struct nr_options *o)
 	o->percentiles[2] = 99;
 	o->n_percentiles = 3;
 	o->detect_threshold = 0.5;
-	/* At most one --input per argument: argc bounds the count. */
+	/* At most one --input or --shape per argument: argc bounds the count. */
 	o->inputs = calloc((size_t)argc + 1, sizeof(*o->inputs));
-	if (!o->inputs)
+	o->shapes = calloc((size_t)argc + 1, sizeof(*o->shapes));
+	if (!o->inputs || !o->shapes)
 		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
 
 	for (int i = 1; i < argc; i++) {
@@ -344,4 +402,9 @@ void nr_options_free(struct nr_options *o)
 {
 	free(o->inputs);
 	o->inputs = NULL;
+	for (unsigned i = 0; o->shapes && i < o->n_shapes; i++)
+		free((char *)o->shapes[i].name);
+	free(o->shapes);
+	o->shapes = NULL;
+	o->n_shapes = 0;
 }

@@ -17,6 +17,8 @@ struct nr_options {
 	unsigned batch;			/* 0: not given (unbatched) */
 	const char **inputs;		/* --input arguments, "NAME=FILE" */
 	unsigned n_inputs;
+	npu_input_shape *shapes;	/* --shape NAME=DIMS; names malloc'd */
+	unsigned n_shapes;
 	const char *output_dir;
 	unsigned warmup;
 	unsigned iterations;
@@ -42,6 +44,9 @@ struct nr_options {
  */
 int nr_parse_args(int argc, char **argv, struct nr_options *o);
 void nr_options_free(struct nr_options *o);
+
+/* The --shape given for input @name, or NULL. */
+const npu_input_shape *nr_shape_given(const struct nr_options *o, const char *name);
 
 /* "default", "bf16" or "int8". */
 const char *nr_precision_str(npu_precision p);

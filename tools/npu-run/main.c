@@ -180,6 +180,8 @@ static int load_model(const struct nr_options *o, npu_device *dev, npu_model **m
 	copts.calibration_dir = o->calibrate;
 	copts.clusters = o->clusters;
 	copts.batch = o->batch;
+	copts.input_shapes = o->shapes;
+	copts.n_input_shapes = o->n_shapes;
 	t0 = nr_now();
 	if (url) {
 		struct progress p = { .url = o->model };
@@ -203,6 +205,24 @@ static int load_model(const struct nr_options *o, npu_device *dev, npu_model **m
 		/* Some messages already say what to do ("...: check the URL"). */
 		return nr_fail(NR_EXIT_RUNTIME, "%s%s", msg,
 			       strstr(msg, "check ") || strstr(msg, "; ") ? "" : load_hint(s, url));
+	}
+	/* A .npum keeps the shapes it was compiled with: --shape can only agree. */
+	for (unsigned i = 0; i < o->n_shapes; i++) {
+		const npu_input_shape *sh = &o->shapes[i];
+		size_t n = npu_model_input_count(*model), k;
+		npu_tensor_info t = { 0 };
+
+		for (k = 0; k < n; k++)
+			if (!npu_model_input_info(*model, k, &t) && !strcmp(t.name, sh->name))
+				break;
+		if (k == n)
+			return nr_fail(NR_EXIT_RUNTIME, "--shape %s: %s has no input of that name",
+				       sh->name, o->model);
+		if (t.rank != sh->rank ||
+		    memcmp(t.dims, sh->dims, (size_t)sh->rank * sizeof(sh->dims[0])))
+			return nr_fail(NR_EXIT_RUNTIME, "--shape %s: %s is compiled for another "
+				       "shape of it; compile the ONNX model with this --shape",
+				       sh->name, o->model);
 	}
 	/* A .npum keeps the batch it was compiled with; --batch cannot change it. */
 	if (o->batch && npu_model_batch(*model) != o->batch)

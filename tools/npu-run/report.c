@@ -524,6 +524,8 @@ static void json_io(struct jw *w, const struct nr_report *r)
 		json_tensor(w, &in->info);
 		jw_str(w, "source", in->file ? "file" : "generated");
 		jw_str(w, "file", in->file);
+		if (nr_shape_given(r->o, in->info.name))
+			jw_bool(w, "shape_given", 1);	/* by --shape */
 		if (in->file && r->batch > 1)
 			jw_bool(w, "per_batch_element", in->per_element);
 		jw_close(w, '}');
@@ -762,6 +764,9 @@ static void text_io(const struct nr_report *r)
 						 " (every batch element)") : "");
 		else
 			snprintf(extra, sizeof(extra), " (generated)");
+		if (nr_shape_given(r->o, in->info.name))
+			snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+				 ", shape from --shape");
 		text_tensor("input", &in->info, extra);
 	}
 	for (size_t i = 0; i < n_out; i++) {

@@ -45,6 +45,8 @@ npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 		return npu_fail(NPU_ERR_INVALID_ARG, "batch %u: at most %d inputs per run",
 				opts->batch, NPU_MAX_BATCH);
 	tgt.batch = opts->batch ? opts->batch : 1;
+	tgt.input_shapes = opts->input_shapes;
+	tgt.n_input_shapes = opts->n_input_shapes;
 	if (opts->precision == NPU_PRECISION_INT8)
 		return npu_int8_compile(data, size, opts, &tgt, out);
 	if (tgt.batch > 1) {
@@ -54,9 +56,7 @@ npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 			return st;
 		}
 	}
-	st = npu_onnx_parse(data, size, &g);
-	if (!st)
-		st = npu_ops_infer_shapes(g);
+	st = npu_compile_parse(data, size, &tgt, &g);
 	if (!st)
 		st = npu_compile_ir(g, &tgt, out);
 	npu_ir_graph_free(g);

@@ -22,7 +22,20 @@ struct npu_compile_target {
 	 * to balance pipelined stages; NULL: estimate from FLOPs. */
 	const double *step_cycles;
 	unsigned nstep_cycles;
+	/* Shapes for graph inputs (npu_compile_options.input_shapes). */
+	const npu_input_shape *input_shapes;
+	size_t n_input_shapes;
 };
+
+/*
+ * Give the graph inputs @shapes (@n of them; npu_input_shapes.c): each
+ * names a graph input and keeps its declared rank and static dims.
+ * NPU_ERR_INVALID_ARG, naming the input and what to change, otherwise.
+ */
+npu_status npu_apply_input_shapes(npu_ir_graph *g, const npu_input_shape *shapes, size_t n);
+/* Parse ONNX @data, give the inputs tgt's shapes, infer shapes: *@out. */
+npu_status npu_compile_parse(const void *data, size_t size, const struct npu_compile_target *tgt,
+			     npu_ir_graph **out);
 
 /* Lower a shape-inferred graph.  The graph may be rewritten. */
 npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,

@@ -142,9 +142,7 @@ static npu_status calibrate(const void *data, size_t size, const struct npu_comp
 	float *x = NULL;
 	npu_status st;
 
-	st = npu_onnx_parse(data, size, &g);
-	if (!st)
-		st = npu_ops_infer_shapes(g);
+	st = npu_compile_parse(data, size, tgt, &g);
 	if (!st && g->n_inputs != 1)
 		st = npu_fail(NPU_ERR_UNSUPPORTED, "int8 calibration of a model with %d inputs",
 			      g->n_inputs);
@@ -356,9 +354,7 @@ npu_status npu_int8_compile(const void *data, size_t size, const npu_compile_opt
 				"int8 precision needs calibration_dir: a directory of sample inputs");
 	st = calibrate(data, size, tgt, o->calibration_dir, &r, &nr);
 	if (!st)
-		st = npu_onnx_parse(data, size, &g);
-	if (!st)
-		st = npu_ops_infer_shapes(g);
+		st = npu_compile_parse(data, size, tgt, &g);
 	for (int i = 0, n0 = g ? g->n_nodes : 0; !st && i < n0; i++)
 		if (is_float_conv(g, &g->nodes[i]))
 			st = rewrite_conv(g, i, r, nr);

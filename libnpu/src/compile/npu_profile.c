@@ -45,9 +45,7 @@ npu_status npu_profile_run(const void *data, size_t size, const struct npu_compi
 		*cycles = NULL;
 		*n = 0;
 	}
-	st = npu_onnx_parse(data, size, &g);
-	if (!st)
-		st = npu_ops_infer_shapes(g);
+	st = npu_compile_parse(data, size, tgt, &g);
 	if (!st)
 		st = npu_compile_ir(g, tgt, &cm);
 	snprintf(spec, sizeof(spec), "emu:clusters=%u,tpbs=%u", tgt->clusters, tgt->tpbs);

@@ -150,6 +150,9 @@ void npu_ir_graph_free(npu_ir_graph *g)
 	free(g->nodes);
 	free(g->inputs);
 	free(g->outputs);
+	for (int i = 0; i < g->n_dim_names; i++)
+		free(g->dim_names[i].name);
+	free(g->dim_names);
 	free(g->hash);
 	free(g->name);
 	free(g->producer);
@@ -315,6 +318,58 @@ npu_status npu_ir_set_input_shape(npu_ir_graph *g, int input, int rank, const in
 	for (int i = 0; i < rank; i++)
 		t->dims[i] = dims[i];
 	return NPU_OK;
+}
+
+npu_status npu_ir_set_dim_name(npu_ir_graph *g, int t, int axis, const char *name)
+{
+	struct npu_ir_dim_name *d;
+	char *s;
+
+	if (t < 0 || t >= g->n_tensors || axis < 0 || axis >= NPU_MAX_RANK || !name)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_ir_set_dim_name: no dim %d of tensor %d",
+				axis, t);
+	s = dup_str(name);
+	d = realloc(g->dim_names, (size_t)(g->n_dim_names + 1) * sizeof(*d));
+	if (!s || !d) {
+		free(s);
+		if (d)
+			g->dim_names = d;
+		return no_memory();
+	}
+	g->dim_names = d;
+	d[g->n_dim_names++] = (struct npu_ir_dim_name){ .tensor = t, .axis = axis, .name = s };
+	return NPU_OK;
+}
+
+const char *npu_ir_dim_name(const npu_ir_graph *g, int t, int axis)
+{
+	for (int i = 0; i < g->n_dim_names; i++)
+		if (g->dim_names[i].tensor == t && g->dim_names[i].axis == axis)
+			return g->dim_names[i].name;
+	return NULL;
+}
+
+const char *npu_ir_named_shape_str(const npu_ir_graph *g, int t, char *buf, size_t len)
+{
+	const npu_ir_tensor *x = &g->tensors[t];
+	size_t o;
+
+	if (!len)
+		return buf;
+	o = (size_t)snprintf(buf, len, "%s[", x->dtype ? npu_dtype_str(x->dtype) : "?");
+	if (x->rank < 0 && o < len)
+		o += (size_t)snprintf(buf + o, len - o, "?");
+	for (int i = 0; i < x->rank && o < len; i++) {
+		const char *name = npu_ir_dim_name(g, t, i);
+
+		if (x->dims[i] >= 0)
+			o += (size_t)snprintf(buf + o, len - o, "%s%" PRId64, i ? "," : "", x->dims[i]);
+		else
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? "," : "", name ? name : "?");
+	}
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+	return buf;
 }
 
 bool npu_ir_shape_known(const npu_ir_tensor *t)

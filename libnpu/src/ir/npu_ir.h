@@ -138,6 +138,17 @@ typedef struct npu_ir_graph {
 	 * make the shapes static.
 	 */
 	int need_const;
+	/*
+	 * The names the model gives the symbolic dims of its graph inputs
+	 * (ONNX dim_param: "batch", "sequence"), so that errors can name the
+	 * dim a caller has to give a size (npu_ir_set_dim_name()).
+	 */
+	int n_dim_names;
+	struct npu_ir_dim_name {
+		int tensor;	/* tensor id */
+		int axis;
+		char *name;
+	} *dim_names;
 
 	/* private */
 	int cap_tensors, cap_nodes;
@@ -179,6 +190,16 @@ npu_status npu_ir_freeze_input(npu_ir_graph *g, int t, const void *data, size_t 
 void npu_ir_tensor_free(npu_ir_tensor *t);
 /* Give a graph input a static shape (for inputs with dynamic dims). */
 npu_status npu_ir_set_input_shape(npu_ir_graph *g, int input, int rank, const int64_t *dims);
+
+/* Record that dim @axis of tensor @t is the symbolic dim @name. */
+npu_status npu_ir_set_dim_name(npu_ir_graph *g, int t, int axis, const char *name);
+/* The name of symbolic dim @axis of tensor @t, or NULL if it has none. */
+const char *npu_ir_dim_name(const npu_ir_graph *g, int t, int axis);
+/*
+ * Tensor @t's shape with its symbolic dims by name: "int64[batch,sequence]",
+ * "float32[?,3,224,224]" (unnamed: ?); into @buf, returns @buf.
+ */
+const char *npu_ir_named_shape_str(const npu_ir_graph *g, int t, char *buf, size_t len);
 
 /* Number of elements; -1 if the shape is not fully known. */
 int64_t npu_ir_numel(const npu_ir_tensor *t);

@@ -16,6 +16,51 @@
 #define FOLD_MAX_BYTES	((size_t)16 << 20)
 #define FOLD_TOTAL_BYTES ((size_t)128 << 20)
 
+/*
+ * A graph input whose shape is not fully known: the NPU needs static
+ * shapes, so the caller has to give its size.  Name the first unknown
+ * dim (by its dim_param where the model names it) and how to give it.
+ */
+static npu_status unknown_input_dim(const npu_ir_graph *g, int id)
+{
+	const npu_ir_tensor *t = &g->tensors[id];
+	char sh[256], eg[256], dim[96];
+	const char *name;
+	size_t o = 0;
+	int axis = 0;
+
+	npu_ir_named_shape_str(g, id, sh, sizeof(sh));
+	if (t->rank < 0)
+		return npu_fail(NPU_ERR_SHAPE,
+				"graph input '%s' has no declared shape (%s): give it with --shape %s=DIMS"
+				" (npu-run) or npu_compile_options.input_shapes",
+				t->name, sh, t->name);
+	while (axis < t->rank && t->dims[axis] >= 0)
+		axis++;
+	/* An example to fill in: static dims as they are, the others by name. */
+	eg[0] = '\0';
+	for (int i = 0; i < t->rank && o < sizeof(eg); i++) {
+		const char *dn = npu_ir_dim_name(g, id, i);
+		const char *sep = i ? "x" : "";
+
+		if (t->dims[i] >= 0)
+			o += (size_t)snprintf(eg + o, sizeof(eg) - o, "%s%" PRId64, sep, t->dims[i]);
+		else if (dn)
+			o += (size_t)snprintf(eg + o, sizeof(eg) - o, "%s<%s>", sep, dn);
+		else
+			o += (size_t)snprintf(eg + o, sizeof(eg) - o, "%s<dim%d>", sep, i);
+	}
+	name = npu_ir_dim_name(g, id, axis);
+	if (name)
+		snprintf(dim, sizeof(dim), "the symbolic dimension '%s'", name);
+	else
+		snprintf(dim, sizeof(dim), "an unknown dimension");
+	return npu_fail(NPU_ERR_SHAPE,
+			"graph input '%s' has %s (axis %d of %s): give its size with --shape %s=%s"
+			" (npu-run) or npu_compile_options.input_shapes",
+			t->name, dim, axis, sh, t->name, eg);
+}
+
 npu_status npu_ir_infer_shapes(npu_ir_graph *g, npu_ir_op_find find)
 {
 	size_t folded = 0;
@@ -29,14 +74,11 @@ npu_status npu_ir_infer_shapes(npu_ir_graph *g, npu_ir_op_find find)
 		return st;
 	for (int i = 0; i < g->n_inputs; i++) {
 		const npu_ir_tensor *t = &g->tensors[g->inputs[i]];
-		char sh[160];
 
 		if (!t->dtype)
 			return npu_fail(NPU_ERR_SHAPE, "graph input '%s' has no dtype", t->name);
 		if (!npu_ir_shape_known(t))
-			return npu_fail(NPU_ERR_SHAPE,
-					"graph input '%s' has the dynamic shape %s: the NPU needs static shapes, so give it one",
-					t->name, npu_ir_shape_str(t, sh, sizeof(sh)));
+			return unknown_input_dim(g, g->inputs[i]);
 	}
 	for (int i = 0; i < g->n_nodes; i++) {
 		npu_ir_node *n = &g->nodes[i];

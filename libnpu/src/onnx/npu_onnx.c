@@ -463,6 +463,31 @@ static npu_status apply_type(npu_ir_tensor *t, const Onnx__TypeProto *tp, const 
 	return NPU_OK;
 }
 
+/*
+ * Keep the names of a graph input's symbolic dims (dim_param "batch"), so
+ * that the error asking for its shape can say which dim it means.
+ */
+static npu_status keep_dim_names(npu_ir_graph *g, int t, const Onnx__TypeProto *tp)
+{
+	const Onnx__TensorShapeProto *sh;
+
+	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type ||
+	    !(sh = tp->tensor_type->shape))
+		return NPU_OK;
+	for (size_t i = 0; i < sh->n_dim && i < NPU_MAX_RANK; i++) {
+		const Onnx__TensorShapeProto__Dimension *d = sh->dim[i];
+		npu_status st;
+
+		if (!d || d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ||
+		    !d->dim_param || !d->dim_param[0] || g->tensors[t].dims[i] >= 0)
+			continue;
+		st = npu_ir_set_dim_name(g, t, (int)i, d->dim_param);
+		if (st)
+			return st;
+	}
+	return NPU_OK;
+}
+
 /* ---- attributes ---- */
 
 static npu_status load_attr(npu_ir_attr *a, Onnx__AttributeProto *ap, const char *where)
@@ -798,6 +823,8 @@ static npu_status load_graph(struct ctx *c)
 			return st;
 		snprintf(what, sizeof(what), "graph input '%s'", name);
 		st = apply_type(&g->tensors[t], vi->type, what);
+		if (!st)
+			st = keep_dim_names(g, t, vi->type);
 		if (st)
 			return st;
 		p = realloc(g->inputs, (size_t)(g->n_inputs + 1) * sizeof(int));
