@@ -207,10 +207,15 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 		memcpy(d, t->out, t->nout * sizeof(*d));
 		for (uint32_t k = 0; k < t->nout; k++) {
-			d[k].src += half;
+			if (d[k].src_space == NPU_SPACE_HBSM)
+				d[k].src += half;
+			else
+				d[k].src = shifted(how, t->out_src_seg[k], d[k].src);
+			if (d[k].flags & NPU_GSDU_F_INDEXED)
+				d[k].index_addr += half;
 			d[k].dst = shifted(how, t->out_seg[k], d[k].dst);
 		}
-		chain = npu_pb_chain(pb, d, t->out_seg, t->out_seg, t->nout);
+		chain = npu_pb_chain(pb, d, t->out_src_seg, t->out_seg, t->nout);
 		free(d);
 		in = npu_pb_add(pb, NPU_UNIT_CSU, NPU_CSU_GSDU, 1u << c, 1u << tpb);
 		if (!in)

@@ -21,6 +21,7 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_conv(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_pool(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_softmax(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_gather(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_transpose(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_concat(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_slice(struct npu_cc *cc, const npu_ir_node *n);

@@ -48,14 +48,17 @@ static const char *support_maxpool(const npu_ir_graph *g, const npu_ir_node *n)
 	return NULL;
 }
 
-/* Gather on run-time data: Slices and a Concat (rewrite_move.c). */
+/*
+ * Gather: constant indices become Slices and a Concat (rewrite_move.c);
+ * computed ones an indexed GSDU gather (lower_gather.c), which takes int32.
+ */
 static const char *support_gather(const npu_ir_graph *g, const npu_ir_node *n)
 {
 	const npu_ir_tensor *ind = n->n_inputs > 1 && n->inputs[1] >= 0 ?
 				   &g->tensors[n->inputs[1]] : NULL;
 
-	if (!ind || !npu_ir_is_const(ind))
-		return "only with constant indices is";
+	if (!ind || (!npu_ir_is_const(ind) && ind->dtype != NPU_DTYPE_INT32))
+		return "only with constant or int32 indices is";
 	return NULL;
 }
 
@@ -134,8 +137,8 @@ static const struct npu_op ops[] = {
 	  .ir.eval = npu_ir_eval_copy, .lower = npu_lower_alias },
 	{ "Floor", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
 	  CVU_UNARY(NPU_FN_FLOOR) },
-	{ "Gather", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_gather,
-	  .ir.eval = npu_ir_eval_gather, .support = support_gather,
+	{ "Gather", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_gather,
+	  .ir.eval = npu_ir_eval_gather, .support = support_gather, .lower = npu_lower_gather,
 	  .rewrites = { npu_rewrite_gather } },
 	{ "GatherElements", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_gather_elements,
 	  .rewrites = { npu_rewrite_gather_elements } },

@@ -190,6 +190,7 @@ npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		tiles[i].out = NULL;
 		tiles[i].out_seg = NULL;
+		tiles[i].out_src_seg = NULL;
 		tiles[i].nout = tiles[i].cap_out = 0;
 	}
 	return NPU_OK;

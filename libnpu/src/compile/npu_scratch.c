@@ -206,6 +206,18 @@ static npu_status move_tiles(const struct plan *p, struct npu_work *w)
 			int64_t reach = d->rows ? ((int64_t)d->rows - 1) * d->dst_stride : 0;
 			int64_t lo = 0, hi = 0;
 
+			/* An indexed gather's table: any row below its limit. */
+			if (d->src_space == NPU_SPACE_DDR && t->out_src_seg[k] == seg) {
+				int64_t span = ((int64_t)(d->index_limit ? d->index_limit : 1) - 1) *
+					       d->src_stride;
+
+				a = d->src;
+				st = move(p, w, &a, span < 0 ? span : 0,
+					  (span > 0 ? span : 0) + d->row_bytes);
+				d->src = a;
+				if (st)
+					break;
+			}
 			if (t->out_seg[k] != seg)
 				continue;
 			if (d->rows && d->row_bytes) {

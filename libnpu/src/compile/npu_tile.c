@@ -58,9 +58,8 @@ void npu_twu_lvl(struct npu_hw_twu *w, unsigned l, int64_t count, int64_t stride
 		w->nlevels = (uint8_t)(l + 1);
 }
 
-npu_status npu_tile_out(struct npu_tile *t, uint32_t hbsm, uint32_t rows,
-			uint32_t row_bytes, int32_t src_stride, uint32_t seg,
-			uint64_t off, int32_t dst_stride)
+/* Room for one more write-back descriptor: a zeroed one, NULL when out of memory. */
+static struct npu_hw_gsdu_desc *new_out(struct npu_tile *t, uint32_t seg, uint32_t src_seg)
 {
 	struct npu_hw_gsdu_desc *d;
 
@@ -68,16 +67,32 @@ npu_status npu_tile_out(struct npu_tile *t, uint32_t hbsm, uint32_t rows,
 		uint32_t cap = t->cap_out ? 2 * t->cap_out : 8;
 		void *a = realloc(t->out, cap * sizeof(*t->out));
 		void *b = a ? realloc(t->out_seg, cap * sizeof(*t->out_seg)) : NULL;
+		void *c = b ? realloc(t->out_src_seg, cap * sizeof(*t->out_src_seg)) : NULL;
 
 		if (a)
 			t->out = a;
-		if (!a || !b)
-			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-		t->out_seg = b;
+		if (b)
+			t->out_seg = b;
+		if (!a || !b || !c)
+			return NULL;
+		t->out_src_seg = c;
 		t->cap_out = cap;
 	}
 	d = &t->out[t->nout];
 	memset(d, 0, sizeof(*d));
+	t->out_seg[t->nout] = seg;
+	t->out_src_seg[t->nout++] = src_seg;
+	return d;
+}
+
+npu_status npu_tile_out(struct npu_tile *t, uint32_t hbsm, uint32_t rows,
+			uint32_t row_bytes, int32_t src_stride, uint32_t seg,
+			uint64_t off, int32_t dst_stride)
+{
+	struct npu_hw_gsdu_desc *d = new_out(t, seg, NPU_NO_SEG);
+
+	if (!d)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	d->src_space = NPU_SPACE_HBSM;
 	d->dst_space = NPU_SPACE_DDR;
 	d->src = hbsm;
@@ -86,7 +101,28 @@ npu_status npu_tile_out(struct npu_tile *t, uint32_t hbsm, uint32_t rows,
 	d->row_bytes = row_bytes;
 	d->src_stride = src_stride;
 	d->dst_stride = dst_stride;
-	t->out_seg[t->nout++] = seg;
+	return NPU_OK;
+}
+
+npu_status npu_tile_gather(struct npu_tile *t, uint32_t idx_hbsm, uint32_t rows,
+			   uint32_t row_bytes, uint32_t src_seg, uint64_t src_off,
+			   int32_t src_stride, uint32_t limit, uint32_t seg, uint64_t off)
+{
+	struct npu_hw_gsdu_desc *d = new_out(t, seg, src_seg);
+
+	if (!d)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	d->flags = NPU_GSDU_F_INDEXED;
+	d->src_space = NPU_SPACE_DDR;
+	d->dst_space = NPU_SPACE_DDR;
+	d->src = src_off;
+	d->dst = off;
+	d->rows = rows;
+	d->row_bytes = row_bytes;
+	d->src_stride = src_stride;
+	d->dst_stride = (int32_t)row_bytes;
+	d->index_addr = idx_hbsm;
+	d->index_limit = limit;
 	return NPU_OK;
 }
 
@@ -95,6 +131,7 @@ void npu_tiles_free(struct npu_tile *tiles, unsigned n)
 	for (unsigned i = 0; tiles && i < n; i++) {
 		free(tiles[i].out);
 		free(tiles[i].out_seg);
+		free(tiles[i].out_src_seg);
 	}
 	free(tiles);
 }

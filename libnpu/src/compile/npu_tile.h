@@ -37,9 +37,13 @@ struct npu_tile {
 	/* Unit instructions on HBSM; masks and sync are filled in. */
 	struct npu_hw_insn op[NPU_TILE_MAX_OPS];
 	unsigned nop;
-	/* GSDU descriptors HBSM -> DDR (dst = offset in dst_seg[i]). */
+	/*
+	 * GSDU descriptors HBSM -> DDR (dst = offset in out_seg[i]); or, for
+	 * an indexed gather (npu_tile_gather), DDR -> DDR with the source in
+	 * segment out_src_seg[i] (NPU_NO_SEG: the source is this tile's HBSM).
+	 */
 	struct npu_hw_gsdu_desc *out;
-	uint32_t *out_seg;
+	uint32_t *out_seg, *out_src_seg;
 	uint32_t nout, cap_out;
 };
 
@@ -47,6 +51,16 @@ struct npu_tile {
 npu_status npu_tile_out(struct npu_tile *t, uint32_t hbsm, uint32_t rows,
 			uint32_t row_bytes, int32_t src_stride, uint32_t seg,
 			uint64_t off, int32_t dst_stride);
+/*
+ * Add an indexed gather from DDR to DDR: @rows rows of @row_bytes, row i
+ * read from (@src_seg, @src_off + index[i] * @src_stride) where index[i]
+ * is the __u32 at @idx_hbsm + 4i in the tile's HBSM, written at (@seg,
+ * @off + i * @row_bytes).  An index >= @limit ends the job
+ * (NPU_TASK_INDEX_FAULT) before anything is read with it.
+ */
+npu_status npu_tile_gather(struct npu_tile *t, uint32_t idx_hbsm, uint32_t rows,
+			   uint32_t row_bytes, uint32_t src_seg, uint64_t src_off,
+			   int32_t src_stride, uint32_t limit, uint32_t seg, uint64_t off);
 void npu_tiles_free(struct npu_tile *tiles, unsigned n);
 
 /* A dense walker of @n elements of @dtype at @base. */

@@ -698,11 +698,18 @@ static npu_status emu_job_wait(npu_dev_job *job, int64_t timeout_ns)
 	if (!emu_wait_done(job, timeout_ns))
 		return npu_fail(NPU_ERR_TIMEOUT, "the job did not finish within %lld ms",
 				(long long)(timeout_ns / 1000000));
-	if (job->comp.status == NPU_TASK_INDEX_FAULT)
+	if (job->comp.status == NPU_TASK_INDEX_FAULT) {
+		/* Indices are int32 on the NPU: 2^31 and up were negative. */
+		int64_t idx = (int64_t)job->comp.fault_addr;
+
+		if (idx >= ((int64_t)1 << 31) && idx < ((int64_t)1 << 32))
+			idx -= (int64_t)1 << 32;
 		return npu_fail(NPU_ERR_JOB_FAILED,
-				"index %llu out of range [0, %u) at row %u of a gather (an input, e.g. a token id, is outside its table)",
-				(unsigned long long)job->comp.fault_addr, job->comp.detail,
-				job->comp.detail2);
+				"gather index %lld out of range [0, %u) at position %u%s",
+				(long long)idx, job->comp.detail, job->comp.detail2,
+				idx < 0 ? " (negative indices computed at run time are not supported)" :
+				" (an input, e.g. a token id, is outside its table)");
+	}
 	if (job->comp.status != NPU_TASK_OK)
 		return npu_fail(NPU_ERR_JOB_FAILED,
 				"the NPU ended the job with '%s' (instruction %d, address 0x%llx)",
