@@ -415,9 +415,59 @@ static npu_status find_rules(const npu_ir_node *n, const struct npu_ir_op **out)
 	return st;
 }
 
+static bool is_bool(const npu_ir_graph *g, int t)
+{
+	return t >= 0 && g->tensors[t].dtype == NPU_DTYPE_BOOL;
+}
+
+/*
+ * The NPU does not compute bools yet: the IR carries them so that shape
+ * and mask subgraphs fold, and what is left after folding is refused
+ * here, before any rewrite sees it.
+ */
+static npu_status refuse_bools(const npu_ir_graph *g)
+{
+	for (int i = 0; i < g->n_inputs; i++)
+		if (is_bool(g, g->inputs[i]))
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"graph input '%s' is bool, which the NPU compiler does not support yet",
+					g->tensors[g->inputs[i]].name);
+	for (int i = 0; i < g->n_outputs; i++)
+		if (is_bool(g, g->outputs[i]))
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"graph output '%s' is bool, which the NPU compiler does not support yet",
+					g->tensors[g->outputs[i]].name);
+	for (int i = 0; i < g->n_nodes; i++) {
+		const npu_ir_node *n = &g->nodes[i];
+		const struct npu_op *d;
+		const int *ts[2] = { n->inputs, n->outputs };
+		int cnt[2] = { n->n_inputs, n->n_outputs };
+		char lbl[96];
+
+		if (n->dead)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			for (int j = 0; j < cnt[k]; j++) {
+				if (!is_bool(g, ts[k][j]))
+					continue;
+				/* An operator that runs only when it folds says so. */
+				if (!npu_op_find(n, &d) && (d->flags & NPU_OP_CONST))
+					return unsupported(n, "only on constant inputs, which fold away");
+				return npu_fail(NPU_ERR_UNSUPPORTED,
+						"node %s (%s): tensor '%s' is bool, which the NPU compiler does not support yet (bools must fold away at compile time)",
+						npu_ir_node_label(n, lbl, sizeof(lbl)), n->op,
+						g->tensors[ts[k][j]].name);
+			}
+		}
+	}
+	return NPU_OK;
+}
+
 npu_status npu_ops_infer_shapes(npu_ir_graph *g)
 {
-	return npu_ir_infer_shapes(g, find_rules);
+	npu_status st = npu_ir_infer_shapes(g, find_rules);
+
+	return st ? st : refuse_bools(g);
 }
 
 npu_status npu_ops_check_supported(const npu_ir_graph *g, int *bad_node)

@@ -142,6 +142,8 @@ static int64_t ld_i(const void *p, npu_dtype t, int64_t i)
 		return (int8_t)c[i];
 	case NPU_DTYPE_UINT8:
 		return (uint8_t)c[i];
+	case NPU_DTYPE_BOOL:
+		return c[i] != 0;
 	default:
 		break;
 	}
@@ -165,6 +167,9 @@ static void st_i(void *p, npu_dtype t, int64_t i, int64_t v)
 	case NPU_DTYPE_INT8:
 	case NPU_DTYPE_UINT8:
 		c[i] = (char)(uint8_t)(uint64_t)v;
+		break;
+	case NPU_DTYPE_BOOL:
+		c[i] = v != 0;
 		break;
 	case NPU_DTYPE_FLOAT32:
 		f = (float)v;
@@ -211,6 +216,9 @@ static void st_f(void *p, npu_dtype t, int64_t i, double v)
 	case NPU_DTYPE_BFLOAT16:
 		h = npu_ir_f32_to_bf16((float)v);
 		memcpy(c + 2 * i, &h, 2);
+		break;
+	case NPU_DTYPE_BOOL:	/* any non-zero, NaN too, is true */
+		c[i] = v != 0;
 		break;
 	default:
 		st_i(p, t, i, f_to_i(v));
