@@ -346,19 +346,17 @@ START_TEST(fold_torch_reshape)
 }
 END_TEST
 
-START_TEST(fold_causal_mask)
+/*
+ * scores + mask, mask[i][j] = j > i ? -inf : 0 on the fixed sequence
+ * length @S of the scores: Shape -> Gather(2) -> Range -> Unsqueeze (rows,
+ * columns) -> Greater -> Where(-inf, 0).
+ */
+static npu_ir_graph *causal_mask(int64_t S)
 {
 	onnxb *b = onnxb_new(8, 13);
-	struct npu_cmodel *cm;
-	npu_ir_graph *g;
-	float x[16], y[16], minus_inf = -INFINITY, zero = 0;
+	float minus_inf = -INFINITY, zero = 0;
 
-	/*
-	 * scores + mask, mask[i][j] = j > i ? -inf : 0 on the fixed
-	 * sequence length of the scores: Shape -> Gather(2) -> Range ->
-	 * Unsqueeze (rows, columns) -> Greater -> Where(-inf, 0).
-	 */
-	onnxb_input(b, "scores", ONNXB_F32, 4, D(1, 1, 4, 4));
+	onnxb_input(b, "scores", ONNXB_F32, 4, D(1, 1, S, S));
 	onnxb_init(b, "two", ONNXB_I64, 0, NULL, D(2), 8);
 	onnxb_init(b, "start", ONNXB_I64, 0, NULL, D(0), 8);
 	onnxb_init(b, "step", ONNXB_I64, 0, NULL, D(1), 8);
@@ -372,10 +370,18 @@ START_TEST(fold_causal_mask)
 	onnxb_node(b, "Unsqueeze", NULL, "pos,ax1", "rows");	/* [S,1] */
 	onnxb_node(b, "Unsqueeze", NULL, "pos,ax0", "cols");	/* [1,S] */
 	onnxb_node(b, "Greater", NULL, "cols,rows", "future");	/* [S,S] */
-	onnxb_node(b, "Where", NULL, "future,ninf,fzero", "mask");
+	onnxb_node(b, "Where", "mask", "future,ninf,fzero", "mask");
 	onnxb_node(b, "Add", "mask_add", "scores,mask", "y");
-	onnxb_output(b, "y", ONNXB_F32, 4, D(1, 1, 4, 4));
-	g = parse(b);
+	onnxb_output(b, "y", ONNXB_F32, 4, D(1, 1, S, S));
+	return parse(b);
+}
+
+START_TEST(fold_causal_mask)
+{
+	struct npu_cmodel *cm;
+	npu_ir_graph *g = causal_mask(4);
+	float x[16], y[16];
+
 	ck_assert_msg(compile(g, &cm) == NPU_OK, "%s", npu_last_error());
 	ck_assert_int_eq(g->n_nodes, 1);
 	ck_assert_str_eq(g->nodes[0].op, "Add");
@@ -391,6 +397,13 @@ START_TEST(fold_causal_mask)
 			else
 				ck_assert_msg(v == (float)(i * 4 + j), "y[%d][%d] = %g", i, j, v);
 		}
+	npu_ir_graph_free(g);
+
+	/* A float mask over the 16 MiB folding budget stays a Where. */
+	g = causal_mask(2100);
+	ck_assert_int_eq(compile(g, &cm), NPU_ERR_UNSUPPORTED);
+	ck_assert_str_eq(npu_last_error(),
+			 "operator 'Where' (node 'mask', opset 13) is not supported by the NPU compiler: its constant output is too large to fold");
 	npu_ir_graph_free(g);
 }
 END_TEST

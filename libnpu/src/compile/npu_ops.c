@@ -437,6 +437,15 @@ static npu_status find_rules(const npu_ir_node *n, const struct npu_ir_op **out)
 	return st;
 }
 
+/* Why node @n of an NPU_OP_CONST operator @d is still in the graph. */
+static npu_status const_refusal(const npu_ir_graph *g, const npu_ir_node *n,
+				const struct npu_op *d)
+{
+	if (npu_ir_const_can_eval(g, n, &d->ir))
+		return unsupported(n, "its constant output is too large to fold");
+	return unsupported(n, "only on constant inputs, which fold away");
+}
+
 static bool is_bool(const npu_ir_graph *g, int t)
 {
 	return t >= 0 && g->tensors[t].dtype == NPU_DTYPE_BOOL;
@@ -474,7 +483,7 @@ static npu_status refuse_bools(const npu_ir_graph *g)
 					continue;
 				/* An operator that runs only when it folds says so. */
 				if (!npu_op_find(n, &d) && (d->flags & NPU_OP_CONST))
-					return unsupported(n, "only on constant inputs, which fold away");
+					return const_refusal(g, n, d);
 				return npu_fail(NPU_ERR_UNSUPPORTED,
 						"node %s (%s): tensor '%s' is bool, which the NPU compiler does not support yet (bools must fold away at compile time)",
 						npu_ir_node_label(n, lbl, sizeof(lbl)), n->op,
@@ -510,10 +519,8 @@ npu_status npu_ops_check_supported(const npu_ir_graph *g, int *bad_node)
 			*bad_node = i;
 		if ((st = npu_op_find(n, &d)))
 			return st;
-		if ((d->flags & NPU_OP_CONST) && npu_ir_const_can_eval(g, n, &d->ir))
-			return unsupported(n, "its constant output is too large to fold");
 		if (d->flags & NPU_OP_CONST)
-			return unsupported(n, "only on constant inputs, which fold away");
+			return const_refusal(g, n, d);
 		if (d->support && (w = d->support(g, n))) {
 			snprintf(why, sizeof(why), "%s supported", w);
 			return unsupported(n, why);
