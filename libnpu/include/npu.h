@@ -79,6 +79,9 @@ typedef enum npu_dtype {
 	NPU_DTYPE_INT8 = 3,
 	NPU_DTYPE_INT32 = 6,
 	NPU_DTYPE_INT64 = 7,
+	NPU_DTYPE_BOOL = 9,		/* one byte, 0 or 1; the compiler folds
+					 * bools away: no model input or output is
+					 * bool yet */
 	NPU_DTYPE_FLOAT16 = 10,
 	NPU_DTYPE_BFLOAT16 = 16,
 } npu_dtype;	/* values follow ONNX TensorProto.DataType */

@@ -64,6 +64,7 @@ const char *npu_dtype_str(npu_dtype t)
 	case NPU_DTYPE_INT8: return "int8";
 	case NPU_DTYPE_INT32: return "int32";
 	case NPU_DTYPE_INT64: return "int64";
+	case NPU_DTYPE_BOOL: return "bool";
 	case NPU_DTYPE_FLOAT16: return "float16";
 	case NPU_DTYPE_BFLOAT16: return "bfloat16";
 	}
@@ -73,6 +74,7 @@ const char *npu_dtype_str(npu_dtype t)
 size_t npu_dtype_size(npu_dtype t)
 {
 	switch (t) {
+	case NPU_DTYPE_BOOL:
 	case NPU_DTYPE_UINT8:
 	case NPU_DTYPE_INT8: return 1;
 	case NPU_DTYPE_FLOAT16:

@@ -111,6 +111,9 @@ static void generate(npu_dtype dtype, uint64_t n, size_t index, void *out)
 		case NPU_DTYPE_INT64:
 			((uint64_t *)out)[i] = (r & 0xffffffff00000000ull) | (lcg_next(&s) >> 32);
 			break;
+		case NPU_DTYPE_BOOL:
+			((uint8_t *)out)[i] = (uint8_t)(r >> 63);
+			break;
 		}
 	}
 }

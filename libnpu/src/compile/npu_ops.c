@@ -82,6 +82,8 @@ static const struct npu_op ops[] = {
 	{ "Add", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_add, CVU_BINARY(NPU_FN_ADD),
 	  .rewrites = { npu_rewrite_8bit } },
+	{ "And", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_logical,
+	  .ir.eval = npu_ir_eval_and },
 	{ "Asin", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ASIN) },
 	{ "Asinh", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
 	  CVU_UNARY(NPU_FN_ASINH) },
@@ -127,9 +129,12 @@ static const struct npu_op ops[] = {
 	{ "DynamicQuantizeLinear", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_dyn_quant,
 	  .rewrites = { npu_rewrite_dyn_quant } },
 	{ "Elu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ELU) },
+	{ "Equal", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_compare,
+	  .ir.eval = npu_ir_eval_equal },
 	{ "Erf", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ERF) },
 	{ "Exp", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_EXP) },
 	{ "Expand", 8, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_expand,
+	  .ir.eval = npu_ir_eval_expand,
 	  .rewrites = { npu_rewrite_repeat } },
 	{ "EyeLike", 9, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_eye_like,
 	  .rewrites = { npu_rewrite_eye_like } },
@@ -151,6 +156,10 @@ static const struct npu_op ops[] = {
 	  .lower = npu_lower_global_pool },
 	{ "GlobalMaxPool", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_global_pool,
 	  .lower = npu_lower_global_pool },
+	{ "Greater", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_compare,
+	  .ir.eval = npu_ir_eval_greater },
+	{ "GreaterOrEqual", 12, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_compare,
+	  .ir.eval = npu_ir_eval_greater_equal },
 	{ "GridSample", 16, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_grid_sample,
 	  .rewrites = { npu_rewrite_grid_sample } },
 	{ "HardSigmoid", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
@@ -170,6 +179,10 @@ static const struct npu_op ops[] = {
 	  .rewrites = { npu_rewrite_layernorm_stats } },
 	{ "LeakyRelu", 1, 0, NPU_OP_NPU | NPU_OP_TCU_ACT, .ir.shape = npu_ir_shape_unary_float,
 	  CVU_UNARY(NPU_FN_LEAKY_RELU) },
+	{ "Less", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_compare,
+	  .ir.eval = npu_ir_eval_less },
+	{ "LessOrEqual", 12, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_compare,
+	  .ir.eval = npu_ir_eval_less_equal },
 	{ "Log", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_LOG) },
 	{ "LogSoftmax", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_softmax,
 	  .lower = npu_lower_softmax },
@@ -178,7 +191,8 @@ static const struct npu_op ops[] = {
 	{ "MatMulInteger", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_matmul_integer,
 	  .lower = npu_lower_matmul },
 	/* rewrites: Split first: each binary node is then converted on its own (the other way round converts once, a different graph). */
-	{ "Max", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_variadic, CVU_BINARY(NPU_FN_MAX),
+	{ "Max", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_variadic,
+	  .ir.eval = npu_ir_eval_max, CVU_BINARY(NPU_FN_MAX),
 	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },
 	/* rewrites: Either order: an 8-bit 3-D pool goes float32, then 2-D. */
 	{ "MaxPool", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_pool,
@@ -189,10 +203,12 @@ static const struct npu_op ops[] = {
 	{ "MeanVarianceNormalization", 9, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_unary_float,
 	  .rewrites = { npu_rewrite_mvn } },
 	/* rewrites: as Max */
-	{ "Min", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_variadic, CVU_BINARY(NPU_FN_MIN),
+	{ "Min", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_variadic,
+	  .ir.eval = npu_ir_eval_min, CVU_BINARY(NPU_FN_MIN),
 	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },
 	/* rewrites: One fits: 8-bit and float16 leave a float32 Mod for npu_rewrite_mod. */
 	{ "Mod", 10, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_binary,
+	  .ir.eval = npu_ir_eval_mod,
 	  .rewrites = { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
 	{ "Mul", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_mul, CVU_BINARY(NPU_FN_MUL),
@@ -201,6 +217,8 @@ static const struct npu_op ops[] = {
 	  .ir.eval = npu_ir_eval_neg, CVU_UNARY(NPU_FN_NEG) },
 	{ "NegativeLogLikelihoodLoss", 12, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_nll_loss,
 	  .rewrites = { npu_rewrite_nll_loss } },
+	{ "Not", 1, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_not, .ir.eval = npu_ir_eval_not },
+	{ "Or", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_logical, .ir.eval = npu_ir_eval_or },
 	{ "PRelu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_prelu, CVU_BINARY(NPU_FN_PRELU) },
 	{ "Pad", 2, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_pad, .lower = npu_lower_pad,
 	  .rewrites = { npu_rewrite_pad } },
@@ -284,7 +302,8 @@ static const struct npu_op ops[] = {
 	{ "SpaceToDepth", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_depth_space,
 	  .rewrites = { npu_rewrite_depth_space } },
 	{ "Split", 2, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_split, .lower = npu_lower_split },
-	{ "Sqrt", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_SQRT) },
+	{ "Sqrt", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
+	  .ir.eval = npu_ir_eval_sqrt, CVU_UNARY(NPU_FN_SQRT) },
 	{ "Squeeze", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_squeeze,
 	  .ir.eval = npu_ir_eval_copy, .lower = npu_lower_alias },
 	{ "Sub", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
@@ -297,6 +316,7 @@ static const struct npu_op ops[] = {
 	{ "ThresholdedRelu", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
 	  CVU_UNARY(NPU_FN_THRESHOLDED_RELU) },
 	{ "Tile", 6, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_tile,
+	  .ir.eval = npu_ir_eval_tile,
 	  .rewrites = { npu_rewrite_repeat } },
 	{ "Transpose", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_transpose,
 	  .ir.eval = npu_ir_eval_transpose, .lower = npu_lower_transpose },
@@ -307,6 +327,8 @@ static const struct npu_op ops[] = {
 	{ "Upsample", 7, 9, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_upsample,
 	  .support = support_resize,
 	  .rewrites = { npu_rewrite_resize } },
+	{ "Where", 9, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_where, .ir.eval = npu_ir_eval_where },
+	{ "Xor", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_logical, .ir.eval = npu_ir_eval_xor },
 };
 
 #undef CVU_UNARY
@@ -418,9 +440,68 @@ static npu_status find_rules(const npu_ir_node *n, const struct npu_ir_op **out)
 	return st;
 }
 
+/* Why node @n of an NPU_OP_CONST operator @d is still in the graph. */
+static npu_status const_refusal(const npu_ir_graph *g, const npu_ir_node *n,
+				const struct npu_op *d)
+{
+	if (npu_ir_const_can_eval(g, n, &d->ir))
+		return unsupported(n, "its constant output is too large to fold");
+	return unsupported(n, "only on constant inputs, which fold away");
+}
+
+static bool is_bool(const npu_ir_graph *g, int t)
+{
+	return t >= 0 && g->tensors[t].dtype == NPU_DTYPE_BOOL;
+}
+
+/*
+ * The NPU does not compute bools yet: the IR carries them so that shape
+ * and mask subgraphs fold, and what is left after folding is refused
+ * here, before any rewrite sees it.
+ */
+static npu_status refuse_bools(const npu_ir_graph *g)
+{
+	for (int i = 0; i < g->n_inputs; i++)
+		if (is_bool(g, g->inputs[i]))
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"graph input '%s' is bool, which the NPU compiler does not support yet",
+					g->tensors[g->inputs[i]].name);
+	for (int i = 0; i < g->n_outputs; i++)
+		if (is_bool(g, g->outputs[i]))
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"graph output '%s' is bool, which the NPU compiler does not support yet",
+					g->tensors[g->outputs[i]].name);
+	for (int i = 0; i < g->n_nodes; i++) {
+		const npu_ir_node *n = &g->nodes[i];
+		const struct npu_op *d;
+		const int *ts[2] = { n->inputs, n->outputs };
+		int cnt[2] = { n->n_inputs, n->n_outputs };
+		char lbl[96];
+
+		if (n->dead)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			for (int j = 0; j < cnt[k]; j++) {
+				if (!is_bool(g, ts[k][j]))
+					continue;
+				/* An operator that runs only when it folds says so. */
+				if (!npu_op_find(n, &d) && (d->flags & NPU_OP_CONST))
+					return const_refusal(g, n, d);
+				return npu_fail(NPU_ERR_UNSUPPORTED,
+						"node %s (%s): tensor '%s' is bool, which the NPU compiler does not support yet (bools must fold away at compile time)",
+						npu_ir_node_label(n, lbl, sizeof(lbl)), n->op,
+						g->tensors[ts[k][j]].name);
+			}
+		}
+	}
+	return NPU_OK;
+}
+
 npu_status npu_ops_infer_shapes(npu_ir_graph *g)
 {
-	return npu_ir_infer_shapes(g, find_rules);
+	npu_status st = npu_ir_infer_shapes(g, find_rules);
+
+	return st ? st : refuse_bools(g);
 }
 
 npu_status npu_ops_check_supported(const npu_ir_graph *g, int *bad_node)
@@ -441,10 +522,8 @@ npu_status npu_ops_check_supported(const npu_ir_graph *g, int *bad_node)
 			*bad_node = i;
 		if ((st = npu_op_find(n, &d)))
 			return st;
-		if ((d->flags & NPU_OP_CONST) && npu_ir_const_can_eval(g, n, &d->ir))
-			return unsupported(n, "its constant output is too large to fold");
 		if (d->flags & NPU_OP_CONST)
-			return unsupported(n, "only on constant inputs, which fold away");
+			return const_refusal(g, n, d);
 		if (d->support && (w = d->support(g, n))) {
 			snprintf(why, sizeof(why), "%s supported", w);
 			return unsupported(n, why);

@@ -1076,6 +1076,9 @@ static void dump_values(const npu_ir_tensor *t, FILE *f)
 		case NPU_DTYPE_UINT8:
 			fprintf(f, "%s%u", sep, (uint8_t)p[i]);
 			break;
+		case NPU_DTYPE_BOOL:
+			fprintf(f, "%s%s", sep, p[i] ? "true" : "false");
+			break;
 		}
 	}
 	fprintf(f, "%s}", n > 6 ? ", ..." : "");

@@ -20,8 +20,8 @@
  *   rules the compiler's operator registry gives) makes every tensor's
  *   dtype and shape known or fails.
  * - Constants carry their value in data (raw little endian, row major,
- *   bytes = numel * npu_dtype_size(dtype)); data is NULL for tensors that
- *   are computed at run time.  A constant with no elements still has a
+ *   bytes = numel * npu_dtype_size(dtype); bools one byte each, 0 or 1);
+ *   data is NULL for tensors that are computed at run time.  A constant with no elements still has a
  *   non-NULL data (of 0 bytes).
  * - Nodes keep ONNX semantics: op, domain and the opset of that domain say
  *   exactly what the inputs and attributes mean (e.g. Softmax below opset

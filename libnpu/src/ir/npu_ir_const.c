@@ -9,10 +9,13 @@
  * The evaluators (npu_ir_eval_*, declared in npu_ir_rules.h) are attached
  * to operators by the registry (compile/npu_ops.c): copy (Identity,
  * Reshape, Flatten, Squeeze, Unsqueeze), Shape, Size, Cast, Gather,
- * Concat, Slice, Transpose, Add, Sub, Mul, Div, Neg, ConstantOfShape,
- * Range.  Data movement works on any dtype, arithmetic on all the IR's
- * dtypes (integers wrap, as the NPU's do; float16/bfloat16 are computed in
- * float32 and rounded).
+ * Concat, Slice, Transpose, Expand, Tile, Where, Add, Sub, Mul, Div, Mod,
+ * Min, Max, Neg, Sqrt, the comparisons (Equal, Less, Greater,
+ * LessOrEqual, GreaterOrEqual) and logical functions (Not, And, Or, Xor),
+ * which give bools, ConstantOfShape, Range.  Data movement works on any
+ * dtype, arithmetic on all the IR's dtypes (integers wrap, as the NPU's
+ * do; float16/bfloat16 are computed in float32 and rounded), with numpy
+ * broadcasting.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -142,6 +145,8 @@ static int64_t ld_i(const void *p, npu_dtype t, int64_t i)
 		return (int8_t)c[i];
 	case NPU_DTYPE_UINT8:
 		return (uint8_t)c[i];
+	case NPU_DTYPE_BOOL:
+		return c[i] != 0;
 	default:
 		break;
 	}
@@ -165,6 +170,9 @@ static void st_i(void *p, npu_dtype t, int64_t i, int64_t v)
 	case NPU_DTYPE_INT8:
 	case NPU_DTYPE_UINT8:
 		c[i] = (char)(uint8_t)(uint64_t)v;
+		break;
+	case NPU_DTYPE_BOOL:
+		c[i] = v != 0;
 		break;
 	case NPU_DTYPE_FLOAT32:
 		f = (float)v;
@@ -211,6 +219,9 @@ static void st_f(void *p, npu_dtype t, int64_t i, double v)
 	case NPU_DTYPE_BFLOAT16:
 		h = npu_ir_f32_to_bf16((float)v);
 		memcpy(c + 2 * i, &h, 2);
+		break;
+	case NPU_DTYPE_BOOL:	/* any non-zero, NaN too, is true */
+		c[i] = v != 0;
 		break;
 	default:
 		st_i(p, t, i, f_to_i(v));
@@ -412,69 +423,199 @@ npu_status npu_ir_eval_transpose(npu_ir_graph *g, const npu_ir_node *n, void *ou
 	return NPU_OK;
 }
 
-static int64_t arith_i(char op, int64_t a, int64_t b, bool *bad)
+/* ---- broadcasting ---- */
+
+/*
+ * Strides of @x in elements aligned to @y's rank (numpy broadcasting):
+ * 0 along the dimensions @x broadcasts or lacks.
+ */
+static void bcast_strides(const npu_ir_tensor *x, const npu_ir_tensor *y, int64_t *bs)
+{
+	int64_t ts[NPU_MAX_RANK];
+	int r = y->rank;
+
+	strides_of(x, ts);
+	for (int d = 0; d < r; d++)
+		bs[d] = 0;
+	for (int d = 0; d < x->rank; d++)
+		bs[r - x->rank + d] = x->dims[d] == 1 ? 0 : ts[d];
+}
+
+/*
+ * Step the row-major output index @idx over @y's dims, moving the @n
+ * input offsets @off by their strides @bs.
+ */
+static void bcast_step(const npu_ir_tensor *y, int64_t *idx, int n,
+		       int64_t (*bs)[NPU_MAX_RANK], int64_t *off)
+{
+	for (int d = y->rank - 1; d >= 0; d--) {
+		if (++idx[d] < y->dims[d]) {
+			for (int i = 0; i < n; i++)
+				off[i] += bs[i][d];
+			return;
+		}
+		for (int i = 0; i < n; i++)
+			off[i] -= bs[i][d] * (y->dims[d] - 1);
+		idx[d] = 0;
+	}
+}
+
+/* ---- elementwise functions of two operands ---- */
+
+enum bin_op {
+	BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_MOD, BIN_FMOD, BIN_MIN, BIN_MAX,
+	/* bool results */
+	BIN_EQ, BIN_LT, BIN_GT, BIN_LE, BIN_GE, BIN_AND, BIN_OR, BIN_XOR,
+};
+
+static int64_t arith_i(enum bin_op op, int64_t a, int64_t b, bool *bad)
 {
 	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+	int64_t r;
 
 	switch (op) {
-	case '+': return (int64_t)(ua + ub);
-	case '-': return (int64_t)(ua - ub);
-	case '*': return (int64_t)(ua * ub);
+	case BIN_ADD: return (int64_t)(ua + ub);
+	case BIN_SUB: return (int64_t)(ua - ub);
+	case BIN_MUL: return (int64_t)(ua * ub);
+	case BIN_MIN: return a < b ? a : b;
+	case BIN_MAX: return a > b ? a : b;
+	default: break;
 	}
 	if (b == 0) {
 		*bad = true;
 		return 0;
 	}
-	if (a == INT64_MIN && b == -1)
-		return INT64_MIN;
-	return a / b;
+	if (op == BIN_DIV)
+		return a == INT64_MIN && b == -1 ? INT64_MIN : a / b;
+	if (b == -1)
+		return 0;
+	r = a % b;
+	/* Mod with fmod 0 takes the divisor's sign, as Python's %. */
+	if (op == BIN_MOD && r && (r < 0) != (b < 0))
+		r += b;
+	return r;
 }
 
-static double arith_f(char op, float a, float b)
+static double arith_f(enum bin_op op, float a, float b)
+{
+	float r;
+
+	switch (op) {
+	case BIN_ADD: return a + b;
+	case BIN_SUB: return a - b;
+	case BIN_MUL: return a * b;
+	case BIN_DIV: return a / b;
+	case BIN_MIN:
+	case BIN_MAX:
+		if (isnan(a) || isnan(b))
+			return NAN;
+		return (op == BIN_MIN) == (a < b) ? a : b;
+	default: break;
+	}
+	r = fmodf(a, b);
+	if (op == BIN_MOD && r != 0 && (r < 0) != (b < 0))
+		r += b;
+	return r;
+}
+
+/* Comparisons and logical functions: 0 or 1. */
+static int64_t test_i(enum bin_op op, int64_t a, int64_t b)
 {
 	switch (op) {
-	case '+': return a + b;
-	case '-': return a - b;
-	case '*': return a * b;
+	case BIN_EQ: return a == b;
+	case BIN_LT: return a < b;
+	case BIN_GT: return a > b;
+	case BIN_LE: return a <= b;
+	case BIN_GE: return a >= b;
+	case BIN_AND: return a && b;
+	case BIN_OR: return a || b;
+	default: return !a != !b;	/* BIN_XOR */
 	}
-	return a / b;
 }
 
-/* Add, Sub, Mul, Div (@op '+', '-', '*', '/') with numpy broadcasting. */
-static npu_status eval_binary(npu_ir_graph *g, const npu_ir_node *n, char op, void *out)
+static int64_t test_f(enum bin_op op, double a, double b)
 {
-	const npu_ir_tensor *a = npu_ir_input(g, n, 0), *b = npu_ir_input(g, n, 1);
-	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
-	int64_t as[NPU_MAX_RANK] = { 0 }, bs[NPU_MAX_RANK] = { 0 }, idx[NPU_MAX_RANK] = { 0 };
-	int64_t ta[NPU_MAX_RANK], tb[NPU_MAX_RANK], oa = 0, ob = 0, total = npu_ir_numel(y);
-	int r = y->rank;
-	bool fl = dt_float(y->dtype), bad = false;
+	switch (op) {
+	case BIN_EQ: return a == b;
+	case BIN_LT: return a < b;
+	case BIN_GT: return a > b;
+	case BIN_LE: return a <= b;
+	default: return a >= b;		/* BIN_GE */
+	}
+}
 
-	/* Align both inputs to the output's rank; broadcast dims stride 0. */
-	strides_of(a, ta);
-	strides_of(b, tb);
-	for (int d = 0; d < a->rank; d++)
-		as[r - a->rank + d] = a->dims[d] == 1 ? 0 : ta[d];
-	for (int d = 0; d < b->rank; d++)
-		bs[r - b->rank + d] = b->dims[d] == 1 ? 0 : tb[d];
-	for (int64_t k = 0; k < total; k++) {
-		if (fl)
-			st_f(out, y->dtype, k, arith_f(op, (float)ld_f(a->data, a->dtype, oa),
-							(float)ld_f(b->data, b->dtype, ob)));
-		else
-			st_i(out, y->dtype, k, arith_i(op, ld_i(a->data, a->dtype, oa),
-						       ld_i(b->data, b->dtype, ob), &bad));
-		for (int d = r - 1; d >= 0; d--) {
-			if (++idx[d] < y->dims[d]) {
-				oa += as[d];
-				ob += bs[d];
-				break;
+/*
+ * Inputs @first.. of @n combined left to right with @op, numpy
+ * broadcasting, into @out (output 0).  Bool outputs compare (or combine
+ * bools); others compute in the output dtype's domain.
+ */
+static npu_status eval_nary(npu_ir_graph *g, const npu_ir_node *n, enum bin_op op, void *out)
+{
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0), *x[2] = { NULL, NULL };
+	int64_t (*bs)[NPU_MAX_RANK], *off, idx[NPU_MAX_RANK] = { 0 }, total = npu_ir_numel(y);
+	int m = 0;
+	bool yb = y->dtype == NPU_DTYPE_BOOL, fl, bad = false;
+
+	bs = calloc((size_t)n->n_inputs + 1, sizeof(*bs));
+	off = calloc((size_t)n->n_inputs + 1, sizeof(*off));
+	if (!bs || !off) {
+		free(bs);
+		free(off);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory folding constants");
+	}
+	for (int i = 0; i < n->n_inputs; i++) {
+		const npu_ir_tensor *t = npu_ir_input(g, n, i);
+
+		if (!t)
+			continue;
+		if (m < 2)
+			x[m] = t;
+		bcast_strides(t, y, bs[m++]);
+	}
+	fl = dt_float(x[0]->dtype);
+	for (int64_t k = 0; k < total; k++, bcast_step(y, idx, m, bs, off)) {
+		int j = 0;
+
+		if (yb) {
+			/* Comparisons and logical functions have two inputs. */
+			if (fl)
+				st_i(out, y->dtype, k, test_f(op, ld_f(x[0]->data, x[0]->dtype, off[0]),
+							      ld_f(x[1]->data, x[1]->dtype, off[1])));
+			else
+				st_i(out, y->dtype, k, test_i(op, ld_i(x[0]->data, x[0]->dtype, off[0]),
+							      ld_i(x[1]->data, x[1]->dtype, off[1])));
+			continue;
+		}
+		if (fl) {
+			double v = 0;
+
+			for (int i = 0; i < n->n_inputs; i++) {
+				const npu_ir_tensor *t = npu_ir_input(g, n, i);
+				float f;
+
+				if (!t)
+					continue;
+				f = (float)ld_f(t->data, t->dtype, off[j]);
+				v = j++ ? arith_f(op, (float)v, f) : f;
 			}
-			oa -= as[d] * (y->dims[d] - 1);
-			ob -= bs[d] * (y->dims[d] - 1);
-			idx[d] = 0;
+			st_f(out, y->dtype, k, v);
+		} else {
+			int64_t v = 0;
+
+			for (int i = 0; i < n->n_inputs; i++) {
+				const npu_ir_tensor *t = npu_ir_input(g, n, i);
+				int64_t e;
+
+				if (!t)
+					continue;
+				e = ld_i(t->data, t->dtype, off[j]);
+				v = j++ ? arith_i(op, v, e, &bad) : e;
+			}
+			st_i(out, y->dtype, k, v);
 		}
 	}
+	free(bs);
+	free(off);
 	if (bad)
 		return eval_fail(n, "integer division by zero in a constant expression");
 	return NPU_OK;
@@ -482,22 +623,158 @@ static npu_status eval_binary(npu_ir_graph *g, const npu_ir_node *n, char op, vo
 
 npu_status npu_ir_eval_add(npu_ir_graph *g, const npu_ir_node *n, void *out)
 {
-	return eval_binary(g, n, '+', out);
+	return eval_nary(g, n, BIN_ADD, out);
 }
 
 npu_status npu_ir_eval_sub(npu_ir_graph *g, const npu_ir_node *n, void *out)
 {
-	return eval_binary(g, n, '-', out);
+	return eval_nary(g, n, BIN_SUB, out);
 }
 
 npu_status npu_ir_eval_mul(npu_ir_graph *g, const npu_ir_node *n, void *out)
 {
-	return eval_binary(g, n, '*', out);
+	return eval_nary(g, n, BIN_MUL, out);
 }
 
 npu_status npu_ir_eval_div(npu_ir_graph *g, const npu_ir_node *n, void *out)
 {
-	return eval_binary(g, n, '/', out);
+	return eval_nary(g, n, BIN_DIV, out);
+}
+
+npu_status npu_ir_eval_mod(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	int64_t fmod;
+	npu_status st = npu_ir_attr_int(n, "fmod", 0, &fmod);
+
+	return st ? st : eval_nary(g, n, fmod ? BIN_FMOD : BIN_MOD, out);
+}
+
+npu_status npu_ir_eval_min(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_nary(g, n, BIN_MIN, out);
+}
+
+npu_status npu_ir_eval_max(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_nary(g, n, BIN_MAX, out);
+}
+
+npu_status npu_ir_eval_equal(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_nary(g, n, BIN_EQ, out);
+}
+
+npu_status npu_ir_eval_less(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_nary(g, n, BIN_LT, out);
+}
+
+npu_status npu_ir_eval_greater(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_nary(g, n, BIN_GT, out);
+}
+
+npu_status npu_ir_eval_less_equal(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_nary(g, n, BIN_LE, out);
+}
+
+npu_status npu_ir_eval_greater_equal(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_nary(g, n, BIN_GE, out);
+}
+
+npu_status npu_ir_eval_and(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_nary(g, n, BIN_AND, out);
+}
+
+npu_status npu_ir_eval_or(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_nary(g, n, BIN_OR, out);
+}
+
+npu_status npu_ir_eval_xor(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	return eval_nary(g, n, BIN_XOR, out);
+}
+
+npu_status npu_ir_eval_not(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	int64_t total = npu_ir_numel(y);
+
+	for (int64_t i = 0; i < total; i++)
+		st_i(out, y->dtype, i, !ld_i(x->data, x->dtype, i));
+	return NPU_OK;
+}
+
+npu_status npu_ir_eval_sqrt(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	int64_t total = npu_ir_numel(y);
+
+	for (int64_t i = 0; i < total; i++)
+		st_f(out, y->dtype, i, sqrtf((float)ld_f(x->data, x->dtype, i)));
+	return NPU_OK;
+}
+
+/* Where: X where the condition holds, else Y, the three broadcast together. */
+npu_status npu_ir_eval_where(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *c = npu_ir_input(g, n, 0), *a = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *b = npu_ir_input(g, n, 2), *y = npu_ir_output(g, n, 0);
+	int64_t bs[3][NPU_MAX_RANK], off[3] = { 0 }, idx[NPU_MAX_RANK] = { 0 };
+	int64_t total = npu_ir_numel(y);
+	size_t es = npu_dtype_size(y->dtype);
+
+	bcast_strides(c, y, bs[0]);
+	bcast_strides(a, y, bs[1]);
+	bcast_strides(b, y, bs[2]);
+	for (int64_t k = 0; k < total; k++, bcast_step(y, idx, 3, bs, off)) {
+		bool take_a = ld_i(c->data, c->dtype, off[0]) != 0;
+
+		memcpy((char *)out + (size_t)k * es,
+		       (const char *)(take_a ? a : b)->data + (size_t)off[take_a ? 1 : 2] * es, es);
+	}
+	return NPU_OK;
+}
+
+/* Expand: input 0 broadcast to the output's shape. */
+npu_status npu_ir_eval_expand(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	int64_t bs[1][NPU_MAX_RANK], off[1] = { 0 }, idx[NPU_MAX_RANK] = { 0 };
+	int64_t total = npu_ir_numel(y);
+	size_t es = npu_dtype_size(y->dtype);
+
+	bcast_strides(x, y, bs[0]);
+	for (int64_t k = 0; k < total; k++, bcast_step(y, idx, 1, bs, off))
+		memcpy((char *)out + (size_t)k * es, (const char *)x->data + (size_t)off[0] * es, es);
+	return NPU_OK;
+}
+
+/* Tile: output index i reads input index i modulo the input's dims. */
+npu_status npu_ir_eval_tile(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
+	int64_t xs[NPU_MAX_RANK], idx[NPU_MAX_RANK] = { 0 }, total = npu_ir_numel(y);
+	size_t es = npu_dtype_size(y->dtype);
+
+	strides_of(x, xs);
+	for (int64_t k = 0; k < total; k++) {
+		int64_t off = 0;
+
+		for (int d = 0; d < y->rank; d++)
+			off += (idx[d] % x->dims[d]) * xs[d];
+		memcpy((char *)out + (size_t)k * es, (const char *)x->data + (size_t)off * es, es);
+		for (int d = y->rank - 1; d >= 0; d--) {
+			if (++idx[d] < y->dims[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+	return NPU_OK;
 }
 
 npu_status npu_ir_eval_neg(npu_ir_graph *g, const npu_ir_node *n, void *out)

@@ -3,7 +3,7 @@
  * The IR's rules for ONNX operators, for the operator registry
  * (compile/npu_ops.c) to point at: shape rules, split by ONNX operator
  * family (shape_math.c, shape_nn.c, shape_tensor.c, shape_reduce.c,
- * shape_quant.c, shape_generator.c), and constant evaluators
+ * shape_quant.c, shape_generator.c, shape_logical.c), and constant evaluators
  * (npu_ir_const.c).  struct npu_ir_op bundles one operator's rules for
  * npu_ir_infer_shapes().
  *
@@ -87,6 +87,7 @@ npu_status npu_ir_shape_split(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_slice(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_pad(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_expand(npu_ir_graph *g, npu_ir_node *n);
+npu_status npu_ir_shape_where(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_tile(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_gather(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_gather_elements(npu_ir_graph *g, npu_ir_node *n);
@@ -112,6 +113,13 @@ npu_status npu_ir_shape_constant_of_shape(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_range(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_eye_like(npu_ir_graph *g, npu_ir_node *n);
 
+/* ---- logical (shape_logical.c): bool outputs ---- */
+
+/* Equal, Less, Greater, LessOrEqual, GreaterOrEqual */
+npu_status npu_ir_shape_compare(npu_ir_graph *g, npu_ir_node *n);
+npu_status npu_ir_shape_logical(npu_ir_graph *g, npu_ir_node *n);	/* And, Or, Xor */
+npu_status npu_ir_shape_not(npu_ir_graph *g, npu_ir_node *n);
+
 /* ---- constant evaluators (npu_ir_const.c) ---- */
 
 /* Identity, Reshape, Flatten, Squeeze, Unsqueeze: the bytes of input 0. */
@@ -127,7 +135,25 @@ npu_status npu_ir_eval_add(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_sub(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_mul(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_div(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_mod(npu_ir_graph *g, const npu_ir_node *n, void *out);
+/* Min, Max: any number of inputs. */
+npu_status npu_ir_eval_min(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_max(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_neg(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_sqrt(npu_ir_graph *g, const npu_ir_node *n, void *out);
+/* Comparisons and logical functions: bool outputs. */
+npu_status npu_ir_eval_equal(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_less(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_greater(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_less_equal(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_greater_equal(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_and(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_or(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_xor(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_not(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_where(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_expand(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_tile(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_constant_of_shape(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_range(npu_ir_graph *g, const npu_ir_node *n, void *out);
 

@@ -3,7 +3,7 @@
  * Shape rules of ONNX's tensor operators (onnx/defs/tensor): casts, the
  * reshaping and layout operators (Reshape, Transpose, Squeeze, Unsqueeze,
  * DepthToSpace ...), Concat, Split, Slice, Pad, Shape and Size, the
- * gathers and scatters, Expand and Tile, Resize / Upsample and
+ * gathers and scatters, Expand, Where and Tile, Resize / Upsample and
  * GridSample.  Operands that fix an output's shape (Reshape's shape,
  * Slice's starts, Resize's scales ...) must be constants.
  */
@@ -551,6 +551,34 @@ npu_status npu_ir_shape_expand(npu_ir_graph *g, npu_ir_node *n)
 	}
 	st = npu_sh_broadcast(n, x, &want, out, &ro);
 	return st ? st : npu_sh_set_out(g, n, 0, x->dtype, ro, out);
+}
+
+/* Where: a bool condition, X and Y of one dtype, broadcast together. */
+npu_status npu_ir_shape_where(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *c, *a, *b, acc;
+	int64_t dims[NPU_MAX_RANK];
+	int r = 0;
+	npu_status st = npu_sh_need_in(g, n, 0, &c);
+
+	if (!st)
+		st = npu_sh_need_in(g, n, 1, &a);
+	if (!st)
+		st = npu_sh_need_in(g, n, 2, &b);
+	if (!st && c->dtype != NPU_DTYPE_BOOL)
+		st = npu_sh_err(n, NPU_ERR_SHAPE, "condition '%s' is %s, expected bool", c->name,
+				dts(c->dtype));
+	if (!st)
+		st = npu_sh_same_dtype(n, a, b);
+	if (!st)
+		st = npu_sh_broadcast(n, c, a, dims, &r);
+	if (st)
+		return st;
+	acc = *c;
+	acc.rank = r;
+	memcpy(acc.dims, dims, sizeof(dims));
+	st = npu_sh_broadcast(n, &acc, b, dims, &r);
+	return st ? st : npu_sh_set_out(g, n, 0, a->dtype, r, dims);
 }
 
 /* Tile: each dimension times its constant repeat count. */

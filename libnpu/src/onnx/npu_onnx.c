@@ -245,6 +245,7 @@ static npu_status map_dtype(int64_t code, const char *what, npu_dtype *out)
 	case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
 	case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
 	case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+	case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL:
 	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16:
 	case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16:
 		*out = (npu_dtype)code;
@@ -325,6 +326,9 @@ static npu_status load_tensor(npu_ir_tensor *t, Onnx__TensorProto *tp, const cha
 			if (!data)
 				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory loading %s", what);
 		}
+		/* Bools are one byte each; any non-zero byte reads as true. */
+		for (size_t i = 0; t->dtype == NPU_DTYPE_BOOL && i < bytes; i++)
+			data[i] = data[i] != 0;
 		free(t->data);
 		t->data = data;
 		t->bytes = bytes;
@@ -370,6 +374,9 @@ static npu_status load_tensor(npu_ir_tensor *t, Onnx__TensorProto *tp, const cha
 		case NPU_DTYPE_INT8:
 		case NPU_DTYPE_UINT8:
 			data[i] = (char)(uint8_t)(uint32_t)v32;
+			break;
+		case NPU_DTYPE_BOOL:
+			data[i] = v32 != 0;
 			break;
 		case NPU_DTYPE_FLOAT16:
 		case NPU_DTYPE_BFLOAT16:
