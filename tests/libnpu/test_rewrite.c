@@ -1144,6 +1144,48 @@ START_TEST(rewrite_fixed_point)
 END_TEST
 
 /* 8-bit 3-D MaxPool, which the pass now takes in two steps: exact maxima. */
+/*
+ * Where with a constant condition (a causal mask): the scores where it
+ * holds, the constant fill (or the other operand) elsewhere, exactly.
+ */
+START_TEST(where_constant_condition)
+{
+	enum { S = 6 };
+	uint8_t causal[S * S];
+	float x[2 * S * S], y[2 * S * S], lowest = -3.4028235e38f, other[S];
+
+	for (int i = 0; i < S; i++)
+		for (int j = 0; j < S; j++)
+			causal[i * S + j] = j <= i;
+	fill(x, 2 * S * S, 9);
+	fill(other, S, 10);
+	for (int pass = 0; pass < 2; pass++) {
+		npu_ir_graph *g = irb_graph(14);
+		int xi = irb_tensor(g, "scores", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ 2, S, S });
+		int ci = irb_const(g, "causal", NPU_DTYPE_BOOL, 2, (int64_t[]){ S, S }, causal);
+		int fi = pass ? irb_const(g, "other", NPU_DTYPE_FLOAT32, 1, (int64_t[]){ S }, other) :
+			 irb_const(g, "fill", NPU_DTYPE_FLOAT32, 0, NULL, &lowest);
+		int yi = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+
+		/* pass 1: the constant is the selected operand, the scores the other */
+		irb_node(g, "Where", pass ? (int[]){ ci, fi, xi } : (int[]){ ci, xi, fi }, 3, &yi, 1);
+		io(g, xi, &yi, 1);
+		ck_assert_int_eq(run(g, "Where", x, (void *[]){ y }), NPU_OK);
+		for (int b = 0; b < 2; b++)
+			for (int i = 0; i < S; i++)
+				for (int j = 0; j < S; j++) {
+					int e = (b * S + i) * S + j;
+					float want = pass ? (j <= i ? other[j] : x[e]) :
+						     (j <= i ? x[e] : lowest);
+
+					ck_assert_msg(y[e] == want, "pass %d (%d, %d, %d): %g, expected %g",
+						      pass, b, i, j, y[e], want);
+				}
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
 START_TEST(maxpool3d_int8)
 {
 	int64_t xd[5] = { 1, 2, 4, 4, 4 }, ks[3] = { 2, 2, 2 }, st[3] = { 2, 2, 2 };
@@ -1203,6 +1245,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, rewrite_in_place_then_again);
 	tcase_add_test(tc, rewrite_fixed_point);
 	tcase_add_test(tc, maxpool3d_int8);
+	tcase_add_test(tc, where_constant_condition);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -360,9 +360,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 		cc.cur_node = i;
 		fn = npu_op_lowering(n);
 		if (!fn) {
-			st = npu_fail(NPU_ERR_UNSUPPORTED,
-				      "operator '%s' (node %s, opset %d) is not supported by the NPU compiler",
-				      n->op, npu_ir_node_label(n, label, sizeof(label)), n->opset);
+			st = npu_op_refuse(g, n);
 			break;
 		}
 		st = fn(&cc, n);

@@ -62,6 +62,19 @@ static const char *support_gather(const npu_ir_graph *g, const npu_ir_node *n)
 	return NULL;
 }
 
+/* Where: a constant condition becomes a float mask (rewrite_select.c). */
+static const char *support_where(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	const npu_ir_tensor *c = npu_ir_input(g, n, 0), *x = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *y = npu_ir_input(g, n, 2);
+
+	if (!c || !npu_ir_is_const(c))
+		return "only with a condition known at compile time is";
+	if (!x || !y || x->dtype != NPU_DTYPE_FLOAT32 || y->dtype != NPU_DTYPE_FLOAT32)
+		return "only on float32 values is";
+	return NULL;
+}
+
 /* ---- the table ---- */
 
 /* Elementwise operators: the CVU function, of one input or of two. */
@@ -327,7 +340,9 @@ static const struct npu_op ops[] = {
 	{ "Upsample", 7, 9, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_upsample,
 	  .support = support_resize,
 	  .rewrites = { npu_rewrite_resize } },
-	{ "Where", 9, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_where, .ir.eval = npu_ir_eval_where },
+	{ "Where", 9, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_where,
+	  .ir.eval = npu_ir_eval_where, .support = support_where,
+	  .rewrites = { npu_rewrite_where } },
 	{ "Xor", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_logical, .ir.eval = npu_ir_eval_xor },
 };
 
@@ -484,6 +499,10 @@ static npu_status refuse_bools(const npu_ir_graph *g)
 			for (int j = 0; j < cnt[k]; j++) {
 				if (!is_bool(g, ts[k][j]))
 					continue;
+				/* A constant bool that the node's rewrites consume (Where). */
+				if (k == 0 && npu_ir_is_const(&g->tensors[ts[k][j]]) &&
+				    !npu_op_find(n, &d) && d->rewrites[0])
+					continue;
 				/* An operator that runs only when it folds says so. */
 				if (!npu_op_find(n, &d) && (d->flags & NPU_OP_CONST))
 					return const_refusal(g, n, d);
@@ -502,6 +521,25 @@ npu_status npu_ops_infer_shapes(npu_ir_graph *g)
 	npu_status st = npu_ir_infer_shapes(g, find_rules);
 
 	return st ? st : refuse_bools(g);
+}
+
+npu_status npu_op_refuse(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	const struct npu_op *d;
+	const char *w;
+	char why[128];
+	npu_status st = npu_op_find(n, &d);
+
+	if (st)
+		return st;
+	if ((d->flags & NPU_OP_CONST) ||
+	    (d->ir.eval && npu_ir_const_can_eval(g, n, &d->ir)))
+		return const_refusal(g, n, d);
+	if (d->support && (w = d->support(g, n))) {
+		snprintf(why, sizeof(why), "%s supported", w);
+		return unsupported(n, why);
+	}
+	return unsupported(n, NULL);
 }
 
 npu_status npu_ops_check_supported(const npu_ir_graph *g, int *bad_node)

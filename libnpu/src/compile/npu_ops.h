@@ -91,6 +91,13 @@ npu_status npu_op_find(const npu_ir_node *n, const struct npu_op **out);
  */
 npu_lower_fn npu_op_lowering(const npu_ir_node *n);
 
+/*
+ * Node @n reached lowering without a lowering: NPU_ERR_UNSUPPORTED with the
+ * reason its entry knows (a constant output too large to fold, a failed
+ * support check), else the plain refusal.
+ */
+npu_status npu_op_refuse(const npu_ir_graph *g, const npu_ir_node *n);
+
 /* Whether libnpu knows @op (default domain) at @opset at all. */
 bool npu_ops_known(const char *op, int opset);
 
