@@ -312,7 +312,9 @@ NPU_API void npu_context_destroy(npu_context *ctx);
  * Zero-copy: the device memory of input or output @index, mapped in this
  * process.  Write inputs there and read outputs there; npu_run() with
  * NULL tensors then copies nothing.  Valid while the context lives.  With
- * a batch, index i is tensor i % n of batch element i / n.
+ * a batch, index i is tensor i % n of batch element i / n.  The NPU has
+ * no int64: an int64 tensor's buffer holds it as int32 (@bytes is half
+ * the tensor's); npu_run() with tensors converts, checking inputs fit.
  */
 NPU_API npu_status npu_context_input_buffer(npu_context *ctx, size_t index,
 					    void **data, size_t *bytes);

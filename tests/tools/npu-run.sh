@@ -4,7 +4,8 @@
 # input 'image' float32 1x3x32x32, output 'probabilities' float32 1x10) on the
 # emulator: exit codes and one-line messages, the JSON summary, raw and .npy
 # inputs, --output-dir, .npum round trip, top-k with labels, the profile,
-# batches and the timing options.  Run from the repository root after
+# batches and the timing options; int64 inputs and outputs (int32 on the
+# device) on a hand-made Concat model.  Run from the repository root after
 # `make build/bin/npu-run`; $1 overrides the binary.
 #
 # Output-name sanitising needs a tensor name with characters outside
@@ -532,6 +533,59 @@ expect_exit "--shape contradicts the static sample" 1 "$MODEL" --device emu --sh
 run_json "compiled --shape model" "$TMP/sym.npum" --device emu --iterations 1 --shape image=2x3x16x16
 expect_exit "--shape against a compiled model" 1 "$TMP/sym.npum" --device emu --shape image=1x3x16x16
 err_has "--shape against a compiled model" "compiled for another shape"
+
+# ---- int64 inputs and outputs (token ids): int32 on the device ----
+# ids int64 [1,3] -> Concat with a constant int64 [1,2] -> cat int64 [1,5],
+# written as protobuf by hand; .npy '<i8' and raw in, int64 out.
+python3 - "$TMP" <<'EOF'
+import struct, sys
+tmp = sys.argv[1]
+
+def enc(v):
+    o = bytearray()
+    while True:
+        c = v & 0x7f; v >>= 7
+        o.append(c | (0x80 if v else 0))
+        if not v:
+            return bytes(o)
+
+def fld(n, v):  # varint for ints, length-delimited for bytes
+    if isinstance(v, int):
+        return enc(n << 3) + enc(v)
+    return enc(n << 3 | 2) + enc(len(v)) + v
+
+def vinfo(name, dims):
+    shape = b''.join(fld(1, fld(1, d)) for d in dims)
+    return fld(1, name) + fld(2, fld(1, fld(1, 7) + fld(2, shape)))
+
+node = (fld(1, b'ids') + fld(1, b'pad') + fld(2, b'cat') + fld(4, b'Concat') +
+        fld(5, fld(1, b'axis') + fld(3, 1) + fld(20, 2)))
+init = fld(1, 1) + fld(1, 2) + fld(2, 7) + fld(8, b'pad') + fld(9, struct.pack('<2q', 7, -9))
+graph = (fld(1, node) + fld(2, b'i64') + fld(5, init) + fld(11, vinfo(b'ids', [1, 3])) +
+         fld(12, vinfo(b'cat', [1, 5])))
+open(tmp + '/i64.onnx', 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph))
+ids = struct.pack('<3q', 3, -2, 70000)
+h = "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 3), }"
+h = (h + ' ' * ((64 - (10 + len(h) + 1) % 64) % 64) + '\n').encode()
+open(tmp + '/ids.npy', 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h + ids)
+open(tmp + '/ids.raw', 'wb').write(ids)
+open(tmp + '/big.raw', 'wb').write(struct.pack('<3q', 1, 2, 1 << 33))
+open(tmp + '/cat.want', 'wb').write(struct.pack('<5q', 3, -2, 70000, 7, -9))
+EOF
+"$BIN" "$TMP/i64.onnx" --device emu --iterations 1 --input ids="$TMP/ids.npy" \
+	--output-dir "$TMP/i64npy" >/dev/null 2>"$TMP/err" && ok || no "int64 .npy input: $(cat "$TMP/err")"
+same "int64 .npy in, int64 out" "$TMP/i64npy/cat.bin" "$TMP/cat.want"
+"$BIN" "$TMP/i64.onnx" --device emu --iterations 1 --input ids="$TMP/ids.raw" \
+	--output-dir "$TMP/i64raw" >/dev/null 2>"$TMP/err" && ok || no "int64 raw input: $(cat "$TMP/err")"
+same "int64 raw in, int64 out" "$TMP/i64raw/cat.bin" "$TMP/cat.want"
+expect_exit "int64 input outside int32" 1 "$TMP/i64.onnx" --device emu --input ids="$TMP/big.raw"
+err_has "int64 input outside int32 named" "input 'ids': element 2 is 8589934592, outside int32"
+"$BIN" "$TMP/i64.onnx" --device emu --iterations 1 --output-dir "$TMP/i64gen" >/dev/null 2>&1
+python3 -c "
+import struct, sys
+v = struct.unpack('<5q', open(sys.argv[1], 'rb').read())
+sys.exit(0 if all(x in (0, 1) for x in v[:3]) and v[3:] == (7, -9) else 1)" \
+	"$TMP/i64gen/cat.bin" && ok || no "generated int64 inputs are 0 or 1"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

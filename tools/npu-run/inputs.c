@@ -9,6 +9,7 @@
  * runs of the same model see the same data and give the same outputs.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +81,13 @@ static uint16_t f32_to_bf16(float f)
 	return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
 }
 
-/* Fill @n elements of @dtype: floats uniform in [-1, 1), ints over their range. */
+/*
+ * Fill @n elements of @dtype: floats uniform in [-1, 1), ints over their
+ * range, but int64 0 or 1: int64 inputs are token ids, masks and segment
+ * ids of transformer exports, and these index every embedding table
+ * (BERT's token types have 2 rows) and fit the int32 the NPU computes
+ * int64 as.
+ */
 static void generate(npu_dtype dtype, uint64_t n, size_t index, void *out)
 {
 	uint64_t s = 0x9e3779b97f4a7c15ull * (index + 1);
@@ -109,7 +116,7 @@ static void generate(npu_dtype dtype, uint64_t n, size_t index, void *out)
 			((uint32_t *)out)[i] = (uint32_t)(r >> 32);
 			break;
 		case NPU_DTYPE_INT64:
-			((uint64_t *)out)[i] = (r & 0xffffffff00000000ull) | (lcg_next(&s) >> 32);
+			((int64_t *)out)[i] = (int64_t)(r >> 63);
 			break;
 		case NPU_DTYPE_BOOL:
 			((uint8_t *)out)[i] = (uint8_t)(r >> 63);
@@ -583,10 +590,28 @@ static int copy_one(npu_context *ctx, const struct nr_input *in, size_t index, u
 	if (npu_context_input_buffer(ctx, index, &buf, &bytes) != NPU_OK)
 		return nr_fail(NR_EXIT_RUNTIME, "input buffer of '%s': %s", in->info.name,
 			       npu_last_error());
-	if (bytes != in->info.bytes)
+	/* The NPU has no int64: an int64 input's buffer holds int32. */
+	if (bytes != (in->info.dtype == NPU_DTYPE_INT64 ? in->info.bytes / 2 : in->info.bytes))
 		return nr_fail(NR_EXIT_RUNTIME, "input buffer of '%s' holds %zu bytes, the model "
 			       "says %zu; please report this libnpu bug", in->info.name, bytes,
 			       in->info.bytes);
+	if (in->info.dtype == NPU_DTYPE_INT64) {
+		const char *src = (const char *)in->data + (size_t)b * in->info.bytes;
+
+		for (size_t i = 0; i < bytes / 4; i++) {
+			int64_t v;
+			int32_t w;
+
+			memcpy(&v, src + i * 8, 8);
+			if (v < INT32_MIN || v > INT32_MAX)
+				return nr_fail(NR_EXIT_RUNTIME, "input '%s': element %zu is %lld, "
+					       "outside int32 (the NPU computes int64 tensors as "
+					       "int32)", in->info.name, i, (long long)v);
+			w = (int32_t)v;
+			memcpy((char *)buf + i * 4, &w, 4);
+		}
+		return 0;
+	}
 	memcpy(buf, (const char *)in->data + (size_t)b * bytes, bytes);
 	return 0;
 }

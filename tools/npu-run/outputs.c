@@ -125,10 +125,11 @@ void nr_output_paths_free(char **paths, size_t n)
 
 /* Buffer @index (batch element @b) as DIR/<stem>[.<b>].bin; *@path_out gets the path. */
 static int write_output(npu_context *ctx, const char *dir, const char *stem, unsigned b,
-			size_t index, char **path_out)
+			size_t index, npu_dtype dtype, char **path_out)
 {
 	char suffix[16] = "";
 	size_t bytes, len = strlen(dir);
+	int64_t *wide = NULL;
 	void *data;
 	char *path;
 	int rc;
@@ -136,13 +137,30 @@ static int write_output(npu_context *ctx, const char *dir, const char *stem, uns
 	*path_out = NULL;
 	if (npu_context_output_buffer(ctx, index, &data, &bytes) != NPU_OK)
 		return nr_fail(NR_EXIT_RUNTIME, "output buffer %zu: %s", index, npu_last_error());
+	/* The NPU computes int64 as int32: the file gets the model's int64. */
+	if (dtype == NPU_DTYPE_INT64) {
+		wide = malloc(bytes / 4 * 8 + 1);
+		if (!wide)
+			return nr_fail(NR_EXIT_RUNTIME, "out of memory");
+		for (size_t i = 0; i < bytes / 4; i++) {
+			int32_t w;
+
+			memcpy(&w, (const char *)data + i * 4, 4);
+			wide[i] = w;
+		}
+		data = wide;
+		bytes = bytes / 4 * 8;
+	}
 	if (b)
 		snprintf(suffix, sizeof(suffix), ".%u", b);
 	path = malloc(len + strlen(stem) + strlen(suffix) + 8);
-	if (!path)
+	if (!path) {
+		free(wide);
 		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
+	}
 	sprintf(path, "%s%s%s%s.bin", dir, dir[len - 1] == '/' ? "" : "/", stem, suffix);
 	rc = write_file(dir, path, data, bytes);
+	free(wide);
 	*path_out = path;
 	return rc;
 }
@@ -172,7 +190,12 @@ int nr_outputs_write(npu_context *ctx, const npu_model *model, unsigned batch, c
 		for (size_t i = 0; i < n && !rc; i++) {
 			char *path;
 
-			rc = write_output(ctx, dir, stem[i], b, (size_t)b * n + i, &path);
+			npu_tensor_info info;
+
+			if (npu_model_output_info(model, i, &info) != NPU_OK)
+				info.dtype = NPU_DTYPE_FLOAT32;
+			rc = write_output(ctx, dir, stem[i], b, (size_t)b * n + i, info.dtype,
+					  &path);
 			if (b == 0)
 				paths[i] = path;
 			else

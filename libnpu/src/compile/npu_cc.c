@@ -11,6 +11,7 @@
 
 #include "compile/npu_lower.h"
 #include "compile/npu_compile.h"
+#include "compile/npu_narrow.h"
 #include "compile/npu_ops.h"
 #include "compile/npu_rewrite.h"
 #include "npu_debug.h"
@@ -165,7 +166,13 @@ npu_status npu_cc_grow(struct npu_cc *cc)
 	return NPU_OK;
 }
 
-static npu_status add_io(struct npu_cc *cc, int id, bool output)
+/*
+ * Describe graph input or output @id.  @wide: it is int64 at the model's
+ * boundary while the device computes it as int32 (npu_narrow.c): the
+ * caller's tensor keeps int64 and its size, the I/O slot holds int32 and
+ * libnpu converts on the host (npu_io_dev_bytes()).
+ */
+static npu_status add_io(struct npu_cc *cc, int id, bool output, bool wide)
 {
 	const npu_ir_tensor *t = &cc->g->tensors[id];
 	struct npu_io **arr = output ? &cc->cm->outputs : &cc->cm->inputs;
@@ -186,17 +193,17 @@ static npu_status add_io(struct npu_cc *cc, int id, bool output)
 	if (!io->name)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	io->info.name = io->name;
-	io->info.dtype = t->dtype;
+	io->info.dtype = wide ? NPU_DTYPE_INT64 : t->dtype;
 	io->info.rank = t->rank;
 	memcpy(io->info.dims, t->dims, sizeof(t->dims));
-	io->info.bytes = (size_t)tensor_bytes(t);
+	io->info.bytes = (size_t)npu_ir_numel(t) * npu_dtype_size(io->info.dtype);
 	if (t->quant.count == 1) {
 		io->info.scale = t->quant.scale[0];
 		io->info.zero_point = t->quant.zero_point[0];
 	}
 	if (cc->loc[id].seg == NPU_NO_SEG) {
 		off = align_up(cc->io_len);
-		cc->io_len = off + (io->info.bytes ? io->info.bytes : 1);
+		cc->io_len = off + (npu_io_dev_bytes(&io->info) ? npu_io_dev_bytes(&io->info) : 1);
 		cc->loc[id] = (struct npu_loc){ cc->seg_io, off };
 	}
 	io->seg = cc->seg_io;
@@ -204,25 +211,34 @@ static npu_status add_io(struct npu_cc *cc, int id, bool output)
 	return NPU_OK;
 }
 
-/* A constant graph output: an I/O slot filled by a DMA from CONST. */
-static npu_status const_output(struct npu_cc *cc, int id)
+/*
+ * A constant graph output: an I/O slot filled by a DMA from CONST.  An
+ * int64 one (@wide) is copied from an int32 copy of it, its slot's type.
+ */
+static npu_status const_output(struct npu_cc *cc, int id, bool wide)
 {
 	struct npu_loc src;
 	npu_status st;
 	uint64_t off;
+	int from = id;
 
+	if (wide && (st = npu_narrow_const(cc->g, id, "a graph output", &from)))
+		return st;
+	if (wide && (st = npu_cc_grow(cc)))
+		return st;
 	/* The constant's own home first, then the output's I/O slot. */
-	if ((st = npu_cc_loc(cc, id, &src)))
+	if ((st = npu_cc_loc(cc, from, &src)))
 		return st;
 	cc->loc[id].seg = NPU_NO_SEG;
-	if ((st = add_io(cc, id, true)))
+	if ((st = add_io(cc, id, true, wide)))
 		return st;
 	off = cc->loc[id].off;
-	cc->loc[id] = src;
+	if (from == id)
+		cc->loc[id] = src;
 	{
 		/* A temporary alias tensor is not needed: copy by hand. */
 		int tmp;
-		const npu_ir_tensor *t = &cc->g->tensors[id];
+		const npu_ir_tensor *t = &cc->g->tensors[from];
 		int64_t dims[NPU_MAX_RANK];
 
 		memcpy(dims, t->dims, sizeof(dims));
@@ -230,7 +246,7 @@ static npu_status const_output(struct npu_cc *cc, int id)
 		    (st = npu_cc_grow(cc)))
 			return st;
 		cc->loc[tmp] = (struct npu_loc){ cc->seg_io, off };
-		return npu_cc_copy(cc, id, tmp);
+		return npu_cc_copy(cc, from, tmp);
 	}
 }
 
@@ -246,6 +262,11 @@ static npu_status add_segment(struct npu_cmodel *cm, uint32_t kind, uint32_t *id
 	s[cm->nsegs].size = ALIGN;
 	*idx = cm->nsegs++;
 	return NPU_OK;
+}
+
+static bool is_wide(const bool *wide, int nwide, int id)
+{
+	return wide && id < nwide && wide[id];
 }
 
 /* NPU_DEBUG=ir: the graph after pass @pass. */
@@ -274,8 +295,9 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			  struct npu_cmodel **out)
 {
 	struct npu_cc cc = { 0 };
+	bool *wide = NULL;	/* int64 graph inputs and outputs, by tensor id */
 	npu_status st;
-	int i;
+	int i, nwide = 0;
 
 	*out = NULL;
 	cc.g = g;
@@ -311,7 +333,13 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 		goto out;
 	}
 	debug_graph(g, "shape inference");
-	st = npu_rewrite_hooked(g, npu_debug_on(NPU_DEBUG_REWRITES) ? debug_rewrite : NULL, NULL);
+	/* The device computes int64 as int32: before the rewrites see dtypes. */
+	st = npu_narrow_int64(g, &wide, &nwide);
+	if (!st && wide)
+		debug_graph(g, "int64 narrowing");
+	if (!st)
+		st = npu_rewrite_hooked(g, npu_debug_on(NPU_DEBUG_REWRITES) ? debug_rewrite : NULL,
+					NULL);
 	if (!st) {
 		debug_graph(g, "rewrites");
 		st = npu_fuse(g, cc.hbsm);
@@ -334,7 +362,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	if (!st)
 		st = add_segment(cc.cm, NPU_SEG_CONST, &cc.seg_const);
 	for (i = 0; !st && i < g->n_inputs; i++)
-		st = add_io(&cc, g->inputs[i], false);
+		st = add_io(&cc, g->inputs[i], false, is_wide(wide, nwide, g->inputs[i]));
 	for (i = 0; !st && i < g->n_outputs; i++) {
 		const npu_ir_tensor *t = &g->tensors[g->outputs[i]];
 
@@ -344,9 +372,11 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 				      t->name);
 		else if (npu_ir_is_const(t))
 			/* Folded at compile time: copied from the constants each run. */
-			st = const_output(&cc, g->outputs[i]);
+			st = const_output(&cc, g->outputs[i],
+					  is_wide(wide, nwide, g->outputs[i]));
 		else
-			st = add_io(&cc, g->outputs[i], true);
+			st = add_io(&cc, g->outputs[i], true,
+				    is_wide(wide, nwide, g->outputs[i]));
 	}
 	if (!st)
 		st = npu_cc_concat_slices(&cc);
@@ -395,6 +425,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 		st = npu_cmodel_validate(cc.cm);
 out:
 	npu_sched_free(&cc);
+	free(wide);
 	free(cc.cdata);
 	free(cc.loc);
 	free(cc.home);

@@ -9,6 +9,7 @@
  * last and copies outputs out.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,8 +151,64 @@ static npu_status io_buffer(npu_context *ctx, const struct npu_io *io, uint32_t 
 		*data = (uint8_t *)ctx->bos[io->seg]->host +
 			npu_cmodel_io_offset(ctx->cm, io, b);
 	if (bytes)
-		*bytes = io->info.bytes;
+		*bytes = npu_io_dev_bytes(&io->info);
 	return NPU_OK;
+}
+
+/*
+ * An int64 input's values all fit the int32 its device slot holds (the
+ * NPU has no int64): else NPU_ERR_INVALID_ARG naming the first that does not.
+ */
+static npu_status check_int64(const struct npu_io *io, const npu_tensor *t)
+{
+	size_t n = io->info.bytes / 8;
+
+	if (io->info.dtype != NPU_DTYPE_INT64)
+		return NPU_OK;
+	for (size_t i = 0; i < n; i++) {
+		int64_t v;
+
+		memcpy(&v, (const uint8_t *)t->data + i * 8, 8);
+		if (v < INT32_MIN || v > INT32_MAX)
+			return npu_fail(NPU_ERR_INVALID_ARG,
+					"input '%s': element %zu is %lld, outside int32 (the NPU "
+					"computes int64 tensors as int32)", io->name, i, (long long)v);
+	}
+	return NPU_OK;
+}
+
+/* Caller tensor data @src into device slot @dst of @io (int64: as int32). */
+static void copy_in(const struct npu_io *io, void *dst, const void *src)
+{
+	if (io->info.dtype != NPU_DTYPE_INT64) {
+		memcpy(dst, src, io->info.bytes);
+		return;
+	}
+	for (size_t i = 0; i < io->info.bytes / 8; i++) {
+		int64_t v;
+		int32_t w;
+
+		memcpy(&v, (const uint8_t *)src + i * 8, 8);
+		w = (int32_t)v;
+		memcpy((uint8_t *)dst + i * 4, &w, 4);
+	}
+}
+
+/* Device slot @src of @io into caller tensor data @dst (int32: as int64). */
+static void copy_out(const struct npu_io *io, void *dst, const void *src)
+{
+	if (io->info.dtype != NPU_DTYPE_INT64) {
+		memcpy(dst, src, io->info.bytes);
+		return;
+	}
+	for (size_t i = 0; i < io->info.bytes / 8; i++) {
+		int32_t w;
+		int64_t v;
+
+		memcpy(&w, (const uint8_t *)src + i * 4, 4);
+		v = w;
+		memcpy((uint8_t *)dst + i * 8, &v, 8);
+	}
 }
 
 /* Tensor @index of a batched model: batch element index / n, tensor index % n. */
@@ -243,7 +300,7 @@ static void finish_locked(npu_job *job, npu_status st)
 			if (st)
 				break;
 			io_buffer(ctx, io, b, &src, NULL);
-			memcpy(job->outputs[i].data, src, io->info.bytes);
+			copy_out(io, job->outputs[i].data, src);
 		}
 	}
 	if (!st) {
@@ -281,7 +338,8 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		const struct npu_io *io;
 		uint32_t b;
 
-		if ((st = match(cm, cm->inputs, cm->ninputs, &inputs[i], i, "input", &io, &b)))
+		if ((st = match(cm, cm->inputs, cm->ninputs, &inputs[i], i, "input", &io, &b)) ||
+		    (st = check_int64(io, &inputs[i])))
 			return st;
 	}
 	for (size_t i = 0; i < n_outputs; i++) {
@@ -316,7 +374,7 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 
 		match(cm, cm->inputs, cm->ninputs, &inputs[i], i, "input", &io, &b);
 		io_buffer(ctx, io, b, &dst, NULL);
-		memcpy(dst, inputs[i].data, io->info.bytes);
+		copy_in(io, dst, inputs[i].data);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &job->start);
 	for (uint32_t i = 0; i < cm->nsteps && !st; i++) {

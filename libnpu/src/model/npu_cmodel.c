@@ -63,7 +63,7 @@ static npu_status check_io(const struct npu_cmodel *m, const struct npu_io *io,
 				what, io->name, t->bytes);
 	/* Batch element 0 lies within the first stride; the rest follow. */
 	limit = npu_cmodel_batch(m) > 1 ? m->io_stride : m->segs[io->seg].size;
-	if (io->offset > limit || t->bytes > limit - io->offset)
+	if (io->offset > limit || npu_io_dev_bytes(t) > limit - io->offset)
 		return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' lies outside its segment",
 				what, io->name);
 	return NPU_OK;

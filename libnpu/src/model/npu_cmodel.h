@@ -47,6 +47,24 @@ struct npu_io {
 	uint64_t offset;	/* where the tensor's bytes start in it */
 };
 
+/*
+ * The device has no int64 (its integer type is int32): an int64 input or
+ * output keeps int64 and its size in info (what the caller passes and
+ * gets), its I/O slot holds int32 and libnpu converts on the host.  The
+ * file format stores info only: INT64 at the boundary always means INT32
+ * in the slot.
+ */
+static inline npu_dtype npu_io_dev_dtype(const npu_tensor_info *t)
+{
+	return t->dtype == NPU_DTYPE_INT64 ? NPU_DTYPE_INT32 : t->dtype;
+}
+
+/* Bytes of an I/O tensor's slot on the device (see npu_io_dev_dtype()). */
+static inline size_t npu_io_dev_bytes(const npu_tensor_info *t)
+{
+	return t->dtype == NPU_DTYPE_INT64 ? t->bytes / 2 : t->bytes;
+}
+
 struct npu_step {
 	uint32_t seg;		/* an NPU_SEG_PROGRAM segment */
 	uint64_t offset;	/* of the npu_hw_prog header, 64-byte aligned */
