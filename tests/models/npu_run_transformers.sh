@@ -6,10 +6,8 @@
 # them, with the inputs, under REFDIR/<model>_b<batch>[_s<seq>]/):
 #  - every output: cosine >= 0.999 and max error <= 2% of its range (bf16);
 #  - fused clusters (one, and two far apart) change no output bit.
-# BERT and Llama take int64 token ids (and masks): npu-run passes them as
-# int64, libnpu narrows them to the device's int32.
-# Models the compiler does not take yet (GPT-2) are listed with its
-# message, as information: they are the work of issue 15 still open.
+# BERT, GPT-2 and LLaMA take int64 token ids (and masks): npu-run passes
+# them as int64, libnpu narrows them to the device's int32.
 # Usage: npu_run_transformers.sh MODELDIR REFDIR [NPU_RUN]
 set -u
 
@@ -85,24 +83,16 @@ for op in 14 17; do
 		if run_case "bert_tiny_op$op" "bert_tiny_op${op}_b${b}_s16" --shape "input_ids=$s" \
 			--shape "attention_mask=$s" --shape "token_type_ids=$s"; then :
 		else no "bert_tiny_op$op batch $b compiles and runs: $(cat "$TMP/err")"; fi
-		if run_case "llama_tiny_op$op" "llama_tiny_op${op}_b${b}_s16" --shape "input_ids=$s"
-		then :
-		else no "llama_tiny_op$op batch $b compiles and runs: $(cat "$TMP/err")"; fi
+		for m in llama gpt2; do
+			if run_case "${m}_tiny_op$op" "${m}_tiny_op${op}_b${b}_s16" --shape "input_ids=$s"
+			then :
+			else no "${m}_tiny_op$op batch $b compiles and runs: $(cat "$TMP/err")"; fi
+		done
 	done
 	# Long sequences: the 512 positions of BERT's table.
 	if run_case "bert_tiny_op$op" "bert_tiny_op${op}_b1_s512" --shape "input_ids=1x512" \
 		--shape "attention_mask=1x512" --shape "token_type_ids=1x512"; then :
 	else no "bert_tiny_op$op sequence 512 compiles and runs: $(cat "$TMP/err")"; fi
-	for m in gpt2; do
-		shapes="--shape input_ids=1x16"
-		# shellcheck disable=SC2086
-		if "$BIN" "$DIR/${m}_tiny_op$op.onnx" --compile-only -o "$TMP/m.npum" $shapes \
-			>/dev/null 2>"$TMP/err"; then
-			echo "# ${m}_tiny_op$op now compiles: add it to the compared models"
-		else
-			echo "# not yet: ${m}_tiny_op$op: $(sed 's/^npu-run: [^:]*: //' "$TMP/err")"
-		fi
-	done
 done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
