@@ -1,7 +1,7 @@
-# npu-run and npu-top for the guest (static), the sample model and BlazeFace
-# (with its test photo), and the outputs the emulator backend gives for them
-# on the host, which the guest's npu-guest-tools checks bit for bit against
-# the driver's.
+# npu-run and npu-top for the guest (static), the sample model, BlazeFace
+# (with its test photo) and the BERT-style transformer test model, and the
+# outputs the emulator backend gives for them on the host, which the guest's
+# npu-guest-tools checks bit for bit against the driver's.
 # build/guest/usr/ becomes /usr in the initramfs (mkinitramfs.sh).
 
 GUEST_USR       := $(BUILD)/guest/usr
@@ -13,6 +13,10 @@ GUEST_TOOLS_TEST := $(BUILD)/guest/bin/npu-guest-tools
 GUEST_BF_DIR    := $(GUEST_USR)/share/npu/blazeface
 GUEST_BF        := $(GUEST_BF_DIR)/model.onnx $(GUEST_BF_DIR)/photo.raw
 GUEST_BF_EXPECT := $(GUEST_BF_DIR)/expect/stamp
+GUEST_TF_DIR    := $(GUEST_USR)/share/npu/bert
+GUEST_TF_EXPECT := $(GUEST_TF_DIR)/expect/stamp
+# The shapes the guest's run gives it (npu-guest-tools.sh: keep them equal).
+GUEST_TF_SHAPES := --shape input_ids=1x16 --shape attention_mask=1x16 --shape token_type_ids=1x16
 
 # No libcurl in a static binary: tests/guest/tools/no_http.c stands in for
 # the HTTP transport (file:// URLs and paths still work).
@@ -53,6 +57,17 @@ $(GUEST_BF_EXPECT): $(GUEST_BF) $(NPU_RUN_BIN)
 	  | grep '^  face' >$(@D)/faces.txt
 	touch $@
 
+$(GUEST_TF_DIR)/model.onnx: tests/models/transformers/bert_tiny_op14.onnx
+	@mkdir -p $(@D)
+	cp $< $@
+
+# The encoder's outputs for npu-run's deterministic int64 inputs.
+$(GUEST_TF_EXPECT): $(GUEST_TF_DIR)/model.onnx $(NPU_RUN_BIN)
+	@rm -rf $(@D) && mkdir -p $(@D)
+	NPU_EMU_STATS=0 $(NPU_RUN_BIN) $< --device emu --iterations 1 --warmup 0 $(GUEST_TF_SHAPES) \
+	  --output-dir $(@D) >/dev/null
+	touch $@
+
 $(GUEST_TOOLS_TEST): tests/guest/tools/npu-guest-tools.sh
 	@mkdir -p $(@D)
 	cp $< $@
@@ -60,4 +75,4 @@ $(GUEST_TOOLS_TEST): tests/guest/tools/npu-guest-tools.sh
 
 .PHONY: guest-tools
 guest-tools: $(GUEST_NPU_RUN) $(GUEST_NPU_TOP) $(GUEST_SAMPLE) $(GUEST_EXPECT) $(GUEST_TOOLS_TEST) \
-	$(GUEST_BF_EXPECT)
+	$(GUEST_BF_EXPECT) $(GUEST_TF_EXPECT)

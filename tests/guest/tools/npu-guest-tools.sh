@@ -6,6 +6,9 @@
 #    the emulator backend gave on the host (build/guest/usr/share/npu/expect);
 #  - so are BlazeFace's four outputs on a photo of a face, and the faces
 #    npu-run --detect blazeface decodes from them;
+#  - so are the BERT-style encoder's (tests/models/transformers, int64
+#    token ids and mask at sequence 16: attention with run-time MatMuls,
+#    embeddings by indexed gathers);
 #  - npu-run --json reports simulated time;
 #  - npu-top --once --json, sampled while npu-run runs on a 2-cluster
 #    partition, shows busy time on exactly the clusters npu-run holds, none
@@ -54,6 +57,26 @@ if npu-run "$bf/model.onnx" --device "$dev" --iterations 1 --warmup 0 \
 else
 	no "BlazeFace through the driver failed"
 	cat /tmp/bf.txt
+fi
+
+# A transformer encoder (the shapes are GUEST_TF_SHAPES in tests/guest/tools.mk).
+tf=/usr/share/npu/bert
+rm -rf /tmp/tf
+if npu-run "$tf/model.onnx" --device "$dev" --iterations 1 --warmup 0 \
+	--shape input_ids=1x16 --shape attention_mask=1x16 --shape token_type_ids=1x16 \
+	--output-dir /tmp/tf >/tmp/tf.txt 2>&1; then
+	diff=""
+	for f in "$tf"/expect/*.bin; do
+		cmp -s "$f" "/tmp/tf/${f##*/}" || diff="$diff ${f##*/}"
+	done
+	if [ -z "$diff" ]; then
+		ok "BERT-style encoder through the driver: outputs bit-identical to the host emulator's"
+	else
+		no "BERT-style encoder through the driver: $diff differ from the host emulator's"
+	fi
+else
+	no "BERT-style encoder through the driver failed"
+	cat /tmp/tf.txt
 fi
 
 if npu-run "$model" --device "$dev" --json --iterations 2 >/tmp/run.json 2>/tmp/run.err &&
