@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* Tests: IR graph builders shared by the compiler and rewrite suites. */
+/* Tests: IR graph builders shared by the compiler suites, and running them. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/npu_compile.h"
 #include "ir_build.h"
+#include "model/npu_model_priv.h"
 #include "npu_test.h"
 
 npu_ir_graph *irb_graph(int opset)
@@ -52,4 +54,46 @@ void irb_io(npu_ir_graph *g, const int *in, int nin, const int *out, int nout)
 	memcpy(g->outputs, out, sizeof(int) * (size_t)nout);
 	g->n_inputs = nin;
 	g->n_outputs = nout;
+}
+
+npu_status irb_compile(npu_ir_graph *g, const char *spec, struct npu_cmodel **cm)
+{
+	struct npu_compile_target tgt = { 0 };
+	npu_device_info info;
+	npu_device *dev;
+
+	ck_assert_int_eq(npu_device_open(spec, &dev), NPU_OK);
+	npu_device_get_info(dev, &info);
+	npu_device_close(dev);
+	tgt.clusters = info.healthy_clusters;
+	tgt.tpbs = info.tpbs_per_cluster;
+	tgt.hbsm_size = info.hbsm_size;
+	return npu_compile_ir(g, &tgt, cm);
+}
+
+npu_status irb_exec(struct npu_cmodel *cm, const char *spec, void *const *x, void *const *y)
+{
+	npu_tensor in[8], out[8];
+	npu_model *m = calloc(1, sizeof(*m));
+	npu_device *dev;
+	npu_context *ctx;
+	npu_status st;
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_le(cm->ninputs, 8);
+	ck_assert_uint_le(cm->noutputs, 8);
+	m->cm = cm;
+	for (uint32_t i = 0; i < cm->ninputs; i++)
+		in[i] = (npu_tensor){ NULL, cm->inputs[i].info.dtype, x[i],
+				      cm->inputs[i].info.bytes };
+	for (uint32_t i = 0; i < cm->noutputs; i++)
+		out[i] = (npu_tensor){ NULL, cm->outputs[i].info.dtype, y[i],
+				       cm->outputs[i].info.bytes };
+	ck_assert_int_eq(npu_device_open(spec, &dev), NPU_OK);
+	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
+	st = npu_run(ctx, in, cm->ninputs, out, cm->noutputs);
+	npu_context_destroy(ctx);
+	npu_model_free(m);
+	npu_device_close(dev);
+	return st;
 }

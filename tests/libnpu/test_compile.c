@@ -52,39 +52,15 @@ static npu_ir_node *node(npu_ir_graph *g, const char *op, const int *in, int nin
 static npu_status run_graph(npu_ir_graph *g, const char *spec, float *const *x,
 			    float *const *y)
 {
-	struct npu_compile_target tgt = { 0 };
-	npu_device_info info;
 	struct npu_cmodel *cm;
-	npu_tensor in[4], out[4];
-	npu_device *dev;
-	npu_context *ctx;
-	npu_model *m;
-	npu_status st;
+	npu_status st = npu_ops_infer_shapes(g);
 
-	ck_assert_int_eq(npu_device_open(spec, &dev), NPU_OK);
-	npu_device_get_info(dev, &info);
-	tgt.clusters = info.healthy_clusters;
-	tgt.tpbs = info.tpbs_per_cluster;
-	tgt.hbsm_size = info.hbsm_size;
-	st = npu_ops_infer_shapes(g);
 	if (!st)
-		st = npu_compile_ir(g, &tgt, &cm);
-	if (st) {
-		npu_device_close(dev);
+		st = irb_compile(g, spec, &cm);
+	if (st)
 		return st;
-	}
-	m = calloc(1, sizeof(*m));
-	m->cm = cm;
-	for (uint32_t i = 0; i < cm->ninputs; i++)
-		in[i] = (npu_tensor){ NULL, NPU_DTYPE_FLOAT32, x[i], cm->inputs[i].info.bytes };
-	for (uint32_t i = 0; i < cm->noutputs; i++)
-		out[i] = (npu_tensor){ NULL, NPU_DTYPE_FLOAT32, y[i], cm->outputs[i].info.bytes };
-	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
-	st = npu_run(ctx, in, cm->ninputs, out, cm->noutputs);
+	st = irb_exec(cm, spec, (void *const *)x, (void *const *)y);
 	ck_assert_msg(st == NPU_OK, "run: %s", npu_last_error());
-	npu_context_destroy(ctx);
-	npu_model_free(m);
-	npu_device_close(dev);
 	return st;
 }
 

@@ -293,22 +293,12 @@ static npu_ir_graph *parse(onnxb *b)
 	return g;
 }
 
-/* Run compiled @cm on the emulator: one float input, one float output. */
+/* Run compiled @cm (taken) on the emulator: one float input, one float output. */
 static void run(struct npu_cmodel *cm, const float *x, float *y)
 {
-	npu_model *m = calloc(1, sizeof(*m));
-	npu_device *dev;
-	npu_context *ctx;
-	npu_tensor in = { NULL, NPU_DTYPE_FLOAT32, (void *)x, cm->inputs[0].info.bytes };
-	npu_tensor out = { NULL, NPU_DTYPE_FLOAT32, y, cm->outputs[0].info.bytes };
+	npu_status st = irb_exec(cm, "emu", (void *[]){ (void *)x }, (void *[]){ y });
 
-	m->cm = cm;
-	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
-	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
-	ck_assert_msg(npu_run(ctx, &in, 1, &out, 1) == NPU_OK, "%s", npu_last_error());
-	npu_context_destroy(ctx);
-	npu_model_free(m);
-	npu_device_close(dev);
+	ck_assert_msg(st == NPU_OK, "%s", npu_last_error());
 }
 
 START_TEST(fold_torch_reshape)

@@ -9,46 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/npu_compile.h"
 #include "compile/npu_ops.h"
 #include "ir_build.h"
-#include "model/npu_model_priv.h"
 #include "npu_test.h"
 
-/* Compile @g; run once with inputs @x[0..nx), output 0 into @y; the run's status. */
-static npu_status run(npu_ir_graph *g, void *const *x, int nx, void *y)
+/* Compile @g; run once with inputs @x, output 0 into @y; the first failure. */
+static npu_status run(npu_ir_graph *g, void *const *x, void *y)
 {
-	struct npu_compile_target tgt = { 0 };
-	npu_device_info info;
 	struct npu_cmodel *cm;
-	npu_tensor in[4], out;
-	npu_device *dev;
-	npu_context *ctx;
-	npu_model *m;
 	npu_status st;
 
 	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
-	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
-	npu_device_get_info(dev, &info);
-	tgt.clusters = info.healthy_clusters;
-	tgt.tpbs = info.tpbs_per_cluster;
-	tgt.hbsm_size = info.hbsm_size;
-	st = npu_compile_ir(g, &tgt, &cm);
-	if (st) {
-		npu_device_close(dev);
-		return st;
-	}
-	m = calloc(1, sizeof(*m));
-	m->cm = cm;
-	for (int i = 0; i < nx; i++)
-		in[i] = (npu_tensor){ NULL, cm->inputs[i].info.dtype, x[i], cm->inputs[i].info.bytes };
-	out = (npu_tensor){ NULL, cm->outputs[0].info.dtype, y, cm->outputs[0].info.bytes };
-	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
-	st = npu_run(ctx, in, (size_t)nx, &out, 1);
-	npu_context_destroy(ctx);
-	npu_model_free(m);
-	npu_device_close(dev);
-	return st;
+	st = irb_compile(g, "emu", &cm);
+	return st ? st : irb_exec(cm, "emu", x, (void *[]){ y });
 }
 
 enum { V = 50, E = 16, B = 2, S = 7 };
@@ -80,7 +53,7 @@ START_TEST(embedding_rows_exact)
 	int32_t ids[B * S] = { 0, 49, 3, 3, 17, 8, 1, 22, 40, 0, 5, 48, 31, 2 };
 	npu_ir_graph *g = embedding(table);
 
-	ck_assert_int_eq(run(g, (void *[]){ ids }, 1, y), NPU_OK);
+	ck_assert_int_eq(run(g, (void *[]){ ids }, y), NPU_OK);
 	for (int i = 0; i < B * S; i++)
 		ck_assert_msg(memcmp(y + i * E, table + ids[i] * E, E * sizeof(float)) == 0,
 			      "row %d (id %d)", i, ids[i]);
@@ -95,14 +68,14 @@ START_TEST(embedding_index_out_of_range)
 	int32_t ids[B * S] = { 0, 1, 2, 50, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 };
 	npu_ir_graph *g = embedding(table);
 
-	ck_assert_int_eq(run(g, (void *[]){ ids }, 1, y), NPU_ERR_JOB_FAILED);
+	ck_assert_int_eq(run(g, (void *[]){ ids }, y), NPU_ERR_JOB_FAILED);
 	ck_assert_msg(strstr(npu_last_error(), "gather index 50 out of range [0, 50) at position 3"),
 		      "%s", npu_last_error());
 	ck_assert_msg(strstr(npu_last_error(), "(Gather Gather)"), "%s", npu_last_error());
 	npu_ir_graph_free(g);
 	g = embedding(table);
 	ids[3] = -1;
-	ck_assert_int_eq(run(g, (void *[]){ ids }, 1, y), NPU_ERR_JOB_FAILED);
+	ck_assert_int_eq(run(g, (void *[]){ ids }, y), NPU_ERR_JOB_FAILED);
 	ck_assert_msg(strstr(npu_last_error(), "gather index -1 out of range [0, 50)") &&
 		      strstr(npu_last_error(), "negative indices"), "%s", npu_last_error());
 	npu_ir_graph_free(g);
@@ -123,7 +96,7 @@ START_TEST(gather_inner_axis)
 
 	ck_assert_int_eq(npu_ir_set_attr_int(n, "axis", 1), NPU_OK);
 	irb_io(g, (int[]){ xi, ii }, 2, &yi, 1);
-	ck_assert_int_eq(run(g, (void *[]){ x, ids }, 2, y), NPU_OK);
+	ck_assert_int_eq(run(g, (void *[]){ x, ids }, y), NPU_OK);
 	for (int o = 0; o < 3; o++)
 		for (int i = 0; i < 5; i++)
 			ck_assert_msg(memcmp(y + (o * 5 + i) * 4, x + (o * 10 + ids[i]) * 4,
@@ -149,7 +122,7 @@ START_TEST(many_constant_indices)
 	yi = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
 	irb_node(g, "Gather", (int[]){ xi, ii }, 2, &yi, 1);
 	irb_io(g, &xi, 1, &yi, 1);
-	ck_assert_int_eq(run(g, (void *[]){ x }, 1, y), NPU_OK);
+	ck_assert_int_eq(run(g, (void *[]){ x }, y), NPU_OK);
 	for (int i = 0; i < N; i++) {
 		int64_t k = ids[i] < 0 ? ids[i] + V : ids[i];
 
@@ -164,7 +137,7 @@ START_TEST(many_constant_indices)
 	yi = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
 	irb_node(g, "Gather", (int[]){ xi, ii }, 2, &yi, 1);
 	irb_io(g, &xi, 1, &yi, 1);
-	ck_assert_int_eq(run(g, (void *[]){ x }, 1, y), NPU_ERR_FORMAT);
+	ck_assert_int_eq(run(g, (void *[]){ x }, y), NPU_ERR_FORMAT);
 	ck_assert_msg(strstr(npu_last_error(), "Gather index 50 out of range [-50, 50)"), "%s",
 		      npu_last_error());
 	npu_ir_graph_free(g);

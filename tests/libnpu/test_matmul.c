@@ -10,43 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/npu_compile.h"
 #include "compile/npu_ops.h"
 #include "ir_build.h"
-#include "model/npu_model_priv.h"
 #include "npu_test.h"
 
-/* Compile @g for the emulator and run it once: inputs @x[0..nx), output 0 into @y. */
-static void run(npu_ir_graph *g, void *const *x, int nx, void *y)
+/* Compile @g for the emulator and run it once: inputs @x, output 0 into @y. */
+static void run(npu_ir_graph *g, void *const *x, void *y)
 {
-	struct npu_compile_target tgt = { 0 };
-	npu_device_info info;
 	struct npu_cmodel *cm;
-	npu_tensor in[4], out;
-	npu_device *dev;
-	npu_context *ctx;
-	npu_model *m;
 	npu_status st;
 
 	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
-	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
-	npu_device_get_info(dev, &info);
-	tgt.clusters = info.healthy_clusters;
-	tgt.tpbs = info.tpbs_per_cluster;
-	tgt.hbsm_size = info.hbsm_size;
-	st = npu_compile_ir(g, &tgt, &cm);
+	st = irb_compile(g, "emu", &cm);
 	ck_assert_msg(st == NPU_OK, "compile: %s", npu_last_error());
-	m = calloc(1, sizeof(*m));
-	m->cm = cm;
-	for (int i = 0; i < nx; i++)
-		in[i] = (npu_tensor){ NULL, cm->inputs[i].info.dtype, x[i], cm->inputs[i].info.bytes };
-	out = (npu_tensor){ NULL, cm->outputs[0].info.dtype, y, cm->outputs[0].info.bytes };
-	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
-	st = npu_run(ctx, in, (size_t)nx, &out, 1);
+	st = irb_exec(cm, "emu", x, (void *[]){ y });
 	ck_assert_msg(st == NPU_OK, "run: %s", npu_last_error());
-	npu_context_destroy(ctx);
-	npu_model_free(m);
-	npu_device_close(dev);
 }
 
 static float *randf(int64_t n, unsigned seed)
@@ -119,7 +97,7 @@ static void check_matmul(int ar, const int64_t *ad, int br, const int64_t *bd)
 	bv = randf(bn, 2);
 	yv = calloc((size_t)yn, sizeof(float));
 	ref = calloc((size_t)yn, sizeof(float));
-	run(g, (void *[]){ av, bv }, 2, yv);
+	run(g, (void *[]){ av, bv }, yv);
 	for (int64_t bi = 0; bi < batch; bi++) {
 		const float *am = av + bcast(ad, ar, yd, yr, bi) * M * K;
 		const float *bm = bv + bcast(bd, br, yd, yr, bi) * K * N;
@@ -179,7 +157,7 @@ START_TEST(runtime_b_gemm_trans)
 	ck_assert_int_eq(npu_ir_set_attr_int(n, "transB", 1), NPU_OK);
 	ck_assert_int_eq(npu_ir_set_attr_float(n, "alpha", 0.5f), NPU_OK);
 	irb_io(g, (int[]){ a, b }, 2, &y, 1);
-	run(g, (void *[]){ av, bv }, 2, yv);
+	run(g, (void *[]){ av, bv }, yv);
 	for (int i = 0; i < M; i++)
 		for (int j = 0; j < N; j++) {
 			float s = 0.0f;
@@ -213,7 +191,7 @@ START_TEST(scale_folded_into_product)
 	irb_node(g, "MatMul", (int[]){ a, b }, 2, &p, 1);
 	irb_node(g, "Div", (int[]){ p, s }, 2, &y, 1);
 	irb_io(g, (int[]){ a, b }, 2, &y, 1);
-	run(g, (void *[]){ av, bv }, 2, yv);
+	run(g, (void *[]){ av, bv }, yv);
 	for (int i = 0; i < g->n_nodes; i++)
 		div_left |= !g->nodes[i].dead && !strcmp(g->nodes[i].op, "Div");
 	ck_assert_msg(!div_left, "the Div was not folded into the MatMul");
@@ -250,7 +228,7 @@ START_TEST(runtime_b_integer)
 		bv[i] = (int8_t)((i * 53) % 255 - 127);
 	irb_node(g, "MatMulInteger", (int[]){ a, b }, 2, &y, 1);
 	irb_io(g, (int[]){ a, b }, 2, &y, 1);
-	run(g, (void *[]){ av, bv }, 2, yv);
+	run(g, (void *[]){ av, bv }, yv);
 	for (int i = 0; i < M; i++)
 		for (int j = 0; j < N; j++) {
 			int32_t s = 0;

@@ -13,12 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/npu_compile.h"
 #include "compile/npu_ops.h"
 #include "compile/npu_rewrite.h"
 #include "compile/npu_rewrite_priv.h"
 #include "ir_build.h"
-#include "model/npu_model_priv.h"
 #include "npu_test.h"
 
 /* The rewrite cases have one graph input. */
@@ -41,41 +39,18 @@ static bool has_op(const npu_ir_graph *g, const char *op)
  */
 static npu_status run(npu_ir_graph *g, const char *gone, void *x, void *const *y)
 {
-	struct npu_compile_target tgt = { 0 };
-	npu_device_info info;
 	struct npu_cmodel *cm;
-	npu_tensor in, out[4];
-	npu_device *dev;
-	npu_context *ctx;
-	npu_model *m;
 	npu_status st;
 
 	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	ck_assert_int_eq(npu_rewrite(g), NPU_OK);
 	if (gone)
 		ck_assert_msg(!has_op(g, gone), "%s is still in the graph", gone);
-	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
-	npu_device_get_info(dev, &info);
-	tgt.clusters = info.healthy_clusters;
-	tgt.tpbs = info.tpbs_per_cluster;
-	tgt.hbsm_size = info.hbsm_size;
-	st = npu_compile_ir(g, &tgt, &cm);
-	if (st) {
-		npu_device_close(dev);
+	st = irb_compile(g, "emu", &cm);
+	if (st)
 		return st;
-	}
-	m = calloc(1, sizeof(*m));
-	m->cm = cm;
-	in = (npu_tensor){ NULL, cm->inputs[0].info.dtype, x, cm->inputs[0].info.bytes };
-	for (uint32_t i = 0; i < cm->noutputs; i++)
-		out[i] = (npu_tensor){ NULL, cm->outputs[i].info.dtype, y[i],
-				       cm->outputs[i].info.bytes };
-	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
-	st = npu_run(ctx, &in, 1, out, cm->noutputs);
+	st = irb_exec(cm, "emu", (void *[]){ x }, y);
 	ck_assert_msg(st == NPU_OK, "run: %s", npu_last_error());
-	npu_context_destroy(ctx);
-	npu_model_free(m);
-	npu_device_close(dev);
 	return st;
 }
 
