@@ -42,6 +42,14 @@ npu_status npu_rw_op(npu_ir_graph *g, const char *op, int opset, const char *nam
 /* *@id = @y when >= 0, else a new tensor of @dt and shape. */
 npu_status npu_rw_out(npu_ir_graph *g, int y, npu_dtype dt, int rank, const int64_t *dims,
 		      int *id);
+/* The numpy broadcast of @a's and @b's shapes; false if they do not broadcast. */
+bool npu_rw_bshape(const npu_ir_tensor *a, const npu_ir_tensor *b, int64_t *dims, int *rank);
+/*
+ * *@id = @a @op @b at @opset (a broadcasting binary operator), into @y when
+ * >= 0, else a new tensor of @a's dtype and the broadcast shape.
+ */
+npu_status npu_rw_binary(npu_ir_graph *g, const char *op, int opset, const char *name, int a,
+			 int b, int y, int *id);
 /* Node @k no longer produces tensor @t: the rewrite will. */
 void npu_rw_detach(npu_ir_graph *g, int k, int t);
 /* *@id = @x reshaped to @dims (into @y when >= 0). */

@@ -191,19 +191,10 @@ npu_status npu_rewrite_variadic(npu_ir_graph *g, int k, bool *applied)
 		return NPU_OK;
 	}
 	for (int i = 1; i < nin && !st; i++) {
-		const npu_ir_tensor *a = &g->tensors[acc], *b = &g->tensors[ins[i]];
-		int r = a->rank > b->rank ? a->rank : b->rank, nxt;
-		int64_t dims[NPU_MAX_RANK];
+		int nxt;
 
-		for (int d = 0; d < r; d++) {
-			int da = d - (r - a->rank), db = d - (r - b->rank);
-			int64_t x = da >= 0 ? a->dims[da] : 1, z = db >= 0 ? b->dims[db] : 1;
-
-			dims[d] = x == 1 ? z : x;
-		}
-		st = npu_rw_out(g, i == nin - 1 && !mean ? yid : -1, y->dtype, r, dims, &nxt);
-		if (!st)
-			st = npu_rw_op(g, bin, 13, name, (int[]){ acc, ins[i] }, 2, &nxt, 1, NULL);
+		st = npu_rw_binary(g, bin, 13, name, acc, ins[i], i == nin - 1 && !mean ? yid : -1,
+				   &nxt);
 		acc = nxt;
 	}
 	free(ins);

@@ -14,92 +14,63 @@
  * at run time is a bool the NPU does not compute yet: refused by name.
  */
 #include <stdlib.h>
-#include <string.h>
 
+#include "compile/npu_ops.h"
 #include "compile/npu_rewrite_priv.h"
 
-/* numpy broadcast of @a and @b into @out (rank *@r); false if they do not. */
-static bool bshape(const npu_ir_tensor *a, const npu_ir_tensor *b, int64_t *out, int *r)
-{
-	*r = a->rank > b->rank ? a->rank : b->rank;
-	for (int d = 0; d < *r; d++) {
-		int ia = d - (*r - a->rank), ib = d - (*r - b->rank);
-		int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-
-		if (da != db && da != 1 && db != 1)
-			return false;
-		out[d] = da == 1 ? db : da;
-	}
-	return true;
-}
-
-/* Element of @t (broadcast into shape @dims, rank @r) at flat index @i of that shape. */
-static int64_t bindex(const npu_ir_tensor *t, const int64_t *dims, int r, int64_t i)
-{
-	int64_t off = 0, stride = 1;
-
-	for (int d = r - 1; d >= 0; d--) {
-		int64_t idx = i % dims[d];
-		int td = d - (r - t->rank);
-
-		i /= dims[d];
-		if (td < 0)
-			continue;
-		if (t->dims[td] != 1)
-			off += idx * stride;
-		stride *= t->dims[td];
-	}
-	return off;
-}
-
 /*
- * A float constant of the broadcast of @c and @v (v may be NULL: 1): where
- * c is @keep_when, v's element (or 1), else 0.
+ * A float constant of the broadcast of @c and @v (NULL: the scalar 1) that
+ * holds v's element where c is @keep_when and 0 elsewhere: a Where of
+ * constants, folded at once by the IR's own evaluator.
  */
-static npu_status masked(npu_ir_graph *g, const npu_ir_tensor *c, const npu_ir_tensor *v,
-			 bool keep_when, int *id)
+static npu_status masked(npu_ir_graph *g, const char *name, int c, int v, bool keep_when,
+			 int *id)
 {
+	const struct npu_op *where = npu_op_get("Where", 16);
 	int64_t dims[NPU_MAX_RANK], n = 1;
-	int r;
-	float *m;
+	int r, k0, k1, node;
+	float *zero = malloc(sizeof(float)), *one = malloc(sizeof(float));
+	npu_status st;
 
-	if (v ? !bshape(c, v, dims, &r) : !bshape(c, c, dims, &r))
+	if (!zero || !one) {
+		free(zero);
+		free(one);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	*zero = 0.0f;
+	*one = 1.0f;
+	if (!npu_rw_bshape(&g->tensors[c], &g->tensors[v >= 0 ? v : c], dims, &r)) {
+		free(zero);
+		free(one);
 		return npu_fail(NPU_ERR_SHAPE, "Where operands do not broadcast");
+	}
 	for (int d = 0; d < r; d++)
 		n *= dims[d];
-	if (n > NPU_RW_MATRIX_MAX)
+	if (n > NPU_RW_MATRIX_MAX) {
+		free(zero);
+		free(one);
 		return npu_fail(NPU_ERR_UNSUPPORTED, "Where with a mask of %lld elements",
 				(long long)n);
-	m = malloc((size_t)n * sizeof(float) + 4);
-	if (!m)
-		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	for (int64_t i = 0; i < n; i++) {
-		bool on = ((const uint8_t *)c->data)[bindex(c, dims, r, i)] != 0;
-
-		m[i] = on != keep_when ? 0.0f :
-		       v ? ((const float *)v->data)[bindex(v, dims, r, i)] : 1.0f;
 	}
-	return npu_rw_const(g, NPU_DTYPE_FLOAT32, r, dims, m, id);
-}
+	st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 0, NULL, zero, &k0);
+	if (st)
+		free(one);
+	if (!st)
+		st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 0, NULL, one, &k1);
+	if (!st)
+		st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, dims, id);
+	if (!st) {
+		int val = v >= 0 ? v : k1;
 
-/* *@out = @a op @b, a new tensor of their broadcast shape (into @y when >= 0). */
-static npu_status binary(npu_ir_graph *g, const char *op, const char *name, int a, int b, int y,
-			 int *out)
-{
-	int64_t dims[NPU_MAX_RANK];
-	int r;
-
-	if (!bshape(&g->tensors[a], &g->tensors[b], dims, &r))
-		return npu_fail(NPU_ERR_SHAPE, "Where operands do not broadcast");
-	if (y >= 0) {
-		*out = y;
-	} else {
-		npu_status st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, r, dims, out);
-
-		if (st)
-			return st;
+		st = npu_rw_op(g, "Where", 16, name,
+			       keep_when ? (int[]){ c, val, k0 } : (int[]){ c, k0, val }, 3, id, 1,
+			       &node);
 	}
-	return npu_rw_op(g, op, 14, name, (int[]){ a, b }, 2, out, 1, NULL);
+	if (!st)
+		st = npu_ir_const_eval(g, node, &where->ir);
+	if (!st)
+		g->nodes[node].dead = true;
+	return st;
 }
 
 npu_status npu_rewrite_where(npu_ir_graph *g, int k, bool *applied)
@@ -126,29 +97,29 @@ npu_status npu_rewrite_where(npu_ir_graph *g, int k, bool *applied)
 	g->nodes[k].dead = true;
 	if (npu_ir_is_const(y)) {
 		/* x * m + (c ? 0 : y) */
-		st = masked(g, &g->tensors[ci], NULL, true, &m);
+		st = masked(g, name, ci, -1, true, &m);
 		if (!st)
-			st = masked(g, &g->tensors[ci], &g->tensors[yi], false, &u);
+			st = masked(g, name, ci, yi, false, &u);
 		if (!st)
-			st = binary(g, "Mul", name, xi, m, -1, &t);
-		return st ? st : binary(g, "Add", name, t, u, zi, &w);
+			st = npu_rw_binary(g, "Mul", 14, name, xi, m, -1, &t);
+		return st ? st : npu_rw_binary(g, "Add", 14, name, t, u, zi, &w);
 	}
 	if (npu_ir_is_const(x)) {
 		/* y * (1 - m) + (c ? x : 0) */
-		st = masked(g, &g->tensors[ci], NULL, false, &m);
+		st = masked(g, name, ci, -1, false, &m);
 		if (!st)
-			st = masked(g, &g->tensors[ci], &g->tensors[xi], true, &u);
+			st = masked(g, name, ci, xi, true, &u);
 		if (!st)
-			st = binary(g, "Mul", name, yi, m, -1, &t);
-		return st ? st : binary(g, "Add", name, t, u, zi, &w);
+			st = npu_rw_binary(g, "Mul", 14, name, yi, m, -1, &t);
+		return st ? st : npu_rw_binary(g, "Add", 14, name, t, u, zi, &w);
 	}
 	/* x * m + y * (1 - m) */
-	st = masked(g, &g->tensors[ci], NULL, true, &m);
+	st = masked(g, name, ci, -1, true, &m);
 	if (!st)
-		st = masked(g, &g->tensors[ci], NULL, false, &u);
+		st = masked(g, name, ci, -1, false, &u);
 	if (!st)
-		st = binary(g, "Mul", name, xi, m, -1, &t);
+		st = npu_rw_binary(g, "Mul", 14, name, xi, m, -1, &t);
 	if (!st)
-		st = binary(g, "Mul", name, yi, u, -1, &w);
-	return st ? st : binary(g, "Add", name, t, w, zi, &m);
+		st = npu_rw_binary(g, "Mul", 14, name, yi, u, -1, &w);
+	return st ? st : npu_rw_binary(g, "Add", 14, name, t, w, zi, &m);
 }

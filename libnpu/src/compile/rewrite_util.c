@@ -67,6 +67,33 @@ npu_status npu_rw_out(npu_ir_graph *g, int y, npu_dtype dt, int rank,
 	return npu_rw_tensor(g, dt, rank, dims, id);
 }
 
+bool npu_rw_bshape(const npu_ir_tensor *a, const npu_ir_tensor *b, int64_t *dims, int *rank)
+{
+	*rank = a->rank > b->rank ? a->rank : b->rank;
+	for (int d = 0; d < *rank; d++) {
+		int ia = d - (*rank - a->rank), ib = d - (*rank - b->rank);
+		int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+
+		if (da != db && da != 1 && db != 1)
+			return false;
+		dims[d] = da == 1 ? db : da;
+	}
+	return true;
+}
+
+npu_status npu_rw_binary(npu_ir_graph *g, const char *op, int opset, const char *name, int a,
+			 int b, int y, int *id)
+{
+	int64_t dims[NPU_MAX_RANK];
+	int r;
+	npu_status st;
+
+	if (!npu_rw_bshape(&g->tensors[a], &g->tensors[b], dims, &r))
+		return npu_fail(NPU_ERR_SHAPE, "%s operands do not broadcast", op);
+	st = npu_rw_out(g, y, g->tensors[a].dtype, r, dims, id);
+	return st ? st : npu_rw_op(g, op, opset, name, (int[]){ a, b }, 2, id, 1, NULL);
+}
+
 /* Node @k no longer produces tensor @t: the rewrite will. */
 void npu_rw_detach(npu_ir_graph *g, int k, int t)
 {
