@@ -11,12 +11,14 @@ export NPU_EMU_STATS=0
 # The reference engine, named in the figures by the version make models
 # installed.
 ORT_DIR=${NPU_CACHE:-$HOME/.cache/npu}/ort/node_modules/onnxruntime-node
-ORT="onnxruntime-node $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' \
-	"$ORT_DIR/package.json" 2>/dev/null || echo '(not installed: run make models)')"
+ORT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' \
+	"$ORT_DIR/package.json" 2>/dev/null)
+ORT="onnxruntime-node${ORT:+ $ORT}"
 
 # why FILE: the last line of a failed command's stderr, for a figure.
 why() {
-	tail -n 1 "$1" | cut -c 1-240
+	w=$(tail -n 1 "$1" | cut -c 1-240)
+	echo "${w:-no message}"
 }
 
 # npu_p50 THREADS MODEL ARGS...: median wall latency (ms) of npu-run on the

@@ -18,7 +18,13 @@
 const path = require('path');
 const fs = require('fs');
 const cache = process.env.NPU_CACHE || path.join(process.env.HOME, '.cache', 'npu');
-const ort = require(path.join(cache, 'ort', 'node_modules', 'onnxruntime-node'));
+let ort;
+try {
+  ort = require(path.join(cache, 'ort', 'node_modules', 'onnxruntime-node'));
+} catch (e) {
+  console.error(`ort_bench: onnxruntime-node is not in ${cache}/ort: run make models`);
+  process.exit(1);
+}
 
 const USAGE = 'usage: ort_bench.js run MODEL THREADS ITERATIONS WARMUP [--out DIR] ' +
   'NAME=FILE:DTYPE:DIMS... | ort_bench.js create MODEL REPEATS';
