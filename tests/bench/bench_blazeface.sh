@@ -24,14 +24,13 @@ MODEL=$1
 PHOTO=$2
 BIN=$3
 ITER=${NPU_BENCH_ITERATIONS:-40}
-THREADS=$(nproc)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT INT TERM
 status=0
 # shellcheck source=tests/bench/bench_lib.sh
 . "$(dirname "$0")/bench_lib.sh"
 
-for t in 1 "$THREADS"; do
+for t in $THREAD_COUNTS; do
 	latency_line "blazeface_emu_latency_${t}t" "$t" "$MODEL" "--input input:0=$PHOTO" \
 		"input:0=$PHOTO:float32:1x128x128x3"
 done
@@ -42,9 +41,9 @@ sim() {
 		--json >"$2" 2>"$TMP/sim.err"
 }
 if sim emu "$TMP/p14.json"; then
-	$FIG throughput blazeface_simulated_throughput_batch8 "$TMP/p14.json" || status=1
+	fig throughput blazeface_simulated_throughput_batch8 "$TMP/p14.json" || status=1
 	if sim emu:defect-mask=0x2001 "$TMP/p12.json"; then
-		$FIG clusters blazeface_simulated_throughput_12_clusters "$TMP/p12.json" \
+		fig clusters blazeface_simulated_throughput_12_clusters "$TMP/p12.json" \
 			"$TMP/p14.json" || status=1
 	else
 		echo "blazeface_simulated_throughput_12_clusters: not measured:" \

@@ -5,8 +5,13 @@
 # directory) and status=0; a figure that cannot be measured prints
 # "not measured: why" (tests/bench/figures.py) and sets status=1.
 BENCH=$(dirname "$0")
-FIG="python3 $BENCH/figures.py"
+# fig ARGS...: tests/bench/figures.py (the line format and the bound).
+fig() { python3 "$BENCH/figures.py" "$@"; }
 export NPU_EMU_STATS=0
+
+# Latency figures with 1 and with all threads (one figure on one CPU).
+THREAD_COUNTS=1
+if [ "$(nproc)" -gt 1 ]; then THREAD_COUNTS="1 $(nproc)"; fi
 
 # The reference engine, named in the figures by the version make models
 # installed.
@@ -28,7 +33,7 @@ npu_p50() {
 	shift 2
 	"$BIN" "$m" --device "emu:threads=$t" "$@" --iterations "$ITER" --warmup 5 \
 		--percentiles 50 --json >"$TMP/npu.json" 2>"$TMP/npu.err" || return 1
-	$FIG get "$TMP/npu.json" latency_ms.percentiles.0.ms
+	fig get "$TMP/npu.json" latency_ms.percentiles.0.ms
 }
 
 # ort_p50 THREADS MODEL ARGS...: the same in onnxruntime-node with THREADS
@@ -38,7 +43,7 @@ ort_p50() {
 	shift 2
 	node "$BENCH/ort_bench.js" run "$m" "$t" "$ITER" 5 "$@" >"$TMP/ort.json" \
 		2>"$TMP/ort.err" || return 1
-	$FIG get "$TMP/ort.json" p50_ms
+	fig get "$TMP/ort.json" p50_ms
 }
 
 # latency_line NAME THREADS MODEL "NPU_ARGS" "ORT_ARGS": one latency figure,
@@ -51,7 +56,7 @@ latency_line() {
 	ref=$(ort_p50 "$t" "$m" $5) || ref="onnxruntime failed: $(why "$TMP/ort.err")"
 	s=s
 	[ "$t" -eq 1 ] && s=
-	$FIG ratio "$name" "$ours" ms "$ORT, $t thread$s" "$ref" || status=1
+	fig ratio "$name" "$ours" ms "$ORT, $t thread$s" "$ref" || status=1
 }
 
 # compile_line NAME MODEL NPU_ARGS...: compile time, the median of
@@ -70,15 +75,15 @@ compile_line() {
 	done
 	if [ "$i" -eq "$COMPILES" ]; then
 		# shellcheck disable=SC2086
-		ours=$($FIG median load_ms $files)
+		ours=$(fig median load_ms $files)
 	else
 		ours="npu-run --compile-only failed: $(why "$TMP/npu.err")"
 	fi
 	if node "$BENCH/ort_bench.js" create "$m" "$COMPILES" >"$TMP/ort.json" 2>"$TMP/ort.err"
 	then
-		ref=$($FIG get "$TMP/ort.json" p50_ms)
+		ref=$(fig get "$TMP/ort.json" p50_ms)
 	else
 		ref="onnxruntime failed: $(why "$TMP/ort.err")"
 	fi
-	$FIG ratio "$name" "$ours" ms "$ORT session creation" "$ref" '%.1f' || status=1
+	fig ratio "$name" "$ours" ms "$ORT session creation" "$ref" '%.1f' || status=1
 }

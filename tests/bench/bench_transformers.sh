@@ -31,7 +31,6 @@ DIR=$1
 BIN=$2
 ITER=${NPU_BENCH_ITERATIONS:-40}
 COMPILES=${NPU_BENCH_COMPILES:-5}
-THREADS=$(nproc)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT INT TERM
 status=0
@@ -59,7 +58,7 @@ BERT=$DIR/bert_tiny_op17.onnx
 SEQ=128
 python3 "$BENCH/token_inputs.py" "$TMP/bert_s$SEQ" "$SEQ" || exit 1
 NPU_ARGS="$(bert_shapes $SEQ)$(bert_inputs $SEQ)"
-for t in 1 "$THREADS"; do
+for t in $THREAD_COUNTS; do
 	latency_line "bert_emu_latency_${t}t" "$t" "$BERT" \
 		"$NPU_ARGS --output-dir $TMP/npu_out" "$(bert_feeds $SEQ) --out $TMP/ort_out"
 done
@@ -97,13 +96,13 @@ prof() {
 		--json >"$TMP/prof.json" 2>"$TMP/prof.err"
 }
 if prof 8; then
-	$FIG throughput bert_simulated_throughput "$TMP/prof.json" "batch 8 pipelined" || status=1
+	fig throughput bert_simulated_throughput "$TMP/prof.json" "batch 8 pipelined" || status=1
 elif cp "$TMP/prof.err" "$TMP/prof8.err" && prof 1; then
 	echo "bench: bert --batch 8: $(why "$TMP/prof8.err")" >&2
-	$FIG throughput bert_simulated_throughput "$TMP/prof.json" \
+	fig throughput bert_simulated_throughput "$TMP/prof.json" \
 		"batch 1, the compiler refused batch 8" || status=1
 else
-	$FIG ratio bert_simulated_throughput "npu-run --profile failed: $(why "$TMP/prof.err")" \
+	fig ratio bert_simulated_throughput "npu-run --profile failed: $(why "$TMP/prof.err")" \
 		inferences/s "three-bound lower bound" "not computed without a run" || true
 	status=1
 fi
