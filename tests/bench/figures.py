@@ -59,6 +59,8 @@ def three_bound(j):
     links = p['hottest_links']
     t_net = links[0]['bytes'] / LINK_BYTES_PER_CYCLE if links else 0.0
     which = max((t_comp, 'compute'), (t_mem, 'memory'), (t_net, 'network'))
+    if which[0] <= 0:
+        raise ValueError('the profile shows no busy unit and no traffic')
     return which[0], which[1], cycles
 
 

@@ -39,7 +39,7 @@ f, tcu, cvu, dma, gsdu, link = sys.argv[1:7]
 counters = len(sys.argv) < 8 or sys.argv[7] == '1'
 json.dump({'batch': 2, 'simulated': {'clock_mhz': 1000, 'throughput_ips': 2e6},
            'profile': {'counters': counters, 'total_cycles': 1000,
-                       'clusters': [{'tcu': 0.1, 'cvu': 0.05},
+                       'clusters': [{'tcu': float(tcu) / 2, 'cvu': float(cvu) / 2},
                                     {'tcu': float(tcu), 'cvu': float(cvu)}],
                        'dma': [{'bytes': int(dma)}, {'bytes': 0}],
                        'gsdu_bytes': int(gsdu),
@@ -63,6 +63,9 @@ expect "link binds" '.*network-bound: 2222222\.2 inferences/s, ratio 0\.90\)' \
 profile "$TMP/idle.json" 0.25 0.2 0 0 0
 expect "no traffic" '.*compute-bound: 8000000\.0 inferences/s, ratio 0\.25\)' \
 	0 fig throughput x "$TMP/idle.json"
+profile "$TMP/zero.json" 0 0 0 0 0
+expect "nothing busy" 'x: 2000000\.0 inferences/s \(three-bound lower bound: not measured: .*no busy unit.*\)' \
+	1 fig throughput x "$TMP/zero.json"
 profile "$TMP/none.json" 0.5 0.2 0 0 0 0
 expect "no counters" 'x: 2000000\.0 inferences/s \(three-bound lower bound: not measured: .*counters.*\)' \
 	1 fig throughput x "$TMP/none.json"
