@@ -31,6 +31,9 @@ DIR=$1
 BIN=$2
 ITER=${NPU_BENCH_ITERATIONS:-40}
 COMPILES=${NPU_BENCH_COMPILES:-5}
+case $COMPILES in
+'' | *[!0-9]* | 0) echo "bench: NPU_BENCH_COMPILES=$COMPILES: give a count of 1 or more" >&2; exit 1 ;;
+esac
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT INT TERM
 status=0
