@@ -97,7 +97,7 @@ static npu_status cvu_params(struct npu_cc *cc, const npu_ir_node *n,
 			     const struct npu_op *f, struct npu_hw_cvu_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->fn = (uint8_t)f->cvu.fn;
+	p->fn = (uint8_t)npu_op_cvu_fn(f, n);
 	if (f->cvu.kind == NPU_OP_CVU_BINARY)
 		return NPU_OK;
 	npu_status st = NPU_OK;

@@ -135,7 +135,7 @@ static npu_status fuse_act(npu_ir_graph *g, int pi, int ai)
 	if (!d || !(d->flags & NPU_OP_TCU_ACT))
 		return NPU_OK;
 	/* The function is the registry's; its parameters are the node's. */
-	fn = d->cvu.fn;
+	fn = npu_op_cvu_fn(d, a);
 	if (fn == NPU_FN_LEAKY_RELU) {
 		st = npu_ir_attr_float(a, "alpha", 0.01f, &alpha);
 	} else if (fn == NPU_FN_CLIP && a->opset < 11) {
