@@ -519,8 +519,10 @@ START_TEST(silu_refused_when_sigmoid_is_seen)
 }
 END_TEST
 
-/* Gelu and Swish as models write them: an unknown approximation, a Swish
- * alpha other than 1 are refused by name. */
+/*
+ * Gelu and Swish as models write them: an unknown approximation, a Swish
+ * alpha other than 1 are refused by name.
+ */
 START_TEST(gelu_swish_attributes_refused)
 {
 	static const struct {
