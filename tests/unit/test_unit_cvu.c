@@ -365,6 +365,7 @@ START_TEST(test_cvu_rmsnorm)
 	struct npu_hw_insn *in;
 	float x[R * N], g[N], y[R * N], eps = 1e-6f;
 	double worst = 0;
+	uint64_t rms_cycles;
 	struct npu_hw_completion c;
 
 	for (int i = 0; i < R * N; i++)
@@ -390,6 +391,25 @@ START_TEST(test_cvu_rmsnorm)
 		}
 	}
 	ck_assert_msg(worst < 2e-6, "rmsnorm worst %g", worst);
+	rms_cycles = c.cycles;
+
+	/*
+	 * Cycle cost as LAYERNORM's, three passes: above one pass over the
+	 * same x (UNARY), below LAYERNORM, which also streams beta.
+	 */
+	in = rms_insn(&p, R, N, eps);
+	in->params.cvu.flags = 0;
+	npu_twu_dense(&in->opnd[2], NPU_SPACE_HBSM, NPU_DT_FP32, 0x2100, 2, (uint32_t[]){ N, 1 });
+	npu_twu_level(&in->opnd[2], 1, 0, 0, R);
+	c = run(&p);
+	ck_ok(c);
+	ck_assert_uint_lt(rms_cycles, c.cycles);
+	in = one(&p, NPU_CVU_UNARY);
+	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_FP32, 0x1000, 2, (uint32_t[]){ N, R });
+	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x3000, 2, (uint32_t[]){ N, R });
+	c = run(&p);
+	ck_ok(c);
+	ck_assert_uint_gt(rms_cycles, c.cycles);
 
 	/* a beta operand is not part of RMS norm */
 	in = rms_insn(&p, R, N, eps);
