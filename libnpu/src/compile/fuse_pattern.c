@@ -367,6 +367,8 @@ static npu_status fuse_norm(npu_ir_graph *g, int k, bool *done)
 	}
 	r = g->tensors[x].rank;
 	D = g->tensors[x].dims[r - 1];
+	if (npu_ir_numel(&g->tensors[x]) <= 0)
+		return NPU_OK;	/* an empty tensor: its nodes do nothing anyway */
 	m.y = g->nodes[k].outputs[0];
 	/* Mul(gamma), then for layer norm Add(beta), when they follow */
 	if ((c = sole_user(g, m.y, "Mul")) >= 0 && row_const(g, other(g, c, m.y), r, D, &gv) &&
