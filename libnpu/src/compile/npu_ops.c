@@ -75,6 +75,18 @@ static const char *support_where(const npu_ir_graph *g, const npu_ir_node *n)
 	return NULL;
 }
 
+/* Einsum: Transposes, MatMuls, Muls and ReduceSums of float32 (rewrite_einsum.c). */
+static const char *support_einsum(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	for (int i = 0; i < n->n_inputs; i++) {
+		const npu_ir_tensor *x = npu_ir_input(g, n, i);
+
+		if (!x || x->dtype != NPU_DTYPE_FLOAT32)
+			return "only on float32 operands is";
+	}
+	return NULL;
+}
+
 /* ---- the table ---- */
 
 /* Elementwise operators: the CVU function, of one input or of two. */
@@ -141,6 +153,9 @@ static const struct npu_op ops[] = {
 	{ "Dropout", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_dropout, .lower = npu_lower_alias },
 	{ "DynamicQuantizeLinear", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_dyn_quant,
 	  .rewrites = { npu_rewrite_dyn_quant } },
+	{ "Einsum", 12, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_einsum,
+	  .support = support_einsum,
+	  .rewrites = { npu_rewrite_einsum } },
 	{ "Elu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ELU) },
 	{ "Equal", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_compare,
 	  .ir.eval = npu_ir_eval_equal },

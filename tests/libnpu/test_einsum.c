@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Einsum (compile/rewrite_einsum.c): each equation is compiled with its
+ * operands given at run time and run on the emulator, against a C
+ * reference that loops over every assignment of the labels of the same
+ * equation written out in plain letters (the ellipsis, the implicit
+ * output and the diagonal by hand), so the reference shares nothing with
+ * the parser.  Products through a MatMul are bf16 with fp32 sums: the
+ * tolerance is 2^-7 of the sum of the absolute products.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_ops.h"
+#include "compile/npu_rewrite.h"
+#include "ir/npu_einsum.h"
+#include "ir_build.h"
+#include "npu_test.h"
+
+static float *randf(int64_t n, unsigned seed)
+{
+	float *v = malloc((size_t)(n ? n : 1) * sizeof(float));
+
+	for (int64_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		v[i] = (float)((seed >> 9) % 2001) / 1000.0f - 1.0f;
+	}
+	return v;
+}
+
+static int count_op(const npu_ir_graph *g, const char *op)
+{
+	int c = 0;
+
+	for (int i = 0; i < g->n_nodes; i++)
+		c += !g->nodes[i].dead && !strcmp(g->nodes[i].op, op);
+	return c;
+}
+
+static int64_t numel(int r, const int64_t *d)
+{
+	int64_t n = 1;
+
+	for (int i = 0; i < r; i++)
+		n *= d[i];
+	return n;
+}
+
+/*
+ * The reference: @ref "ab,bc->ac" (letters only, an explicit output) over
+ * operands of dims @d[i]; a label's size is its largest dim (size 1
+ * broadcasts).  @y and @mag get the sums and the sums of |products|.
+ */
+static void reference(const char *ref, int nin, const int *r, const int64_t *const *d,
+		      float *const *x, double *y, double *mag)
+{
+	char term[3][NPU_MAX_RANK + 1];
+	int nt[3] = { 0, 0, 0 }, t = 0, labels[26], nl = 0;
+	int64_t size[26] = { 0 }, idx[26], yn = 1;
+
+	for (const char *p = ref; *p; p++) {
+		if (*p == ',' || *p == '-') {
+			t++;
+			p += *p == '-';
+			continue;
+		}
+		term[t][nt[t]++] = *p;
+	}
+	ck_assert_int_eq(t, nin);
+	for (int i = 0; i < nin; i++)
+		for (int a = 0; a < r[i]; a++) {
+			int l = term[i][a] - 'a';
+
+			if (d[i][a] > size[l])
+				size[l] = d[i][a];
+		}
+	for (int l = 0; l < 26; l++)
+		if (size[l])
+			labels[nl++] = l;
+	for (int a = 0; a < nt[nin]; a++)
+		yn *= size[term[nin][a] - 'a'];
+	memset(y, 0, (size_t)yn * sizeof(*y));
+	memset(mag, 0, (size_t)yn * sizeof(*mag));
+	memset(idx, 0, sizeof(idx));
+	for (;;) {
+		double prod = 1.0;
+		int64_t off = 0;
+
+		for (int i = 0; i < nin; i++) {
+			int64_t o = 0;
+
+			for (int a = 0; a < r[i]; a++)
+				o = o * d[i][a] + (d[i][a] == 1 ? 0 : idx[term[i][a] - 'a']);
+			prod *= x[i][o];
+		}
+		for (int a = 0; a < nt[nin]; a++) {
+			int l = term[nin][a] - 'a';
+
+			off = off * size[l] + idx[l];
+		}
+		y[off] += prod;
+		mag[off] += fabs(prod);
+		/* the next assignment */
+		{
+			int j = nl - 1;
+
+			while (j >= 0 && ++idx[labels[j]] == size[labels[j]])
+				idx[labels[j--]] = 0;
+			if (j < 0)
+				break;
+		}
+	}
+}
+
+/*
+ * Einsum @eq of run-time operands of dims @d[i] against @ref; the graph
+ * after compiling is left in *@out (when not NULL) for its node counts.
+ */
+static void check(const char *eq, const char *ref, int nin, const int *r,
+		  const int64_t *const *d, npu_ir_graph **out)
+{
+	npu_ir_graph *g = irb_graph(13);
+	float *x[2] = { NULL, NULL }, *yv;
+	double *ry, *mag;
+	int ti[2], ty = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+	struct npu_cmodel *cm;
+	npu_status st;
+	int64_t yn;
+
+	for (int i = 0; i < nin; i++) {
+		char nm[16];
+
+		snprintf(nm, sizeof(nm), "x%d", i);
+		ti[i] = irb_tensor(g, nm, NPU_DTYPE_FLOAT32, r[i], d[i]);
+		x[i] = randf(numel(r[i], d[i]), 7u + (unsigned)i);
+	}
+	ck_assert_int_eq(npu_ir_set_attr_string(irb_node(g, "Einsum", ti, nin, &ty, 1),
+						"equation", eq), NPU_OK);
+	irb_io(g, ti, nin, &ty, 1);
+	st = npu_ops_infer_shapes(g);
+	ck_assert_msg(st == NPU_OK, "%s: shapes: %s", eq, npu_last_error());
+	yn = npu_ir_numel(&g->tensors[ty]);
+	yv = calloc((size_t)yn, sizeof(*yv));
+	ry = calloc((size_t)yn, sizeof(*ry));
+	mag = calloc((size_t)yn, sizeof(*mag));
+	reference(ref, nin, r, d, x, ry, mag);
+	st = irb_compile(g, "emu", &cm);
+	ck_assert_msg(st == NPU_OK, "%s: compile: %s", eq, npu_last_error());
+	ck_assert_int_eq(count_op(g, "Einsum"), 0);
+	st = irb_exec(cm, "emu", (void *const *)x, (void *[]){ yv });
+	ck_assert_msg(st == NPU_OK, "%s: run: %s", eq, npu_last_error());
+	for (int64_t i = 0; i < yn; i++)
+		ck_assert_msg(fabs(yv[i] - ry[i]) <= mag[i] / 128.0 + 1e-5,
+			      "%s: element %lld: %g, expected %g", eq, (long long)i, yv[i], ry[i]);
+	free(x[0]);
+	free(x[1]);
+	free(yv);
+	free(ry);
+	free(mag);
+	if (out)
+		*out = g;
+	else
+		npu_ir_graph_free(g);
+}
+
+#define D(...) ((const int64_t[]){ __VA_ARGS__ })
+
+/* Attention's scores and context: exactly the exporters' Transpose + MatMul. */
+START_TEST(attention_contractions)
+{
+	npu_ir_graph *g;
+
+	check("bhqd,bhkd->bhqk", "bhqd,bhkd->bhqk", 2, (int[]){ 4, 4 },
+	      (const int64_t *[]){ D(2, 3, 16, 8), D(2, 3, 12, 8) }, &g);
+	ck_assert_int_eq(count_op(g, "MatMul"), 1);
+	ck_assert_int_eq(count_op(g, "Transpose"), 1);
+	ck_assert_int_eq(count_op(g, "Reshape"), 0);
+	npu_ir_graph_free(g);
+	check("bhqk,bhkd->bhqd", "bhqk,bhkd->bhqd", 2, (int[]){ 4, 4 },
+	      (const int64_t *[]){ D(2, 3, 16, 12), D(2, 3, 12, 8) }, &g);
+	ck_assert_int_eq(count_op(g, "MatMul"), 1);
+	ck_assert_int_eq(count_op(g, "Transpose"), 0);
+	ck_assert_int_eq(count_op(g, "Reshape"), 0);
+	npu_ir_graph_free(g);
+	check("bij, bjk -> bik", "bij,bjk->bik", 2, (int[]){ 3, 3 },
+	      (const int64_t *[]){ D(3, 5, 7), D(3, 7, 6) }, NULL);
+	/* Operands the other way round: B's labels come first. */
+	check("bjk,bij->bik", "bjk,bij->bik", 2, (int[]){ 3, 3 },
+	      (const int64_t *[]){ D(3, 7, 6), D(3, 5, 7) }, NULL);
+}
+END_TEST
+
+START_TEST(one_operand)
+{
+	check("ij->ji", "ij->ji", 1, (int[]){ 2 }, (const int64_t *[]){ D(5, 7) }, NULL);
+	check("ij->i", "ij->i", 1, (int[]){ 2 }, (const int64_t *[]){ D(5, 7) }, NULL);
+	check("ij", "ij->ij", 1, (int[]){ 2 }, (const int64_t *[]){ D(5, 7) }, NULL);
+	check("ji", "ji->ij", 1, (int[]){ 2 }, (const int64_t *[]){ D(5, 7) }, NULL);
+	check("abc->ca", "abc->ca", 1, (int[]){ 3 }, (const int64_t *[]){ D(3, 4, 5) }, NULL);
+	check("ij->", "ij->", 1, (int[]){ 2 }, (const int64_t *[]){ D(5, 7) }, NULL);
+}
+END_TEST
+
+START_TEST(products_and_ellipsis)
+{
+	check("i,i->", "i,i->", 2, (int[]){ 1, 1 }, (const int64_t *[]){ D(40), D(40) }, NULL);
+	check("i,i", "i,i->", 2, (int[]){ 1, 1 }, (const int64_t *[]){ D(40), D(40) }, NULL);
+	check("...ij,...jk->...ik", "xyij,xyjk->xyik", 2, (int[]){ 4, 4 },
+	      (const int64_t *[]){ D(2, 3, 5, 6), D(2, 3, 6, 4) }, NULL);
+	/* Broadcast batch: the ellipsis of fewer axes takes the last ones. */
+	check("...ij,...jk", "xyij,yjk->xyik", 2, (int[]){ 4, 3 },
+	      (const int64_t *[]){ D(2, 3, 5, 6), D(3, 6, 4) }, NULL);
+	check("...ij,...jk->...ik", "xyij,xyjk->xyik", 2, (int[]){ 4, 4 },
+	      (const int64_t *[]){ D(2, 1, 5, 6), D(1, 3, 6, 4) }, NULL);
+	/* Three batch labels: merged into one MatMul batch, broadcast by Expand. */
+	check("abcij,abcjk->abcik", "abcij,abcjk->abcik", 2, (int[]){ 5, 5 },
+	      (const int64_t *[]){ D(2, 3, 2, 4, 5), D(2, 1, 2, 5, 3) }, NULL);
+	/* No contraction: an exact Mul. */
+	check("i,j->ij", "i,j->ij", 2, (int[]){ 1, 1 }, (const int64_t *[]){ D(5), D(7) }, NULL);
+	check("bi,bi->bi", "bi,bi->bi", 2, (int[]){ 2, 2 },
+	      (const int64_t *[]){ D(3, 8), D(3, 8) }, NULL);
+	/* A label summed in one operand only, and a kept label of each. */
+	check("ijk,jl->il", "ijk,jl->il", 2, (int[]){ 3, 2 },
+	      (const int64_t *[]){ D(4, 6, 3), D(6, 5) }, NULL);
+}
+END_TEST
+
+START_TEST(diagonal)
+{
+	check("ii->i", "ii->i", 1, (int[]){ 2 }, (const int64_t *[]){ D(6, 6) }, NULL);
+	check("ii", "ii->", 1, (int[]){ 2 }, (const int64_t *[]){ D(6, 6) }, NULL);
+	check("...ii->...i", "xii->xi", 1, (int[]){ 3 }, (const int64_t *[]){ D(3, 5, 5) },
+	      NULL);
+	check("bii,bij->bj", "bii,bij->bj", 2, (int[]){ 3, 3 },
+	      (const int64_t *[]){ D(2, 4, 4), D(2, 4, 3) }, NULL);
+}
+END_TEST
+
+/* What is wrong with an equation is said, naming the node; never a crash. */
+START_TEST(bad_equations)
+{
+	static const struct {
+		const char *eq;
+		int nin, rank;
+		const char *says;
+	} bad[] = {
+		{ "ij,jk->ik", 1, 2, "more operands" },
+		{ "ij->ij", 2, 2, "operand terms" },
+		{ "ijk->i", 1, 2, "rank 2" },
+		{ "ij->k", 1, 2, "'k' is in no operand" },
+		{ "ij->ii", 1, 2, "repeated" },
+		{ "i1->i", 1, 2, "no letter" },
+		{ "i..j->i", 1, 2, "'...'" },
+		{ "ij,jk,kl->il", 2, 2, "more" },
+	};
+
+	for (size_t c = 0; c < sizeof(bad) / sizeof(bad[0]); c++) {
+		npu_ir_graph *g = irb_graph(13);
+		int ti[2], ty = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+		npu_ir_node *n;
+
+		for (int i = 0; i < bad[c].nin; i++)
+			ti[i] = irb_tensor(g, i ? "b" : "a", NPU_DTYPE_FLOAT32, bad[c].rank,
+					   D(3, 3));
+		n = irb_node(g, "Einsum", ti, bad[c].nin, &ty, 1);
+		npu_ir_set_attr_string(n, "equation", bad[c].eq);
+		irb_io(g, ti, bad[c].nin, &ty, 1);
+		ck_assert_int_ne(npu_ops_infer_shapes(g), NPU_OK);
+		ck_assert_msg(strstr(npu_last_error(), "Einsum") &&
+			      strstr(npu_last_error(), bad[c].says),
+			      "%s: %s", bad[c].eq, npu_last_error());
+		npu_ir_graph_free(g);
+	}
+	{
+		/* Sizes that do not broadcast, and an int32 operand. */
+		npu_ir_graph *g = irb_graph(13);
+		int a = irb_tensor(g, "a", NPU_DTYPE_FLOAT32, 2, D(3, 4));
+		int b = irb_tensor(g, "b", NPU_DTYPE_FLOAT32, 2, D(5, 2));
+		int y = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+		struct npu_cmodel *cm;
+
+		npu_ir_set_attr_string(irb_node(g, "Einsum", (int[]){ a, b }, 2, &y, 1),
+				       "equation", "ij,jk->ik");
+		irb_io(g, (int[]){ a, b }, 2, &y, 1);
+		ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_ERR_SHAPE);
+		ck_assert_ptr_nonnull(strstr(npu_last_error(), "label 'j'"));
+		npu_ir_graph_free(g);
+		g = irb_graph(13);
+		a = irb_tensor(g, "a", NPU_DTYPE_INT32, 2, D(3, 4));
+		b = irb_tensor(g, "b", NPU_DTYPE_INT32, 2, D(4, 2));
+		y = irb_tensor(g, "y", 0, -1, NULL);
+		npu_ir_set_attr_string(irb_node(g, "Einsum", (int[]){ a, b }, 2, &y, 1),
+				       "equation", "ij,jk->ik");
+		irb_io(g, (int[]){ a, b }, 2, &y, 1);
+		ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+		ck_assert_int_eq(irb_compile(g, "emu", &cm), NPU_ERR_UNSUPPORTED);
+		ck_assert_ptr_nonnull(strstr(npu_last_error(), "only on float32 operands"));
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
+/* The implicit output and the ellipsis as the parser sees them. */
+START_TEST(parse_labels)
+{
+	struct npu_einsum e;
+	char why[128];
+
+	ck_assert_int_eq(npu_einsum_parse("ba,Cb", 2, (int[]){ 2, 2 }, &e, why, sizeof(why)), 0);
+	/* a and C occur once: 'C' (ASCII 67) before 'a' (97). */
+	ck_assert_int_eq(e.out_rank, 2);
+	ck_assert_int_eq(e.out[0], 26 + 2);
+	ck_assert_int_eq(e.out[1], 0);
+	ck_assert_int_eq(npu_einsum_parse("...i,i...", 2, (int[]){ 3, 2 }, &e, why,
+					  sizeof(why)), 0);
+	ck_assert_int_eq(e.out_rank, 2);
+	ck_assert_int_eq(e.lab[0][0], NPU_EINSUM_ELL);
+	ck_assert_int_eq(e.lab[1][1], NPU_EINSUM_ELL + 1);
+	ck_assert_int_eq(e.out[0], NPU_EINSUM_ELL);
+}
+END_TEST
+
+static Suite *einsum_suite(void)
+{
+	Suite *s = suite_create("npu_einsum");
+	TCase *tc = tcase_create("einsum");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, attention_contractions);
+	tcase_add_test(tc, one_operand);
+	tcase_add_test(tc, products_and_ellipsis);
+	tcase_add_test(tc, diagonal);
+	tcase_add_test(tc, bad_equations);
+	tcase_add_test(tc, parse_labels);
+	suite_add_tcase(s, tc);
+	return s;
+}
+NPU_TEST_SUITE(einsum_suite)
