@@ -238,9 +238,10 @@ static const struct npu_op ops[] = {
 	{ "Mod", 10, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_mod,
 	  .rewrites = { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
+	/* rewrites: One fits: 8-bit operands, or a rotary Neg folded into a constant. */
 	{ "Mul", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_mul, CVU_BINARY(NPU_FN_MUL),
-	  .rewrites = { npu_rewrite_8bit } },
+	  .rewrites = { npu_rewrite_8bit, npu_rewrite_rotate_half } },
 	{ "Neg", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary,
 	  .ir.eval = npu_ir_eval_neg, CVU_UNARY(NPU_FN_NEG) },
 	{ "NegativeLogLikelihoodLoss", 12, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_nll_loss,
