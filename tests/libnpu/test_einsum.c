@@ -13,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/npu_compile.h"
 #include "compile/npu_ops.h"
 #include "compile/npu_rewrite.h"
 #include "ir/npu_einsum.h"
 #include "ir_build.h"
 #include "npu_test.h"
+#include "onnx_build.h"
 
 static float *randf(int64_t n, unsigned seed)
 {
@@ -238,6 +240,75 @@ START_TEST(diagonal)
 }
 END_TEST
 
+/*
+ * The libonnx-testdata Einsum node cases (float64 there) in float32, as
+ * ONNX bytes through the parser at opset 12: the equations as written,
+ * spaces included.
+ */
+START_TEST(onnx_node_cases_float32)
+{
+	static const struct {
+		const char *eq, *ref;
+		int nin, rank[2];
+		int64_t dims[2][3];
+	} cases[] = {
+		{ "bij, bjk -> bik", "bij,bjk->bik", 2, { 3, 3 }, { { 5, 2, 3 }, { 5, 3, 4 } } },
+		{ "i,i", "i,i->", 2, { 1, 1 }, { { 5 }, { 5 } } },
+		{ "ij->i", "ij->i", 1, { 2 }, { { 3, 4 } } },
+		{ "ij->ji", "ij->ji", 1, { 2 }, { { 3, 4 } } },
+		{ "...ii ->...i", "xii->xi", 1, { 3 }, { { 3, 5, 5 } } },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct npu_compile_target tgt = { 0 };
+		const int64_t *d[2] = { cases[c].dims[0], cases[c].dims[1] };
+		onnxb *b = onnxb_new(8, 12);
+		npu_ir_graph *g = NULL;
+		struct npu_cmodel *cm;
+		float *x[2] = { NULL, NULL }, *yv;
+		double *ry, *mag;
+		size_t len;
+		uint8_t *buf;
+		int64_t yn;
+		npu_status st;
+
+		onnxb_input(b, "x", ONNXB_F32, cases[c].rank[0], d[0]);
+		if (cases[c].nin == 2)
+			onnxb_input(b, "y", ONNXB_F32, cases[c].rank[1], d[1]);
+		onnxb_attr_s(b, onnxb_node(b, "Einsum", "einsum",
+					   cases[c].nin == 2 ? "x,y" : "x", "out"),
+			     "equation", cases[c].eq);
+		onnxb_output(b, "out", ONNXB_F32, -1, NULL);
+		buf = onnxb_pack(b, &len);
+		onnxb_free(b);
+		st = npu_compile_parse(buf, len, &tgt, &g);
+		free(buf);
+		ck_assert_msg(st == NPU_OK, "%s: %s", cases[c].eq, npu_last_error());
+		yn = npu_ir_numel(&g->tensors[g->outputs[0]]);
+		for (int i = 0; i < cases[c].nin; i++)
+			x[i] = randf(numel(cases[c].rank[i], d[i]), 11u + (unsigned)i);
+		yv = calloc((size_t)yn, sizeof(*yv));
+		ry = calloc((size_t)yn, sizeof(*ry));
+		mag = calloc((size_t)yn, sizeof(*mag));
+		reference(cases[c].ref, cases[c].nin, cases[c].rank, d, x, ry, mag);
+		st = irb_compile(g, "emu", &cm);
+		ck_assert_msg(st == NPU_OK, "%s: compile: %s", cases[c].eq, npu_last_error());
+		st = irb_exec(cm, "emu", (void *const *)x, (void *[]){ yv });
+		ck_assert_msg(st == NPU_OK, "%s: run: %s", cases[c].eq, npu_last_error());
+		for (int64_t i = 0; i < yn; i++)
+			ck_assert_msg(fabs(yv[i] - ry[i]) <= mag[i] / 128.0 + 1e-5,
+				      "%s: element %lld: %g, expected %g", cases[c].eq,
+				      (long long)i, yv[i], ry[i]);
+		free(x[0]);
+		free(x[1]);
+		free(yv);
+		free(ry);
+		free(mag);
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
 /* What is wrong with an equation is said, naming the node; never a crash. */
 START_TEST(bad_equations)
 {
@@ -332,6 +403,7 @@ static Suite *einsum_suite(void)
 	tcase_add_test(tc, one_operand);
 	tcase_add_test(tc, products_and_ellipsis);
 	tcase_add_test(tc, diagonal);
+	tcase_add_test(tc, onnx_node_cases_float32);
 	tcase_add_test(tc, bad_equations);
 	tcase_add_test(tc, parse_labels);
 	suite_add_tcase(s, tc);
