@@ -120,8 +120,8 @@ static void reference(const char *ref, int nin, const int *r, const int64_t *con
  * Einsum @eq of run-time operands of dims @d[i] against @ref; the graph
  * after compiling is left in *@out (when not NULL) for its node counts.
  */
-static void check(const char *eq, const char *ref, int nin, const int *r,
-		  const int64_t *const *d, npu_ir_graph **out)
+static void check_impl(const char *eq, const char *ref, int nin, const int *r,
+		       const int64_t *const *d, npu_ir_graph **out, bool const_b)
 {
 	npu_ir_graph *g = irb_graph(13);
 	float *x[2] = { NULL, NULL }, *yv;
@@ -135,12 +135,13 @@ static void check(const char *eq, const char *ref, int nin, const int *r,
 		char nm[16];
 
 		snprintf(nm, sizeof(nm), "x%d", i);
-		ti[i] = irb_tensor(g, nm, NPU_DTYPE_FLOAT32, r[i], d[i]);
 		x[i] = randf(numel(r[i], d[i]), 7u + (unsigned)i);
+		ti[i] = const_b && i == 1 ? irb_const(g, nm, NPU_DTYPE_FLOAT32, r[i], d[i], x[i]) :
+			irb_tensor(g, nm, NPU_DTYPE_FLOAT32, r[i], d[i]);
 	}
 	ck_assert_int_eq(npu_ir_set_attr_string(irb_node(g, "Einsum", ti, nin, &ty, 1),
 						"equation", eq), NPU_OK);
-	irb_io(g, ti, nin, &ty, 1);
+	irb_io(g, ti, const_b ? 1 : nin, &ty, 1);
 	st = npu_ops_infer_shapes(g);
 	ck_assert_msg(st == NPU_OK, "%s: shapes: %s", eq, npu_last_error());
 	yn = npu_ir_numel(&g->tensors[ty]);
@@ -151,6 +152,9 @@ static void check(const char *eq, const char *ref, int nin, const int *r,
 	st = irb_compile(g, "emu", &cm);
 	ck_assert_msg(st == NPU_OK, "%s: compile: %s", eq, npu_last_error());
 	ck_assert_int_eq(count_op(g, "Einsum"), 0);
+	/* Moves of constant weights are done at compile time. */
+	if (const_b)
+		ck_assert_int_eq(count_op(g, "Transpose"), 0);
 	st = irb_exec(cm, "emu", (void *const *)x, (void *[]){ yv });
 	ck_assert_msg(st == NPU_OK, "%s: run: %s", eq, npu_last_error());
 	for (int64_t i = 0; i < yn; i++)
@@ -165,6 +169,19 @@ static void check(const char *eq, const char *ref, int nin, const int *r,
 		*out = g;
 	else
 		npu_ir_graph_free(g);
+}
+
+/* Both operands computed at run time; or the second a constant (weights). */
+static void check(const char *eq, const char *ref, int nin, const int *r,
+		  const int64_t *const *d, npu_ir_graph **out)
+{
+	check_impl(eq, ref, nin, r, d, out, false);
+}
+
+static void check_const_b(const char *eq, const char *ref, const int *r,
+			  const int64_t *const *d)
+{
+	check_impl(eq, ref, 2, r, d, NULL, true);
 }
 
 #define D(...) ((const int64_t[]){ __VA_ARGS__ })
@@ -223,6 +240,11 @@ START_TEST(products_and_ellipsis)
 	check("i,j->ij", "i,j->ij", 2, (int[]){ 1, 1 }, (const int64_t *[]){ D(5), D(7) }, NULL);
 	check("bi,bi->bi", "bi,bi->bi", 2, (int[]){ 2, 2 },
 	      (const int64_t *[]){ D(3, 8), D(3, 8) }, NULL);
+	/* A projection by constant weights, W as [out][in] (x W^T). */
+	check_const_b("bsd,hd->bsh", "bsd,hd->bsh", (int[]){ 3, 2 },
+		      (const int64_t *[]){ D(2, 5, 16), D(12, 16) });
+	check_const_b("bij,jk->bik", "bij,jk->bik", (int[]){ 3, 2 },
+		      (const int64_t *[]){ D(2, 5, 16), D(16, 12) });
 	/* A label summed in one operand only, and a kept label of each. */
 	check("ijk,jl->il", "ijk,jl->il", 2, (int[]){ 3, 2 },
 	      (const int64_t *[]){ D(4, 6, 3), D(6, 5) }, NULL);

@@ -27,12 +27,14 @@
  * Transpose(K, 0 1 3 2) and MatMul, "bhqk,bhkd->bhqd" a MatMul alone.
  * More than two batch labels are merged into one (operands broadcast
  * along them are Expanded first).  Steps that change nothing (an identity
- * permutation, a Reshape to the same dims) are left out.
+ * permutation, a Reshape to the same dims) are left out, and those on a
+ * constant operand (weights: "bsd,hd->bsh") are done at compile time.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/npu_ops.h"
 #include "compile/npu_rewrite_priv.h"
 #include "ir/npu_einsum.h"
 
@@ -52,6 +54,25 @@ struct ein {
 static const int64_t *dims_of(const struct ein *c, const struct opnd *o)
 {
 	return c->g->tensors[o->t].dims;
+}
+
+/*
+ * The node just added (@op's, at @opset) made a constant from constant
+ * @in: evaluate it now, as shape inference would have, and drop it.
+ */
+static npu_status fold_const(struct ein *c, int in, const char *op, int opset)
+{
+	const struct npu_op *d = npu_op_get(op, opset);
+	int k = c->g->n_nodes - 1;
+	npu_status st;
+
+	if (!npu_ir_is_const(&c->g->tensors[in]) || !d || !d->ir.eval ||
+	    !npu_ir_const_can_eval(c->g, &c->g->nodes[k], &d->ir))
+		return NPU_OK;	/* computed, or too large to fold: a node at run time */
+	st = npu_ir_const_eval(c->g, k, &d->ir);
+	if (!st)
+		c->g->nodes[k].dead = true;
+	return st;
 }
 
 static int find_label(const struct opnd *o, int l)
@@ -79,7 +100,8 @@ static npu_status transpose_to(struct ein *c, struct opnd *o, const int *order, 
 		return NPU_OK;
 	if ((st = npu_rw_tensor(c->g, NPU_DTYPE_FLOAT32, n, dims, &t)) ||
 	    (st = npu_rw_op(c->g, "Transpose", 13, c->name, &o->t, 1, &t, 1, &k)) ||
-	    (st = npu_ir_set_attr_ints(&c->g->nodes[k], "perm", perm, n)))
+	    (st = npu_ir_set_attr_ints(&c->g->nodes[k], "perm", perm, n)) ||
+	    (st = fold_const(c, o->t, "Transpose", 13)))
 		return st;
 	o->t = t;
 	memcpy(o->lab, order, (size_t)n * sizeof(*order));
@@ -94,7 +116,10 @@ static npu_status reshape_to(struct ein *c, struct opnd *o, int n, const int64_t
 	npu_status st;
 
 	if (x->rank != n || memcmp(x->dims, dims, (size_t)n * sizeof(*dims))) {
-		if ((st = npu_rw_reshape(c->g, c->name, o->t, n, dims, -1, &o->t)))
+		int in = o->t;
+
+		if ((st = npu_rw_reshape(c->g, c->name, in, n, dims, -1, &o->t)) ||
+		    (st = fold_const(c, in, "Reshape", 14)))
 			return st;
 	}
 	o->rank = n;
@@ -365,7 +390,7 @@ static npu_status finish(struct ein *c, struct opnd *o, int y, int first_node)
 			return st;
 	}
 	p = g->tensors[o->t].producer;
-	if (p >= first_node && g->tensors[o->t].rank == yt->rank &&
+	if (p >= first_node && !g->nodes[p].dead && g->tensors[o->t].rank == yt->rank &&
 	    !memcmp(g->tensors[o->t].dims, yt->dims, (size_t)yt->rank * sizeof(*yt->dims))) {
 		/* Retarget the last node made: no copy, no Reshape between. */
 		for (int j = 0; j < g->nodes[p].n_outputs; j++)
