@@ -43,6 +43,7 @@ struct opnd {
 	int t;
 	int rank;
 	int lab[NPU_MAX_RANK];
+	bool fold;	/* moves of a constant @t are done at compile time */
 };
 
 struct ein {
@@ -58,15 +59,18 @@ static const int64_t *dims_of(const struct ein *c, const struct opnd *o)
 
 /*
  * The node just added (@op's, at @opset) made a constant from constant
- * @in: evaluate it now, as shape inference would have, and drop it.
+ * @in: evaluate it now, as shape inference would have, and drop it, when
+ * @o allows (a MatMul operand without batch: a constant with batch dims
+ * would make the MatMul one node per batch element, rewrite_math.c).
  */
-static npu_status fold_const(struct ein *c, int in, const char *op, int opset)
+static npu_status fold_const(struct ein *c, const struct opnd *o, int in, const char *op,
+			     int opset)
 {
 	const struct npu_op *d = npu_op_get(op, opset);
 	int k = c->g->n_nodes - 1;
 	npu_status st;
 
-	if (!npu_ir_is_const(&c->g->tensors[in]) || !d || !d->ir.eval ||
+	if (!o->fold || !npu_ir_is_const(&c->g->tensors[in]) || !d || !d->ir.eval ||
 	    !npu_ir_const_can_eval(c->g, &c->g->nodes[k], &d->ir))
 		return NPU_OK;	/* computed, or too large to fold: a node at run time */
 	st = npu_ir_const_eval(c->g, k, &d->ir);
@@ -101,7 +105,7 @@ static npu_status transpose_to(struct ein *c, struct opnd *o, const int *order, 
 	if ((st = npu_rw_tensor(c->g, NPU_DTYPE_FLOAT32, n, dims, &t)) ||
 	    (st = npu_rw_op(c->g, "Transpose", 13, c->name, &o->t, 1, &t, 1, &k)) ||
 	    (st = npu_ir_set_attr_ints(&c->g->nodes[k], "perm", perm, n)) ||
-	    (st = fold_const(c, o->t, "Transpose", 13)))
+	    (st = fold_const(c, o, o->t, "Transpose", 13)))
 		return st;
 	o->t = t;
 	memcpy(o->lab, order, (size_t)n * sizeof(*order));
@@ -119,7 +123,7 @@ static npu_status reshape_to(struct ein *c, struct opnd *o, int n, const int64_t
 		int in = o->t;
 
 		if ((st = npu_rw_reshape(c->g, c->name, in, n, dims, -1, &o->t)) ||
-		    (st = fold_const(c, in, "Reshape", 14)))
+		    (st = fold_const(c, o, in, "Reshape", 14)))
 			return st;
 	}
 	o->rank = n;
@@ -258,7 +262,8 @@ static npu_status expand_batch(struct ein *c, struct opnd *o, int nb, const int6
 	memcpy(dims, bd, (size_t)nb * sizeof(*bd));
 	if ((st = npu_rw_ints(c->g, dims, o->rank, &sh)) ||
 	    (st = npu_rw_tensor(c->g, NPU_DTYPE_FLOAT32, o->rank, dims, &t)) ||
-	    (st = npu_rw_op(c->g, "Expand", 13, c->name, (int[]){ o->t, sh }, 2, &t, 1, NULL)))
+	    (st = npu_rw_op(c->g, "Expand", 13, c->name, (int[]){ o->t, sh }, 2, &t, 1, NULL)) ||
+	    (st = fold_const(c, o, o->t, "Expand", 13)))
 		return st;
 	o->t = t;
 	return NPU_OK;
@@ -275,7 +280,7 @@ static npu_status contract(struct ein *c, struct opnd *A, struct opnd *B, struct
 	int nb = pick(e->out, e->out_rank, A, B, true, bl);
 	int nm = pick(e->out, e->out_rank, A, B, false, ml);
 	int nn = pick(e->out, e->out_rank, B, A, false, nl);
-	int64_t Mp, Np, Kp, od[NPU_MAX_RANK];
+	int64_t Mp, Np, Kp, od[NPU_MAX_RANK], pa = 1, pb = 1;
 	bool matmul;
 	int nk, r, rb = nb, t;
 	npu_status st;
@@ -286,6 +291,15 @@ static npu_status contract(struct ein *c, struct opnd *A, struct opnd *B, struct
 		if (find_label(B, A->lab[a]) >= 0 && !npu_einsum_has(e, -1, A->lab[a]))
 			kl[nk++] = A->lab[a];
 	matmul = nk > 0;
+	sizes(c, A, bl, nb, ad);
+	sizes(c, B, bl, nb, bd);
+	for (int i = 0; i < nb; i++) {
+		xb[i] = ad[i] == 1 ? bd[i] : ad[i];
+		pa *= ad[i];
+		pb *= bd[i];
+	}
+	A->fold = pa == 1;
+	B->fold = pb == 1;
 	/* A: [batch, M, K]; B: [batch, K, N] (without K: [batch, N]). */
 	memcpy(order, bl, (size_t)nb * sizeof(int));
 	memcpy(order + nb, ml, (size_t)nm * sizeof(int));
@@ -296,10 +310,6 @@ static npu_status contract(struct ein *c, struct opnd *A, struct opnd *B, struct
 	memcpy(order + nb + nk, nl, (size_t)nn * sizeof(int));
 	if ((st = transpose_to(c, B, order, nb + nk + nn)))
 		return st;
-	sizes(c, A, bl, nb, ad);
-	sizes(c, B, bl, nb, bd);
-	for (int i = 0; i < nb; i++)
-		xb[i] = ad[i] == 1 ? bd[i] : ad[i];
 	Mp = sizes(c, A, ml, nm, md);
 	Np = sizes(c, B, nl, nn, nd);
 	Kp = sizes(c, A, kl, nk, kd);
@@ -329,16 +339,21 @@ static npu_status contract(struct ein *c, struct opnd *A, struct opnd *B, struct
 
 		memcpy(od, xb, (size_t)nb * sizeof(*xb));
 		if (nb > 2) {
-			/* The MatMul takes rank <= 4: one batch axis of them all. */
-			int64_t full[NPU_MAX_RANK], bp = 1;
+			/*
+			 * The MatMul takes rank <= 4: one batch axis of them
+			 * all; an operand of batch 1 broadcasts, one broadcast
+			 * along some batch axes only is Expanded first.
+			 */
+			int64_t bp = 1;
 
-			memcpy(full, xb, (size_t)nb * sizeof(*xb));
-			if ((st = expand_batch(c, A, nb, full)) ||
-			    (st = expand_batch(c, B, nb, full)))
+			if ((pa != 1 && (st = expand_batch(c, A, nb, xb))) ||
+			    (pb != 1 && (st = expand_batch(c, B, nb, xb))))
 				return st;
 			for (int i = 0; i < nb; i++)
 				bp *= xb[i];
-			ad[0] = bd[0] = od[0] = bp;
+			ad[0] = pa == 1 ? 1 : bp;
+			bd[0] = pb == 1 ? 1 : bp;
+			od[0] = bp;
 			rb = 1;
 		}
 		memcpy(d2, ad, (size_t)rb * sizeof(*ad));
@@ -361,6 +376,7 @@ static npu_status contract(struct ein *c, struct opnd *A, struct opnd *B, struct
 	/* Split M and N again: [batch, M.., N..]. */
 	res->t = t;
 	res->rank = c->g->tensors[t].rank;
+	res->fold = false;
 	memcpy(yd, xb, (size_t)nb * sizeof(*xb));
 	memcpy(yd + nb, md, (size_t)nm * sizeof(*md));
 	memcpy(yd + nb + nm, nd, (size_t)nn * sizeof(*nd));
@@ -425,6 +441,7 @@ npu_status npu_rewrite_einsum(npu_ir_graph *g, int k, bool *applied)
 			return NPU_OK;
 		o[i].t = n->inputs[i];
 		o[i].rank = ranks[i] = x->rank;
+		o[i].fold = false;
 		dims[i] = x->dims;
 	}
 	c = calloc(1, sizeof(*c));
