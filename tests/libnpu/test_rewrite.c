@@ -1125,6 +1125,7 @@ END_TEST
  * half negated) and the rotate-half is a Concat of two Slices; with the
  * sin table broadcast along d (nothing to negate per half) or computed at
  * run time, the Neg stays.  Either way the result is the direct formula's.
+ * The swapped halves become one Slice with step -1.
  */
 static void rotary_case(int sin_kind, bool sin_first)
 {
@@ -1168,6 +1169,8 @@ static void rotary_case(int sin_kind, bool sin_first)
 	ck_assert_int_eq(npu_rewrite(g), NPU_OK);
 	ck_assert_msg(has_op(g, "Neg") == (sin_kind != 0), "sin kind %d: Neg %s", sin_kind,
 		      sin_kind ? "folded" : "left");
+	/* Folded, the rotate-half is one reversed Slice between Reshapes. */
+	ck_assert_int_eq(has_op(g, "Concat"), sin_kind != 0);
 	st = irb_compile(g, "emu", &cm);
 	ck_assert_msg(st == NPU_OK, "compile: %s", npu_last_error());
 	st = irb_exec(cm, "emu", (void *[]){ x, sn }, (void *[]){ y });
@@ -1183,6 +1186,35 @@ static void rotary_case(int sin_kind, bool sin_first)
 	}
 	npu_ir_graph_free(g);
 }
+
+/* Concat(x[:, 3:6], x[:, 0:3]) on a middle axis: one reversed Slice, exact. */
+START_TEST(swap_halves_one_slice)
+{
+	const int64_t xd[3] = { 2, 6, 4 }, one = 1, lo0 = 0, h = 3, end = 6, ax = 1;
+	float x[48], y[48];
+	npu_ir_graph *g = irb_graph(13);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, xd);
+	int s0 = irb_const(g, "s0", NPU_DTYPE_INT64, 1, &one, &lo0);
+	int s1 = irb_const(g, "s1", NPU_DTYPE_INT64, 1, &one, &h);
+	int s2 = irb_const(g, "s2", NPU_DTYPE_INT64, 1, &one, &end);
+	int sa = irb_const(g, "sa", NPU_DTYPE_INT64, 1, &one, &ax);
+	int hi = irb_tensor(g, "hi", 0, -1, NULL), lo = irb_tensor(g, "lo", 0, -1, NULL);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+
+	fill(x, 48, 74);
+	irb_node(g, "Slice", (int[]){ tx, s1, s2, sa }, 4, &hi, 1);
+	irb_node(g, "Slice", (int[]){ tx, s0, s1, sa }, 4, &lo, 1);
+	npu_ir_set_attr_int(irb_node(g, "Concat", (int[]){ hi, lo }, 2, &ty, 1), "axis", 1);
+	io(g, tx, &ty, 1);
+	ck_assert_int_eq(run(g, "Concat", x, (void *[]){ y }), NPU_OK);
+	for (int i = 0; i < 48; i++) {
+		int j = i / 4 % 6;
+
+		ck_assert_msg(y[i] == x[i + (j < 3 ? 12 : -12)], "element %d: %g", i, y[i]);
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
 
 START_TEST(rotary_neg_folded_into_sin)
 {
@@ -1296,6 +1328,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, maxpool3d_int8);
 	tcase_add_test(tc, where_constant_condition);
 	tcase_add_test(tc, rotary_neg_folded_into_sin);
+	tcase_add_test(tc, swap_halves_one_slice);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,7 +16,14 @@
  * float32 constant that spans the whole Concat axis (not broadcast along
  * it), the Concat's result is used by this Mul only, and each folded Neg's
  * by the Concat only; otherwise the graph is left alone.
+ *
+ * What is left, Concat(x[.., h:2h], x[.., :h]), swaps the halves of x: a
+ * rewrite of Concat makes it one DMA, x seen as [.., 2, h] and sliced
+ * backwards (step -1) along the 2, a walker with a negative stride,
+ * between two Reshapes that share memory.  So the rotate-half costs one
+ * data move instead of two Slices, a Neg and a Concat.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,4 +125,75 @@ npu_status npu_rewrite_rotate_half(npu_ir_graph *g, int k, bool *applied)
 		return npu_rw_op(g, "Mul", 14, g->nodes[k].name, (int[]){ c, sc }, 2, &yid, 1, &mul);
 	}
 	return NPU_OK;
+}
+
+/* Slice node @sl of @x takes [@lo, @lo + @h) along @axis and all of every other axis. */
+static bool half_of(npu_ir_graph *g, const npu_ir_node *sl, int x, int axis, int64_t lo,
+		    int64_t h)
+{
+	int64_t start[NPU_MAX_RANK], step[NPU_MAX_RANK], len[NPU_MAX_RANK];
+	const npu_ir_tensor *xt = &g->tensors[x];
+
+	if (sl->inputs[0] != x || npu_ir_slice_plan(g, sl, start, step, len))
+		return false;
+	for (int d = 0; d < xt->rank; d++) {
+		int64_t s0 = d == axis ? lo : 0, n = d == axis ? h : xt->dims[d];
+
+		if (step[d] != 1 || start[d] != s0 || len[d] != n)
+			return false;
+	}
+	return true;
+}
+
+npu_status npu_rewrite_swap_halves(npu_ir_graph *g, int k, bool *applied)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_node *s0, *s1;
+	int64_t axis, h, dims[NPU_MAX_RANK], yd[NPU_MAX_RANK];
+	int64_t one = 1, back = -3, neg = -1, ax;
+	int x, r, yr, y = n->outputs[0], t5, t6, c[4];
+	char name[128];
+	npu_status st;
+
+	if (n->n_inputs != 2 || n->inputs[0] < 0 || n->inputs[1] < 0 || y < 0 ||
+	    npu_ir_attr_int(n, "axis", 0, &axis))
+		return NPU_OK;
+	s0 = live_op(g, g->tensors[n->inputs[0]].producer, "Slice");
+	s1 = live_op(g, g->tensors[n->inputs[1]].producer, "Slice");
+	if (!s0 || !s1 || s0->opset < 10 || s1->opset < 10)
+		return NPU_OK;
+	x = s0->inputs[0];
+	r = g->tensors[x].rank;
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r || r + 1 > NPU_MAX_RANK)
+		return NPU_OK;
+	h = g->tensors[x].dims[axis] / 2;
+	if (h < 1 || g->tensors[x].dims[axis] != 2 * h ||
+	    !half_of(g, s0, x, (int)axis, h, h) || !half_of(g, s1, x, (int)axis, 0, h))
+		return NPU_OK;
+	/* x [.., 2h, ..] as [.., 2, h, ..], reversed along the 2 */
+	for (int d = 0, j = 0; d < r; d++) {
+		if (d == axis) {
+			dims[j++] = 2;
+			dims[j++] = h;
+		} else {
+			dims[j++] = g->tensors[x].dims[d];
+		}
+	}
+	yr = g->tensors[y].rank;
+	memcpy(yd, g->tensors[y].dims, sizeof(yd));
+	snprintf(name, sizeof(name), "%s", n->name);
+	ax = axis;
+	*applied = true;
+	npu_rw_detach(g, k, y);
+	g->nodes[k].dead = true;
+	if ((st = npu_rw_reshape(g, name, x, r + 1, dims, -1, &t5)) ||
+	    (st = npu_rw_ints(g, &one, 1, &c[0])) || (st = npu_rw_ints(g, &back, 1, &c[1])) ||
+	    (st = npu_rw_ints(g, &ax, 1, &c[2])) || (st = npu_rw_ints(g, &neg, 1, &c[3])) ||
+	    (st = npu_rw_tensor(g, g->tensors[x].dtype, r + 1, dims, &t6)) ||
+	    (st = npu_rw_op(g, "Slice", 13, name, (int[]){ t5, c[0], c[1], c[2], c[3] }, 5,
+			    &t6, 1, NULL)))
+		return st;
+	return npu_rw_reshape(g, name, t6, yr, yd, y, &t5);
 }
