@@ -1120,6 +1120,112 @@ END_TEST
 
 /* 8-bit 3-D MaxPool, which the pass now takes in two steps: exact maxima. */
 /*
+ * Rotary embeddings as torch exports them: x * cos + Concat(Neg(x[.., d/2:]),
+ * x[.., :d/2]) * sin.  With constant tables the Neg goes into sin (its first
+ * half negated) and the rotate-half is a Concat of two Slices; with the
+ * sin table broadcast along d (nothing to negate per half) or computed at
+ * run time, the Neg stays.  Either way the result is the direct formula's.
+ * The swapped halves become one Slice with step -1.
+ */
+static void rotary_case(int sin_kind, bool sin_first)
+{
+	enum { H = 2, S = 4, D = 8, N = H * S * D };
+	const int64_t xd[4] = { 1, H, S, D }, td[2] = { S, D }, t1[2] = { S, 1 }, one = 1;
+	const int64_t lo0 = 0, half = D / 2, end = D, ax = -1;
+	float x[N], cs[S * D], sn[S * D], y[N];
+	npu_ir_graph *g = irb_graph(17);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd), tsn, tin[2];
+	int tc = irb_const(g, "cos", NPU_DTYPE_FLOAT32, 2, td, (fill(cs, S * D, 71), cs));
+	int s0 = irb_const(g, "s0", NPU_DTYPE_INT64, 1, &one, &lo0);
+	int s1 = irb_const(g, "s1", NPU_DTYPE_INT64, 1, &one, &half);
+	int s2 = irb_const(g, "s2", NPU_DTYPE_INT64, 1, &one, &end);
+	int sa = irb_const(g, "sa", NPU_DTYPE_INT64, 1, &one, &ax);
+	int hi = irb_tensor(g, "hi", 0, -1, NULL), lo = irb_tensor(g, "lo", 0, -1, NULL);
+	int ng = irb_tensor(g, "neg", 0, -1, NULL), rot = irb_tensor(g, "rot", 0, -1, NULL);
+	int a = irb_tensor(g, "a", 0, -1, NULL), b = irb_tensor(g, "b", 0, -1, NULL);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+	struct npu_cmodel *cm;
+	npu_status st;
+
+	fill(x, N, 72);
+	fill(sn, S * D, 73);
+	if (sin_kind == 0)
+		tsn = irb_const(g, "sin", NPU_DTYPE_FLOAT32, 2, td, sn);
+	else if (sin_kind == 1)
+		tsn = irb_const(g, "sin", NPU_DTYPE_FLOAT32, 2, t1, sn);
+	else
+		tsn = irb_tensor(g, "sin", NPU_DTYPE_FLOAT32, 2, td);
+	irb_node(g, "Slice", (int[]){ tx, s1, s2, sa }, 4, &hi, 1);
+	irb_node(g, "Neg", &hi, 1, &ng, 1);
+	irb_node(g, "Slice", (int[]){ tx, s0, s1, sa }, 4, &lo, 1);
+	npu_ir_set_attr_int(irb_node(g, "Concat", (int[]){ ng, lo }, 2, &rot, 1), "axis", -1);
+	irb_node(g, "Mul", (int[]){ tx, tc }, 2, &a, 1);
+	irb_node(g, "Mul", sin_first ? (int[]){ tsn, rot } : (int[]){ rot, tsn }, 2, &b, 1);
+	irb_node(g, "Add", (int[]){ a, b }, 2, &ty, 1);
+	tin[0] = tx;
+	tin[1] = tsn;
+	irb_io(g, tin, sin_kind == 2 ? 2 : 1, &ty, 1);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_rewrite(g), NPU_OK);
+	ck_assert_msg(has_op(g, "Neg") == (sin_kind != 0), "sin kind %d: Neg %s", sin_kind,
+		      sin_kind ? "folded" : "left");
+	/* Folded, the rotate-half is one reversed Slice between Reshapes. */
+	ck_assert_int_eq(has_op(g, "Concat"), sin_kind != 0);
+	st = irb_compile(g, "emu", &cm);
+	ck_assert_msg(st == NPU_OK, "compile: %s", npu_last_error());
+	st = irb_exec(cm, "emu", (void *[]){ x, sn }, (void *[]){ y });
+	ck_assert_msg(st == NPU_OK, "run: %s", npu_last_error());
+	for (int i = 0; i < N; i++) {
+		int j = i % D, s = i / D % S;
+		float r = j < D / 2 ? -x[i + D / 2] : x[i - D / 2];
+		float sv = sin_kind == 1 ? sn[s] : sn[s * D + j];
+		float want = x[i] * cs[s * D + j] + r * sv;
+
+		ck_assert_msg(fabsf(y[i] - want) <= 1e-5f, "sin kind %d, element %d: %g, expected %g",
+			      sin_kind, i, y[i], want);
+	}
+	npu_ir_graph_free(g);
+}
+
+/* Concat(x[:, 3:6], x[:, 0:3]) on a middle axis: one reversed Slice, exact. */
+START_TEST(swap_halves_one_slice)
+{
+	const int64_t xd[3] = { 2, 6, 4 }, one = 1, lo0 = 0, h = 3, end = 6, ax = 1;
+	float x[48], y[48];
+	npu_ir_graph *g = irb_graph(13);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, xd);
+	int s0 = irb_const(g, "s0", NPU_DTYPE_INT64, 1, &one, &lo0);
+	int s1 = irb_const(g, "s1", NPU_DTYPE_INT64, 1, &one, &h);
+	int s2 = irb_const(g, "s2", NPU_DTYPE_INT64, 1, &one, &end);
+	int sa = irb_const(g, "sa", NPU_DTYPE_INT64, 1, &one, &ax);
+	int hi = irb_tensor(g, "hi", 0, -1, NULL), lo = irb_tensor(g, "lo", 0, -1, NULL);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+
+	fill(x, 48, 74);
+	irb_node(g, "Slice", (int[]){ tx, s1, s2, sa }, 4, &hi, 1);
+	irb_node(g, "Slice", (int[]){ tx, s0, s1, sa }, 4, &lo, 1);
+	npu_ir_set_attr_int(irb_node(g, "Concat", (int[]){ hi, lo }, 2, &ty, 1), "axis", 1);
+	io(g, tx, &ty, 1);
+	ck_assert_int_eq(run(g, "Concat", x, (void *[]){ y }), NPU_OK);
+	for (int i = 0; i < 48; i++) {
+		int j = i / 4 % 6;
+
+		ck_assert_msg(y[i] == x[i + (j < 3 ? 12 : -12)], "element %d: %g", i, y[i]);
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+START_TEST(rotary_neg_folded_into_sin)
+{
+	rotary_case(0, false);
+	rotary_case(0, true);
+	rotary_case(1, false);
+	rotary_case(2, false);
+}
+END_TEST
+
+/*
  * Where with a constant condition (a causal mask): the scores where it
  * holds, the constant fill (or the other operand) elsewhere, exactly.
  */
@@ -1221,6 +1327,8 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, rewrite_fixed_point);
 	tcase_add_test(tc, maxpool3d_int8);
 	tcase_add_test(tc, where_constant_condition);
+	tcase_add_test(tc, rotary_neg_folded_into_sin);
+	tcase_add_test(tc, swap_halves_one_slice);
 	suite_add_tcase(s, tc);
 	return s;
 }

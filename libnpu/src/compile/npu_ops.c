@@ -98,6 +98,18 @@ static const char *support_swish(const npu_ir_graph *g, const npu_ir_node *n)
 	return NULL;
 }
 
+/* Einsum: Transposes, MatMuls, Muls and ReduceSums of float32 (rewrite_einsum.c). */
+static const char *support_einsum(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	for (int i = 0; i < n->n_inputs; i++) {
+		const npu_ir_tensor *x = npu_ir_input(g, n, i);
+
+		if (!x || x->dtype != NPU_DTYPE_FLOAT32)
+			return "only on float32 operands is";
+	}
+	return NULL;
+}
+
 /* ---- the table ---- */
 
 /* Elementwise operators: the CVU function, of one input or of two. */
@@ -142,7 +154,8 @@ static const struct npu_op ops[] = {
 	{ "Clip", 1, 0, NPU_OP_NPU | NPU_OP_TCU_ACT, .ir.shape = npu_ir_shape_clip, CVU_UNARY(NPU_FN_CLIP),
 	  .rewrites = { npu_rewrite_8bit } },
 	{ "Concat", 4, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_concat,
-	  .ir.eval = npu_ir_eval_concat, .lower = npu_lower_concat },
+	  .ir.eval = npu_ir_eval_concat, .lower = npu_lower_concat,
+	  .rewrites = { npu_rewrite_swap_halves } },
 	{ "ConstantOfShape", 9, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_constant_of_shape,
 	  .ir.eval = npu_ir_eval_constant_of_shape },
 	{ "Conv", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_conv, .lower = npu_lower_conv,
@@ -164,6 +177,9 @@ static const struct npu_op ops[] = {
 	{ "Dropout", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_dropout, .lower = npu_lower_alias },
 	{ "DynamicQuantizeLinear", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_dyn_quant,
 	  .rewrites = { npu_rewrite_dyn_quant } },
+	{ "Einsum", 12, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_einsum,
+	  .support = support_einsum,
+	  .rewrites = { npu_rewrite_einsum } },
 	{ "Elu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ELU) },
 	{ "Equal", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_compare,
 	  .ir.eval = npu_ir_eval_equal },
@@ -248,9 +264,10 @@ static const struct npu_op ops[] = {
 	{ "Mod", 10, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_mod,
 	  .rewrites = { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
+	/* rewrites: One fits: 8-bit operands, or a rotary Neg folded into a constant. */
 	{ "Mul", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_mul, CVU_BINARY(NPU_FN_MUL),
-	  .rewrites = { npu_rewrite_8bit } },
+	  .rewrites = { npu_rewrite_8bit, npu_rewrite_rotate_half } },
 	{ "Neg", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary,
 	  .ir.eval = npu_ir_eval_neg, CVU_UNARY(NPU_FN_NEG) },
 	{ "NegativeLogLikelihoodLoss", 12, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_nll_loss,

@@ -129,5 +129,10 @@ npu_status npu_rewrite_scatter(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_loss.c */
 npu_status npu_rewrite_nll_loss(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_sce_loss(npu_ir_graph *g, int k, bool *applied);
+/* rewrite_rotary.c */
+npu_status npu_rewrite_rotate_half(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_swap_halves(npu_ir_graph *g, int k, bool *applied);
+/* rewrite_einsum.c */
+npu_status npu_rewrite_einsum(npu_ir_graph *g, int k, bool *applied);
 
 #endif /* NPU_REWRITE_PRIV_H */

@@ -3,11 +3,12 @@
  * Shape rules of ONNX's math operators (onnx/defs/math): elementwise
  * unary and binary functions with numpy broadcasting, the variadic ones
  * (Max, Min, Sum, Mean), PRelu, Clip, Softmax / LogSoftmax / Hardmax, the
- * matrix products (Gemm, MatMul and their integer and QLinear forms) and
- * the losses.
+ * matrix products (Gemm, MatMul and their integer and QLinear forms),
+ * Einsum and the losses.
  */
 #include <string.h>
 
+#include "ir/npu_einsum.h"
 #include "ir/shape_util.h"
 
 /* ---- elementwise ---- */
@@ -238,6 +239,42 @@ npu_status npu_ir_shape_qlinear_matmul(npu_ir_graph *g, npu_ir_node *n)
 	if (!st)
 		st = npu_sh_note_quant(npu_ir_output(g, n, 0), in(g, n, 6), yzp, -1);
 	return st;
+}
+
+/* Einsum: the output's axes are the equation's output labels, sized by the operands. */
+npu_status npu_ir_shape_einsum(npu_ir_graph *g, npu_ir_node *n)
+{
+	struct npu_einsum e;
+	const int64_t *dims[2] = { NULL, NULL };
+	int64_t yd[NPU_MAX_RANK];
+	int ranks[2] = { 0, 0 };
+	const char *eq;
+	char why[256];
+	npu_ir_tensor *x[2] = { NULL, NULL };
+	npu_status st = npu_ir_attr_string(n, "equation", NULL, &eq);
+
+	if (st)
+		return st;
+	if (!eq)
+		return npu_sh_err(n, NPU_ERR_FORMAT, "the equation attribute is missing");
+	if (n->n_inputs < 1 || n->n_inputs > 2)
+		return npu_sh_err(n, NPU_ERR_UNSUPPORTED,
+				  "%d operands: only Einsum of one or two operands is supported",
+				  n->n_inputs);
+	for (int i = 0; i < n->n_inputs; i++) {
+		if ((st = npu_sh_need_in(g, n, i, &x[i])))
+			return st;
+		if (i && (st = npu_sh_same_dtype(n, x[0], x[i])))
+			return st;
+		ranks[i] = x[i]->rank;
+		dims[i] = x[i]->dims;
+	}
+	if (npu_einsum_parse(eq, n->n_inputs, ranks, &e, why, sizeof(why)) ||
+	    npu_einsum_sizes(&e, dims, why, sizeof(why)))
+		return npu_sh_err(n, NPU_ERR_SHAPE, "equation '%s': %s", eq, why);
+	for (int a = 0; a < e.out_rank; a++)
+		yd[a] = e.size[e.out[a]];
+	return npu_sh_set_out(g, n, 0, x[0]->dtype, e.out_rank, yd);
 }
 
 /* ---- losses ---- */
