@@ -100,6 +100,7 @@ npu_status npu_ir_shape_grid_sample(npu_ir_graph *g, npu_ir_node *n);
 /* ---- reduction (shape_reduce.c) ---- */
 
 npu_status npu_ir_shape_reduce(npu_ir_graph *g, npu_ir_node *n);	/* every Reduce* */
+npu_status npu_ir_shape_argreduce(npu_ir_graph *g, npu_ir_node *n);	/* ArgMax, ArgMin */
 
 /* ---- quantization (shape_quant.c) ---- */
 
