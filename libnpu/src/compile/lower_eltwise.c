@@ -306,26 +306,22 @@ npu_status npu_lower_where(struct npu_cc *cc, const npu_ir_node *n)
 	struct npu_loc lo, li[3];
 	unsigned dt[4];
 	struct view v;
-	char lbl[96];
 	npu_status st;
 
 	for (int k = 0; k < 3; k++) {
 		in[k] = npu_ir_input(cc->g, n, k);
 		if (!in[k])
-			return npu_fail(NPU_ERR_FORMAT, "Where %s: missing input %d",
-					npu_ir_node_label(n, lbl, sizeof(lbl)), k);
+			return npu_fail(NPU_ERR_FORMAT, "missing input %d", k);
 		dt[k + 1] = npu_cc_hw_dtype(in[k]->dtype);
 		if (!dt[k + 1] || npu_cc_hw_size(dt[k + 1]) > 4)
-			return npu_fail(NPU_ERR_UNSUPPORTED, "Where %s on %s tensors",
-					npu_ir_node_label(n, lbl, sizeof(lbl)),
+			return npu_fail(NPU_ERR_UNSUPPORTED, "Where on %s tensors",
 					npu_dtype_str(in[k]->dtype));
 		if ((st = npu_cc_loc(cc, n->inputs[k], &li[k])))
 			return st;
 	}
 	dt[0] = npu_cc_hw_dtype(o->dtype);
 	if (in[0]->dtype != NPU_DTYPE_BOOL || dt[2] != dt[0] || dt[3] != dt[0])
-		return npu_fail(NPU_ERR_INTERNAL, "Where %s: a bool condition and values of the output's type",
-				npu_ir_node_label(n, lbl, sizeof(lbl)));
+		return npu_fail(NPU_ERR_INTERNAL, "Where without a bool condition and values of the output's type");
 	memset(&p, 0, sizeof(p));
 	if ((st = npu_cc_loc(cc, n->outputs[0], &lo)) || (st = make_view(o, in, 3, &v)))
 		return st;

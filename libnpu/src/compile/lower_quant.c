@@ -41,8 +41,8 @@ static npu_status cast_params(const npu_ir_node *n, const npu_ir_tensor *x,
 			      const npu_ir_tensor *y, struct npu_hw_cvu_params *p)
 {
 	unsigned xdt = npu_cc_hw_dtype(x->dtype), ydt = npu_cc_hw_dtype(y->dtype);
-	char lbl[96];
 
+	(void)n;
 	if (y->dtype == NPU_DTYPE_BOOL) {
 		p->fn = NPU_FN_NOT;
 		p->nstages = 1;
@@ -55,9 +55,8 @@ static npu_status cast_params(const npu_ir_node *n, const npu_ir_tensor *x,
 		p->fn = NPU_FN_IDENTITY;	/* int8, uint8: widening */
 	} else {
 		return npu_fail(NPU_ERR_UNSUPPORTED,
-				"Cast %s from %s to %s at run time: ONNX wraps the values that do not fit, the NPU would saturate them",
-				npu_ir_node_label(n, lbl, sizeof(lbl)), npu_dtype_str(x->dtype),
-				npu_dtype_str(y->dtype));
+				"Cast from %s to %s at run time: ONNX wraps the values that do not fit, the NPU would saturate them",
+				npu_dtype_str(x->dtype), npu_dtype_str(y->dtype));
 	}
 	return NPU_OK;
 }

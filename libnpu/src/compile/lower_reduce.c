@@ -325,11 +325,9 @@ npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n)
 static npu_status around_axis(const npu_ir_node *n, const npu_ir_tensor *x, int64_t axis,
 			      int64_t *outer, int64_t *D, int64_t *inner)
 {
-	char lbl[96];
-
 	if (axis < -x->rank || axis >= x->rank || !x->rank)
-		return npu_fail(NPU_ERR_FORMAT, "%s %s: axis %lld out of range for rank %d", n->op,
-				npu_ir_node_label(n, lbl, sizeof(lbl)), (long long)axis, x->rank);
+		return npu_fail(NPU_ERR_FORMAT, "%s axis %lld out of range for rank %d", n->op,
+				(long long)axis, x->rank);
 	if (axis < 0)
 		axis += x->rank;
 	*outer = *D = *inner = 1;
@@ -347,14 +345,12 @@ static npu_status around_axis(const npu_ir_node *n, const npu_ir_tensor *x, int6
 /* float32, or int32 (compared or added as the CVU does; see below). */
 static npu_status row_dtype(const npu_ir_node *n, const npu_ir_tensor *x, unsigned *dt)
 {
-	char lbl[96];
-
 	*dt = x->dtype == NPU_DTYPE_FLOAT32 ? NPU_DT_FP32 :
 	      x->dtype == NPU_DTYPE_INT32 ? NPU_DT_INT32 : 0;
 	if (!*dt)
 		return npu_fail(NPU_ERR_UNSUPPORTED,
-				"%s %s on %s: the NPU runs it on float32 and int32 (int64 as int32)",
-				n->op, npu_ir_node_label(n, lbl, sizeof(lbl)), npu_dtype_str(x->dtype));
+				"%s on %s: the NPU runs it on float32 and int32 (int64 as int32)",
+				n->op, npu_dtype_str(x->dtype));
 	return NPU_OK;
 }
 
@@ -369,7 +365,6 @@ npu_status npu_lower_argreduce(struct npu_cc *cc, const npu_ir_node *n)
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *y = npu_ir_output(cc->g, n, 0);
 	int64_t axis, last, outer, D, inner;
 	struct row_io io = { 0, 0, NPU_DT_INT32 };
-	char lbl[96];
 	npu_status st;
 
 	if ((st = row_dtype(n, x, &io.xdt)) || (st = npu_ir_attr_int(n, "axis", 0, &axis)) ||
@@ -377,12 +372,11 @@ npu_status npu_lower_argreduce(struct npu_cc *cc, const npu_ir_node *n)
 	    (st = around_axis(n, x, axis, &outer, &D, &inner)))
 		return st;
 	if (y->dtype != NPU_DTYPE_INT32)
-		return npu_fail(NPU_ERR_INTERNAL, "%s %s: its output is %s, not int32 (narrowed)",
-				n->op, npu_ir_node_label(n, lbl, sizeof(lbl)),
-				npu_dtype_str(y->dtype));
+		return npu_fail(NPU_ERR_INTERNAL, "%s: its output is %s, not int32 (narrowed)",
+				n->op, npu_dtype_str(y->dtype));
 	if (!D)
-		return npu_fail(NPU_ERR_UNSUPPORTED, "%s %s over an empty axis (no index to give)",
-				n->op, npu_ir_node_label(n, lbl, sizeof(lbl)));
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s over an empty axis (no index to give)",
+				n->op);
 	if (!outer || !inner)
 		return NPU_OK;
 	io.flags = last ? NPU_CVU_F_REVERSE : 0;
@@ -400,14 +394,12 @@ npu_status npu_lower_cumsum(struct npu_cc *cc, const npu_ir_node *n)
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *a = npu_ir_input(cc->g, n, 1);
 	int64_t axis, excl, rev, outer, D, inner;
 	struct row_io io = { 0, 0, 0 };
-	char lbl[96];
 	int cnt;
 	npu_status st;
 
 	if (!a || !npu_ir_is_const(a))
 		return npu_fail(NPU_ERR_UNSUPPORTED,
-				"CumSum %s: its axis is computed at run time; it must be a constant",
-				npu_ir_node_label(n, lbl, sizeof(lbl)));
+				"CumSum with its axis computed at run time (it must be a constant)");
 	if ((st = row_dtype(n, x, &io.xdt)) ||
 	    (st = npu_ir_const_ints(a, &axis, 1, &cnt)) ||
 	    (st = npu_ir_attr_int(n, "exclusive", 0, &excl)) ||

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Bools and integers computed at run time (issue 15, section 3) on the
+ * emulator, against C references: comparisons and logic with numpy
+ * broadcasting (float32, int32 and bool inputs, a constant bool among
+ * them), Where with a run-time condition (exact for inf and NaN in the
+ * branch not taken; int64 values), Cast among float32, float16, int32,
+ * int8 and bool, ArgMax/ArgMin and CumSum; bool inputs and outputs at the
+ * model boundary and a bool input byte other than 0 or 1 refused by name.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_ops.h"
+#include "ir_build.h"
+#include "npu_test.h"
+
+#define D(...) ((int64_t[]){ __VA_ARGS__ })
+
+static struct npu_cmodel *build(npu_ir_graph *g)
+{
+	struct npu_cmodel *cm = NULL;
+
+	ck_assert_msg(npu_ops_infer_shapes(g) == NPU_OK, "%s", npu_last_error());
+	ck_assert_msg(irb_compile(g, "emu", &cm) == NPU_OK, "%s", npu_last_error());
+	return cm;
+}
+
+static void exec(struct npu_cmodel *cm, void *const *x, void *const *y)
+{
+	npu_status st = irb_exec(cm, "emu", x, y);
+
+	ck_assert_msg(st == NPU_OK, "%s", npu_last_error());
+}
+
+static npu_ir_node *node1(npu_ir_graph *g, const char *op, const int *in, int nin, int out)
+{
+	return irb_node(g, op, in, nin, &out, 1);
+}
+
+static int out_t(npu_ir_graph *g, const char *name, npu_dtype dt)
+{
+	return irb_tensor(g, name, dt, -1, NULL);
+}
+
+enum { A0 = 2, A1 = 3, A2 = 4, NA = A0 * A1 * A2, NCMP = 11 };
+
+/*
+ * a float [2,3,4] against b float [3,1]; ai int32 [2,3,4] against bi
+ * int32 [4]; p bool [2,3,4] with the constant bool q [1,4].
+ */
+START_TEST(compare_logic_broadcast)
+{
+	static const char *ops[NCMP] = { "Equal", "Less", "Greater", "LessOrEqual",
+					 "GreaterOrEqual", "Equal", "Less", "And", "Or", "Xor",
+					 "Not" };
+	static const uint8_t qv[A2] = { 1, 0, 1, 0 };
+	npu_ir_graph *g = irb_graph(13);
+	int a = irb_tensor(g, "a", NPU_DTYPE_FLOAT32, 3, D(A0, A1, A2));
+	int b = irb_tensor(g, "b", NPU_DTYPE_FLOAT32, 2, D(A1, 1));
+	int ai = irb_tensor(g, "ai", NPU_DTYPE_INT32, 3, D(A0, A1, A2));
+	int bi = irb_tensor(g, "bi", NPU_DTYPE_INT32, 1, D(A2));
+	int p = irb_tensor(g, "p", NPU_DTYPE_BOOL, 3, D(A0, A1, A2));
+	int q = irb_const(g, "q", NPU_DTYPE_BOOL, 2, D(1, A2), qv);
+	int out[NCMP];
+	float av[NA], bv[A1];
+	int32_t aiv[NA], biv[A2];
+	uint8_t pv[NA], y[NCMP][NA];
+	void *ys[NCMP];
+
+	for (int k = 0; k < NCMP; k++) {
+		char name[16];
+		int in[2];
+
+		snprintf(name, sizeof(name), "y%d", k);
+		out[k] = out_t(g, name, NPU_DTYPE_BOOL);
+		in[0] = k < 5 ? a : k < 7 ? ai : p;
+		in[1] = k < 5 ? b : k < 7 ? bi : q;
+		node1(g, ops[k], in, k == NCMP - 1 ? 1 : 2, out[k]);
+		ys[k] = y[k];
+	}
+	irb_io(g, (int[]){ a, b, ai, bi, p }, 5, out, NCMP);
+	for (int i = 0; i < NA; i++) {
+		av[i] = (float)(i % 7) - 3.0f;
+		aiv[i] = (i % 5) * 1000003 - 2000000;
+		pv[i] = (uint8_t)(i % 3 == 0);
+	}
+	av[5] = NAN;
+	av[6] = INFINITY;
+	av[7] = -0.0f;
+	bv[0] = 0.0f;
+	bv[1] = -1.0f;
+	bv[2] = NAN;
+	for (int j = 0; j < A2; j++)
+		biv[j] = j * 1000003 - 2000000;
+	memset(y, 0xee, sizeof(y));
+	exec(build(g), (void *[]){ av, bv, aiv, biv, pv }, ys);
+	for (int i = 0; i < NA; i++) {
+		float x0 = av[i], x1 = bv[(i / A2) % A1];
+		int32_t i0 = aiv[i], i1 = biv[i % A2];
+		bool p0 = pv[i], q0 = qv[i % A2];
+		const int want[NCMP] = { x0 == x1, x0 < x1, x0 > x1, x0 <= x1, x0 >= x1, i0 == i1,
+					 i0 < i1, p0 && q0, p0 || q0, p0 != q0, !p0 };
+
+		for (int k = 0; k < NCMP; k++)
+			ck_assert_msg(y[k][i] == want[k], "%s (output %d) element %d: %u want %d",
+				      ops[k], k, i, y[k][i], want[k]);
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/*
+ * Where(c [2,1,4] bool input, x [2,3,4] float with inf and NaN, y [4]):
+ * bits of the chosen branch; and Where over int64 values (int32 on the
+ * device) with a constant int64 fill.
+ */
+START_TEST(where_runtime_condition)
+{
+	npu_ir_graph *g = irb_graph(13);
+	int c = irb_tensor(g, "c", NPU_DTYPE_BOOL, 3, D(2, 1, 4));
+	int x = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, D(2, 3, 4));
+	int y = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, 1, D(4));
+	int xi = irb_tensor(g, "xi", NPU_DTYPE_INT64, 3, D(2, 3, 4));
+	int fill = irb_const(g, "fill", NPU_DTYPE_INT64, 0, NULL, (int64_t[]){ -2000000001 });
+	int z = out_t(g, "z", NPU_DTYPE_FLOAT32), zi = out_t(g, "zi", NPU_DTYPE_INT64);
+	uint8_t cv[8] = { 1, 0, 0, 1, 0, 1, 1, 0 };
+	float xv[24], yv[4] = { NAN, -INFINITY, 0.5f, -0.0f }, zv[24];
+	int64_t xiv[24], ziv[24];
+
+	node1(g, "Where", (int[]){ c, x, y }, 3, z);
+	node1(g, "Where", (int[]){ c, fill, xi }, 3, zi);
+	irb_io(g, (int[]){ c, x, y, xi }, 4, (int[]){ z, zi }, 2);
+	for (int i = 0; i < 24; i++) {
+		xv[i] = (float)i - 11.5f;
+		xiv[i] = 2000000000 - i;
+	}
+	xv[0] = INFINITY;
+	xv[3] = NAN;
+	exec(build(g), (void *[]){ cv, xv, yv, xiv }, (void *[]){ zv, ziv });
+	for (int i = 0; i < 24; i++) {
+		bool take = cv[(i / 12) * 4 + i % 4];
+		float want = take ? xv[i] : yv[i % 4];
+
+		ck_assert_msg(!memcmp(&zv[i], &want, 4), "z[%d] = %g want %g", i, zv[i], want);
+		ck_assert_msg(ziv[i] == (take ? -2000000001 : xiv[i]), "zi[%d] = %lld", i,
+			      (long long)ziv[i]);
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+enum { NC = 8 };
+
+/* Cast at run time: float to int32/int8/bool/float16, int32 and bool back. */
+START_TEST(cast_runtime)
+{
+	static const npu_dtype to[7] = { NPU_DTYPE_INT32, NPU_DTYPE_INT8, NPU_DTYPE_BOOL,
+					 NPU_DTYPE_FLOAT16, NPU_DTYPE_FLOAT32, NPU_DTYPE_BOOL,
+					 NPU_DTYPE_INT32 };
+	npu_ir_graph *g = irb_graph(13);
+	int x = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 1, D(NC));
+	int xi = irb_tensor(g, "xi", NPU_DTYPE_INT32, 1, D(NC));
+	int xb = irb_tensor(g, "xb", NPU_DTYPE_BOOL, 1, D(NC));
+	int src[7] = { x, x, x, x, xi, xi, xb }, out[7];
+	float xv[NC] = { -2.75f, 2.75f, -0.5f, 0.0f, 100.9f, -128.2f, 1e-30f, 3.0f }, fi[NC];
+	int32_t xiv[NC] = { 0, 1, -1, 16777217, -16777219, 2147483647, 7, -7 }, i32[NC], b32[NC];
+	uint8_t xbv[NC] = { 1, 0, 0, 1, 1, 0, 1, 0 }, fb[NC], ib[NC];
+	int8_t i8[NC];
+	uint16_t h[NC];
+
+	for (int k = 0; k < 7; k++) {
+		char name[16];
+		npu_ir_node *n;
+
+		snprintf(name, sizeof(name), "c%d", k);
+		out[k] = out_t(g, name, to[k]);
+		n = node1(g, "Cast", &src[k], 1, out[k]);
+		ck_assert_int_eq(npu_ir_set_attr_int(n, "to", to[k]), NPU_OK);
+	}
+	irb_io(g, (int[]){ x, xi, xb }, 3, out, 7);
+	exec(build(g), (void *[]){ xv, xiv, xbv },
+	     (void *[]){ i32, i8, fb, h, fi, ib, b32 });
+	for (int i = 0; i < NC; i++) {
+		ck_assert_msg(i32[i] == (int32_t)xv[i], "int32 %d: %d", i, i32[i]);
+		ck_assert_msg(i8[i] == (int8_t)xv[i], "int8 %d: %d", i, i8[i]);
+		ck_assert_msg(fb[i] == (xv[i] != 0), "bool %d: %u", i, fb[i]);
+		ck_assert_msg(fi[i] == (float)xiv[i], "float of int32 %d: %g", i, fi[i]);
+		ck_assert_msg(ib[i] == (xiv[i] != 0), "bool of int32 %d: %u", i, ib[i]);
+		ck_assert_msg(b32[i] == xbv[i], "int32 of bool %d: %d", i, b32[i]);
+	}
+	ck_assert_uint_eq(h[0], 0xc180);	/* -2.75 in float16 */
+	ck_assert_uint_eq(h[3], 0);
+	npu_ir_graph_free(g);
+
+	/* int32 to int8 wraps in ONNX: refused by name. */
+	g = irb_graph(13);
+	xi = irb_tensor(g, "xi", NPU_DTYPE_INT32, 1, D(NC));
+	out[0] = out_t(g, "y", NPU_DTYPE_INT8);
+	ck_assert_int_eq(npu_ir_set_attr_int(node1(g, "Cast", &xi, 1, out[0]), "to",
+					     NPU_DTYPE_INT8), NPU_OK);
+	irb_io(g, &xi, 1, out, 1);
+	{
+		struct npu_cmodel *cm = NULL;
+
+		ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+		ck_assert_int_eq(irb_compile(g, "emu", &cm), NPU_ERR_UNSUPPORTED);
+		ck_assert_msg(strstr(npu_last_error(),
+				     "(Cast): Cast from int32 to int8 at run time: ONNX wraps"),
+			      "%s", npu_last_error());
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+enum { R0 = 2, R1 = 5, R2 = 3 };
+
+/*
+ * x [2,5,3]: ArgMax over axis 1 (no keepdims), ArgMin over the last axis
+ * (select_last_index, keepdims), CumSum over axis 1 (exclusive, reverse)
+ * and an int64 CumSum over axis 0 beyond 2^24.
+ */
+START_TEST(argmax_cumsum)
+{
+	npu_ir_graph *g = irb_graph(14);
+	int x = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, D(R0, R1, R2));
+	int xi = irb_tensor(g, "xi", NPU_DTYPE_INT64, 3, D(R0, R1, R2));
+	int ax1 = irb_const(g, "ax1", NPU_DTYPE_INT64, 0, NULL, (int64_t[]){ 1 });
+	int ax0 = irb_const(g, "ax0", NPU_DTYPE_INT32, 0, NULL, (int32_t[]){ 0 });
+	int amax = out_t(g, "amax", NPU_DTYPE_INT64), amin = out_t(g, "amin", NPU_DTYPE_INT64);
+	int cs = out_t(g, "cs", NPU_DTYPE_FLOAT32), csi = out_t(g, "csi", NPU_DTYPE_INT64);
+	enum { N = R0 * R1 * R2 };
+	float xv[N], csv[N];
+	int64_t xiv[N], amaxv[R0 * R2], aminv[R0 * R1], csiv[N];
+	npu_ir_node *n;
+
+	n = node1(g, "ArgMax", &x, 1, amax);
+	ck_assert_int_eq(npu_ir_set_attr_int(n, "axis", 1), NPU_OK);
+	ck_assert_int_eq(npu_ir_set_attr_int(n, "keepdims", 0), NPU_OK);
+	n = node1(g, "ArgMin", &x, 1, amin);
+	ck_assert_int_eq(npu_ir_set_attr_int(n, "axis", -1), NPU_OK);
+	ck_assert_int_eq(npu_ir_set_attr_int(n, "select_last_index", 1), NPU_OK);
+	n = node1(g, "CumSum", (int[]){ x, ax1 }, 2, cs);
+	ck_assert_int_eq(npu_ir_set_attr_int(n, "exclusive", 1), NPU_OK);
+	ck_assert_int_eq(npu_ir_set_attr_int(n, "reverse", 1), NPU_OK);
+	node1(g, "CumSum", (int[]){ xi, ax0 }, 2, csi);
+	irb_io(g, (int[]){ x, xi }, 2, (int[]){ amax, amin, cs, csi }, 4);
+	for (int i = 0; i < N; i++) {
+		xv[i] = (float)((i * 7) % 5) - 2.0f;	/* ties in every row */
+		xiv[i] = 30000001 + i;
+	}
+	exec(build(g), (void *[]){ xv, xiv }, (void *[]){ amaxv, aminv, csv, csiv });
+	for (int a = 0; a < R0; a++) {
+		for (int c = 0; c < R2; c++) {
+			int best = 0;
+
+			for (int b = 1; b < R1; b++)
+				if (xv[(a * R1 + b) * R2 + c] > xv[(a * R1 + best) * R2 + c])
+					best = b;
+			ck_assert_msg(amaxv[a * R2 + c] == best, "argmax [%d,%d] = %lld want %d", a,
+				      c, (long long)amaxv[a * R2 + c], best);
+		}
+		for (int b = 0; b < R1; b++) {
+			const float *row = &xv[(a * R1 + b) * R2];
+			int best = 0;
+
+			for (int c = 1; c < R2; c++)
+				if (row[c] <= row[best])
+					best = c;
+			ck_assert_msg(aminv[a * R1 + b] == best, "argmin [%d,%d] = %lld want %d", a,
+				      b, (long long)aminv[a * R1 + b], best);
+		}
+	}
+	for (int a = 0; a < R0; a++)
+		for (int b = 0; b < R1; b++)
+			for (int c = 0; c < R2; c++) {
+				float s = 0;
+				int at = (a * R1 + b) * R2 + c;
+
+				for (int k = R1 - 1; k > b; k--)
+					s += xv[(a * R1 + k) * R2 + c];
+				ck_assert_msg(csv[at] == s, "cumsum %d: %g want %g", at, csv[at], s);
+				ck_assert_msg(csiv[at] == (a ? xiv[at] + xiv[at - R1 * R2] : xiv[at]),
+					      "int cumsum %d: %lld", at, (long long)csiv[at]);
+			}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
+/* A bool output of a bool input; a byte other than 0 or 1 refused by name. */
+START_TEST(bool_boundary)
+{
+	uint8_t in[6] = { 0, 1, 1, 0, 2, 1 }, out[6];
+	npu_ir_graph *g;
+	int p, y;
+
+	for (int round = 0; round < 2; round++) {
+		npu_status st;
+
+		g = irb_graph(13);
+		p = irb_tensor(g, "mask", NPU_DTYPE_BOOL, 2, D(2, 3));
+		y = out_t(g, "y", NPU_DTYPE_BOOL);
+		node1(g, "Not", &p, 1, y);
+		irb_io(g, &p, 1, &y, 1);
+		in[4] = round ? 2 : 1;
+		st = irb_exec(build(g), "emu", (void *[]){ in }, (void *[]){ out });
+		if (round) {
+			ck_assert_int_eq(st, NPU_ERR_INVALID_ARG);
+			ck_assert_str_eq(npu_last_error(),
+					 "input 'mask': element 4 is 2; a bool tensor holds bytes 0 (false) and 1 (true) only");
+		} else {
+			ck_assert_msg(st == NPU_OK, "%s", npu_last_error());
+			for (int i = 0; i < 6; i++)
+				ck_assert_uint_eq(out[i], !in[i]);
+		}
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
+static Suite *logic_suite(void)
+{
+	Suite *s = suite_create("logic");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, compare_logic_broadcast);
+	tcase_add_test(tc, where_runtime_condition);
+	tcase_add_test(tc, cast_runtime);
+	tcase_add_test(tc, argmax_cumsum);
+	tcase_add_test(tc, bool_boundary);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+NPU_TEST_SUITE(logic_suite)
