@@ -363,7 +363,7 @@ static npu_status row_dtype(const npu_ir_node *n, const npu_ir_tensor *x, unsign
 npu_status npu_lower_argreduce(struct npu_cc *cc, const npu_ir_node *n)
 {
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *y = npu_ir_output(cc->g, n, 0);
-	int64_t axis, last, outer, D, inner;
+	int64_t axis, last, outer = 1, D = 1, inner = 1;
 	struct row_io io = { 0, 0, NPU_DT_INT32 };
 	npu_status st;
 
@@ -392,7 +392,7 @@ npu_status npu_lower_argreduce(struct npu_cc *cc, const npu_ir_node *n)
 npu_status npu_lower_cumsum(struct npu_cc *cc, const npu_ir_node *n)
 {
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *a = npu_ir_input(cc->g, n, 1);
-	int64_t axis, excl, rev, outer, D, inner;
+	int64_t axis, excl, rev, outer = 1, D = 1, inner = 1;
 	struct row_io io = { 0, 0, 0 };
 	int cnt;
 	npu_status st;
