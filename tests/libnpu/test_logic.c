@@ -14,6 +14,7 @@
 
 #include "compile/npu_ops.h"
 #include "ir_build.h"
+#include "model/npu_cmodel.h"
 #include "npu_test.h"
 
 #define D(...) ((int64_t[]){ __VA_ARGS__ })
@@ -319,6 +320,48 @@ START_TEST(bool_boundary)
 }
 END_TEST
 
+/*
+ * The programs say which program version they need: a run-time Where 1.2,
+ * a Sin 1.1, an Add 1.0; a device of an older minor is refused by name.
+ */
+START_TEST(isa_version_gate)
+{
+	static const char *ops[3] = { "Where", "Sin", "Add" };
+	static const unsigned want[3] = { 2, 1, 0 };
+
+	for (int k = 0; k < 3; k++) {
+		npu_ir_graph *g = irb_graph(13);
+		int c = irb_tensor(g, "c", NPU_DTYPE_BOOL, 1, D(4));
+		int x = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 1, D(4));
+		int y = out_t(g, "y", NPU_DTYPE_FLOAT32);
+		struct npu_cmodel *cm;
+		const char *what;
+		uint32_t step;
+
+		if (k == 0)
+			node1(g, "Where", (int[]){ c, x, x }, 3, y);
+		else
+			node1(g, ops[k], (int[]){ x, x }, k == 1 ? 1 : 2, y);
+		irb_io(g, k ? &x : (int[]){ c, x }, k ? 1 : 2, &y, 1);
+		cm = build(g);
+		ck_assert_uint_eq(npu_cmodel_isa_minor(cm, &step, &what), want[k]);
+		ck_assert_int_eq(npu_cmodel_check_isa(cm, NPU_PROG_VERSION_MAJOR << 16 | want[k]),
+				 NPU_OK);
+		ck_assert_int_eq(npu_cmodel_check_isa(cm, 0), NPU_OK);	/* unknown */
+		if (want[k]) {
+			ck_assert_int_eq(npu_cmodel_check_isa(cm, NPU_PROG_VERSION_MAJOR << 16 |
+								  (want[k] - 1)),
+					 NPU_ERR_VERSION);
+			if (k == 0)
+				ck_assert_str_eq(npu_last_error(),
+						 "the model needs NPU program version 1.2 (step 1 (Where Where) uses CVU SELECT), the device runs 1.1: run it on a newer device, or update the device");
+		}
+		npu_cmodel_free(cm);
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
 static Suite *logic_suite(void)
 {
 	Suite *s = suite_create("logic");
@@ -330,6 +373,7 @@ static Suite *logic_suite(void)
 	tcase_add_test(tc, cast_runtime);
 	tcase_add_test(tc, argmax_cumsum);
 	tcase_add_test(tc, bool_boundary);
+	tcase_add_test(tc, isa_version_gate);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -99,6 +99,8 @@ npu_status npu_context_create(npu_device *dev, const npu_model *model,
 		return npu_fail(NPU_ERR_INVALID_ARG,
 				"the model was compiled for %u TPBs per cluster; this device has %u",
 				cm->tpbs, dev->info.tpbs_per_cluster);
+	if ((st = npu_cmodel_check_isa(cm, dev->isa_version)))
+		return st;
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
