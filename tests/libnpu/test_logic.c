@@ -320,6 +320,42 @@ START_TEST(bool_boundary)
 }
 END_TEST
 
+/* IsNaN and IsInf (every detect_* combination) rewritten into comparisons. */
+START_TEST(isnan_isinf)
+{
+	npu_ir_graph *g = irb_graph(13);
+	int x = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 2, D(2, 3));
+	int out[5];
+	float xv[6] = { NAN, INFINITY, -INFINITY, 0.0f, -3.5f, 3.4e38f };
+	uint8_t y[5][6];
+
+	out[0] = out_t(g, "nan", NPU_DTYPE_BOOL);
+	node1(g, "IsNaN", &x, 1, out[0]);
+	for (int k = 1; k < 5; k++) {
+		char name[16];
+		npu_ir_node *n;
+
+		snprintf(name, sizeof(name), "inf%d", k);
+		out[k] = out_t(g, name, NPU_DTYPE_BOOL);
+		n = node1(g, "IsInf", &x, 1, out[k]);
+		if (k > 1) {
+			ck_assert_int_eq(npu_ir_set_attr_int(n, "detect_positive", k & 1), NPU_OK);
+			ck_assert_int_eq(npu_ir_set_attr_int(n, "detect_negative", k == 2), NPU_OK);
+		}
+	}
+	irb_io(g, &x, 1, out, 5);
+	exec(build(g), (void *[]){ xv }, (void *[]){ y[0], y[1], y[2], y[3], y[4] });
+	for (int i = 0; i < 6; i++) {
+		ck_assert_uint_eq(y[0][i], isnan(xv[i]) != 0);
+		ck_assert_uint_eq(y[1][i], isinf(xv[i]) != 0);
+		ck_assert_uint_eq(y[2][i], isinf(xv[i]) && xv[i] < 0);	/* negative only */
+		ck_assert_uint_eq(y[3][i], isinf(xv[i]) && xv[i] > 0);	/* positive only */
+		ck_assert_uint_eq(y[4][i], 0);				/* neither */
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /*
  * The programs say which program version they need: a run-time Where 1.2,
  * a Sin 1.1, an Add 1.0; a device of an older minor is refused by name.
@@ -374,6 +410,7 @@ static Suite *logic_suite(void)
 	tcase_add_test(tc, argmax_cumsum);
 	tcase_add_test(tc, bool_boundary);
 	tcase_add_test(tc, isa_version_gate);
+	tcase_add_test(tc, isnan_isinf);
 	suite_add_tcase(s, tc);
 	return s;
 }

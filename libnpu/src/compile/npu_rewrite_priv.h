@@ -124,6 +124,9 @@ npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_trilu(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_select.c */
 npu_status npu_rewrite_where(npu_ir_graph *g, int k, bool *applied);
+/* rewrite_logic.c */
+npu_status npu_rewrite_isnan(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_isinf(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_scatter.c */
 npu_status npu_rewrite_scatter(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_loss.c */

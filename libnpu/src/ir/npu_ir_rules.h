@@ -120,6 +120,7 @@ npu_status npu_ir_shape_eye_like(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_compare(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_logical(npu_ir_graph *g, npu_ir_node *n);	/* And, Or, Xor */
 npu_status npu_ir_shape_not(npu_ir_graph *g, npu_ir_node *n);
+npu_status npu_ir_shape_is_class(npu_ir_graph *g, npu_ir_node *n);	/* IsNaN, IsInf */
 
 /* ---- constant evaluators (npu_ir_const.c) ---- */
 

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Float classification as comparisons the CVU runs (exact: IEEE compares):
+ *
+ *   IsNaN(x)  ->  Not(Equal(x, x))        a NaN is the one value unequal to itself
+ *   IsInf(x)  ->  Or(Equal(x, +inf), Equal(x, -inf)), or one of them as
+ *                 detect_positive / detect_negative say; neither: Equal(x,
+ *                 NaN), false everywhere.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "compile/npu_rewrite_priv.h"
+
+/* *@id = Equal(@x, the float32 scalar @v), a new bool tensor shaped as @x. */
+static npu_status equal_scalar(npu_ir_graph *g, const char *name, int x, float v, int *id)
+{
+	const npu_ir_tensor *t = &g->tensors[x];
+	int64_t dims[NPU_MAX_RANK];
+	int rank = t->rank, c;
+	float *val = malloc(sizeof(*val));
+	npu_status st;
+
+	if (!val)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	*val = v;
+	for (int d = 0; d < rank; d++)
+		dims[d] = t->dims[d];
+	st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 0, NULL, val, &c);
+	if (!st)
+		st = npu_rw_tensor(g, NPU_DTYPE_BOOL, rank, dims, id);
+	return st ? st : npu_rw_op(g, "Equal", 13, name, (int[]){ x, c }, 2, id, 1, NULL);
+}
+
+/* The float32 input and the output of classification node @k, or false. */
+static bool class_node(const npu_ir_graph *g, int k, int *x, int *y, char *name, size_t len)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *xt = npu_ir_input(g, n, 0);
+
+	if (!xt || xt->dtype != NPU_DTYPE_FLOAT32 || n->n_outputs < 1 || n->outputs[0] < 0)
+		return false;
+	*x = n->inputs[0];
+	*y = n->outputs[0];
+	snprintf(name, len, "%s", n->name);
+	return true;
+}
+
+npu_status npu_rewrite_isnan(npu_ir_graph *g, int k, bool *applied)
+{
+	char name[128];
+	int x, y, e;
+	npu_status st;
+
+	*applied = false;
+	if (!class_node(g, k, &x, &y, name, sizeof(name)))
+		return NPU_OK;
+	*applied = true;
+	npu_rw_detach(g, k, y);
+	g->nodes[k].dead = true;
+	st = npu_rw_tensor(g, NPU_DTYPE_BOOL, g->tensors[x].rank, g->tensors[x].dims, &e);
+	if (!st)
+		st = npu_rw_op(g, "Equal", 13, name, (int[]){ x, x }, 2, &e, 1, NULL);
+	return st ? st : npu_rw_op(g, "Not", 1, name, &e, 1, &y, 1, NULL);
+}
+
+npu_status npu_rewrite_isinf(npu_ir_graph *g, int k, bool *applied)
+{
+	int64_t pos, neg;
+	char name[128];
+	int x, y, a, b;
+	npu_status st;
+
+	*applied = false;
+	if ((st = npu_ir_attr_int(&g->nodes[k], "detect_positive", 1, &pos)) ||
+	    (st = npu_ir_attr_int(&g->nodes[k], "detect_negative", 1, &neg)))
+		return st;
+	if (!class_node(g, k, &x, &y, name, sizeof(name)))
+		return NPU_OK;
+	*applied = true;
+	npu_rw_detach(g, k, y);
+	g->nodes[k].dead = true;
+	if (pos && neg) {
+		st = equal_scalar(g, name, x, INFINITY, &a);
+		if (!st)
+			st = equal_scalar(g, name, x, -INFINITY, &b);
+		return st ? st : npu_rw_op(g, "Or", 7, name, (int[]){ a, b }, 2, &y, 1, NULL);
+	}
+	st = equal_scalar(g, name, x, pos ? INFINITY : neg ? -INFINITY : NAN, &a);
+	return st ? st : npu_rw_op(g, "Identity", 1, name, &a, 1, &y, 1, NULL);
+}
