@@ -5,8 +5,9 @@
  * broadcasting (float32, int32 and bool inputs, a constant bool among
  * them), Where with a run-time condition (exact for inf and NaN in the
  * branch not taken; int64 values), Cast among float32, float16, int32,
- * int8 and bool, ArgMax/ArgMin and CumSum; bool inputs and outputs at the
- * model boundary and a bool input byte other than 0 or 1 refused by name.
+ * int8 and bool, ArgMax/ArgMin and CumSum, IsNaN/IsInf, Dropout's mask;
+ * bool inputs and outputs at the model boundary and a bool input byte
+ * other than 0 or 1 refused by name; the program version gate.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -356,6 +357,26 @@ START_TEST(isnan_isinf)
 }
 END_TEST
 
+/* Dropout's mask at inference: all true, a constant output; y is x. */
+START_TEST(dropout_mask)
+{
+	npu_ir_graph *g = irb_graph(13);
+	int x = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 2, D(2, 3));
+	int outs[2] = { out_t(g, "y", NPU_DTYPE_FLOAT32), out_t(g, "mask", NPU_DTYPE_BOOL) };
+	float xv[6] = { 1, -2, 3, NAN, 5, -6 }, yv[6];
+	uint8_t mv[6] = { 0 };
+
+	irb_node(g, "Dropout", &x, 1, outs, 2);
+	irb_io(g, &x, 1, outs, 2);
+	exec(build(g), (void *[]){ xv }, (void *[]){ yv, mv });
+	for (int i = 0; i < 6; i++) {
+		ck_assert(!memcmp(&yv[i], &xv[i], 4));
+		ck_assert_uint_eq(mv[i], 1);
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /*
  * The programs say which program version they need: a run-time Where 1.2,
  * a Sin 1.1, an Add 1.0; a device of an older minor is refused by name.
@@ -411,6 +432,7 @@ static Suite *logic_suite(void)
 	tcase_add_test(tc, bool_boundary);
 	tcase_add_test(tc, isa_version_gate);
 	tcase_add_test(tc, isnan_isinf);
+	tcase_add_test(tc, dropout_mask);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "compile/npu_rewrite_priv.h"
 
@@ -89,4 +90,37 @@ npu_status npu_rewrite_isinf(npu_ir_graph *g, int k, bool *applied)
 	}
 	st = equal_scalar(g, name, x, pos ? INFINITY : neg ? -INFINITY : NAN, &a);
 	return st ? st : npu_rw_op(g, "Identity", 1, name, &a, 1, &y, 1, NULL);
+}
+
+/* The mask output of Dropout @k: all true, a constant the node no longer makes. */
+npu_status npu_rewrite_dropout_mask(npu_ir_graph *g, int k, bool *applied)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	int m = n->n_outputs > 1 ? n->outputs[1] : -1;
+	const npu_ir_tensor *t = m >= 0 ? &g->tensors[m] : NULL;
+	size_t es = t ? npu_dtype_size(t->dtype) : 0, cnt;
+	uint8_t one[4] = { 1, 0, 0, 0 };
+	uint8_t *data;
+	float f1 = 1.0f;
+
+	*applied = false;
+	if (!t || !es || !npu_ir_shape_known(t))
+		return NPU_OK;
+	if (t->dtype == NPU_DTYPE_FLOAT32)
+		memcpy(one, &f1, 4);
+	else if (t->dtype == NPU_DTYPE_FLOAT16)
+		memcpy(one, &(uint16_t){ 0x3c00 }, 2);
+	else if (t->dtype == NPU_DTYPE_BFLOAT16)
+		memcpy(one, &(uint16_t){ 0x3f80 }, 2);
+	else if (es > 4)
+		return NPU_OK;
+	cnt = (size_t)npu_ir_numel(t);
+	data = malloc(cnt * es + 1);
+	if (!data)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (size_t i = 0; i < cnt; i++)
+		memcpy(data + i * es, one, es);
+	*applied = true;
+	npu_rw_detach(g, k, m);
+	return npu_ir_set_const_owned(g, m, data, cnt * es);
 }
