@@ -113,6 +113,28 @@ START_TEST(compare_logic_broadcast)
 }
 END_TEST
 
+/* Comparisons of float16 and uint8 tensors (read exactly as fp32). */
+START_TEST(compare_narrow_types)
+{
+	npu_ir_graph *g = irb_graph(13);
+	int h = irb_tensor(g, "h", NPU_DTYPE_FLOAT16, 1, D(4));
+	int hc = irb_const(g, "hc", NPU_DTYPE_FLOAT16, 0, NULL, (uint16_t[]){ 0x3c00 });
+	int u = irb_tensor(g, "u", NPU_DTYPE_UINT8, 1, D(4));
+	int uc = irb_const(g, "uc", NPU_DTYPE_UINT8, 0, NULL, (uint8_t[]){ 200 });
+	int y0 = out_t(g, "y0", NPU_DTYPE_BOOL), y1 = out_t(g, "y1", NPU_DTYPE_BOOL);
+	uint16_t hv[4] = { 0x3c00, 0x3c01, 0xbc00, 0x7e00 };	/* 1, 1+ulp, -1, NaN */
+	uint8_t uv[4] = { 199, 200, 201, 255 }, r0[4], r1[4];
+
+	node1(g, "Equal", (int[]){ h, hc }, 2, y0);
+	node1(g, "GreaterOrEqual", (int[]){ u, uc }, 2, y1);
+	irb_io(g, (int[]){ h, u }, 2, (int[]){ y0, y1 }, 2);
+	exec(build(g), (void *[]){ hv, uv }, (void *[]){ r0, r1 });
+	ck_assert(r0[0] == 1 && r0[1] == 0 && r0[2] == 0 && r0[3] == 0);
+	ck_assert(r1[0] == 0 && r1[1] == 1 && r1[2] == 1 && r1[3] == 1);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /*
  * Where(c [2,1,4] bool input, x [2,3,4] float with inf and NaN, y [4]):
  * bits of the chosen branch; and Where over int64 values (int32 on the
@@ -426,6 +448,7 @@ static Suite *logic_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, compare_logic_broadcast);
+	tcase_add_test(tc, compare_narrow_types);
 	tcase_add_test(tc, where_runtime_condition);
 	tcase_add_test(tc, cast_runtime);
 	tcase_add_test(tc, argmax_cumsum);

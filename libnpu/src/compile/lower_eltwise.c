@@ -241,13 +241,13 @@ static npu_status eltwise_tiles(struct npu_cc *cc, const struct view *v, int nin
 
 /*
  * The dtypes an elementwise operator takes: float32 in and out, except
- * that comparisons and logic (a bool output) also read int32 (the CVU
- * compares in fp32: exact below 2^24) and bools, and Not reads bools.
+ * that comparisons and logic (a bool output) read every device dtype:
+ * the CVU reads them as fp32, exactly but for int32 beyond 2^24 (int64 is
+ * int32 on the device).
  */
 static bool eltwise_dtype_ok(const npu_ir_tensor *t, bool bool_out)
 {
-	return t->dtype == NPU_DTYPE_FLOAT32 ||
-	       (bool_out && (t->dtype == NPU_DTYPE_INT32 || t->dtype == NPU_DTYPE_BOOL));
+	return t->dtype == NPU_DTYPE_FLOAT32 || (bool_out && npu_cc_hw_dtype(t->dtype));
 }
 
 npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n)
