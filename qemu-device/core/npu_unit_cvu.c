@@ -489,6 +489,46 @@ static int scan_i32_exec(struct npu_exec_ctx *ctx, size_t outer, size_t len, siz
 	return npu_view_store(ctx, &dv, y);
 }
 
+/*
+ * A comparison of two INT32 sources (not dequantised) compares the
+ * integers themselves: exact over all of int32, where fp32 would merge
+ * neighbours beyond 2^24.  Returns false (and leaves @y) otherwise.
+ */
+static bool int_compare(struct npu_exec_ctx *ctx, float *y, size_t n, int *st)
+{
+	const struct npu_dinsn *di = ctx->di;
+	unsigned fn = di->raw.params.cvu.fn;
+	struct npu_view av, bv;
+	const int32_t *a, *b;
+
+	if (fn < NPU_FN_EQUAL || fn > NPU_FN_GREATER_EQUAL ||
+	    (di->raw.params.cvu.flags & NPU_CVU_F_IN_QUANT) ||
+	    di->opnd[NPU_OPND_SRC0].dtype != NPU_DT_INT32 ||
+	    di->opnd[NPU_OPND_SRC1].dtype != NPU_DT_INT32)
+		return false;
+	npu_opnd_view(ctx, NPU_OPND_SRC0, &av);
+	npu_opnd_view(ctx, NPU_OPND_SRC1, &bv);
+	a = npu_view_load(ctx, &av, st);
+	b = a ? npu_view_load(ctx, &bv, st) : NULL;
+	if (!b) {
+		*st = status_or_internal(*st);
+		return true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool r;
+
+		switch (fn) {
+		case NPU_FN_EQUAL: r = a[i] == b[i]; break;
+		case NPU_FN_LESS: r = a[i] < b[i]; break;
+		case NPU_FN_GREATER: r = a[i] > b[i]; break;
+		case NPU_FN_LESS_EQUAL: r = a[i] <= b[i]; break;
+		default: r = a[i] >= b[i]; break;
+		}
+		y[i] = r ? 1.0f : 0.0f;
+	}
+	return true;
+}
+
 static int cvu_exec(struct npu_exec_ctx *ctx)
 {
 	const struct npu_dinsn *di = ctx->di;
@@ -532,6 +572,11 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 			       npu_f32_from_bits(p->imm[1]));
 		break;
 	case NPU_CVU_BINARY:
+		if (int_compare(ctx, y, n, &st)) {
+			if (st)
+				return st;
+			break;
+		}
 		npu_kern_binary(y, src[0], src[1], n, p->fn);
 		break;
 	case NPU_CVU_REDUCE:

@@ -96,6 +96,11 @@ START_TEST(compare_logic_broadcast)
 	bv[2] = NAN;
 	for (int j = 0; j < A2; j++)
 		biv[j] = j * 1000003 - 2000000;
+	/* int32 compares as integers: neighbours fp32 would merge */
+	aiv[0] = INT32_MAX - 1;
+	biv[0] = INT32_MAX - 2;
+	aiv[1] = 16777217;
+	biv[1] = 16777216;
 	memset(y, 0xee, sizeof(y));
 	exec(build(g), (void *[]){ av, bv, aiv, biv, pv }, ys);
 	for (int i = 0; i < NA; i++) {
