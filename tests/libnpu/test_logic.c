@@ -384,6 +384,30 @@ START_TEST(isnan_isinf)
 }
 END_TEST
 
+/* Max and Min of int64 (int32 on the device) beyond 2^24, broadcast. */
+START_TEST(minmax_int)
+{
+	npu_ir_graph *g = irb_graph(13);
+	int a = irb_tensor(g, "a", NPU_DTYPE_INT64, 2, D(2, 3));
+	int b = irb_tensor(g, "b", NPU_DTYPE_INT64, 1, D(3));
+	int mx = out_t(g, "mx", NPU_DTYPE_INT64), mn = out_t(g, "mn", NPU_DTYPE_INT64);
+	int64_t av[6] = { 2147483647, -5, 16777217, 0, -2147483648LL, 16777216 };
+	int64_t bv[3] = { 2147483646, -4, 16777216 }, xv[6], nv[6];
+
+	node1(g, "Max", (int[]){ a, b }, 2, mx);
+	node1(g, "Min", (int[]){ a, b }, 2, mn);
+	irb_io(g, (int[]){ a, b }, 2, (int[]){ mx, mn }, 2);
+	exec(build(g), (void *[]){ av, bv }, (void *[]){ xv, nv });
+	for (int i = 0; i < 6; i++) {
+		int64_t p = av[i], q = bv[i % 3];
+
+		ck_assert_msg(xv[i] == (p > q ? p : q), "max %d: %lld", i, (long long)xv[i]);
+		ck_assert_msg(nv[i] == (p < q ? p : q), "min %d: %lld", i, (long long)nv[i]);
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /* Dropout's mask at inference: all true, a constant output; y is x. */
 START_TEST(dropout_mask)
 {
@@ -461,6 +485,7 @@ static Suite *logic_suite(void)
 	tcase_add_test(tc, isa_version_gate);
 	tcase_add_test(tc, isnan_isinf);
 	tcase_add_test(tc, dropout_mask);
+	tcase_add_test(tc, minmax_int);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -220,7 +220,8 @@ static const struct npu_op ops[] = {
 	/* rewrites: Split first: each binary node is then converted on its own (the other way round converts once, a different graph). */
 	{ "Max", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_variadic,
 	  .ir.eval = npu_ir_eval_max, CVU_BINARY(NPU_FN_MAX),
-	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },
+	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16,
+			npu_rewrite_minmax_int } },
 	/* rewrites: Either order: an 8-bit 3-D pool goes float32, then 2-D. */
 	{ "MaxPool", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_pool,
 	  .support = support_maxpool, .lower = npu_lower_pool,
@@ -232,7 +233,8 @@ static const struct npu_op ops[] = {
 	/* rewrites: as Max */
 	{ "Min", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_variadic,
 	  .ir.eval = npu_ir_eval_min, CVU_BINARY(NPU_FN_MIN),
-	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },
+	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16,
+			npu_rewrite_minmax_int } },
 	/* rewrites: One fits: 8-bit and float16 leave a float32 Mod for npu_rewrite_mod. */
 	{ "Mod", 10, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_mod,

@@ -124,3 +124,32 @@ npu_status npu_rewrite_dropout_mask(npu_ir_graph *g, int k, bool *applied)
 	npu_rw_detach(g, k, m);
 	return npu_ir_set_const_owned(g, m, data, cnt * es);
 }
+
+npu_status npu_rewrite_minmax_int(npu_ir_graph *g, int k, bool *applied)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *a = npu_ir_input(g, n, 0), *b = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	bool max = !strcmp(n->op, "Max");
+	int64_t dims[NPU_MAX_RANK];
+	int ai, bi, yi, c, rank;
+	char name[128];
+	npu_status st;
+
+	*applied = false;
+	if (n->n_inputs != 2 || !a || !b || !y || a->dtype != NPU_DTYPE_INT32 ||
+	    b->dtype != NPU_DTYPE_INT32 || !npu_rw_bshape(a, b, dims, &rank))
+		return NPU_OK;
+	ai = n->inputs[0];
+	bi = n->inputs[1];
+	yi = n->outputs[0];
+	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
+	npu_rw_detach(g, k, yi);
+	g->nodes[k].dead = true;
+	st = npu_rw_tensor(g, NPU_DTYPE_BOOL, rank, dims, &c);
+	if (!st)
+		st = npu_rw_op(g, max ? "GreaterOrEqual" : "LessOrEqual", 12, name,
+			       (int[]){ ai, bi }, 2, &c, 1, NULL);
+	return st ? st : npu_rw_op(g, "Where", 16, name, (int[]){ c, ai, bi }, 3, &yi, 1, NULL);
+}
