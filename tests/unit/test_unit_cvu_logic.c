@@ -337,6 +337,55 @@ START_TEST(test_argmax_argmin)
 }
 END_TEST
 
+/* Cycles of one CVU instruction over dense operands of @n elements. */
+static uint64_t cycles_of(unsigned op, unsigned fn, unsigned flags, unsigned n, unsigned dst_dt,
+			  bool select)
+{
+	struct npu_tprog p;
+	struct npu_hw_insn *in = one(&p, op);
+	struct npu_hw_completion c;
+
+	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, select ? NPU_DT_UINT8 : NPU_DT_FP32, 0x0, 1,
+		      (uint32_t[]){ n });
+	if (select || op == NPU_CVU_BINARY)
+		npu_twu_dense(&in->opnd[1], NPU_SPACE_HBSM, NPU_DT_FP32, 0x4000, 1,
+			      (uint32_t[]){ n });
+	if (select)
+		npu_twu_dense(&in->opnd[2], NPU_SPACE_HBSM, NPU_DT_FP32, 0x8000, 1,
+			      (uint32_t[]){ n });
+	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, dst_dt, 0xc000, 1,
+		      (uint32_t[]){ op == NPU_CVU_REDUCE ? 1 : n });
+	in->params.cvu.fn = (uint8_t)fn;
+	in->params.cvu.flags = (uint8_t)flags;
+	if (op == NPU_CVU_REDUCE || op == NPU_CVU_SCAN)
+		in->params.cvu.reduce_levels = 1;
+	c = run(&p);
+	ck_ok(c);
+	return c.cycles;
+}
+
+/*
+ * The cycle model: one streaming pass over max(source bytes, destination
+ * bytes), as every single-pass CVU operation: SCAN costs what a UNARY
+ * costs, ARGMAX what MAX costs, SELECT's three sources (1 + 4 + 4 bytes an
+ * element) 16 cycles more than an ADD's two at 64 bytes a cycle.
+ */
+START_TEST(test_cycles)
+{
+	enum { E = 1024 };
+
+	ck_assert_uint_eq(cycles_of(NPU_CVU_SCAN, 0, NPU_CVU_F_REVERSE, E, NPU_DT_FP32, false),
+			  cycles_of(NPU_CVU_UNARY, NPU_FN_RELU, 0, E, NPU_DT_FP32, false));
+	ck_assert_uint_eq(cycles_of(NPU_CVU_REDUCE, NPU_REDUCE_ARGMAX, 0, E, NPU_DT_INT32, false),
+			  cycles_of(NPU_CVU_REDUCE, NPU_REDUCE_MAX, 0, E, NPU_DT_FP32, false));
+	ck_assert_uint_eq(cycles_of(NPU_CVU_BINARY, NPU_FN_LESS, 0, E, NPU_DT_FP32, false),
+			  cycles_of(NPU_CVU_BINARY, NPU_FN_ADD, 0, E, NPU_DT_FP32, false));
+	ck_assert_uint_eq(cycles_of(NPU_CVU_SELECT, 0, 0, E, NPU_DT_FP32, true),
+			  cycles_of(NPU_CVU_BINARY, NPU_FN_ADD, 0, E, NPU_DT_FP32, false) +
+			  (E * 9 + 63) / 64 - E * 8 / 64);
+}
+END_TEST
+
 START_TEST(test_validation)
 {
 	struct npu_tprog p;
@@ -427,6 +476,7 @@ static Suite *unit_cvu_logic_suite(void)
 	tcase_add_test(tc, test_select);
 	tcase_add_test(tc, test_scan);
 	tcase_add_test(tc, test_argmax_argmin);
+	tcase_add_test(tc, test_cycles);
 	tcase_add_test(tc, test_validation);
 	suite_add_tcase(s, tc);
 	return s;
