@@ -127,6 +127,9 @@ void npu_kern_softmax(float *y, const float *x, size_t outer, size_t inner,
  */
 void npu_kern_argreduce(float *y, const float *x, size_t outer, size_t inner,
 			bool want_max, bool last);
+/* The same over int32 rows, compared as integers. */
+void npu_kern_argreduce_i32(float *y, const int32_t *x, size_t outer, size_t inner,
+			    bool want_max, bool last);
 /*
  * x is [outer][n][inner]: y is the running sum along n for every (outer,
  * inner) lane; @exclusive leaves out the element itself, @reverse sums

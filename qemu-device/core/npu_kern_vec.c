@@ -794,6 +794,24 @@ void npu_kern_argreduce(float *y, const float *x, size_t outer, size_t inner,
 	}
 }
 
+void npu_kern_argreduce_i32(float *y, const int32_t *x, size_t outer, size_t inner,
+			    bool want_max, bool last)
+{
+	for (size_t o = 0; o < outer; o++) {
+		const int32_t *row = x + o * inner;
+		size_t best = 0;
+
+		for (size_t i = 1; i < inner; i++) {
+			bool better = want_max ? (last ? row[i] >= row[best] : row[i] > row[best]) :
+						 (last ? row[i] <= row[best] : row[i] < row[best]);
+
+			if (better)
+				best = i;
+		}
+		y[o] = (float)best;
+	}
+}
+
 void npu_kern_scan(float *y, const float *x, size_t outer, size_t n,
 		   size_t inner, bool exclusive, bool reverse)
 {

@@ -580,7 +580,16 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 		npu_kern_binary(y, src[0], src[1], n, p->fn);
 		break;
 	case NPU_CVU_REDUCE:
-		if (is_argreduce(p->fn))
+		if (is_argreduce(p->fn) && xv.dtype == NPU_DT_INT32 &&
+		    !(p->flags & NPU_CVU_F_IN_QUANT)) {
+			/* int32 rows compare as integers: exact beyond 2^24 */
+			const int32_t *xi = npu_view_load(ctx, &xv, &st);
+
+			if (!xi)
+				return status_or_internal(st);
+			npu_kern_argreduce_i32(y, xi, outer, inner, p->fn == NPU_REDUCE_ARGMAX,
+					       p->flags & NPU_CVU_F_REVERSE);
+		} else if (is_argreduce(p->fn))
 			npu_kern_argreduce(y, src[0], outer, inner, p->fn == NPU_REDUCE_ARGMAX,
 					   p->flags & NPU_CVU_F_REVERSE);
 		else

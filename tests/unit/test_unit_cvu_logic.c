@@ -386,6 +386,38 @@ START_TEST(test_cycles)
 }
 END_TEST
 
+/* ARGMAX/ARGMIN of int32 rows compare the integers (fp32 would tie them). */
+START_TEST(test_argmax_int32)
+{
+	const int32_t x[2 * 4] = {
+		16777216, 16777217, 16777217, 5,		/* max: first 1, last 2 */
+		INT32_MIN + 1, INT32_MIN, 7, INT32_MIN,		/* min: first 1, last 3 */
+	};
+	static const int32_t want[4][2] = { { 1, 2 }, { 2, 2 }, { 3, 1 }, { 3, 3 } };
+
+	for (int k = 0; k < 4; k++) {
+		struct npu_tprog p;
+		struct npu_hw_insn *in = one(&p, NPU_CVU_REDUCE);
+		struct npu_hw_completion c;
+		int32_t y[2];
+
+		memcpy(hb + 0x1000, x, sizeof(x));
+		npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_INT32, 0x1000, 2,
+			      (uint32_t[]){ 4, 2 });
+		npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_INT32, 0x2000, 1,
+			      (uint32_t[]){ 2 });
+		in->params.cvu.fn = k < 2 ? NPU_REDUCE_ARGMAX : NPU_REDUCE_ARGMIN;
+		in->params.cvu.reduce_levels = 1;
+		in->params.cvu.flags = k & 1 ? NPU_CVU_F_REVERSE : 0;
+		c = run(&p);
+		ck_ok(c);
+		memcpy(y, hb + 0x2000, sizeof(y));
+		ck_assert_msg(y[0] == want[k][0] && y[1] == want[k][1], "case %d: %d %d", k, y[0],
+			      y[1]);
+	}
+}
+END_TEST
+
 START_TEST(test_validation)
 {
 	struct npu_tprog p;
@@ -476,6 +508,7 @@ static Suite *unit_cvu_logic_suite(void)
 	tcase_add_test(tc, test_select);
 	tcase_add_test(tc, test_scan);
 	tcase_add_test(tc, test_argmax_argmin);
+	tcase_add_test(tc, test_argmax_int32);
 	tcase_add_test(tc, test_cycles);
 	tcase_add_test(tc, test_validation);
 	suite_add_tcase(s, tc);
