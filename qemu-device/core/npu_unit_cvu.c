@@ -469,6 +469,49 @@ static int select_exec(struct npu_exec_ctx *ctx)
 	return npu_view_store(ctx, &dv, y);
 }
 
+/*
+ * ADD, SUB and MUL of INT32 into INT32, nothing converted and no stages:
+ * int32 arithmetic, wrapping modulo 2^32 (version 1.2), where fp32 would
+ * round beyond 2^24.
+ */
+static bool is_int_arith(const struct npu_dinsn *di)
+{
+	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
+
+	return di->raw.opcode == NPU_CVU_BINARY &&
+	       (p->fn == NPU_FN_ADD || p->fn == NPU_FN_SUB || p->fn == NPU_FN_MUL) &&
+	       !p->nstages && !(p->flags & (NPU_CVU_F_IN_QUANT | NPU_CVU_F_OUT_QUANT)) &&
+	       di->opnd[NPU_OPND_SRC0].dtype == NPU_DT_INT32 &&
+	       di->opnd[NPU_OPND_SRC1].dtype == NPU_DT_INT32 &&
+	       di->opnd[NPU_OPND_DST].dtype == NPU_DT_INT32;
+}
+
+static int int_arith_exec(struct npu_exec_ctx *ctx)
+{
+	unsigned fn = ctx->di->raw.params.cvu.fn;
+	struct npu_view av, bv, dv;
+	const int32_t *a, *b;
+	int32_t *y;
+	size_t n;
+	int st = 0;
+
+	npu_opnd_view(ctx, NPU_OPND_SRC0, &av);
+	npu_opnd_view(ctx, NPU_OPND_SRC1, &bv);
+	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+	n = (size_t)npu_view_elems(&dv);
+	a = npu_view_load(ctx, &av, &st);
+	b = a ? npu_view_load(ctx, &bv, &st) : NULL;
+	y = b ? npu_ctx_alloc(ctx, n * sizeof(*y)) : NULL;
+	if (!y)
+		return status_or_internal(st);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = (uint32_t)a[i], v = (uint32_t)b[i];
+
+		y[i] = (int32_t)(fn == NPU_FN_ADD ? u + v : fn == NPU_FN_SUB ? u - v : u * v);
+	}
+	return npu_view_store(ctx, &dv, y);
+}
+
 /* SCAN of int32 into int32, nothing converted: added exactly. */
 static int scan_i32_exec(struct npu_exec_ctx *ctx, size_t outer, size_t len, size_t inner)
 {
@@ -544,6 +587,8 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 	cvu_cost(ctx);
 	if (op == NPU_CVU_SELECT)
 		return select_exec(ctx);
+	if (is_int_arith(di))
+		return int_arith_exec(ctx);
 	npu_opnd_view(ctx, NPU_OPND_SRC0, &xv);
 	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
 	if (op == NPU_CVU_SCAN && xv.dtype == NPU_DT_INT32 && dv.dtype == NPU_DT_INT32 &&

@@ -408,6 +408,46 @@ START_TEST(minmax_int)
 }
 END_TEST
 
+/*
+ * Position ids as RoBERTa exports them: m = Cast(Not(Equal(ids, pad))),
+ * pos = CumSum(m, 1) * m + pad, all int64 (int32 on the device, exact).
+ */
+START_TEST(position_ids)
+{
+	enum { PB = 2, PS = 6 };
+	npu_ir_graph *g = irb_graph(14);
+	int ids = irb_tensor(g, "ids", NPU_DTYPE_INT64, 2, D(PB, PS));
+	int pad = irb_const(g, "pad", NPU_DTYPE_INT64, 0, NULL, (int64_t[]){ 1 });
+	int ax = irb_const(g, "ax", NPU_DTYPE_INT64, 0, NULL, (int64_t[]){ 1 });
+	int ne = out_t(g, "ne", NPU_DTYPE_BOOL), eq = out_t(g, "eq", NPU_DTYPE_BOOL);
+	int m = out_t(g, "m", NPU_DTYPE_INT64), cs = out_t(g, "cs", NPU_DTYPE_INT64);
+	int pm = out_t(g, "pm", NPU_DTYPE_INT64), pos = out_t(g, "pos", NPU_DTYPE_INT64);
+	int64_t idv[PB * PS] = { 0, 31414, 232, 2, 1, 1, 0, 100000000, 2, 1, 1, 1 }, pv[PB * PS];
+
+	node1(g, "Equal", (int[]){ ids, pad }, 2, eq);
+	node1(g, "Not", &eq, 1, ne);
+	ck_assert_int_eq(npu_ir_set_attr_int(node1(g, "Cast", &ne, 1, m), "to", NPU_DTYPE_INT64),
+			 NPU_OK);
+	node1(g, "CumSum", (int[]){ m, ax }, 2, cs);
+	node1(g, "Mul", (int[]){ cs, m }, 2, pm);
+	node1(g, "Add", (int[]){ pm, pad }, 2, pos);
+	irb_io(g, &ids, 1, &pos, 1);
+	exec(build(g), (void *[]){ idv }, (void *[]){ pv });
+	for (int b = 0; b < PB; b++) {
+		int64_t run = 0;
+
+		for (int s = 0; s < PS; s++) {
+			int64_t mk = idv[b * PS + s] != 1;
+
+			run += mk;
+			ck_assert_msg(pv[b * PS + s] == run * mk + 1, "pos [%d,%d] = %lld", b, s,
+				      (long long)pv[b * PS + s]);
+		}
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /* Dropout's mask at inference: all true, a constant output; y is x. */
 START_TEST(dropout_mask)
 {
@@ -486,6 +526,7 @@ static Suite *logic_suite(void)
 	tcase_add_test(tc, isnan_isinf);
 	tcase_add_test(tc, dropout_mask);
 	tcase_add_test(tc, minmax_int);
+	tcase_add_test(tc, position_ids);
 	suite_add_tcase(s, tc);
 	return s;
 }

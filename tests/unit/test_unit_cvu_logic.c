@@ -126,6 +126,39 @@ START_TEST(test_compare_int32)
 }
 END_TEST
 
+/* ADD, SUB, MUL of INT32 into INT32: int32 arithmetic, wrapping. */
+START_TEST(test_int32_arith)
+{
+	const int32_t a[6] = { 16777217, INT32_MAX, -7, 123456789, INT32_MIN, 46341 };
+	const int32_t b[6] = { 1, 1, 3, -987654321, -1, 46341 };
+	static const unsigned fns[3] = { NPU_FN_ADD, NPU_FN_SUB, NPU_FN_MUL };
+
+	for (int k = 0; k < 3; k++) {
+		struct npu_tprog p;
+		struct npu_hw_insn *in = one(&p, NPU_CVU_BINARY);
+		struct npu_hw_completion c;
+		int32_t y[6];
+
+		memcpy(hb + 0x1000, a, sizeof(a));
+		memcpy(hb + 0x2000, b, sizeof(b));
+		npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_INT32, 0x1000, 1, (uint32_t[]){ 6 });
+		npu_twu_dense(&in->opnd[1], NPU_SPACE_HBSM, NPU_DT_INT32, 0x2000, 1, (uint32_t[]){ 6 });
+		npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_INT32, 0x3000, 1, (uint32_t[]){ 6 });
+		in->params.cvu.fn = (uint8_t)fns[k];
+		c = run(&p);
+		ck_ok(c);
+		memcpy(y, hb + 0x3000, sizeof(y));
+		for (int i = 0; i < 6; i++) {
+			uint32_t u = (uint32_t)a[i], v = (uint32_t)b[i];
+			int32_t want = (int32_t)(k == 0 ? u + v : k == 1 ? u - v : u * v);
+
+			ck_assert_msg(y[i] == want, "fn %u element %d: %d want %d", fns[k], i, y[i],
+				      want);
+		}
+	}
+}
+END_TEST
+
 /* NOT as the function and as a pipeline stage (NOT NOT x = x != 0), TRUNC. */
 START_TEST(test_not_trunc)
 {
@@ -504,6 +537,7 @@ static Suite *unit_cvu_logic_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_compare_logic_to_u8);
 	tcase_add_test(tc, test_compare_int32);
+	tcase_add_test(tc, test_int32_arith);
 	tcase_add_test(tc, test_not_trunc);
 	tcase_add_test(tc, test_select);
 	tcase_add_test(tc, test_scan);

@@ -241,13 +241,22 @@ static npu_status eltwise_tiles(struct npu_cc *cc, const struct view *v, int nin
 
 /*
  * The dtypes an elementwise operator takes: float32 in and out, except
- * that comparisons and logic (a bool output) read every device dtype:
- * the CVU reads them as fp32, exactly but for int32 beyond 2^24 (int64 is
- * int32 on the device).
+ * that comparisons and logic (a bool output) read every device dtype
+ * (the CVU reads them exactly as fp32, and compares two int32 as
+ * integers), and Add, Sub and Mul of int32 into int32 (int64 is int32 on
+ * the device) are the CVU's exact int32 arithmetic, wrapping as int32 does.
  */
-static bool eltwise_dtype_ok(const npu_ir_tensor *t, bool bool_out)
+static bool eltwise_dtype_ok(const npu_ir_tensor *t, bool bool_out, bool int_arith)
 {
+	if (int_arith)
+		return t->dtype == NPU_DTYPE_INT32;
 	return t->dtype == NPU_DTYPE_FLOAT32 || (bool_out && npu_cc_hw_dtype(t->dtype));
+}
+
+static bool is_int_arith(const struct npu_op *f, const npu_ir_tensor *o)
+{
+	return o->dtype == NPU_DTYPE_INT32 && f->cvu.kind == NPU_OP_CVU_BINARY &&
+	       (f->cvu.fn == NPU_FN_ADD || f->cvu.fn == NPU_FN_SUB || f->cvu.fn == NPU_FN_MUL);
 }
 
 npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n)
@@ -256,6 +265,7 @@ npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n)
 	const npu_ir_tensor *o = npu_ir_output(cc->g, n, 0), *in[2] = { NULL, NULL };
 	bool binary = f && f->cvu.kind == NPU_OP_CVU_BINARY;
 	bool bool_out = o && o->dtype == NPU_DTYPE_BOOL;
+	bool int_arith = f && o && is_int_arith(f, o);
 	int nin = binary ? 2 : 1;
 	struct npu_hw_cvu_params p;
 	struct npu_loc lo, li[2];
@@ -274,14 +284,14 @@ npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n)
 		in[k] = npu_ir_input(cc->g, n, k);
 		if (!in[k])
 			return npu_fail(NPU_ERR_FORMAT, "missing input %d", k);
-		if (!eltwise_dtype_ok(in[k], bool_out))
+		if (!eltwise_dtype_ok(in[k], bool_out, int_arith))
 			return npu_fail(NPU_ERR_UNSUPPORTED, "%s on %s tensors", n->op,
 					npu_dtype_str(in[k]->dtype));
 		dt[k + 1] = npu_cc_hw_dtype(in[k]->dtype);
 		if ((st = npu_cc_loc(cc, n->inputs[k], &li[k])))
 			return st;
 	}
-	if (o->dtype != NPU_DTYPE_FLOAT32 && !bool_out)
+	if (o->dtype != NPU_DTYPE_FLOAT32 && !bool_out && !int_arith)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s producing %s", n->op,
 				npu_dtype_str(o->dtype));
 	dt[0] = npu_cc_hw_dtype(o->dtype);

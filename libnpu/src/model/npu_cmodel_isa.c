@@ -58,6 +58,13 @@ static unsigned insn_minor(const struct npu_hw_insn *in, const char **what)
 	case NPU_CVU_BINARY:
 		m = fn_minor(p->fn);
 		*what = "a CVU function";
+		/* 1.2 adds and multiplies INT32 exactly; 1.1 would round in fp32 */
+		if (in->opcode == NPU_CVU_BINARY && in->opnd[NPU_OPND_SRC0].dtype == NPU_DT_INT32 &&
+		    in->opnd[NPU_OPND_SRC1].dtype == NPU_DT_INT32 &&
+		    in->opnd[NPU_OPND_DST].dtype == NPU_DT_INT32) {
+			m = 2;
+			*what = "int32 arithmetic";
+		}
 		break;
 	case NPU_CVU_REDUCE:
 		m = p->fn >= NPU_REDUCE_ARGMAX ? 2 : p->fn >= NPU_REDUCE_SUM_ABS ? 1 : 0;
