@@ -392,14 +392,17 @@ struct npu_hw_cvu_stage {
 };
 
 /**
- * struct npu_hw_cvu_params - CVU operations, all computed in fp32.
+ * struct npu_hw_cvu_params - CVU operations, computed in fp32 (version
+ * 1.2: SELECT copies bits; INT32-only ADD/SUB/MUL, comparisons, SCAN and
+ * ARGMAX/ARGMIN work on the integers).
  * @fn:		UNARY/BINARY: enum npu_hw_fn; REDUCE: enum npu_hw_reduce_fn;
  *		POOL: enum npu_hw_pool_fn.
  * @flags:	NPU_CVU_F_*.
  * @nstages:	pipeline stages applied to every result before it is
  *		written (0..NPU_CVU_STAGES): the configurable pipeline.
  * @reduce_levels: REDUCE/SOFTMAX/LOGSOFTMAX/LAYERNORM: how many inner
- *		levels of src0 form the reduced axis (1..4).
+ *		levels of src0 form the reduced axis (1..4); SCAN: the scanned
+ *		level is reduce_levels - 1.
  * @imm:	fp32 bits: [0] alpha/lo/eps, [1] beta/hi.
  * @in_scale, @in_zp, @out_scale, @out_zp: quantization framing.
  * @round:	enum npu_hw_round for integer results.
