@@ -79,9 +79,9 @@ typedef enum npu_dtype {
 	NPU_DTYPE_INT8 = 3,
 	NPU_DTYPE_INT32 = 6,
 	NPU_DTYPE_INT64 = 7,
-	NPU_DTYPE_BOOL = 9,		/* one byte, 0 or 1; the compiler folds
-					 * bools away: no model input or output is
-					 * bool yet */
+	NPU_DTYPE_BOOL = 9,		/* one byte, 0 or 1 (an input byte above 1
+					 * is NPU_ERR_INVALID_ARG); on the device
+					 * a uint8 0/1 */
 	NPU_DTYPE_FLOAT16 = 10,
 	NPU_DTYPE_BFLOAT16 = 16,
 } npu_dtype;	/* values follow ONNX TensorProto.DataType */

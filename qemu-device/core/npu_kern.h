@@ -121,6 +121,25 @@ void npu_kern_reduce(float *y, const float *x, size_t outer, size_t inner,
 /* row-wise softmax (or log-softmax) over inner; numerically stable. */
 void npu_kern_softmax(float *y, const float *x, size_t outer, size_t inner,
 		      bool log);
+/*
+ * y[o] = index of the largest (smallest) element of row o, first on ties
+ * (last with @last); a NaN beats every number and the first NaN wins.
+ */
+void npu_kern_argreduce(float *y, const float *x, size_t outer, size_t inner,
+			bool want_max, bool last);
+/* The same over int32 rows, compared as integers. */
+void npu_kern_argreduce_i32(float *y, const int32_t *x, size_t outer, size_t inner,
+			    bool want_max, bool last);
+/*
+ * x is [outer][n][inner]: y is the running sum along n for every (outer,
+ * inner) lane; @exclusive leaves out the element itself, @reverse sums
+ * from the end.  y must not overlap x.  The _i32 variant adds int32
+ * exactly (wrapping modulo 2^32).
+ */
+void npu_kern_scan(float *y, const float *x, size_t outer, size_t n,
+		   size_t inner, bool exclusive, bool reverse);
+void npu_kern_scan_i32(int32_t *y, const int32_t *x, size_t outer, size_t n,
+		       size_t inner, bool exclusive, bool reverse);
 /* y = (x - mean) / sqrt(var + eps) * gamma + beta, rows of length inner;
  * gamma/beta are [outer][inner] like x. */
 void npu_kern_layernorm(float *y, const float *x, const float *gamma,

@@ -409,7 +409,8 @@ static void sqrt_loop(float *y, const float *x, size_t n, bool recip)
 
 bool npu_fn_is_unary(unsigned fn)
 {
-	return fn < NPU_FN_UNARY_END || (fn >= NPU_FN_SIN && fn < NPU_FN_UNARY2_END);
+	return fn < NPU_FN_UNARY_END || (fn >= NPU_FN_SIN && fn < NPU_FN_UNARY2_END) ||
+	       (fn >= NPU_FN_NOT && fn < NPU_FN_UNARY3_END);
 }
 
 bool npu_fn_is_binary(unsigned fn)
@@ -568,6 +569,12 @@ void npu_kern_unary(float *y, const float *x, size_t n, unsigned fn,
 	case NPU_FN_GELU_TANH:
 		gelu_tanh_loop(y, x, n);
 		break;
+	case NPU_FN_NOT:
+		UNARY_LOOP(select_f(v == 0.0f, 1.0f, 0.0f));
+		break;
+	case NPU_FN_TRUNC:
+		UNARY_LOOP(truncf(v));
+		break;
 	default:
 		memset(y, 0, n * sizeof(*y));
 		break;
@@ -615,6 +622,30 @@ static ALWAYS_INLINE float min_nan(float a, float b)
 			break;						\
 		case NPU_FN_POW:					\
 			BLOOP(powf(av, bv), B);				\
+			break;						\
+		case NPU_FN_EQUAL:					\
+			BLOOP(select_f(av == bv, 1.0f, 0.0f), B);	\
+			break;						\
+		case NPU_FN_LESS:					\
+			BLOOP(select_f(av < bv, 1.0f, 0.0f), B);	\
+			break;						\
+		case NPU_FN_GREATER:					\
+			BLOOP(select_f(av > bv, 1.0f, 0.0f), B);	\
+			break;						\
+		case NPU_FN_LESS_EQUAL:					\
+			BLOOP(select_f(av <= bv, 1.0f, 0.0f), B);	\
+			break;						\
+		case NPU_FN_GREATER_EQUAL:				\
+			BLOOP(select_f(av >= bv, 1.0f, 0.0f), B);	\
+			break;						\
+		case NPU_FN_AND:					\
+			BLOOP(select_f((av != 0.0f) & (bv != 0.0f), 1.0f, 0.0f), B); \
+			break;						\
+		case NPU_FN_OR:						\
+			BLOOP(select_f((av != 0.0f) | (bv != 0.0f), 1.0f, 0.0f), B); \
+			break;						\
+		case NPU_FN_XOR:					\
+			BLOOP(select_f((av != 0.0f) != (bv != 0.0f), 1.0f, 0.0f), B); \
 			break;						\
 		default:						\
 			memset(y, 0, n * sizeof(*y));			\
@@ -772,6 +803,100 @@ void npu_kern_reduce(float *y, const float *x, size_t outer, size_t inner,
 		}
 		/* y[o] may alias row o's first element: written after reading */
 		y[o] = r;
+	}
+}
+
+/* a beats the best b so far: larger (smaller), or the first NaN. */
+static ALWAYS_INLINE bool arg_better(float a, float b, bool want_max, bool last)
+{
+	if (b != b)
+		return false;
+	if (a != a)
+		return true;
+	if (last)
+		return want_max ? a >= b : a <= b;
+	return want_max ? a > b : a < b;
+}
+
+void npu_kern_argreduce(float *y, const float *x, size_t outer, size_t inner,
+			bool want_max, bool last)
+{
+	for (size_t o = 0; o < outer; o++) {
+		const float *row = x + o * inner;
+		size_t best = 0;
+
+		for (size_t i = 1; i < inner; i++)
+			if (arg_better(row[i], row[best], want_max, last))
+				best = i;
+		y[o] = (float)best;
+	}
+}
+
+void npu_kern_argreduce_i32(float *y, const int32_t *x, size_t outer, size_t inner,
+			    bool want_max, bool last)
+{
+	for (size_t o = 0; o < outer; o++) {
+		const int32_t *row = x + o * inner;
+		size_t best = 0;
+
+		for (size_t i = 1; i < inner; i++) {
+			bool better = want_max ? (last ? row[i] >= row[best] : row[i] > row[best]) :
+						 (last ? row[i] <= row[best] : row[i] < row[best]);
+
+			if (better)
+				best = i;
+		}
+		y[o] = (float)best;
+	}
+}
+
+void npu_kern_scan(float *y, const float *x, size_t outer, size_t n,
+		   size_t inner, bool exclusive, bool reverse)
+{
+	for (size_t o = 0; o < outer; o++) {
+		for (size_t j = 0; j < inner; j++) {
+			const float *xr = x + o * n * inner + j;
+			float *yr = y + o * n * inner + j;
+			float acc = 0.0f;
+
+			for (size_t k = 0; k < n; k++) {
+				size_t i = (reverse ? n - 1 - k : k) * inner;
+				float v = xr[i];
+
+				if (exclusive) {
+					yr[i] = acc;
+					acc += v;
+				} else {
+					acc += v;
+					yr[i] = acc;
+				}
+			}
+		}
+	}
+}
+
+void npu_kern_scan_i32(int32_t *y, const int32_t *x, size_t outer, size_t n,
+		       size_t inner, bool exclusive, bool reverse)
+{
+	for (size_t o = 0; o < outer; o++) {
+		for (size_t j = 0; j < inner; j++) {
+			const int32_t *xr = x + o * n * inner + j;
+			int32_t *yr = y + o * n * inner + j;
+			uint32_t acc = 0;	/* wraps modulo 2^32, as int32 adds do */
+
+			for (size_t k = 0; k < n; k++) {
+				size_t i = (reverse ? n - 1 - k : k) * inner;
+				uint32_t v = (uint32_t)xr[i];
+
+				if (exclusive) {
+					yr[i] = (int32_t)acc;
+					acc += v;
+				} else {
+					acc += v;
+					yr[i] = (int32_t)acc;
+				}
+			}
+		}
 	}
 }
 

@@ -33,6 +33,9 @@ static unsigned op_operands(unsigned op, unsigned flags)
 			return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_SRC1) | BIT(NPU_OPND_DST);
 		return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_SRC1) |
 		       BIT(NPU_OPND_SRC2) | BIT(NPU_OPND_DST);
+	case NPU_CVU_SELECT:
+		return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_SRC1) |
+		       BIT(NPU_OPND_SRC2) | BIT(NPU_OPND_DST);
 	default:
 		return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_DST);
 	}
@@ -45,6 +48,30 @@ static bool op_is_rowwise(unsigned op)
 }
 
 /* ---- validation ---- */
+
+static bool is_argreduce(unsigned fn)
+{
+	return fn == NPU_REDUCE_ARGMAX || fn == NPU_REDUCE_ARGMIN;
+}
+
+/*
+ * SELECT copies element bits: the two values and the destination share a
+ * dtype and nothing converts them (no quantisation, no stages).
+ */
+static int check_select(const struct npu_dinsn *di, const struct npu_shape *sh)
+{
+	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
+	unsigned dt = di->opnd[NPU_OPND_DST].dtype;
+
+	if (p->fn || p->nstages || (p->flags & (NPU_CVU_F_IN_QUANT | NPU_CVU_F_OUT_QUANT)))
+		return NPU_IE_PARAM;
+	if (di->opnd[NPU_OPND_SRC1].dtype != dt || di->opnd[NPU_OPND_SRC2].dtype != dt)
+		return NPU_IE_DTYPE;
+	for (unsigned o = NPU_OPND_SRC1; o <= NPU_OPND_DST; o++)
+		if (!npu_shape_equal(&sh[NPU_OPND_SRC0], &sh[o]))
+			return NPU_IE_SHAPE;
+	return 0;
+}
 
 /*
  * Reserved fields, flags, stages and quantisation framing: everything
@@ -95,6 +122,11 @@ static int check_params(const struct npu_dinsn *di)
 	    (di->raw.opcode != NPU_CVU_POOL || p->fn != NPU_POOL_AVG))
 		return NPU_IE_PARAM;
 	if ((p->flags & NPU_CVU_F_RMS) && di->raw.opcode != NPU_CVU_LAYERNORM)
+		return NPU_IE_PARAM;
+	if ((p->flags & NPU_CVU_F_EXCLUSIVE) && di->raw.opcode != NPU_CVU_SCAN)
+		return NPU_IE_PARAM;
+	if ((p->flags & NPU_CVU_F_REVERSE) && di->raw.opcode != NPU_CVU_SCAN &&
+	    !(di->raw.opcode == NPU_CVU_REDUCE && is_argreduce(p->fn)))
 		return NPU_IE_PARAM;
 	return 0;
 }
@@ -213,6 +245,10 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 	case NPU_CVU_REDUCE:
 		if (p->fn >= NPU_REDUCE_END)
 			return NPU_IE_PARAM;
+		/* an index is an integer: written as one, unconverted */
+		if (is_argreduce(p->fn) &&
+		    (di->opnd[NPU_OPND_DST].dtype != NPU_DT_INT32 || p->nstages || (p->flags & NPU_CVU_F_OUT_QUANT)))
+			return NPU_IE_DTYPE;
 		uses_rl = true;
 		if (r < 1 || r > CVU_MAX_REDUCE_LEVELS || r > x->nd)
 			return NPU_IE_PARAM;
@@ -254,6 +290,20 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 		ret = check_pool(p, x, y);
 		if (ret)
 			return ret;
+		break;
+	case NPU_CVU_SELECT:
+		ret = check_select(di, sh);
+		if (ret)
+			return ret;
+		break;
+	case NPU_CVU_SCAN:
+		if (p->fn)
+			return NPU_IE_PARAM;
+		uses_rl = true;
+		if (r < 1 || r > x->nd)
+			return NPU_IE_PARAM;
+		if (!npu_shape_equal(x, y))
+			return NPU_IE_SHAPE;
 		break;
 	default:
 		return NPU_IE_OPCODE;
@@ -401,6 +451,135 @@ static int store_result(struct npu_exec_ctx *ctx, const float *y, size_t n)
 	}
 }
 
+/* SELECT: element bits of src1 or src2, as src0 (any dtype) is non-zero. */
+static int select_exec(struct npu_exec_ctx *ctx)
+{
+	struct npu_view cv, av, bv, dv;
+	const float *c;
+	const uint8_t *a, *b;
+	uint8_t *y;
+	size_t n;
+	int st = 0;
+
+	npu_opnd_view(ctx, NPU_OPND_SRC0, &cv);
+	npu_opnd_view(ctx, NPU_OPND_SRC1, &av);
+	npu_opnd_view(ctx, NPU_OPND_SRC2, &bv);
+	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+	n = (size_t)npu_view_elems(&dv);
+	c = npu_view_load_f32(ctx, &cv, &st);
+	a = c ? npu_view_load(ctx, &av, &st) : NULL;
+	b = a ? npu_view_load(ctx, &bv, &st) : NULL;
+	y = b ? npu_ctx_alloc(ctx, n * dv.esz) : NULL;
+	if (!y)
+		return status_or_internal(st);
+	for (size_t i = 0; i < n; i++)
+		memcpy(y + i * dv.esz, (c[i] != 0.0f ? a : b) + i * dv.esz, dv.esz);
+	return npu_view_store(ctx, &dv, y);
+}
+
+/*
+ * ADD, SUB and MUL of INT32 into INT32, nothing converted and no stages:
+ * int32 arithmetic, wrapping modulo 2^32 (version 1.2), where fp32 would
+ * round beyond 2^24.
+ */
+static bool is_int_arith(const struct npu_dinsn *di)
+{
+	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
+
+	return di->raw.opcode == NPU_CVU_BINARY &&
+	       (p->fn == NPU_FN_ADD || p->fn == NPU_FN_SUB || p->fn == NPU_FN_MUL) &&
+	       !p->nstages && !(p->flags & (NPU_CVU_F_IN_QUANT | NPU_CVU_F_OUT_QUANT)) &&
+	       di->opnd[NPU_OPND_SRC0].dtype == NPU_DT_INT32 &&
+	       di->opnd[NPU_OPND_SRC1].dtype == NPU_DT_INT32 &&
+	       di->opnd[NPU_OPND_DST].dtype == NPU_DT_INT32;
+}
+
+static int int_arith_exec(struct npu_exec_ctx *ctx)
+{
+	unsigned fn = ctx->di->raw.params.cvu.fn;
+	struct npu_view av, bv, dv;
+	const int32_t *a, *b;
+	int32_t *y;
+	size_t n;
+	int st = 0;
+
+	npu_opnd_view(ctx, NPU_OPND_SRC0, &av);
+	npu_opnd_view(ctx, NPU_OPND_SRC1, &bv);
+	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+	n = (size_t)npu_view_elems(&dv);
+	a = npu_view_load(ctx, &av, &st);
+	b = a ? npu_view_load(ctx, &bv, &st) : NULL;
+	y = b ? npu_ctx_alloc(ctx, n * sizeof(*y)) : NULL;
+	if (!y)
+		return status_or_internal(st);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = (uint32_t)a[i], v = (uint32_t)b[i];
+
+		y[i] = (int32_t)(fn == NPU_FN_ADD ? u + v : fn == NPU_FN_SUB ? u - v : u * v);
+	}
+	return npu_view_store(ctx, &dv, y);
+}
+
+/* SCAN of int32 into int32, nothing converted: added exactly. */
+static int scan_i32_exec(struct npu_exec_ctx *ctx, size_t outer, size_t len, size_t inner)
+{
+	const struct npu_hw_cvu_params *p = &ctx->di->raw.params.cvu;
+	struct npu_view xv, dv;
+	const int32_t *x;
+	int32_t *y;
+	int st = 0;
+
+	npu_opnd_view(ctx, NPU_OPND_SRC0, &xv);
+	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+	x = npu_view_load(ctx, &xv, &st);
+	y = x ? npu_ctx_alloc(ctx, outer * len * inner * sizeof(*y)) : NULL;
+	if (!y)
+		return status_or_internal(st);
+	npu_kern_scan_i32(y, x, outer, len, inner, p->flags & NPU_CVU_F_EXCLUSIVE,
+			  p->flags & NPU_CVU_F_REVERSE);
+	return npu_view_store(ctx, &dv, y);
+}
+
+/*
+ * A comparison of two INT32 sources (not dequantised) compares the
+ * integers themselves: exact over all of int32, where fp32 would merge
+ * neighbours beyond 2^24.  Returns false (and leaves @y) otherwise.
+ */
+static bool int_compare(struct npu_exec_ctx *ctx, float *y, size_t n, int *st)
+{
+	const struct npu_dinsn *di = ctx->di;
+	unsigned fn = di->raw.params.cvu.fn;
+	struct npu_view av, bv;
+	const int32_t *a, *b;
+
+	if (fn < NPU_FN_EQUAL || fn > NPU_FN_GREATER_EQUAL ||
+	    (di->raw.params.cvu.flags & NPU_CVU_F_IN_QUANT) ||
+	    di->opnd[NPU_OPND_SRC0].dtype != NPU_DT_INT32 ||
+	    di->opnd[NPU_OPND_SRC1].dtype != NPU_DT_INT32)
+		return false;
+	npu_opnd_view(ctx, NPU_OPND_SRC0, &av);
+	npu_opnd_view(ctx, NPU_OPND_SRC1, &bv);
+	a = npu_view_load(ctx, &av, st);
+	b = a ? npu_view_load(ctx, &bv, st) : NULL;
+	if (!b) {
+		*st = status_or_internal(*st);
+		return true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool r;
+
+		switch (fn) {
+		case NPU_FN_EQUAL: r = a[i] == b[i]; break;
+		case NPU_FN_LESS: r = a[i] < b[i]; break;
+		case NPU_FN_GREATER: r = a[i] > b[i]; break;
+		case NPU_FN_LESS_EQUAL: r = a[i] <= b[i]; break;
+		default: r = a[i] >= b[i]; break;
+		}
+		y[i] = r ? 1.0f : 0.0f;
+	}
+	return true;
+}
+
 static int cvu_exec(struct npu_exec_ctx *ctx)
 {
 	const struct npu_dinsn *di = ctx->di;
@@ -414,6 +593,17 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 	int st = 0;
 
 	cvu_cost(ctx);
+	if (op == NPU_CVU_SELECT)
+		return select_exec(ctx);
+	if (is_int_arith(di))
+		return int_arith_exec(ctx);
+	npu_opnd_view(ctx, NPU_OPND_SRC0, &xv);
+	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+	if (op == NPU_CVU_SCAN && xv.dtype == NPU_DT_INT32 && dv.dtype == NPU_DT_INT32 &&
+	    !p->nstages && !(p->flags & (NPU_CVU_F_IN_QUANT | NPU_CVU_F_OUT_QUANT)))
+		return scan_i32_exec(ctx, dims_prod(&xv, p->reduce_levels, xv.ndims),
+				     xv.dims[p->reduce_levels - 1],
+				     dims_prod(&xv, 0, p->reduce_levels - 1));
 	for (unsigned o = NPU_OPND_SRC0; o <= NPU_OPND_SRC2; o++) {
 		if (!di->used[o])
 			continue;
@@ -421,8 +611,6 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 		if (!src[o])
 			return st;
 	}
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &xv);
-	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
 	n = (size_t)npu_view_elems(&dv);
 	y = npu_ctx_alloc(ctx, n * sizeof(float));
 	if (!y)
@@ -437,10 +625,33 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 			       npu_f32_from_bits(p->imm[1]));
 		break;
 	case NPU_CVU_BINARY:
+		if (int_compare(ctx, y, n, &st)) {
+			if (st)
+				return st;
+			break;
+		}
 		npu_kern_binary(y, src[0], src[1], n, p->fn);
 		break;
 	case NPU_CVU_REDUCE:
-		npu_kern_reduce(y, src[0], outer, inner, p->fn);
+		if (is_argreduce(p->fn) && xv.dtype == NPU_DT_INT32 &&
+		    !(p->flags & NPU_CVU_F_IN_QUANT)) {
+			/* int32 rows compare as integers: exact beyond 2^24 */
+			const int32_t *xi = npu_view_load(ctx, &xv, &st);
+
+			if (!xi)
+				return status_or_internal(st);
+			npu_kern_argreduce_i32(y, xi, outer, inner, p->fn == NPU_REDUCE_ARGMAX,
+					       p->flags & NPU_CVU_F_REVERSE);
+		} else if (is_argreduce(p->fn))
+			npu_kern_argreduce(y, src[0], outer, inner, p->fn == NPU_REDUCE_ARGMAX,
+					   p->flags & NPU_CVU_F_REVERSE);
+		else
+			npu_kern_reduce(y, src[0], outer, inner, p->fn);
+		break;
+	case NPU_CVU_SCAN:
+		npu_kern_scan(y, src[0], outer, xv.dims[p->reduce_levels - 1],
+			      dims_prod(&xv, 0, p->reduce_levels - 1),
+			      p->flags & NPU_CVU_F_EXCLUSIVE, p->flags & NPU_CVU_F_REVERSE);
 		break;
 	case NPU_CVU_SOFTMAX:
 	case NPU_CVU_LOGSOFTMAX:
@@ -514,6 +725,8 @@ const struct npu_unit_ops *npu_unit_cvu(unsigned opcode)
 	case NPU_CVU_LOGSOFTMAX:
 	case NPU_CVU_LAYERNORM:
 	case NPU_CVU_POOL:
+	case NPU_CVU_SELECT:
+	case NPU_CVU_SCAN:
 		return &cvu_ops;
 	default:
 		return NULL;

@@ -73,15 +73,15 @@ npu_status irb_compile(npu_ir_graph *g, const char *spec, struct npu_cmodel **cm
 
 npu_status irb_exec(struct npu_cmodel *cm, const char *spec, void *const *x, void *const *y)
 {
-	npu_tensor in[8], out[8];
+	npu_tensor in[16], out[16];
 	npu_model *m = calloc(1, sizeof(*m));
 	npu_device *dev;
 	npu_context *ctx;
 	npu_status st;
 
 	ck_assert_ptr_nonnull(m);
-	ck_assert_uint_le(cm->ninputs, 8);
-	ck_assert_uint_le(cm->noutputs, 8);
+	ck_assert_uint_le(cm->ninputs, 16);
+	ck_assert_uint_le(cm->noutputs, 16);
 	m->cm = cm;
 	for (uint32_t i = 0; i < cm->ninputs; i++)
 		in[i] = (npu_tensor){ NULL, cm->inputs[i].info.dtype, x[i],

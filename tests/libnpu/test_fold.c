@@ -270,7 +270,7 @@ END_TEST
 
 /* ---- whole subgraphs through the loader and the compiler ---- */
 
-/* Infer with the registry (refusing bools), then compile for 14 clusters. */
+/* Infer with the registry, then compile for 14 clusters. */
 static npu_status compile(npu_ir_graph *g, struct npu_cmodel **cm)
 {
 	struct npu_compile_target tgt = { .clusters = 14, .tpbs = 4, .hbsm_size = 2u << 20,
@@ -389,11 +389,13 @@ START_TEST(fold_causal_mask)
 		}
 	npu_ir_graph_free(g);
 
-	/* A float mask over the 16 MiB folding budget stays a Where. */
+	/* A float mask over the 16 MiB folding budget stays a Where: a
+	 * SELECT at run time on its constant bool condition. */
 	g = causal_mask(2100);
-	ck_assert_int_eq(compile(g, &cm), NPU_ERR_UNSUPPORTED);
-	ck_assert_str_eq(npu_last_error(),
-			 "operator 'Where' (node 'mask', opset 13) is not supported by the NPU compiler: its constant output is too large to fold");
+	ck_assert_msg(compile(g, &cm) == NPU_OK, "%s", npu_last_error());
+	ck_assert_int_eq(g->n_nodes, 2);
+	ck_assert_str_eq(g->nodes[0].op, "Where");
+	npu_cmodel_free(cm);
 	npu_ir_graph_free(g);
 }
 END_TEST
@@ -432,55 +434,58 @@ START_TEST(bool_loader_and_refusals)
 	ck_assert(y[0] == 0 && y[1] == 2 && y[2] == 3);
 	npu_ir_graph_free(g);
 
-	/* A bool computed at run time reaches no rewrite: refused by name. */
+	/* A bool computed at run time is a 0/1 byte on the device. */
 	b = onnxb_new(8, 13);
 	onnxb_input(b, "x", ONNXB_F32, 1, D(3));
 	onnxb_attr_i(b, onnxb_node(b, "Cast", "tobool", "x", "xb"), "to", ONNXB_BOOL);
 	onnxb_attr_i(b, onnxb_node(b, "Cast", "back", "xb", "y"), "to", ONNXB_F32);
 	onnxb_output(b, "y", ONNXB_F32, 1, D(3));
 	g = parse(b);
-	ck_assert_int_eq(compile(g, &cm), NPU_ERR_UNSUPPORTED);
-	ck_assert_str_eq(npu_last_error(),
-			 "node 'tobool' (Cast): tensor 'xb' is bool, which the NPU compiler does not support yet (bools must fold away at compile time)");
+	ck_assert_msg(compile(g, &cm) == NPU_OK, "%s", npu_last_error());
+	x[0] = 0;
+	x[1] = -0.25f;
+	x[2] = NAN;
+	run(cm, x, y);
+	ck_assert(y[0] == 0 && y[1] == 1 && y[2] == 1);
 	npu_ir_graph_free(g);
 
-	/* A bool graph input is refused by name. */
+	/* A run-time Equal runs on the CVU, its bool feeds a run-time Where. */
 	b = onnxb_new(8, 13);
-	onnxb_input(b, "keep", ONNXB_BOOL, 1, D(4));
-	onnxb_input(b, "x", ONNXB_F32, 1, D(4));
+	onnxb_input(b, "x", ONNXB_F32, 1, D(3));
 	onnxb_init(b, "z", ONNXB_F32, 0, NULL, &(float){ 0 }, 4);
-	onnxb_node(b, "Where", NULL, "keep,x,z", "y");
-	onnxb_output(b, "y", ONNXB_F32, 1, D(4));
-	g = parse(b);
-	ck_assert_int_eq(compile(g, &cm), NPU_ERR_UNSUPPORTED);
-	ck_assert_str_eq(npu_last_error(),
-			 "graph input 'keep' is bool, which the NPU compiler does not support yet");
-	npu_ir_graph_free(g);
-
-	/* A run-time Equal does not fold: refused as an operator that runs
-	 * only on constants, by the registry check and by the compiler. */
-	b = onnxb_new(8, 13);
-	onnxb_input(b, "x", ONNXB_F32, 1, D(4));
-	onnxb_init(b, "z", ONNXB_F32, 0, NULL, &(float){ 0 }, 4);
+	onnxb_init(b, "seven", ONNXB_F32, 0, NULL, &(float){ 7 }, 4);
 	onnxb_node(b, "Equal", "is_pad", "x,z", "pad");
-	onnxb_node(b, "Where", NULL, "pad,z,x", "y");
-	onnxb_output(b, "y", ONNXB_F32, 1, D(4));
+	onnxb_node(b, "Where", NULL, "pad,seven,x", "y");
+	onnxb_output(b, "y", ONNXB_F32, 1, D(3));
 	g = parse(b);
 	ck_assert_int_eq(npu_ir_infer_shapes(g, rules), NPU_OK);
-	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_ERR_UNSUPPORTED);
-	ck_assert_str_eq(npu_last_error(),
-			 "operator 'Equal' (node 'is_pad', opset 13) is not supported by the NPU compiler: only on constant inputs, which fold away");
+	ck_assert_int_eq(npu_ops_check_supported(g, NULL), NPU_OK);
 	npu_ir_graph_free(g);
 	b = onnxb_new(8, 13);
-	onnxb_input(b, "x", ONNXB_F32, 1, D(4));
+	onnxb_input(b, "x", ONNXB_F32, 1, D(3));
 	onnxb_init(b, "z", ONNXB_F32, 0, NULL, &(float){ 0 }, 4);
+	onnxb_init(b, "seven", ONNXB_F32, 0, NULL, &(float){ 7 }, 4);
 	onnxb_node(b, "Equal", "is_pad", "x,z", "pad");
-	onnxb_node(b, "Where", NULL, "pad,z,x", "y");
-	onnxb_output(b, "y", ONNXB_F32, 1, D(4));
+	onnxb_node(b, "Where", NULL, "pad,seven,x", "y");
+	onnxb_output(b, "y", ONNXB_F32, 1, D(3));
+	g = parse(b);
+	ck_assert_msg(compile(g, &cm) == NPU_OK, "%s", npu_last_error());
+	x[0] = 0;
+	x[1] = INFINITY;
+	x[2] = -0.0f;
+	run(cm, x, y);
+	ck_assert(y[0] == 7 && isinf(y[1]) && y[2] == 7);
+	npu_ir_graph_free(g);
+
+	/* A bool where no lowering takes one: refused naming the operator. */
+	b = onnxb_new(8, 13);
+	onnxb_input(b, "x", ONNXB_F32, 1, D(3));
+	onnxb_attr_i(b, onnxb_node(b, "Cast", "tobool", "x", "xb"), "to", ONNXB_BOOL);
+	onnxb_attr_i(b, onnxb_node(b, "ReduceMax", "rm", "xb", "y"), "keepdims", 1);
+	onnxb_output(b, "y", ONNXB_BOOL, 1, D(1));
 	g = parse(b);
 	ck_assert_int_eq(compile(g, &cm), NPU_ERR_UNSUPPORTED);
-	ck_assert_str_eq(npu_last_error(),
-			 "operator 'Equal' (node 'is_pad', opset 13) is not supported by the NPU compiler: only on constant inputs, which fold away");
+	ck_assert_str_eq(npu_last_error(), "node 'rm' (ReduceMax): ReduceMax on bool");
 	npu_ir_graph_free(g);
 }
 END_TEST

@@ -473,7 +473,7 @@ START_TEST(err_tensors)
 	b = small_model();
 	onnxb_input(b, "d", ONNXB_F64, 1, D(2));
 	ck_assert_str_eq(parse_fail(b, NPU_ERR_UNSUPPORTED),
-			 "graph input 'd' has data type DOUBLE, which libnpu does not support (it supports FLOAT, FLOAT16, BFLOAT16, INT8, UINT8, INT32 and INT64)");
+			 "graph input 'd' has data type DOUBLE, which libnpu does not support (it supports FLOAT, FLOAT16, BFLOAT16, INT8, UINT8, INT32, INT64 and BOOL)");
 	b = small_model();
 	onnxb_model(b)->graph->initializer[1]->data_type = 99;
 	ck_assert_str_eq(parse_fail(b, NPU_ERR_FORMAT),

@@ -48,7 +48,8 @@ static const char *entry_problem(const struct npu_op *d, char *buf, size_t len)
 			 d->name);
 	else if (d->cvu.kind == NPU_OP_CVU_UNARY &&
 		 !(d->cvu.fn < NPU_FN_UNARY_END ||
-		   (d->cvu.fn >= NPU_FN_SIN && d->cvu.fn < NPU_FN_UNARY2_END)))
+		   (d->cvu.fn >= NPU_FN_SIN && d->cvu.fn < NPU_FN_UNARY2_END) ||
+		   (d->cvu.fn >= NPU_FN_NOT && d->cvu.fn < NPU_FN_UNARY3_END)))
 		snprintf(buf, len, "%s: CVU function %u is not unary", d->name, d->cvu.fn);
 	else if (d->cvu.kind == NPU_OP_CVU_BINARY &&
 		 !(d->cvu.fn >= NPU_FN_ADD && d->cvu.fn < NPU_FN_BINARY_END))

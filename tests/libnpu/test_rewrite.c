@@ -959,22 +959,25 @@ START_TEST(rewrite_table_order)
 	static const char *const ops[] = {
 		"Add", "AveragePool", "BatchNormalization", "BitShift", "Cast", "CastLike",
 		"Clip", "Conv", "ConvTranspose", "DepthToSpace", "DequantizeLinear", "Div",
-		"DynamicQuantizeLinear", "Expand", "EyeLike", "Gather", "GatherElements",
-		"GatherND", "Gemm", "GridSample", "Hardmax", "InstanceNormalization", "LRN",
+		"Dropout", "DynamicQuantizeLinear", "Expand", "EyeLike", "Gather",
+		"GatherElements", "GatherND", "Gemm", "GridSample", "Hardmax",
+		"InstanceNormalization", "IsInf", "IsNaN", "LRN",
 		"LayerNormalization", "MatMul", "Max", "MaxPool", "Mean",
 		"MeanVarianceNormalization", "Min", "Mod", "Mul", "NegativeLogLikelihoodLoss",
 		"Pad", "Pow", "QLinearMatMul", "QuantizeLinear", "ReduceMax", "ReduceMean",
 		"ReduceMin", "ReduceProd", "ReduceSum", "Resize", "ReverseSequence", "Scatter",
 		"ScatterElements", "ScatterND", "SoftmaxCrossEntropyLoss", "SpaceToDepth", "Sub",
-		"Sum", "Tile", "Trilu", "Upsample",
+		"Sum", "Tile", "Trilu", "Upsample", "Where",
 	};
 	/* ... and where an operator has several, they keep their order. */
 	static const struct {
 		const char *op;
 		npu_rewrite_fn fns[NPU_REWRITE_FNS_MAX];
 	} multi[] = {
-		{ "Max", { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },
-		{ "Min", { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },
+		{ "Max", { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16,
+			  npu_rewrite_minmax_int } },
+		{ "Min", { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16,
+			  npu_rewrite_minmax_int } },
 		{ "MaxPool", { npu_rewrite_pool3d, npu_rewrite_8bit } },
 		{ "Mod", { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
 		{ "QuantizeLinear", { npu_rewrite_quant_axis, npu_rewrite_quant_computed } },

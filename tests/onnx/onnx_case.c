@@ -82,6 +82,11 @@ static int tol_ok(npu_dtype dt, const void *got, const void *want, size_t n, cha
 			b = ((const int32_t *)want)[i];
 			tol = 0;
 			break;
+		case NPU_DTYPE_BOOL:	/* bytes 0 and 1, exactly */
+			a = ((const uint8_t *)got)[i];
+			b = ((const uint8_t *)want)[i];
+			tol = 0;
+			break;
 		default:
 			sprintf(msg, "dtype %d", (int)dt);
 			return 0;

@@ -587,5 +587,49 @@ v = struct.unpack('<5q', open(sys.argv[1], 'rb').read())
 sys.exit(0 if all(x in (0, 1) for x in v[:3]) and v[3:] == (7, -9) else 1)" \
 	"$TMP/i64gen/cat.bin" && ok || no "generated int64 inputs are 0 or 1"
 
+# ---- bool inputs and outputs (masks): bytes 0/1, uint8 on the device ----
+# mask bool [1,4] -> Not -> keep bool [1,4]; .npy '|b1' and raw in, raw out.
+python3 - "$TMP" <<'EOF'
+import struct, sys
+tmp = sys.argv[1]
+
+def enc(v):
+    o = bytearray()
+    while True:
+        c = v & 0x7f; v >>= 7
+        o.append(c | (0x80 if v else 0))
+        if not v:
+            return bytes(o)
+
+def fld(n, v):
+    if isinstance(v, int):
+        return enc(n << 3) + enc(v)
+    return enc(n << 3 | 2) + enc(len(v)) + v
+
+def vinfo(name, dims):
+    shape = b''.join(fld(1, fld(1, d)) for d in dims)
+    return fld(1, name) + fld(2, fld(1, fld(1, 9) + fld(2, shape)))
+
+node = fld(1, b'mask') + fld(2, b'keep') + fld(4, b'Not')
+graph = (fld(1, node) + fld(2, b'b') + fld(11, vinfo(b'mask', [1, 4])) +
+         fld(12, vinfo(b'keep', [1, 4])))
+open(tmp + '/bool.onnx', 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph))
+m = bytes([1, 0, 0, 1])
+h = "{'descr': '|b1', 'fortran_order': False, 'shape': (1, 4), }"
+h = (h + ' ' * ((64 - (10 + len(h) + 1) % 64) % 64) + '\n').encode()
+open(tmp + '/mask.npy', 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h + m)
+open(tmp + '/mask.raw', 'wb').write(m)
+open(tmp + '/bad.raw', 'wb').write(bytes([1, 0, 255, 1]))
+open(tmp + '/keep.want', 'wb').write(bytes([0, 1, 1, 0]))
+EOF
+"$BIN" "$TMP/bool.onnx" --device emu --iterations 1 --input mask="$TMP/mask.npy" \
+	--output-dir "$TMP/bnpy" >/dev/null 2>"$TMP/err" && ok || no "bool .npy input: $(cat "$TMP/err")"
+same "bool .npy in, bool out" "$TMP/bnpy/keep.bin" "$TMP/keep.want"
+"$BIN" "$TMP/bool.onnx" --device emu --iterations 1 --input mask="$TMP/mask.raw" \
+	--output-dir "$TMP/braw" >/dev/null 2>"$TMP/err" && ok || no "bool raw input: $(cat "$TMP/err")"
+same "bool raw in, bool out" "$TMP/braw/keep.bin" "$TMP/keep.want"
+expect_exit "bool input byte other than 0/1" 1 "$TMP/bool.onnx" --device emu --input mask="$TMP/bad.raw"
+err_has "bool input byte named" "input 'mask': element 2 is 255; a bool tensor holds bytes 0 (false) and 1 (true) only"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -255,9 +255,11 @@ static npu_dtype npy_dtype(const char *descr)
 		{ "f4", NPU_DTYPE_FLOAT32 }, { "f2", NPU_DTYPE_FLOAT16 },
 		{ "u1", NPU_DTYPE_UINT8 }, { "i1", NPU_DTYPE_INT8 },
 		{ "i4", NPU_DTYPE_INT32 }, { "i8", NPU_DTYPE_INT64 },
+		{ "b1", NPU_DTYPE_BOOL },
 	};
 
-	int one_byte = !strcmp(descr + 1, "u1") || !strcmp(descr + 1, "i1");
+	int one_byte = !strcmp(descr + 1, "u1") || !strcmp(descr + 1, "i1") ||
+		       !strcmp(descr + 1, "b1");
 
 	/* Little-endian ('<'), not applicable ('|') or native ('='; the
 	 * tool is built for little-endian hosts, like the device); single
@@ -613,6 +615,12 @@ static int copy_one(npu_context *ctx, const struct nr_input *in, size_t index, u
 		return 0;
 	}
 	memcpy(buf, (const char *)in->data + (size_t)b * bytes, bytes);
+	/* The zero-copy buffer skips npu_run()'s check: the same one here. */
+	for (size_t i = 0; in->info.dtype == NPU_DTYPE_BOOL && i < bytes; i++)
+		if (((const uint8_t *)buf)[i] > 1)
+			return nr_fail(NR_EXIT_RUNTIME, "input '%s': element %zu is %u; a bool "
+				       "tensor holds bytes 0 (false) and 1 (true) only",
+				       in->info.name, i, ((const uint8_t *)buf)[i]);
 	return 0;
 }
 

@@ -23,7 +23,10 @@
 #define NPU_PROG_VERSION_MAJOR		1
 /*
  * 1.1: NPU_FN_SIN .. NPU_FN_SIGN, NPU_REDUCE_SUM_ABS .. PROD.
- * 1.2: NPU_FN_SILU, NPU_FN_GELU_TANH; NPU_CVU_F_RMS (RMS norm).
+ * 1.2: NPU_FN_SILU, NPU_FN_GELU_TANH; NPU_CVU_F_RMS (RMS norm);
+ * comparisons and logic NPU_FN_EQUAL .. NPU_FN_XOR, NPU_FN_NOT and
+ * NPU_FN_TRUNC, NPU_CVU_SELECT, NPU_CVU_SCAN (NPU_CVU_F_EXCLUSIVE,
+ * NPU_CVU_F_REVERSE), NPU_REDUCE_ARGMAX and NPU_REDUCE_ARGMIN.
  */
 #define NPU_PROG_VERSION_MINOR		2
 #define NPU_PROG_MAX_INSNS		65536
@@ -202,6 +205,9 @@ enum npu_hw_cvu_op {
 	NPU_CVU_LOGSOFTMAX = 5,
 	NPU_CVU_LAYERNORM = 6,	/* src1 = gamma, src2 = beta; NPU_CVU_F_RMS: no src2 */
 	NPU_CVU_POOL = 7,
+	/* version 1.2 */
+	NPU_CVU_SELECT = 8,	/* dst = src0 != 0 ? src1 : src2, element bits copied */
+	NPU_CVU_SCAN = 9,	/* running sum along level reduce_levels - 1 of src0 */
 };
 enum npu_hw_dtdu_op {
 	NPU_DTDU_COPY = 1,
@@ -260,7 +266,20 @@ enum npu_hw_fn {
 	NPU_FN_MIN = 37,
 	NPU_FN_PRELU = 38,	/* a < 0 ? a * b : a */
 	NPU_FN_POW = 39,
-	NPU_FN_BINARY_END = 40,
+	/*
+	 * Comparisons and logic (version 1.2): 1.0 if true, else 0.0.  A
+	 * comparison with a NaN is false (EQUAL too); AND, OR and XOR take
+	 * any non-zero (NaN included) as true.
+	 */
+	NPU_FN_EQUAL = 40,
+	NPU_FN_LESS = 41,
+	NPU_FN_GREATER = 42,
+	NPU_FN_LESS_EQUAL = 43,
+	NPU_FN_GREATER_EQUAL = 44,
+	NPU_FN_AND = 45,
+	NPU_FN_OR = 46,
+	NPU_FN_XOR = 47,
+	NPU_FN_BINARY_END = 48,
 	/* More unary functions (version 1.1); α = imm[0], β = imm[1]. */
 	NPU_FN_SIN = 64,
 	NPU_FN_COS = 65,
@@ -285,6 +304,9 @@ enum npu_hw_fn {
 	NPU_FN_SILU = 83,	/* x sigmoid(x) (SiLU, Swish) */
 	NPU_FN_GELU_TANH = 84,	/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 	NPU_FN_UNARY2_END = 85,
+	NPU_FN_NOT = 85,	/* x == 0 ? 1 : 0 (NaN gives 0) */
+	NPU_FN_TRUNC = 86,	/* rounded toward zero (NaN and inf kept) */
+	NPU_FN_UNARY3_END = 87,
 };
 
 enum npu_hw_reduce_fn {
@@ -299,7 +321,15 @@ enum npu_hw_reduce_fn {
 	NPU_REDUCE_LOG_SUM = 7,		/* ln(sum x) */
 	NPU_REDUCE_LOG_SUM_EXP = 8,	/* ln(sum e^x), computed from the row's max */
 	NPU_REDUCE_PROD = 9,
-	NPU_REDUCE_END = 10,
+	/*
+	 * version 1.2: the index (0-based, within the row) of the largest or
+	 * smallest element, first on ties (last with NPU_CVU_F_REVERSE); a
+	 * NaN counts as larger and smaller than any number (the first NaN
+	 * wins).  Written as an integer: give DST the INT32 dtype.
+	 */
+	NPU_REDUCE_ARGMAX = 10,
+	NPU_REDUCE_ARGMIN = 11,
+	NPU_REDUCE_END = 12,
 };
 
 enum npu_hw_pool_fn { NPU_POOL_MAX = 0, NPU_POOL_AVG = 1 };
@@ -356,8 +386,11 @@ NPU_HW_ASSERT_SIZE(struct npu_hw_tcu_params, 112);
  * mean subtracted and no beta (src2 unused).
  */
 #define NPU_CVU_F_RMS			NPU_HW_BIT(3)
+#define NPU_CVU_F_EXCLUSIVE		NPU_HW_BIT(4)	/* SCAN: sum of the elements before */
+#define NPU_CVU_F_REVERSE		NPU_HW_BIT(5)	/* SCAN from the end; ARGMAX/MIN: last index */
 #define NPU_CVU_F_KNOWN			(NPU_CVU_F_IN_QUANT | NPU_CVU_F_OUT_QUANT | \
-					 NPU_CVU_F_COUNT_PAD | NPU_CVU_F_RMS)
+					 NPU_CVU_F_COUNT_PAD | NPU_CVU_F_EXCLUSIVE | \
+					 NPU_CVU_F_REVERSE | NPU_CVU_F_RMS)
 #define NPU_CVU_STAGES			4
 
 struct npu_hw_cvu_stage {
@@ -367,14 +400,17 @@ struct npu_hw_cvu_stage {
 };
 
 /**
- * struct npu_hw_cvu_params - CVU operations, all computed in fp32.
+ * struct npu_hw_cvu_params - CVU operations, computed in fp32 (version
+ * 1.2: SELECT copies bits; INT32-only ADD/SUB/MUL, comparisons, SCAN and
+ * ARGMAX/ARGMIN work on the integers).
  * @fn:		UNARY/BINARY: enum npu_hw_fn; REDUCE: enum npu_hw_reduce_fn;
  *		POOL: enum npu_hw_pool_fn.
  * @flags:	NPU_CVU_F_*.
  * @nstages:	pipeline stages applied to every result before it is
  *		written (0..NPU_CVU_STAGES): the configurable pipeline.
  * @reduce_levels: REDUCE/SOFTMAX/LOGSOFTMAX/LAYERNORM: how many inner
- *		levels of src0 form the reduced axis (1..4).
+ *		levels of src0 form the reduced axis (1..4); SCAN: the scanned
+ *		level is reduce_levels - 1.
  * @imm:	fp32 bits: [0] alpha/lo/eps, [1] beta/hi.
  * @in_scale, @in_zp, @out_scale, @out_zp: quantization framing.
  * @round:	enum npu_hw_round for integer results.

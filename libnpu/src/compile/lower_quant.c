@@ -20,6 +20,47 @@ static int64_t zp_value(const npu_ir_tensor *z)
 	}
 }
 
+static bool is_float(unsigned hw_dtype)
+{
+	return hw_dtype == NPU_DT_FP32 || hw_dtype == NPU_DT_FP16 || hw_dtype == NPU_DT_BF16;
+}
+
+/*
+ * Cast at run time is one CVU UNARY pass (the CVU reads any dtype as fp32
+ * and converts what it writes):
+ * - to a float type: a plain conversion (an int32 rounds to the nearest
+ *   float, as a cast does);
+ * - to bool: NOT, then NOT as a pipeline stage: x != 0 (NaN is true);
+ * - float to an integer: TRUNC (ONNX truncates toward zero), then the
+ *   store saturates (out of range is undefined in ONNX);
+ * - bool to anything and 8-bit to int32: exact conversions.
+ * Narrowing or sign-changing integer casts (int32 to int8, uint8 to int8)
+ * wrap in ONNX and would saturate here: refused by name.
+ */
+static npu_status cast_params(const npu_ir_node *n, const npu_ir_tensor *x,
+			      const npu_ir_tensor *y, struct npu_hw_cvu_params *p)
+{
+	unsigned xdt = npu_cc_hw_dtype(x->dtype), ydt = npu_cc_hw_dtype(y->dtype);
+
+	(void)n;
+	if (y->dtype == NPU_DTYPE_BOOL) {
+		p->fn = NPU_FN_NOT;
+		p->nstages = 1;
+		p->stage[0].fn = NPU_FN_NOT;
+	} else if (is_float(ydt) || x->dtype == NPU_DTYPE_BOOL) {
+		p->fn = NPU_FN_IDENTITY;
+	} else if (is_float(xdt)) {
+		p->fn = NPU_FN_TRUNC;
+	} else if (ydt == NPU_DT_INT32) {
+		p->fn = NPU_FN_IDENTITY;	/* int8, uint8: widening */
+	} else {
+		return npu_fail(NPU_ERR_UNSUPPORTED,
+				"Cast from %s to %s at run time: ONNX wraps the values that do not fit, the NPU would saturate them",
+				npu_dtype_str(x->dtype), npu_dtype_str(y->dtype));
+	}
+	return NPU_OK;
+}
+
 npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n)
 {
 	bool q = !strcmp(n->op, "QuantizeLinear"), cast = !strcmp(n->op, "Cast");
@@ -41,10 +82,10 @@ npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n)
 	memset(&p, 0, sizeof(p));
 	p.fn = NPU_FN_IDENTITY;
 	if (cast) {
-		/* The CVU rounds to nearest when it writes integers; ONNX Cast
-		 * truncates: only casts to floating point types go here. */
-		if (ydt != NPU_DT_FP32 && ydt != NPU_DT_FP16 && ydt != NPU_DT_BF16)
-			return npu_fail(NPU_ERR_UNSUPPORTED, "Cast to %s", npu_dtype_str(y->dtype));
+		if (x->dtype == y->dtype && !is_float(ydt))
+			return npu_lower_alias(cc, n);	/* same bits */
+		if ((st = cast_params(n, x, y, &p)))
+			return st;
 		sc = zp = NULL;
 	} else if (!npu_ir_is_const(sc) || (zp && !npu_ir_is_const(zp)) ||
 		   npu_ir_numel(sc) != 1) {

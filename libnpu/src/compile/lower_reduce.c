@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Row-wise CVU operators: Softmax and LogSoftmax over one axis, and the
- * global poolings (a mean or max over H x W per channel).
+ * Row-wise CVU operators: Softmax and LogSoftmax over one axis, the
+ * global poolings (a mean or max over H x W per channel), reductions,
+ * ArgMax/ArgMin and CumSum.
  *
  * The tensor is seen as [outer, D, inner] around the reduced axis; a tile
  * is a range of outer rows, brought in densely, reduced over D with the
@@ -12,9 +13,16 @@
 
 #include "compile/npu_lower.h"
 
+/* How a row operation reads and writes: flags, and the dtypes (4-byte ones). */
+struct row_io {
+	unsigned flags, xdt, ydt;
+};
+
+static const struct row_io row_fp32 = { 0, NPU_DT_FP32, NPU_DT_FP32 };
+
 static npu_status row_tiles(struct npu_cc *cc, const npu_ir_node *n, int64_t outer,
 			    int64_t D, int64_t inner, unsigned opcode, unsigned fn,
-			    bool reduce)
+			    bool reduce, const struct row_io *io)
 {
 	uint64_t row = (uint64_t)(D * inner) * 4, out_row = reduce ? (uint64_t)inner * 4 : row;
 	uint64_t per = (cc->hbsm / 2) / row, rows;
@@ -45,21 +53,22 @@ static npu_status row_tiles(struct npu_cc *cc, const npu_ir_node *n, int64_t out
 		struct npu_hw_twu *x = &op->opnd[NPU_OPND_SRC0], *y = &op->opnd[NPU_OPND_DST];
 
 		t->in[0].seg = lx.seg;
-		npu_twu_flat(&t->in[0].walk, NPU_SPACE_DDR, NPU_DT_FP32, lx.off + r0 * row,
+		npu_twu_flat(&t->in[0].walk, NPU_SPACE_DDR, io->xdt, lx.off + r0 * row,
 			     cnt * (uint64_t)(D * inner));
 		t->nin = 1;
 		op->unit = NPU_UNIT_CVU;
 		op->opcode = (uint8_t)opcode;
 		op->params.cvu.fn = (uint8_t)fn;
+		op->params.cvu.flags = (uint8_t)io->flags;
 		op->params.cvu.reduce_levels = 1;
 		/* x: [D (stride inner), inner, rows]; reduce over level 0. */
 		x->space = NPU_SPACE_HBSM;
-		x->dtype = NPU_DT_FP32;
+		x->dtype = (uint8_t)io->xdt;
 		npu_twu_lvl(x, 0, D, inner * 4);
 		npu_twu_lvl(x, 1, inner, 4);
 		npu_twu_lvl(x, 2, (int64_t)cnt, D * inner * 4);
 		y->space = NPU_SPACE_HBSM;
-		y->dtype = NPU_DT_FP32;
+		y->dtype = (uint8_t)io->ydt;
 		y->base = h_y;
 		if (reduce) {
 			npu_twu_lvl(y, 0, inner, 4);
@@ -105,7 +114,7 @@ npu_status npu_lower_softmax(struct npu_cc *cc, const npu_ir_node *n)
 	if (!outer || !D || !inner)
 		return NPU_OK;
 	return row_tiles(cc, n, outer, D, inner, logsm ? NPU_CVU_LOGSOFTMAX : NPU_CVU_SOFTMAX,
-			 0, false);
+			 0, false, &row_fp32);
 }
 
 npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n)
@@ -120,7 +129,8 @@ npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n)
 		hw *= x->dims[d];
 	/* [N*C rows] x [HW]: reduce the HW of each row. */
 	return row_tiles(cc, n, x->dims[0] * x->dims[1], hw, 1, NPU_CVU_REDUCE,
-			 strcmp(n->op, "GlobalMaxPool") ? NPU_REDUCE_MEAN : NPU_REDUCE_MAX, true);
+			 strcmp(n->op, "GlobalMaxPool") ? NPU_REDUCE_MEAN : NPU_REDUCE_MAX, true,
+			 &row_fp32);
 }
 
 /*
@@ -318,5 +328,97 @@ npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n)
 	}
 	if (!outer || !D || !inner)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s of an empty tensor", n->op);
-	return row_tiles(cc, n, outer, D, inner, NPU_CVU_REDUCE, fn, true);
+	return row_tiles(cc, n, outer, D, inner, NPU_CVU_REDUCE, fn, true, &row_fp32);
+}
+
+/* [outer, D, inner] around axis @axis of @x. */
+static npu_status around_axis(const npu_ir_node *n, const npu_ir_tensor *x, int64_t axis,
+			      int64_t *outer, int64_t *D, int64_t *inner)
+{
+	if (axis < -x->rank || axis >= x->rank || !x->rank)
+		return npu_fail(NPU_ERR_FORMAT, "%s axis %lld out of range for rank %d", n->op,
+				(long long)axis, x->rank);
+	if (axis < 0)
+		axis += x->rank;
+	*outer = *D = *inner = 1;
+	for (int d = 0; d < x->rank; d++) {
+		if (d < axis)
+			*outer *= x->dims[d];
+		else if (d == axis)
+			*D = x->dims[d];
+		else
+			*inner *= x->dims[d];
+	}
+	return NPU_OK;
+}
+
+/* float32, or int32 (compared or added as the CVU does; see below). */
+static npu_status row_dtype(const npu_ir_node *n, const npu_ir_tensor *x, unsigned *dt)
+{
+	*dt = x->dtype == NPU_DTYPE_FLOAT32 ? NPU_DT_FP32 :
+	      x->dtype == NPU_DTYPE_INT32 ? NPU_DT_INT32 : 0;
+	if (!*dt)
+		return npu_fail(NPU_ERR_UNSUPPORTED,
+				"%s on %s: the NPU runs it on float32 and int32 (int64 as int32)",
+				n->op, npu_dtype_str(x->dtype));
+	return NPU_OK;
+}
+
+/*
+ * ArgMax, ArgMin: a CVU index reduction over the axis, int32 indices (the
+ * int64 output is int32 on the device, npu_narrow.c), the first index on
+ * ties or the last with select_last_index.  int32 data is compared in
+ * fp32 (exact below 2^24 in magnitude).
+ */
+npu_status npu_lower_argreduce(struct npu_cc *cc, const npu_ir_node *n)
+{
+	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *y = npu_ir_output(cc->g, n, 0);
+	int64_t axis, last, outer = 1, D = 1, inner = 1;
+	struct row_io io = { 0, 0, NPU_DT_INT32 };
+	npu_status st;
+
+	if ((st = row_dtype(n, x, &io.xdt)) || (st = npu_ir_attr_int(n, "axis", 0, &axis)) ||
+	    (st = npu_ir_attr_int(n, "select_last_index", 0, &last)) ||
+	    (st = around_axis(n, x, axis, &outer, &D, &inner)))
+		return st;
+	if (y->dtype != NPU_DTYPE_INT32)
+		return npu_fail(NPU_ERR_INTERNAL, "%s: its output is %s, not int32 (narrowed)",
+				n->op, npu_dtype_str(y->dtype));
+	if (!D)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s over an empty axis (no index to give)",
+				n->op);
+	if (!outer || !inner)
+		return NPU_OK;
+	io.flags = last ? NPU_CVU_F_REVERSE : 0;
+	return row_tiles(cc, n, outer, D, inner, NPU_CVU_REDUCE,
+			 strcmp(n->op, "ArgMin") ? NPU_REDUCE_ARGMAX : NPU_REDUCE_ARGMIN, true, &io);
+}
+
+/*
+ * CumSum: a CVU SCAN along the axis (a constant input), exclusive and
+ * reverse as flags.  float32 sums in fp32 in the axis' order; int32 adds
+ * exactly (wrapping as int32 does).
+ */
+npu_status npu_lower_cumsum(struct npu_cc *cc, const npu_ir_node *n)
+{
+	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *a = npu_ir_input(cc->g, n, 1);
+	int64_t axis, excl, rev, outer = 1, D = 1, inner = 1;
+	struct row_io io = { 0, 0, 0 };
+	int cnt;
+	npu_status st;
+
+	if (!a || !npu_ir_is_const(a))
+		return npu_fail(NPU_ERR_UNSUPPORTED,
+				"CumSum with its axis computed at run time (it must be a constant)");
+	if ((st = row_dtype(n, x, &io.xdt)) ||
+	    (st = npu_ir_const_ints(a, &axis, 1, &cnt)) ||
+	    (st = npu_ir_attr_int(n, "exclusive", 0, &excl)) ||
+	    (st = npu_ir_attr_int(n, "reverse", 0, &rev)) ||
+	    (st = around_axis(n, x, axis, &outer, &D, &inner)))
+		return st;
+	if (!outer || !D || !inner)
+		return NPU_OK;
+	io.ydt = io.xdt;
+	io.flags = (excl ? NPU_CVU_F_EXCLUSIVE : 0) | (rev ? NPU_CVU_F_REVERSE : 0);
+	return row_tiles(cc, n, outer, D, inner, NPU_CVU_SCAN, 0, false, &io);
 }

@@ -31,6 +31,7 @@ unsigned npu_cc_hw_dtype(npu_dtype t)
 	case NPU_DTYPE_BFLOAT16: return NPU_DT_BF16;
 	case NPU_DTYPE_INT8: return NPU_DT_INT8;
 	case NPU_DTYPE_UINT8: return NPU_DT_UINT8;
+	case NPU_DTYPE_BOOL: return NPU_DT_UINT8;	/* one byte, 0 or 1 */
 	case NPU_DTYPE_INT32: return NPU_DT_INT32;
 	default: return 0;
 	}

@@ -16,6 +16,7 @@
 typedef npu_status (*npu_lower_fn)(struct npu_cc *cc, const npu_ir_node *n);
 
 npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_where(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_alias(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_conv(struct npu_cc *cc, const npu_ir_node *n);
@@ -31,6 +32,8 @@ npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_argreduce(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_cumsum(struct npu_cc *cc, const npu_ir_node *n);
 
 /*
  * Before the rewrites (fuse_pattern.c): decomposed layer norm, RMS norm,

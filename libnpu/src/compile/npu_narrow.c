@@ -28,7 +28,8 @@ static const struct {
 	const char *op;
 	unsigned inputs;
 } data_inputs[] = {
-	{ "Abs", ALL_INPUTS }, { "Add", ALL_INPUTS }, { "Clip", ALL_INPUTS },
+	{ "Abs", ALL_INPUTS }, { "Add", ALL_INPUTS }, { "ArgMax", 1u << 0 },
+	{ "ArgMin", 1u << 0 }, { "Clip", ALL_INPUTS },
 	{ "Concat", ALL_INPUTS }, { "CumSum", 1u << 0 }, { "Div", ALL_INPUTS },
 	{ "Equal", ALL_INPUTS }, { "Expand", 1u << 0 }, { "Flatten", 1u << 0 },
 	{ "Gather", 1u << 0 }, { "GatherElements", 1u << 0 }, { "GatherND", 1u << 0 },

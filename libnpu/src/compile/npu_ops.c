@@ -62,16 +62,20 @@ static const char *support_gather(const npu_ir_graph *g, const npu_ir_node *n)
 	return NULL;
 }
 
-/* Where: a constant condition becomes a float mask (rewrite_select.c). */
+/*
+ * Where: a constant condition with float32 values becomes a float mask
+ * (rewrite_select.c); any other a CVU SELECT (lower_eltwise.c), which
+ * copies values of up to 4 bytes (int64 ones are int32 on the device).
+ */
 static const char *support_where(const npu_ir_graph *g, const npu_ir_node *n)
 {
-	const npu_ir_tensor *c = npu_ir_input(g, n, 0), *x = npu_ir_input(g, n, 1);
-	const npu_ir_tensor *y = npu_ir_input(g, n, 2);
+	const npu_ir_tensor *x = npu_ir_input(g, n, 1), *y = npu_ir_input(g, n, 2);
+	unsigned dt = x ? npu_cc_hw_dtype(x->dtype) : 0;
 
-	if (!c || !npu_ir_is_const(c))
-		return "only with a condition known at compile time is";
-	if (!x || !y || x->dtype != NPU_DTYPE_FLOAT32 || y->dtype != NPU_DTYPE_FLOAT32)
-		return "only on float32 values is";
+	if (!npu_ir_input(g, n, 0) || !x || !y)
+		return "only with its three inputs is";
+	if (x->dtype != NPU_DTYPE_INT64 && (!dt || npu_cc_hw_size(dt) > 4))
+		return "only on float32, float16, bfloat16, int64, int32, int8, uint8 and bool values is";
 	return NULL;
 }
 
@@ -130,8 +134,12 @@ static const struct npu_op ops[] = {
 	{ "Add", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_add, CVU_BINARY(NPU_FN_ADD),
 	  .rewrites = { npu_rewrite_8bit } },
-	{ "And", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_logical,
-	  .ir.eval = npu_ir_eval_and },
+	{ "And", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_logical,
+	  .ir.eval = npu_ir_eval_and, CVU_BINARY(NPU_FN_AND) },
+	{ "ArgMax", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_argreduce,
+	  .lower = npu_lower_argreduce },
+	{ "ArgMin", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_argreduce,
+	  .lower = npu_lower_argreduce },
 	{ "Asin", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ASIN) },
 	{ "Asinh", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
 	  CVU_UNARY(NPU_FN_ASINH) },
@@ -166,6 +174,7 @@ static const struct npu_op ops[] = {
 	  .rewrites = { npu_rewrite_conv_transpose } },
 	{ "Cos", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_COS) },
 	{ "Cosh", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_COSH) },
+	{ "CumSum", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary, .lower = npu_lower_cumsum },
 	{ "DepthToSpace", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_depth_space,
 	  .rewrites = { npu_rewrite_depth_space } },
 	{ "DequantizeLinear", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_dequantize,
@@ -174,15 +183,16 @@ static const struct npu_op ops[] = {
 	{ "Div", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_div, CVU_BINARY(NPU_FN_DIV),
 	  .rewrites = { npu_rewrite_8bit } },
-	{ "Dropout", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_dropout, .lower = npu_lower_alias },
+	{ "Dropout", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_dropout, .lower = npu_lower_alias,
+	  .rewrites = { npu_rewrite_dropout_mask } },
 	{ "DynamicQuantizeLinear", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_dyn_quant,
 	  .rewrites = { npu_rewrite_dyn_quant } },
 	{ "Einsum", 12, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_einsum,
 	  .support = support_einsum,
 	  .rewrites = { npu_rewrite_einsum } },
 	{ "Elu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ELU) },
-	{ "Equal", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_compare,
-	  .ir.eval = npu_ir_eval_equal },
+	{ "Equal", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_compare,
+	  .ir.eval = npu_ir_eval_equal, CVU_BINARY(NPU_FN_EQUAL) },
 	{ "Erf", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_ERF) },
 	{ "Exp", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_EXP) },
 	{ "Expand", 8, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_expand,
@@ -210,10 +220,10 @@ static const struct npu_op ops[] = {
 	  .lower = npu_lower_global_pool },
 	{ "GlobalMaxPool", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_global_pool,
 	  .lower = npu_lower_global_pool },
-	{ "Greater", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_compare,
-	  .ir.eval = npu_ir_eval_greater },
-	{ "GreaterOrEqual", 12, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_compare,
-	  .ir.eval = npu_ir_eval_greater_equal },
+	{ "Greater", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_compare,
+	  .ir.eval = npu_ir_eval_greater, CVU_BINARY(NPU_FN_GREATER) },
+	{ "GreaterOrEqual", 12, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_compare,
+	  .ir.eval = npu_ir_eval_greater_equal, CVU_BINARY(NPU_FN_GREATER_EQUAL) },
 	{ "GridSample", 16, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_grid_sample,
 	  .rewrites = { npu_rewrite_grid_sample } },
 	{ "HardSigmoid", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
@@ -226,6 +236,10 @@ static const struct npu_op ops[] = {
 	  .ir.eval = npu_ir_eval_copy, .lower = npu_lower_alias },
 	{ "InstanceNormalization", 6, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_instnorm,
 	  .rewrites = { npu_rewrite_instnorm } },
+	{ "IsInf", 10, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_is_class,
+	  .rewrites = { npu_rewrite_isinf } },
+	{ "IsNaN", 9, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_is_class,
+	  .rewrites = { npu_rewrite_isnan } },
 	{ "LRN", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_unary_float,
 	  .rewrites = { npu_rewrite_lrn } },
 	{ "LayerNormalization", 17, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_layernorm,
@@ -233,10 +247,10 @@ static const struct npu_op ops[] = {
 	  .rewrites = { npu_rewrite_layernorm_stats } },
 	{ "LeakyRelu", 1, 0, NPU_OP_NPU | NPU_OP_TCU_ACT, .ir.shape = npu_ir_shape_unary_float,
 	  CVU_UNARY(NPU_FN_LEAKY_RELU) },
-	{ "Less", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_compare,
-	  .ir.eval = npu_ir_eval_less },
-	{ "LessOrEqual", 12, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_compare,
-	  .ir.eval = npu_ir_eval_less_equal },
+	{ "Less", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_compare,
+	  .ir.eval = npu_ir_eval_less, CVU_BINARY(NPU_FN_LESS) },
+	{ "LessOrEqual", 12, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_compare,
+	  .ir.eval = npu_ir_eval_less_equal, CVU_BINARY(NPU_FN_LESS_EQUAL) },
 	{ "Log", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_LOG) },
 	{ "LogSoftmax", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_softmax,
 	  .lower = npu_lower_softmax },
@@ -247,7 +261,8 @@ static const struct npu_op ops[] = {
 	/* rewrites: Split first: each binary node is then converted on its own (the other way round converts once, a different graph). */
 	{ "Max", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_variadic,
 	  .ir.eval = npu_ir_eval_max, CVU_BINARY(NPU_FN_MAX),
-	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },
+	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16,
+			npu_rewrite_minmax_int } },
 	/* rewrites: Either order: an 8-bit 3-D pool goes float32, then 2-D. */
 	{ "MaxPool", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_pool,
 	  .support = support_maxpool, .lower = npu_lower_pool,
@@ -259,7 +274,8 @@ static const struct npu_op ops[] = {
 	/* rewrites: as Max */
 	{ "Min", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_variadic,
 	  .ir.eval = npu_ir_eval_min, CVU_BINARY(NPU_FN_MIN),
-	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16 } },
+	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16,
+			npu_rewrite_minmax_int } },
 	/* rewrites: One fits: 8-bit and float16 leave a float32 Mod for npu_rewrite_mod. */
 	{ "Mod", 10, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_mod,
@@ -272,8 +288,10 @@ static const struct npu_op ops[] = {
 	  .ir.eval = npu_ir_eval_neg, CVU_UNARY(NPU_FN_NEG) },
 	{ "NegativeLogLikelihoodLoss", 12, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_nll_loss,
 	  .rewrites = { npu_rewrite_nll_loss } },
-	{ "Not", 1, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_not, .ir.eval = npu_ir_eval_not },
-	{ "Or", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_logical, .ir.eval = npu_ir_eval_or },
+	{ "Not", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_not, .ir.eval = npu_ir_eval_not,
+	  CVU_UNARY(NPU_FN_NOT) },
+	{ "Or", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_logical, .ir.eval = npu_ir_eval_or,
+	  CVU_BINARY(NPU_FN_OR) },
 	{ "PRelu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_prelu, CVU_BINARY(NPU_FN_PRELU) },
 	{ "Pad", 2, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_pad, .lower = npu_lower_pad,
 	  .rewrites = { npu_rewrite_pad } },
@@ -387,10 +405,11 @@ static const struct npu_op ops[] = {
 	{ "Upsample", 7, 9, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_upsample,
 	  .support = support_resize,
 	  .rewrites = { npu_rewrite_resize } },
-	{ "Where", 9, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_where,
-	  .ir.eval = npu_ir_eval_where, .support = support_where,
+	{ "Where", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_where,
+	  .ir.eval = npu_ir_eval_where, .support = support_where, .lower = npu_lower_where,
 	  .rewrites = { npu_rewrite_where } },
-	{ "Xor", 7, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_logical, .ir.eval = npu_ir_eval_xor },
+	{ "Xor", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_logical, .ir.eval = npu_ir_eval_xor,
+	  CVU_BINARY(NPU_FN_XOR) },
 };
 
 #undef CVU_UNARY
@@ -521,63 +540,14 @@ static npu_status const_refusal(const npu_ir_graph *g, const npu_ir_node *n,
 	return unsupported(n, "only on constant inputs, which fold away");
 }
 
-static bool is_bool(const npu_ir_graph *g, int t)
-{
-	return t >= 0 && g->tensors[t].dtype == NPU_DTYPE_BOOL;
-}
-
 /*
- * The NPU does not compute bools yet: the IR carries them so that shape
- * and mask subgraphs fold, and what is left after folding is refused
- * here, before any rewrite sees it.
+ * Bools run on the device as bytes 0/1 (NPU_DT_UINT8): comparisons and
+ * logic make them, Where and Cast read them, data movement copies them; a
+ * lowering that takes no bool says so by name.
  */
-static npu_status refuse_bools(const npu_ir_graph *g)
-{
-	for (int i = 0; i < g->n_inputs; i++)
-		if (is_bool(g, g->inputs[i]))
-			return npu_fail(NPU_ERR_UNSUPPORTED,
-					"graph input '%s' is bool, which the NPU compiler does not support yet",
-					g->tensors[g->inputs[i]].name);
-	for (int i = 0; i < g->n_outputs; i++)
-		if (is_bool(g, g->outputs[i]))
-			return npu_fail(NPU_ERR_UNSUPPORTED,
-					"graph output '%s' is bool, which the NPU compiler does not support yet",
-					g->tensors[g->outputs[i]].name);
-	for (int i = 0; i < g->n_nodes; i++) {
-		const npu_ir_node *n = &g->nodes[i];
-		const struct npu_op *d;
-		const int *ts[2] = { n->inputs, n->outputs };
-		int cnt[2] = { n->n_inputs, n->n_outputs };
-		char lbl[96];
-
-		if (n->dead)
-			continue;
-		for (int k = 0; k < 2; k++) {
-			for (int j = 0; j < cnt[k]; j++) {
-				if (!is_bool(g, ts[k][j]))
-					continue;
-				/* A constant bool that the node's rewrites consume (Where). */
-				if (k == 0 && npu_ir_is_const(&g->tensors[ts[k][j]]) &&
-				    !npu_op_find(n, &d) && d->rewrites[0])
-					continue;
-				/* An operator that runs only when it folds says so. */
-				if (!npu_op_find(n, &d) && (d->flags & NPU_OP_CONST))
-					return const_refusal(g, n, d);
-				return npu_fail(NPU_ERR_UNSUPPORTED,
-						"node %s (%s): tensor '%s' is bool, which the NPU compiler does not support yet (bools must fold away at compile time)",
-						npu_ir_node_label(n, lbl, sizeof(lbl)), n->op,
-						g->tensors[ts[k][j]].name);
-			}
-		}
-	}
-	return NPU_OK;
-}
-
 npu_status npu_ops_infer_shapes(npu_ir_graph *g)
 {
-	npu_status st = npu_ir_infer_shapes(g, find_rules);
-
-	return st ? st : refuse_bools(g);
+	return npu_ir_infer_shapes(g, find_rules);
 }
 
 npu_status npu_op_refuse(const npu_ir_graph *g, const npu_ir_node *n)

@@ -108,11 +108,7 @@ unsigned npu_op_cvu_fn(const struct npu_op *d, const npu_ir_node *n);
 /* Whether libnpu knows @op (default domain) at @opset at all. */
 bool npu_ops_known(const char *op, int opset);
 
-/*
- * npu_ir_infer_shapes() with the registry's rules (same failures), then
- * NPU_ERR_UNSUPPORTED for a bool graph input or output or a bool tensor
- * that did not fold away (naming it): the NPU does not compute bools yet.
- */
+/* npu_ir_infer_shapes() with the registry's rules (same failures). */
 npu_status npu_ops_infer_shapes(npu_ir_graph *g);
 
 /*

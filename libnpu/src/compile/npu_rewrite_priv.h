@@ -124,6 +124,11 @@ npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_trilu(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_select.c */
 npu_status npu_rewrite_where(npu_ir_graph *g, int k, bool *applied);
+/* rewrite_logic.c */
+npu_status npu_rewrite_isnan(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_isinf(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_dropout_mask(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_minmax_int(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_scatter.c */
 npu_status npu_rewrite_scatter(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_loss.c */

@@ -10,8 +10,9 @@
  *
  * exact where the selected operand is finite and the other is finite too
  * (x * 0 is 0 for finite x; a constant fill of -inf or the most negative
- * float, as exports use, is added, not multiplied).  A condition computed
- * at run time is a bool the NPU does not compute yet: refused by name.
+ * float, as exports use, is added, not multiplied).  Any other Where (a
+ * condition computed at run time, values that are not float32) is a CVU
+ * SELECT (npu_lower_where, lower_eltwise.c).
  */
 #include <stdlib.h>
 

@@ -893,6 +893,7 @@ static void emu_fill_info(struct emu_dev *emu)
 	snprintf(info->path, sizeof(info->path), "emu");
 	snprintf(info->driver, sizeof(info->driver), "emu");
 	info->hw_version = npu_core_mmio_read(emu->core, NPU_REG_VERSION);
+	emu->base.isa_version = npu_core_mmio_read(emu->core, NPU_REG_ISA_VERSION);
 	info->clusters = NPU_GEOM_CLUSTERS(geom);
 	info->tpbs_per_cluster = NPU_GEOM_TPBS(geom);
 	info->mesh_x = NPU_MESH_X(mesh);

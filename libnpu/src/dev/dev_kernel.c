@@ -49,9 +49,12 @@ static int kioctl(struct kernel_dev *kd, unsigned long req, void *arg)
 	return drmIoctl(kd->fd, req, arg) ? errno : 0;
 }
 
-/* Open @path and check it is the npu driver of a supported version. */
+/*
+ * Open @path and check it is the npu driver of a supported version; *@isa
+ * (may be NULL) gets the program version the device runs.
+ */
 static npu_status kernel_probe(const char *path, int *fd_out,
-			       npu_device_info *info)
+			       npu_device_info *info, uint32_t *isa)
 {
 	struct drm_npu_device_info di;
 	struct drm_npu_dev_query q = { .type = DRM_NPU_QUERY_DEVICE };
@@ -98,6 +101,8 @@ static npu_status kernel_probe(const char *path, int *fd_out,
 	info->backend = NPU_BACKEND_KERNEL;
 	snprintf(info->path, sizeof(info->path), "%s", path);
 	info->hw_version = di.hw_version;
+	if (isa)
+		*isa = di.isa_version;
 	info->clusters = di.clusters;
 	info->tpbs_per_cluster = di.tpbs_per_cluster;
 	info->mesh_x = di.mesh_x;
@@ -128,7 +133,7 @@ size_t npu_kernel_list(npu_device_info *infos, size_t cap)
 		if (strncmp(e->d_name, "accel", 5) || strlen(e->d_name) > 40)
 			continue;
 		snprintf(path, sizeof(path), "/dev/accel/%.40s", e->d_name);
-		if (kernel_probe(path, &fd, &info))
+		if (kernel_probe(path, &fd, &info, NULL))
 			continue;
 		close(fd);
 		if (n < cap)
@@ -403,10 +408,11 @@ npu_status npu_kernel_open(const char *path, struct npu_device **out)
 	struct kernel_dev *kd;
 	npu_device_info info;
 	npu_status st;
+	uint32_t isa = 0;
 	int fd;
 
 	*out = NULL;
-	st = kernel_probe(path, &fd, &info);
+	st = kernel_probe(path, &fd, &info, &isa);
 	if (st)
 		return st;
 	kd = calloc(1, sizeof(*kd));
@@ -417,6 +423,7 @@ npu_status npu_kernel_open(const char *path, struct npu_device **out)
 	kd->fd = fd;
 	kd->base.ops = &kernel_ops;
 	kd->base.info = info;
+	kd->base.isa_version = isa;
 	*out = &kd->base;
 	return NPU_OK;
 }

@@ -54,6 +54,8 @@ typedef struct npu_dev_job npu_dev_job;
 struct npu_device {
 	const struct npu_dev_ops *ops;
 	npu_device_info info;
+	/* NPU_REG_ISA_VERSION: the program version it runs, major << 16 | minor */
+	uint32_t isa_version;
 };
 
 struct npu_dev_ops {

@@ -102,6 +102,7 @@ npu_status npu_ir_shape_grid_sample(npu_ir_graph *g, npu_ir_node *n);
 /* ---- reduction (shape_reduce.c) ---- */
 
 npu_status npu_ir_shape_reduce(npu_ir_graph *g, npu_ir_node *n);	/* every Reduce* */
+npu_status npu_ir_shape_argreduce(npu_ir_graph *g, npu_ir_node *n);	/* ArgMax, ArgMin */
 
 /* ---- quantization (shape_quant.c) ---- */
 
@@ -121,6 +122,7 @@ npu_status npu_ir_shape_eye_like(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_compare(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_logical(npu_ir_graph *g, npu_ir_node *n);	/* And, Or, Xor */
 npu_status npu_ir_shape_not(npu_ir_graph *g, npu_ir_node *n);
+npu_status npu_ir_shape_is_class(npu_ir_graph *g, npu_ir_node *n);	/* IsNaN, IsInf */
 
 /* ---- constant evaluators (npu_ir_const.c) ---- */
 

@@ -64,3 +64,12 @@ npu_status npu_ir_shape_not(npu_ir_graph *g, npu_ir_node *n)
 		st = need_bool(n, x);
 	return st ? st : npu_sh_set_like(g, n, 0, x);
 }
+
+/* IsNaN, IsInf: a bool of the input's shape. */
+npu_status npu_ir_shape_is_class(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x;
+	npu_status st = npu_sh_need_in(g, n, 0, &x);
+
+	return st ? st : npu_sh_set_out(g, n, 0, NPU_DTYPE_BOOL, x->rank, x->dims);
+}

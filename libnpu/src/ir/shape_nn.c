@@ -474,18 +474,30 @@ npu_status npu_ir_shape_layernorm(npu_ir_graph *g, npu_ir_node *n)
 
 /* ---- others ---- */
 
+/*
+ * Dropout at inference (or training with a constant ratio of 0): the
+ * output is the input and the mask all true (bool from opset 12, the
+ * input's type before).
+ */
 npu_status npu_ir_shape_dropout(npu_ir_graph *g, npu_ir_node *n)
 {
-	npu_ir_tensor *x, *tm = in(g, n, 2);
+	npu_ir_tensor *x, *tm = in(g, n, 2), *ratio = in(g, n, 1);
+	float r = 1.0f;
+	int cnt = 0;
 	npu_status st = npu_sh_need_in(g, n, 0, &x);
 
 	if (st)
 		return st;
-	if (n->n_outputs > 1 && n->outputs[1] >= 0)
-		return npu_sh_err(n, NPU_ERR_UNSUPPORTED, "the mask output (bool) is not supported");
-	if (tm && (!tm->data || ((const char *)tm->data)[0]))
-		return npu_sh_err(n, NPU_ERR_UNSUPPORTED, "training mode is not supported");
-	return npu_sh_set_like(g, n, 0, x);
+	if (tm && (!tm->data || ((const char *)tm->data)[0]) &&
+	    (!ratio || !ratio->data || npu_ir_const_floats(ratio, &r, 1, &cnt) || cnt != 1 ||
+	     r != 0.0f))
+		return npu_sh_err(n, NPU_ERR_UNSUPPORTED,
+				  "training mode is not supported (only with a constant ratio of 0)");
+	st = npu_sh_set_like(g, n, 0, x);
+	if (!st && n->n_outputs > 1 && n->outputs[1] >= 0)
+		st = npu_sh_set_out(g, n, 1, n->opset >= 12 ? NPU_DTYPE_BOOL : x->dtype, x->rank,
+				    x->dims);
+	return st;
 }
 
 npu_status npu_ir_shape_flatten(npu_ir_graph *g, npu_ir_node *n)

@@ -42,3 +42,28 @@ npu_status npu_ir_shape_reduce(npu_ir_graph *g, npu_ir_node *n)
 	}
 	return npu_sh_set_out(g, n, 0, x->dtype, r, dims);
 }
+
+/* ArgMax, ArgMin: int64 indices, the axis removed or kept as 1. */
+npu_status npu_ir_shape_argreduce(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x;
+	int64_t axis, keep, dims[NPU_MAX_RANK];
+	int a = 0, r = 0;
+	npu_status st = npu_sh_need_in(g, n, 0, &x);
+
+	if (!st)
+		st = npu_ir_attr_int(n, "axis", 0, &axis);
+	if (!st)
+		st = npu_ir_attr_int(n, "keepdims", 1, &keep);
+	if (!st)
+		st = npu_sh_axis(n, axis, x->rank, &a);
+	if (st)
+		return st;
+	for (int d = 0; d < x->rank; d++) {
+		if (d != a)
+			dims[r++] = x->dims[d];
+		else if (keep)
+			dims[r++] = 1;
+	}
+	return npu_sh_set_out(g, n, 0, NPU_DTYPE_INT64, r, dims);
+}

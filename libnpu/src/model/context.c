@@ -99,6 +99,8 @@ npu_status npu_context_create(npu_device *dev, const npu_model *model,
 		return npu_fail(NPU_ERR_INVALID_ARG,
 				"the model was compiled for %u TPBs per cluster; this device has %u",
 				cm->tpbs, dev->info.tpbs_per_cluster);
+	if ((st = npu_cmodel_check_isa(cm, dev->isa_version)))
+		return st;
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
@@ -156,13 +158,34 @@ static npu_status io_buffer(npu_context *ctx, const struct npu_io *io, uint32_t 
 }
 
 /*
+ * A bool input holds bytes 0 and 1 only (numpy's and ONNX's bool): the
+ * device computes with them as numbers, so a 2 would be neither true nor
+ * false consistently (And, Where and Cast read any non-zero as true, Equal
+ * would not).  Anything else is NPU_ERR_INVALID_ARG naming the element.
+ */
+static npu_status check_bool(const struct npu_io *io, const npu_tensor *t)
+{
+	const uint8_t *b = t->data;
+
+	for (size_t i = 0; i < io->info.bytes; i++)
+		if (b[i] > 1)
+			return npu_fail(NPU_ERR_INVALID_ARG,
+					"input '%s': element %zu is %u; a bool tensor holds bytes 0 (false) and 1 (true) only",
+					io->name, i, b[i]);
+	return NPU_OK;
+}
+
+/*
  * An int64 input's values all fit the int32 its device slot holds (the
  * NPU has no int64): else NPU_ERR_INVALID_ARG naming the first that does not.
+ * A bool input's are 0 or 1.
  */
-static npu_status check_int64(const struct npu_io *io, const npu_tensor *t)
+static npu_status check_input_values(const struct npu_io *io, const npu_tensor *t)
 {
 	size_t n = io->info.bytes / 8;
 
+	if (io->info.dtype == NPU_DTYPE_BOOL)
+		return check_bool(io, t);
 	if (io->info.dtype != NPU_DTYPE_INT64)
 		return NPU_OK;
 	for (size_t i = 0; i < n; i++) {
@@ -339,7 +362,7 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		uint32_t b;
 
 		if ((st = match(cm, cm->inputs, cm->ninputs, &inputs[i], i, "input", &io, &b)) ||
-		    (st = check_int64(io, &inputs[i])))
+		    (st = check_input_values(io, &inputs[i])))
 			return st;
 	}
 	for (size_t i = 0; i < n_outputs; i++) {

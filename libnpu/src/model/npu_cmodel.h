@@ -113,6 +113,18 @@ static inline uint64_t npu_cmodel_io_offset(const struct npu_cmodel *m,
 void npu_cmodel_free(struct npu_cmodel *m);
 /* Check every index, offset and size; NPU_ERR_FORMAT naming the first bad one. */
 npu_status npu_cmodel_validate(const struct npu_cmodel *m);
+/*
+ * The program version minor the model's instructions need (0 if none
+ * needs more than 1.0); *@step and *@what name the first instruction that
+ * needs it (npu_cmodel_isa.c).
+ */
+unsigned npu_cmodel_isa_minor(const struct npu_cmodel *m, uint32_t *step, const char **what);
+/*
+ * NPU_ERR_VERSION when the model needs a newer program version than
+ * @device_isa (NPU_REG_ISA_VERSION; 0: unknown, not checked), naming the
+ * step and the feature.
+ */
+npu_status npu_cmodel_check_isa(const struct npu_cmodel *m, uint32_t device_isa);
 
 /* The native file format (npu_cmodel_file.c). */
 #define NPU_CMODEL_MAGIC	0x4d55504eu	/* "NPUM" */

@@ -255,7 +255,7 @@ static npu_status map_dtype(int64_t code, const char *what, npu_dtype *out)
 		return npu_fail(NPU_ERR_FORMAT, "%s has data type %" PRId64
 				", which is not an ONNX data type", what, code);
 	return npu_fail(NPU_ERR_UNSUPPORTED,
-			"%s has data type %s, which libnpu does not support (it supports FLOAT, FLOAT16, BFLOAT16, INT8, UINT8, INT32 and INT64)",
+			"%s has data type %s, which libnpu does not support (it supports FLOAT, FLOAT16, BFLOAT16, INT8, UINT8, INT32, INT64 and BOOL)",
 			what, name);
 }
 
