@@ -145,6 +145,8 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 	struct npu_loc lb = { NPU_NO_SEG, 0 };
 	npu_status st;
 
+	if (npu_ir_attr_find(n, NPU_ATTR_ATTN))
+		return npu_lower_attention(cc, n);
 	if (quant) {
 		adt = npu_cc_hw_dtype(a->dtype);
 		bdt = npu_cc_hw_dtype(b->dtype);

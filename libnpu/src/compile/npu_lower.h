@@ -31,6 +31,8 @@ npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_quant(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
+/* A MatMul marked NPU_ATTR_ATTN: the fused attention block (lower_attn.c). */
+npu_status npu_lower_attention(struct npu_cc *cc, const npu_ir_node *n);
 
 /*
  * The fusion pass (npu_fuse.c, fuse_conv.c), after the rewrites: folds and
@@ -41,6 +43,18 @@ npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_fuse(npu_ir_graph *g, uint32_t hbsm);
 /* The convolution pairing and elision decisions (fuse_conv.c). */
 npu_status npu_fuse_conv(npu_ir_graph *g, uint32_t hbsm);
+/* The attention blocks (fuse_attn.c). */
+npu_status npu_fuse_attention(npu_ir_graph *g, uint32_t hbsm);
+/*
+ * Query rows of one fused attention tile in @budget HBSM bytes (0: not
+ * even one): head dim @D, value dim @Dv, @Sk keys; @mask 0 none, 1 one
+ * row broadcast over the queries, 2 a row per query.
+ */
+uint64_t npu_attn_rows(uint64_t budget, int64_t D, int64_t Dv, int64_t Sk, int mask);
+struct npu_lview;
+/* Operand view @name ("npu_attn_q", _k, _v, _m, _o) of fused node @n, over tensor @t. */
+npu_status npu_attn_view(const npu_ir_node *n, const char *name, int t, struct npu_lview *v);
+
 /* The fused activation of @n (from npu_fuse) into TCU output-stage params. */
 npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
 
@@ -55,6 +69,13 @@ npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
 #define NPU_ATTR_RES_POOL	"npu_res_pool"
 /* On a MatMul: its product is scaled by this float (a fused Mul or Div). */
 #define NPU_ATTR_SCALE		"npu_scale"
+/*
+ * On a MatMul: it is a whole attention block, softmax(Q K^T * s + mask) V
+ * (fuse_attn.c): inputs Q, K^T, V [, additive mask], each read through its
+ * walker view ("npu_attn_q", _k, _v, _m; the output's "npu_attn_o"), s in
+ * "npu_attn_scale".
+ */
+#define NPU_ATTR_ATTN		"npu_attn"
 
 /*
  * Before lowering: which Concat inputs live in their slice of the output
