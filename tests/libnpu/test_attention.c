@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fused attention (fuse_attn.c, lower_attn.c): attention blocks built as
+ * exporters write them (heads split by Reshape + Transpose, K^T by a
+ * Transpose, a scale, an additive or Where mask, Softmax, times V, heads
+ * merged), on the emulator against a C reference of the same arithmetic
+ * (Q, K, V and the probabilities rounded to bf16, sums and softmax in
+ * float).  Each case also checks what the fusion did: no Softmax or
+ * Transpose left, one node marked as the block.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_lower.h"
+#include "compile/npu_ops.h"
+#include "ir_build.h"
+#include "npu_test.h"
+
+enum mask_kind { MASK_NONE, MASK_PADDING, MASK_CAUSAL_ADD, MASK_CAUSAL_WHERE };
+enum kt_kind { KT_DIRECT, KT_TWO_TRANSPOSES };
+
+struct cfg {
+	int B, S, H, KV, D;
+	enum mask_kind mask;
+	enum kt_kind kt;
+	bool expect_fused;
+};
+
+static float bf(float f)
+{
+	return npu_ir_bf16_to_f32(npu_ir_f32_to_bf16(f));
+}
+
+static float *randf(int64_t n, unsigned seed)
+{
+	float *v = malloc((size_t)n * sizeof(float));
+
+	for (int64_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		v[i] = (float)((seed >> 9) % 2001) / 1000.0f - 1.0f;
+	}
+	return v;
+}
+
+static int shape_const(npu_ir_graph *g, const char *name, int n, const int64_t *v)
+{
+	return irb_const(g, name, NPU_DTYPE_INT64, 1, (int64_t[]){ n }, v);
+}
+
+/* [B, S, heads * D] -> [B, heads, S, D]. */
+static int split_heads(npu_ir_graph *g, const char *name, int x, const struct cfg *c, int heads)
+{
+	char n1[32];
+	int r, t, sh;
+	npu_ir_node *nd;
+
+	snprintf(n1, sizeof(n1), "%s_shape", name);
+	sh = shape_const(g, n1, 4, (int64_t[]){ c->B, c->S, heads, c->D });
+	r = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	t = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	irb_node(g, "Reshape", (int[]){ x, sh }, 2, &r, 1);
+	nd = irb_node(g, "Transpose", &r, 1, &t, 1);
+	ck_assert_int_eq(npu_ir_set_attr_ints(nd, "perm", (int64_t[]){ 0, 2, 1, 3 }, 4), NPU_OK);
+	return t;
+}
+
+/* [B, KV, S, D] -> [B, KV * G, S, D] as Hugging Face's repeat_kv exports it. */
+static int repeat_kv(npu_ir_graph *g, int x, const struct cfg *c)
+{
+	int G = c->H / c->KV, ax = shape_const(g, NULL, 1, (int64_t[]){ 2 });
+	int sh = shape_const(g, NULL, 4, (int64_t[]){ c->B, c->H, c->S, c->D });
+	int u = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	int e = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	int y = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	int es = shape_const(g, NULL, 5, (int64_t[]){ c->B, c->KV, G, c->S, c->D });
+
+	irb_node(g, "Unsqueeze", (int[]){ x, ax }, 2, &u, 1);
+	irb_node(g, "Expand", (int[]){ u, es }, 2, &e, 1);
+	irb_node(g, "Reshape", (int[]){ e, sh }, 2, &y, 1);
+	return y;
+}
+
+/* Reference: y[b][s][h * D + d] (heads merged), from the graph's inputs. */
+static void reference(const struct cfg *c, const float *q, const float *k, const float *v,
+		      const float *pad, float *y)
+{
+	int G = c->H / c->KV, S = c->S, D = c->D;
+	float *sc = malloc((size_t)S * 4), scale = 1.0f / sqrtf((float)D);
+
+	for (int b = 0; b < c->B; b++)
+		for (int h = 0; h < c->H; h++)
+			for (int i = 0; i < S; i++) {
+				float mx = -INFINITY, sum = 0.0f;
+
+				for (int j = 0; j < S; j++) {
+					float acc = 0.0f;
+
+					for (int d = 0; d < D; d++)
+						acc += bf(q[((b * S + i) * c->H + h) * D + d]) *
+						       bf(k[((b * S + j) * c->KV + h / G) * D + d]);
+					acc *= scale;
+					if (c->mask == MASK_PADDING)
+						acc += pad[b * S + j];
+					else if (c->mask != MASK_NONE && j > i)
+						acc = c->mask == MASK_CAUSAL_WHERE ? -3.4028235e38f :
+						      acc - 3.4028235e38f;
+					sc[j] = acc;
+					mx = fmaxf(mx, acc);
+				}
+				for (int j = 0; j < S; j++) {
+					sc[j] = expf(sc[j] - mx);
+					sum += sc[j];
+				}
+				for (int d = 0; d < D; d++) {
+					float acc = 0.0f;
+
+					for (int j = 0; j < S; j++)
+						acc += bf(sc[j] / sum) *
+						       bf(v[((b * S + j) * c->KV + h / G) * D + d]);
+					y[((b * S + i) * c->H + h) * D + d] = acc;
+				}
+			}
+	free(sc);
+}
+
+static void check(const struct cfg *c)
+{
+	npu_ir_graph *g = irb_graph(13);
+	int S = c->S, HD = c->H * c->D, KD = c->KV * c->D;
+	int xq = irb_tensor(g, "q", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ c->B, S, HD });
+	int xk = irb_tensor(g, "k", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ c->B, S, KD });
+	int xv = irb_tensor(g, "v", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ c->B, S, KD });
+	int pad = -1, q, k, v, kt, s, sd, sm, p, ot, y, osh, ins[4], nin = 3;
+	float dv = sqrtf((float)c->D);
+	float *qv = randf((int64_t)c->B * S * HD, 1), *kv = randf((int64_t)c->B * S * KD, 2);
+	float *vv = randf((int64_t)c->B * S * KD, 3), *padv = NULL;
+	float *yv = calloc((size_t)c->B * S * HD, 4), *ref = calloc((size_t)c->B * S * HD, 4);
+	bool fused = false, left = false;
+	struct npu_cmodel *cm;
+	npu_ir_node *nd;
+	npu_status st;
+
+	q = split_heads(g, "q", xq, c, c->H);
+	v = split_heads(g, "v", xv, c, c->KV);
+	kt = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	if (c->kt == KT_DIRECT) {
+		/* GPT-2: [B, S, H, D] straight to K^T [B, H, D, S]. */
+		int sh = shape_const(g, "kt_shape", 4, (int64_t[]){ c->B, S, c->KV, c->D });
+
+		k = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+		irb_node(g, "Reshape", (int[]){ xk, sh }, 2, &k, 1);
+		nd = irb_node(g, "Transpose", &k, 1, &kt, 1);
+		ck_assert_int_eq(npu_ir_set_attr_ints(nd, "perm", (int64_t[]){ 0, 2, 3, 1 }, 4),
+				 NPU_OK);
+	} else {
+		k = split_heads(g, "k", xk, c, c->KV);
+		if (c->KV != c->H)
+			k = repeat_kv(g, k, c);
+		nd = irb_node(g, "Transpose", &k, 1, &kt, 1);
+		ck_assert_int_eq(npu_ir_set_attr_ints(nd, "perm", (int64_t[]){ 0, 1, 3, 2 }, 4),
+				 NPU_OK);
+	}
+	if (c->KV != c->H)
+		v = repeat_kv(g, v, c);
+	s = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	irb_node(g, "MatMul", (int[]){ q, kt }, 2, &s, 1);
+	sd = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	irb_node(g, "Div", (int[]){ s, irb_const(g, "sqrt_d", NPU_DTYPE_FLOAT32, 0, NULL, &dv) }, 2,
+		 &sd, 1);
+	if (c->mask == MASK_PADDING) {
+		int m = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+
+		pad = irb_tensor(g, "pad", NPU_DTYPE_FLOAT32, 4, (int64_t[]){ c->B, 1, 1, S });
+		padv = malloc((size_t)c->B * S * 4);
+		for (int i = 0; i < c->B * S; i++)
+			padv[i] = (i * 7) % 5 == 0 ? -10000.0f : 0.0f;
+		irb_node(g, "Add", (int[]){ sd, pad }, 2, &m, 1);
+		sd = m;
+	} else if (c->mask != MASK_NONE) {
+		int m = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL), cm_t;
+		float *tab = malloc((size_t)S * S * 4);
+		bool *keep = malloc((size_t)S * S);
+		float lowest = -3.4028235e38f;
+
+		for (int i = 0; i < S; i++)
+			for (int j = 0; j < S; j++) {
+				tab[i * S + j] = j > i ? lowest : 0.0f;
+				keep[i * S + j] = j <= i;
+			}
+		if (c->mask == MASK_CAUSAL_ADD) {
+			cm_t = irb_const(g, "causal", NPU_DTYPE_FLOAT32, 4, (int64_t[]){ 1, 1, S, S }, tab);
+			irb_node(g, "Add", (int[]){ sd, cm_t }, 2, &m, 1);
+		} else {
+			cm_t = irb_const(g, "causal", NPU_DTYPE_BOOL, 4, (int64_t[]){ 1, 1, S, S }, keep);
+			irb_node(g, "Where",
+				 (int[]){ cm_t, sd,
+					  irb_const(g, "lowest", NPU_DTYPE_FLOAT32, 0, NULL, &lowest) },
+				 3, &m, 1);
+		}
+		free(tab);
+		free(keep);
+		sd = m;
+	}
+	sm = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	nd = irb_node(g, "Softmax", &sd, 1, &sm, 1);
+	ck_assert_int_eq(npu_ir_set_attr_int(nd, "axis", -1), NPU_OK);
+	p = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	irb_node(g, "MatMul", (int[]){ sm, v }, 2, &p, 1);
+	ot = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	nd = irb_node(g, "Transpose", &p, 1, &ot, 1);
+	ck_assert_int_eq(npu_ir_set_attr_ints(nd, "perm", (int64_t[]){ 0, 2, 1, 3 }, 4), NPU_OK);
+	osh = shape_const(g, "o_shape", 3, (int64_t[]){ c->B, S, HD });
+	y = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+	irb_node(g, "Reshape", (int[]){ ot, osh }, 2, &y, 1);
+	ins[0] = xq;
+	ins[1] = xk;
+	ins[2] = xv;
+	if (pad >= 0)
+		ins[nin++] = pad;
+	irb_io(g, ins, nin, &y, 1);
+
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+	st = irb_compile(g, "emu", &cm);
+	ck_assert_msg(st == NPU_OK, "compile: %s", npu_last_error());
+	for (int i = 0; i < g->n_nodes; i++) {
+		const npu_ir_node *n = &g->nodes[i];
+
+		if (n->dead)
+			continue;
+		fused |= npu_ir_attr_find(n, NPU_ATTR_ATTN) != NULL;
+		left |= !strcmp(n->op, "Softmax") || !strcmp(n->op, "Transpose") ||
+			!strcmp(n->op, "Concat") || !strcmp(n->op, "Expand");
+	}
+	ck_assert_msg(fused == c->expect_fused, "fused attention: %d, expected %d", fused,
+		      c->expect_fused);
+	if (c->expect_fused)
+		ck_assert_msg(!left, "a Softmax or layout node was left beside the fused block");
+	st = irb_exec(cm, "emu", (void *[]){ qv, kv, vv, padv }, (void *[]){ yv });
+	ck_assert_msg(st == NPU_OK, "run: %s", npu_last_error());
+	reference(c, qv, kv, vv, padv, ref);
+	for (int i = 0; i < c->B * S * HD; i++)
+		ck_assert_msg(fabsf(yv[i] - ref[i]) <= 2e-3f, "element %d: %g, expected %g", i,
+			      yv[i], ref[i]);
+	free(qv);
+	free(kv);
+	free(vv);
+	free(padv);
+	free(yv);
+	free(ref);
+	npu_ir_graph_free(g);
+}
+
+START_TEST(no_mask)
+{
+	check(&(struct cfg){ 1, 16, 4, 4, 16, MASK_NONE, KT_TWO_TRANSPOSES, true });
+}
+END_TEST
+
+START_TEST(padding_mask_batch)
+{
+	check(&(struct cfg){ 2, 16, 4, 4, 16, MASK_PADDING, KT_TWO_TRANSPOSES, true });
+}
+END_TEST
+
+START_TEST(causal_add)
+{
+	check(&(struct cfg){ 1, 24, 2, 2, 8, MASK_CAUSAL_ADD, KT_TWO_TRANSPOSES, true });
+}
+END_TEST
+
+START_TEST(causal_where)
+{
+	check(&(struct cfg){ 2, 16, 4, 4, 16, MASK_CAUSAL_WHERE, KT_DIRECT, true });
+}
+END_TEST
+
+START_TEST(grouped_query)
+{
+	check(&(struct cfg){ 1, 16, 4, 2, 16, MASK_CAUSAL_ADD, KT_TWO_TRANSPOSES, true });
+}
+END_TEST
+
+/* Many query blocks per head: 512 queries, a padding mask. */
+START_TEST(long_sequence)
+{
+	check(&(struct cfg){ 1, 512, 2, 2, 32, MASK_PADDING, KT_TWO_TRANSPOSES, true });
+}
+END_TEST
+
+/* K and V of one head beyond a tile's HBSM: left unfused, still right. */
+START_TEST(too_long_unfused)
+{
+	check(&(struct cfg){ 1, 1024, 1, 1, 128, MASK_NONE, KT_TWO_TRANSPOSES, false });
+}
+END_TEST
+
+static Suite *attention_suite(void)
+{
+	Suite *s = suite_create("npu_attention");
+	TCase *tc = tcase_create("fused");
+
+	tcase_add_test(tc, no_mask);
+	tcase_add_test(tc, padding_mask_batch);
+	tcase_add_test(tc, causal_add);
+	tcase_add_test(tc, causal_where);
+	tcase_add_test(tc, grouped_query);
+	tcase_add_test(tc, long_sequence);
+	tcase_add_test(tc, too_long_unfused);
+	tcase_set_timeout(tc, 300);
+	suite_add_tcase(s, tc);
+	return s;
+}
+NPU_TEST_SUITE(attention_suite)
