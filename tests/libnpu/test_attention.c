@@ -239,9 +239,14 @@ static void check(const struct cfg *c)
 	st = irb_exec(cm, "emu", (void *[]){ qv, kv, vv, padv }, (void *[]){ yv });
 	ck_assert_msg(st == NPU_OK, "run: %s", npu_last_error());
 	reference(c, qv, kv, vv, padv, ref);
+	/*
+	 * With tiled keys the probabilities are rounded to bf16 before they
+	 * are normalized, not after: each weight's rounding (2^-9 of it) then
+	 * moves the result by up to 2^-8 of |V| (1) more.
+	 */
 	for (int i = 0; i < c->B * S * HD; i++)
-		ck_assert_msg(fabsf(yv[i] - ref[i]) <= 2e-3f, "element %d: %g, expected %g", i,
-			      yv[i], ref[i]);
+		ck_assert_msg(fabsf(yv[i] - ref[i]) <= (c->S >= 768 ? 6e-3f : 2e-3f),
+			      "element %d: %g, expected %g", i, yv[i], ref[i]);
 	free(qv);
 	free(kv);
 	free(vv);
@@ -288,10 +293,17 @@ START_TEST(long_sequence)
 }
 END_TEST
 
-/* K and V of one head beyond a tile's HBSM: left unfused, still right. */
-START_TEST(too_long_unfused)
+/* K and V of one head beyond a tile's HBSM: the keys tiled (online softmax). */
+START_TEST(keys_tiled)
 {
-	check(&(struct cfg){ 1, 1024, 1, 1, 128, MASK_NONE, KT_TWO_TRANSPOSES, false });
+	check(&(struct cfg){ 1, 1024, 1, 1, 128, MASK_NONE, KT_TWO_TRANSPOSES, true });
+}
+END_TEST
+
+/* Tiled keys with a causal mask: whole key blocks masked for early rows. */
+START_TEST(keys_tiled_causal)
+{
+	check(&(struct cfg){ 1, 768, 2, 1, 128, MASK_CAUSAL_WHERE, KT_TWO_TRANSPOSES, true });
 }
 END_TEST
 
@@ -306,7 +318,8 @@ static Suite *attention_suite(void)
 	tcase_add_test(tc, causal_where);
 	tcase_add_test(tc, grouped_query);
 	tcase_add_test(tc, long_sequence);
-	tcase_add_test(tc, too_long_unfused);
+	tcase_add_test(tc, keys_tiled);
+	tcase_add_test(tc, keys_tiled_causal);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
 	return s;

@@ -21,8 +21,9 @@
  * the heads) likewise become its write-back rows.  Nodes left without a
  * consumer are dropped.
  *
- * It fuses only when one (batch, head)'s K and V and at least one query
- * row fit in a tile's HBSM budget; otherwise the nodes run one by one.
+ * When one (batch, head)'s K and V do not fit a tile's HBSM budget beside
+ * 16 query rows, the keys are tiled (online softmax, lower_attn.c); only
+ * when not even that fits do the nodes run one by one.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -117,12 +118,39 @@ npu_status npu_attn_view(const npu_ir_node *n, const char *name, int t, struct n
 
 uint64_t npu_attn_rows(uint64_t budget, int64_t D, int64_t Dv, int64_t Sk, int mask)
 {
-	/* Per query row: Q fp32 + bf16, scores fp32, probabilities bf16, Y. */
-	uint64_t per = (uint64_t)(D * 6 + Sk * 6 + Dv * 4) + (mask == 2 ? (uint64_t)Sk * 4 : 0);
+	/*
+	 * Per query row: Q fp32 + bf16, scores fp32, probabilities bf16, Y,
+	 * and the row's max and sum when the keys are tiled.
+	 */
+	uint64_t per = (uint64_t)(D * 6 + Sk * 6 + Dv * 4 + 8) + (mask == 2 ? (uint64_t)Sk * 4 : 0);
 	/* Per tile: K and V fp32 + bf16, a broadcast mask row, alignment. */
 	uint64_t fixed = (uint64_t)(D * Sk + Sk * Dv) * 6 + (mask == 1 ? (uint64_t)Sk * 4 : 0) + 1024;
 
 	return budget > fixed ? (budget - fixed) / per : 0;
+}
+
+uint64_t npu_attn_combine_rows(uint64_t budget, int64_t nk, int64_t Dv)
+{
+	/* Per row: every block's Y, max, sum and weight; the result, max, sum. */
+	uint64_t per = (uint64_t)(nk * (Dv + 3) + Dv + 2) * 4;
+
+	return budget > 1024 ? (budget - 1024) / per : 0;
+}
+
+int64_t npu_attn_key_block(uint64_t budget, int64_t D, int64_t Dv, int64_t Sk, int64_t Sq,
+			   int mask)
+{
+	uint64_t want = Sq < 16 ? (uint64_t)Sq : 16;
+
+	for (int64_t nk = 1; nk <= Sk; nk++) {
+		int64_t bk = (Sk + nk - 1) / nk;
+
+		if (nk > 1 && !npu_attn_combine_rows(budget, nk, Dv))
+			return 0;
+		if (npu_attn_rows(budget, D, Dv, bk, mask) >= want)
+			return bk;
+	}
+	return 0;
 }
 
 /*
@@ -346,7 +374,7 @@ static npu_status fuse_one(npu_ir_graph *g, struct block *b, uint32_t hbsm, int 
 			goto no;
 		mk = m.stride[rank - 2] ? 2 : 1;
 	}
-	if (!npu_attn_rows(hbsm, D, Dv, Sk, mk))
+	if (!npu_attn_key_block(hbsm, D, Dv, Sk, Sq, mk))
 		goto no;
 	npu_lview_trace_out(g, g->nodes[b->m2].outputs[0], &o, &yt, chain, nchain, CHAIN_MAX);
 	/* Commit: the second MatMul is the block. */

@@ -51,6 +51,15 @@ npu_status npu_fuse_attention(npu_ir_graph *g, uint32_t hbsm);
  * row broadcast over the queries, 2 a row per query.
  */
 uint64_t npu_attn_rows(uint64_t budget, int64_t D, int64_t Dv, int64_t Sk, int mask);
+/*
+ * Keys per block of a fused attention tile: all @Sk when they fit beside
+ * min(@Sq, 16) query rows, else the largest even split that does (the
+ * online-softmax tiling); 0 when nothing fits.
+ */
+int64_t npu_attn_key_block(uint64_t budget, int64_t D, int64_t Dv, int64_t Sk, int64_t Sq,
+			   int mask);
+/* Query rows of one combine tile over @nk key blocks (0: none fit). */
+uint64_t npu_attn_combine_rows(uint64_t budget, int64_t nk, int64_t Dv);
 struct npu_lview;
 /* Operand view @name ("npu_attn_q", _k, _v, _m, _o) of fused node @n, over tensor @t. */
 npu_status npu_attn_view(const npu_ir_node *n, const char *name, int t, struct npu_lview *v);
