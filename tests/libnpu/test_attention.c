@@ -25,6 +25,7 @@ struct cfg {
 	enum mask_kind mask;
 	enum kt_kind kt;
 	bool expect_fused;
+	bool scale_q;		/* Q * d^-1/2 before the product instead of a Div after */
 };
 
 static float bf(float f)
@@ -163,11 +164,23 @@ static void check(const struct cfg *c)
 	}
 	if (c->KV != c->H)
 		v = repeat_kv(g, v, c);
+	if (c->scale_q) {
+		float r = 1.0f / dv;
+		int qs = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+
+		irb_node(g, "Mul", (int[]){ q, irb_const(g, "rsqrt_d", NPU_DTYPE_FLOAT32, 0, NULL, &r) },
+			 2, &qs, 1);
+		q = qs;
+	}
 	s = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
 	irb_node(g, "MatMul", (int[]){ q, kt }, 2, &s, 1);
-	sd = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
-	irb_node(g, "Div", (int[]){ s, irb_const(g, "sqrt_d", NPU_DTYPE_FLOAT32, 0, NULL, &dv) }, 2,
-		 &sd, 1);
+	sd = s;
+	if (!c->scale_q) {
+		sd = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+		irb_node(g, "Div",
+			 (int[]){ s, irb_const(g, "sqrt_d", NPU_DTYPE_FLOAT32, 0, NULL, &dv) }, 2,
+			 &sd, 1);
+	}
 	if (c->mask == MASK_PADDING) {
 		int m = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
 
@@ -230,7 +243,8 @@ static void check(const struct cfg *c)
 			continue;
 		fused |= npu_ir_attr_find(n, NPU_ATTR_ATTN) != NULL;
 		left |= !strcmp(n->op, "Softmax") || !strcmp(n->op, "Transpose") ||
-			!strcmp(n->op, "Concat") || !strcmp(n->op, "Expand");
+			!strcmp(n->op, "Concat") || !strcmp(n->op, "Expand") ||
+			!strcmp(n->op, "Mul") || !strcmp(n->op, "Div");
 	}
 	ck_assert_msg(fused == c->expect_fused, "fused attention: %d, expected %d", fused,
 		      c->expect_fused);
@@ -258,52 +272,59 @@ static void check(const struct cfg *c)
 
 START_TEST(no_mask)
 {
-	check(&(struct cfg){ 1, 16, 4, 4, 16, MASK_NONE, KT_TWO_TRANSPOSES, true });
+	check(&(struct cfg){ 1, 16, 4, 4, 16, MASK_NONE, KT_TWO_TRANSPOSES, true, false });
 }
 END_TEST
 
 START_TEST(padding_mask_batch)
 {
-	check(&(struct cfg){ 2, 16, 4, 4, 16, MASK_PADDING, KT_TWO_TRANSPOSES, true });
+	check(&(struct cfg){ 2, 16, 4, 4, 16, MASK_PADDING, KT_TWO_TRANSPOSES, true, false });
 }
 END_TEST
 
 START_TEST(causal_add)
 {
-	check(&(struct cfg){ 1, 24, 2, 2, 8, MASK_CAUSAL_ADD, KT_TWO_TRANSPOSES, true });
+	check(&(struct cfg){ 1, 24, 2, 2, 8, MASK_CAUSAL_ADD, KT_TWO_TRANSPOSES, true, false });
 }
 END_TEST
 
 START_TEST(causal_where)
 {
-	check(&(struct cfg){ 2, 16, 4, 4, 16, MASK_CAUSAL_WHERE, KT_DIRECT, true });
+	check(&(struct cfg){ 2, 16, 4, 4, 16, MASK_CAUSAL_WHERE, KT_DIRECT, true, false });
 }
 END_TEST
 
 START_TEST(grouped_query)
 {
-	check(&(struct cfg){ 1, 16, 4, 2, 16, MASK_CAUSAL_ADD, KT_TWO_TRANSPOSES, true });
+	check(&(struct cfg){ 1, 16, 4, 2, 16, MASK_CAUSAL_ADD, KT_TWO_TRANSPOSES, true, false });
+}
+END_TEST
+
+/* The scale on Q before the product, K^T straight from [B, S, H, D]. */
+START_TEST(scale_on_q)
+{
+	check(&(struct cfg){ 1, 16, 2, 2, 16, MASK_PADDING, KT_DIRECT, true, true });
 }
 END_TEST
 
 /* Many query blocks per head: 512 queries, a padding mask. */
 START_TEST(long_sequence)
 {
-	check(&(struct cfg){ 1, 512, 2, 2, 32, MASK_PADDING, KT_TWO_TRANSPOSES, true });
+	check(&(struct cfg){ 1, 512, 2, 2, 32, MASK_PADDING, KT_TWO_TRANSPOSES, true, false });
 }
 END_TEST
 
 /* K and V of one head beyond a tile's HBSM: the keys tiled (online softmax). */
 START_TEST(keys_tiled)
 {
-	check(&(struct cfg){ 1, 1024, 1, 1, 128, MASK_NONE, KT_TWO_TRANSPOSES, true });
+	check(&(struct cfg){ 1, 1024, 1, 1, 128, MASK_NONE, KT_TWO_TRANSPOSES, true, false });
 }
 END_TEST
 
 /* Tiled keys with a causal mask: whole key blocks masked for early rows. */
 START_TEST(keys_tiled_causal)
 {
-	check(&(struct cfg){ 1, 768, 2, 1, 128, MASK_CAUSAL_WHERE, KT_TWO_TRANSPOSES, true });
+	check(&(struct cfg){ 1, 768, 2, 1, 128, MASK_CAUSAL_WHERE, KT_TWO_TRANSPOSES, true, false });
 }
 END_TEST
 
@@ -317,6 +338,7 @@ static Suite *attention_suite(void)
 	tcase_add_test(tc, causal_add);
 	tcase_add_test(tc, causal_where);
 	tcase_add_test(tc, grouped_query);
+	tcase_add_test(tc, scale_on_q);
 	tcase_add_test(tc, long_sequence);
 	tcase_add_test(tc, keys_tiled);
 	tcase_add_test(tc, keys_tiled_causal);

@@ -2,7 +2,10 @@
 /*
  * The attention block as one fused node (lowered by lower_attn.c):
  *
- *   S = MatMul(Q, K^T) [scaled: "npu_scale", fused by npu_fuse.c]
+ *   S = MatMul(Q, K^T) [scaled: "npu_scale", fused by npu_fuse.c; a
+ *                       constant scalar Mul or Div of Q or of K^T alone
+ *                       joins that scale, then applied to the fp32
+ *                       product instead of before the bf16 rounding]
  *   S = S + mask       (optional: an additive mask broadcast to S, or
  *                       S * m + f with constant m in {0, 1} and f <= -1e30
  *                       where m is 0, as a Where with a constant
@@ -195,9 +198,44 @@ static int additive_mask(npu_ir_graph *g, int mi, int fi)
 
 struct block {
 	int m1, mul, add, sm, m2;
+	int pre[2];		/* a Mul or Div by a scalar of Q, of K^T, or -1 */
 	int q, kt, v, mask;	/* tensors: the operands as the block reads them */
 	float scale;
 };
+
+/*
+ * Operand @t of Q K^T scaled by a constant scalar on its own (a Mul or
+ * Div node only the product reads): the node, the unscaled tensor in
+ * *@x, the factor folded into *@scale; -1 if not.
+ */
+static int pre_scale(const npu_ir_graph *g, int t, int *x, float *scale)
+{
+	int p = live_producer(g, t, "Mul"), cnt;
+	const npu_ir_node *n;
+	const npu_ir_tensor *c;
+	float f;
+
+	if (p < 0)
+		p = live_producer(g, t, "Div");
+	if (p < 0 || !private_to_block(g, t))
+		return -1;
+	n = &g->nodes[p];
+	if (n->n_inputs != 2 || n->inputs[0] == n->inputs[1])
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		if (!strcmp(n->op, "Div") && i == 0)
+			continue;	/* a scalar divided by the operand is no scale */
+		c = &g->tensors[n->inputs[i]];
+		if (!npu_ir_is_const(c) || c->dtype != NPU_DTYPE_FLOAT32 || npu_ir_numel(c) != 1 ||
+		    npu_ir_const_floats(c, &f, 1, &cnt) || cnt != 1 || !isfinite(f) || f == 0.0f ||
+		    g->tensors[n->inputs[1 - i]].rank != g->tensors[t].rank)
+			continue;
+		*x = n->inputs[1 - i];
+		*scale *= strcmp(n->op, "Div") ? f : 1.0f / f;
+		return p;
+	}
+	return -1;
+}
 
 /* Match the block ending in MatMul @k; false if it is not one. */
 static bool match(npu_ir_graph *g, int k, struct block *b)
@@ -207,7 +245,7 @@ static bool match(npu_ir_graph *g, int k, struct block *b)
 	int64_t axis;
 
 	memset(b, 0, sizeof(*b));
-	b->mul = b->add = b->mask = -1;
+	b->mul = b->add = b->mask = b->pre[0] = b->pre[1] = -1;
 	b->m2 = k;
 	if (m2->n_inputs != 2 || npu_ir_attr_find(m2, "npu_act") ||
 	    npu_ir_attr_find(m2, NPU_ATTR_SCALE) || npu_ir_attr_find(m2, NPU_ATTR_ATTN))
@@ -272,6 +310,10 @@ static bool match(npu_ir_graph *g, int k, struct block *b)
 	b->q = g->nodes[b->m1].inputs[0];
 	b->kt = g->nodes[b->m1].inputs[1];
 	b->v = m2->inputs[1];
+	if (b->q != b->kt) {
+		b->pre[0] = pre_scale(g, b->q, &b->q, &b->scale);
+		b->pre[1] = pre_scale(g, b->kt, &b->kt, &b->scale);
+	}
 	return g->tensors[b->q].dtype == NPU_DTYPE_FLOAT32 &&
 	       g->tensors[b->kt].dtype == NPU_DTYPE_FLOAT32 &&
 	       g->tensors[b->v].dtype == NPU_DTYPE_FLOAT32 &&
@@ -406,6 +448,9 @@ static npu_status fuse_one(npu_ir_graph *g, struct block *b, uint32_t hbsm, int 
 		g->nodes[b->add].dead = true;
 	if (b->mul >= 0)
 		g->nodes[b->mul].dead = true;
+	for (int i = 0; i < 2; i++)
+		if (b->pre[i] >= 0)
+			g->nodes[b->pre[i]].dead = true;
 	if (npu_debug_on(NPU_DEBUG_FUSE))
 		npu_debug(NPU_DEBUG_FUSE,
 			  "attention %s: Q K^T%s, softmax, x V in one tile group per head "

@@ -139,7 +139,7 @@ static void hb3(struct npu_hw_twu *w, unsigned dt, uint32_t base, int64_t c0, in
 static npu_status key_blocks(struct npu_cc *cc, const struct attn *a, int64_t bk, int64_t nk,
 			     uint64_t part)
 {
-	int64_t mq = (int64_t)npu_attn_rows(cc->hbsm, a->D, a->Dv, bk, a->mk), R = a->R;
+	int64_t mq = (int64_t)npu_attn_rows(cc->hbsm, a->D, a->Dv, bk, a->mk), R = a->R, nq;
 	uint64_t po = part, pm = po + (uint64_t)(a->batch * nk * a->Sq * a->Dv) * 4;
 	uint64_t pl = pm + (uint64_t)(a->batch * nk * a->Sq) * 4;
 	struct npu_tile *tiles;
@@ -148,12 +148,13 @@ static npu_status key_blocks(struct npu_cc *cc, const struct attn *a, int64_t bk
 
 	if (mq > a->Sq)
 		mq = a->Sq;
-	tiles = calloc((size_t)(a->batch * nk * ((a->Sq + mq - 1) / mq)), sizeof(*tiles));
+	nq = (a->Sq + mq - 1) / mq;
+	tiles = calloc((size_t)(a->batch * nk * nq), sizeof(*tiles));
 	if (!tiles)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	for (int64_t bi = 0; bi < a->batch && !st; bi++)
-	for (int64_t m0 = 0; m0 < a->Sq && !st; m0 += mq)
-	for (int64_t kb = 0; kb < nk && !st; kb++) {
+	/* Tile i: batch element i / (nq nk), query rows (i / nk) % nq, key block i % nk. */
+	for (int64_t i = 0; i < a->batch * nq * nk && !st; i++) {
+		int64_t bi = i / (nq * nk), m0 = (i / nk) % nq * mq, kb = i % nk;
 		int64_t rows = a->Sq - m0 < mq ? a->Sq - m0 : mq, mrows = a->mk == 2 ? rows : 1;
 		int64_t k0 = kb * bk, cols = a->Sk - k0 < bk ? a->Sk - k0 : bk, idx[NPU_MAX_RANK];
 		uint32_t aq = al64((uint64_t)(rows * a->D * 4)), ak = al64((uint64_t)(a->D * cols * 4));
@@ -260,7 +261,7 @@ static npu_status combine(struct npu_cc *cc, const struct attn *a, int64_t nk, u
 	int64_t mq = (int64_t)npu_attn_combine_rows(cc->hbsm, nk, a->Dv), R = a->R, Dv = a->Dv;
 	uint64_t po = part, pm = po + (uint64_t)(a->batch * nk * a->Sq * Dv) * 4;
 	uint64_t pl = pm + (uint64_t)(a->batch * nk * a->Sq) * 4;
-	int64_t per_b = (cc->workers + a->batch - 1) / a->batch;
+	int64_t per_b = (cc->workers + a->batch - 1) / a->batch, nq;
 	struct npu_tile *tiles;
 	unsigned ntiles = 0;
 	npu_status st = NPU_OK;
@@ -270,12 +271,13 @@ static npu_status combine(struct npu_cc *cc, const struct attn *a, int64_t nk, u
 	if (mq > a->Sq)
 		mq = a->Sq;
 	if (mq < 1)
-		return npu_fail(NPU_ERR_INTERNAL, "attention combine does not fit a tile");
-	tiles = calloc((size_t)(a->batch * ((a->Sq + mq - 1) / mq)), sizeof(*tiles));
+		return npu_fail(NPU_ERR_INTERNAL, "the attention blocks' combination does not fit a tile");
+	nq = (a->Sq + mq - 1) / mq;
+	tiles = calloc((size_t)(a->batch * nq), sizeof(*tiles));
 	if (!tiles)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	for (int64_t bi = 0; bi < a->batch && !st; bi++)
-	for (int64_t m0 = 0; m0 < a->Sq && !st; m0 += mq) {
+	for (int64_t i = 0; i < a->batch * nq && !st; i++) {
+		int64_t bi = i / nq, m0 = i % nq * mq;
 		int64_t rows = a->Sq - m0 < mq ? a->Sq - m0 : mq, idx[NPU_MAX_RANK];
 		uint32_t h_m = al64((uint64_t)(nk * rows * Dv * 4));
 		uint32_t h_l = h_m + al64((uint64_t)(nk * rows * 4));
@@ -289,7 +291,7 @@ static npu_status combine(struct npu_cc *cc, const struct attn *a, int64_t nk, u
 		int64_t brow = a->Sq * Dv * 4, bm = a->Sq * 4;
 
 		if ((uint64_t)h_y + (uint64_t)(rows * Dv * 4) > cc->hbsm) {
-			st = npu_fail(NPU_ERR_INTERNAL, "attention combine tile over budget");
+			st = npu_fail(NPU_ERR_INTERNAL, "the attention blocks' combination is over budget");
 			break;
 		}
 		/* O, m, l of every block for these rows, block-major. */
@@ -299,14 +301,14 @@ static npu_status combine(struct npu_cc *cc, const struct attn *a, int64_t nk, u
 		t->in[0].walk.base = po + row0 * (uint64_t)Dv * 4;
 		npu_twu_lvl(&t->in[0].walk, 0, rows * Dv, 4);
 		npu_twu_lvl(&t->in[0].walk, 1, nk, brow);
-		for (int i = 1; i <= 2; i++) {
-			t->in[i].seg = cc->seg_scratch;
-			t->in[i].walk.space = NPU_SPACE_DDR;
-			t->in[i].walk.dtype = NPU_DT_FP32;
-			t->in[i].walk.base = (i == 1 ? pm : pl) + row0 * 4;
-			npu_twu_lvl(&t->in[i].walk, 0, rows, 4);
-			npu_twu_lvl(&t->in[i].walk, 1, nk, bm);
-			t->in[i].hbsm = i == 1 ? h_m : h_l;
+		for (int j = 1; j <= 2; j++) {
+			t->in[j].seg = cc->seg_scratch;
+			t->in[j].walk.space = NPU_SPACE_DDR;
+			t->in[j].walk.dtype = NPU_DT_FP32;
+			t->in[j].walk.base = (j == 1 ? pm : pl) + row0 * 4;
+			npu_twu_lvl(&t->in[j].walk, 0, rows, 4);
+			npu_twu_lvl(&t->in[j].walk, 1, nk, bm);
+			t->in[j].hbsm = j == 1 ? h_m : h_l;
 		}
 		t->nin = 3;
 		/* M = max_b m_b */
