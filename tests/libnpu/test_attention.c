@@ -14,11 +14,15 @@
 
 #include "compile/npu_lower.h"
 #include "compile/npu_ops.h"
+#include "compile/npu_view.h"
 #include "ir_build.h"
 #include "npu_test.h"
 
 enum mask_kind { MASK_NONE, MASK_PADDING, MASK_CAUSAL_ADD, MASK_CAUSAL_WHERE };
-enum kt_kind { KT_DIRECT, KT_TWO_TRANSPOSES };
+/* How K^T is made: a Transpose straight from [B, S, H, D], or split heads
+ * then a Transpose of the last two axes (K/V heads repeated by Expand, or
+ * by Tile). */
+enum kt_kind { KT_DIRECT, KT_TWO_TRANSPOSES, KT_TILE_KV };
 
 struct cfg {
 	int B, S, H, KV, D;
@@ -67,7 +71,7 @@ static int split_heads(npu_ir_graph *g, const char *name, int x, const struct cf
 }
 
 /* [B, KV, S, D] -> [B, KV * G, S, D] as Hugging Face's repeat_kv exports it. */
-static int repeat_kv(npu_ir_graph *g, int x, const struct cfg *c)
+static int repeat_kv_expand(npu_ir_graph *g, int x, const struct cfg *c)
 {
 	int G = c->H / c->KV, ax = shape_const(g, NULL, 1, (int64_t[]){ 2 });
 	int sh = shape_const(g, NULL, 4, (int64_t[]){ c->B, c->H, c->S, c->D });
@@ -82,12 +86,28 @@ static int repeat_kv(npu_ir_graph *g, int x, const struct cfg *c)
 	return y;
 }
 
+/* ... or by Tile: every KV head, G times over. */
+static int repeat_kv(npu_ir_graph *g, int x, const struct cfg *c)
+{
+	int r, y;
+
+	if (c->kt != KT_TILE_KV)
+		return repeat_kv_expand(g, x, c);
+	r = shape_const(g, NULL, 4, (int64_t[]){ 1, c->H / c->KV, 1, 1 });
+	y = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	irb_node(g, "Tile", (int[]){ x, r }, 2, &y, 1);
+	return y;
+}
+
 /* Reference: y[b][s][h * D + d] (heads merged), from the graph's inputs. */
 static void reference(const struct cfg *c, const float *q, const float *k, const float *v,
 		      const float *pad, float *y)
 {
 	int G = c->H / c->KV, S = c->S, D = c->D;
 	float *sc = malloc((size_t)S * 4), scale = 1.0f / sqrtf((float)D);
+
+	/* Expand repeats each KV head G times in a row, Tile all of them G times. */
+#define KVH(h) (c->kt == KT_TILE_KV ? (h) % c->KV : (h) / G)
 
 	for (int b = 0; b < c->B; b++)
 		for (int h = 0; h < c->H; h++)
@@ -99,7 +119,7 @@ static void reference(const struct cfg *c, const float *q, const float *k, const
 
 					for (int d = 0; d < D; d++)
 						acc += bf(q[((b * S + i) * c->H + h) * D + d]) *
-						       bf(k[((b * S + j) * c->KV + h / G) * D + d]);
+						       bf(k[((b * S + j) * c->KV + KVH(h)) * D + d]);
 					acc *= scale;
 					if (c->mask == MASK_PADDING)
 						acc += pad[b * S + j];
@@ -118,11 +138,12 @@ static void reference(const struct cfg *c, const float *q, const float *k, const
 
 					for (int j = 0; j < S; j++)
 						acc += bf(sc[j] / sum) *
-						       bf(v[((b * S + j) * c->KV + h / G) * D + d]);
+						       bf(v[((b * S + j) * c->KV + KVH(h)) * D + d]);
 					y[((b * S + i) * c->H + h) * D + d] = acc;
 				}
 			}
 	free(sc);
+#undef KVH
 }
 
 static void check(const struct cfg *c)
@@ -244,6 +265,7 @@ static void check(const struct cfg *c)
 		fused |= npu_ir_attr_find(n, NPU_ATTR_ATTN) != NULL;
 		left |= !strcmp(n->op, "Softmax") || !strcmp(n->op, "Transpose") ||
 			!strcmp(n->op, "Concat") || !strcmp(n->op, "Expand") ||
+			!strcmp(n->op, "Tile") ||
 			!strcmp(n->op, "Mul") || !strcmp(n->op, "Div");
 	}
 	ck_assert_msg(fused == c->expect_fused, "fused attention: %d, expected %d", fused,
@@ -300,6 +322,13 @@ START_TEST(grouped_query)
 }
 END_TEST
 
+/* GQA with the K/V heads repeated by Tile: head h reads KV head h % KV. */
+START_TEST(grouped_query_tile)
+{
+	check(&(struct cfg){ 2, 16, 6, 2, 8, MASK_PADDING, KT_TILE_KV, true, false });
+}
+END_TEST
+
 /* The scale on Q before the product, K^T straight from [B, S, H, D]. */
 START_TEST(scale_on_q)
 {
@@ -328,16 +357,94 @@ START_TEST(keys_tiled_causal)
 }
 END_TEST
 
+/* A dense view of @rank dims @dims. */
+static struct npu_lview dense(int rank, const int64_t *dims)
+{
+	struct npu_lview v = { .rank = rank };
+	int64_t st = 1;
+
+	for (int d = rank - 1; d >= 0; d--) {
+		v.size[d] = dims[d];
+		v.stride[d] = st;
+		v.div[d] = 1;
+		st *= dims[d];
+	}
+	return v;
+}
+
+/* The view algebra against index arithmetic done by hand. */
+START_TEST(views)
+{
+	struct npu_lview v = dense(4, (int64_t[]){ 2, 5, 3, 4 });	/* [B, S, H, D] */
+	int64_t idx[4];
+
+	/* [B, H, S, D] and back to [B, S, H*D]: the same elements. */
+	ck_assert(npu_lview_transpose(&v, (int64_t[]){ 0, 2, 1, 3 }));
+	for (int64_t h = 0; h < 3; h++)
+		for (int64_t s = 0; s < 5; s++) {
+			memcpy(idx, (int64_t[]){ 1, h, s, 2 }, sizeof(idx));
+			ck_assert_int_eq(npu_lview_at(&v, idx), ((1 * 5 + s) * 3 + h) * 4 + 2);
+		}
+	ck_assert(npu_lview_transpose(&v, (int64_t[]){ 0, 2, 1, 3 }));
+	ck_assert(npu_lview_reshape(&v, 3, (int64_t[]){ 2, 5, 12 }));
+	ck_assert_int_eq(v.stride[2], 1);
+	ck_assert_int_eq(v.stride[1], 12);
+	/* Transposed dims do not merge into one stride pattern. */
+	v = dense(2, (int64_t[]){ 2, 3 });
+	ck_assert(npu_lview_transpose(&v, (int64_t[]){ 1, 0 }));
+	ck_assert(!npu_lview_reshape(&v, 1, (int64_t[]){ 6 }));
+	/* GQA: [B, KV, 1, S, D] repeated G = 3 times, merged: head h reads h / 3. */
+	v = dense(5, (int64_t[]){ 1, 2, 1, 4, 8 });
+	v.size[2] = 3;
+	v.stride[2] = 0;
+	ck_assert(npu_lview_reshape(&v, 4, (int64_t[]){ 1, 6, 4, 8 }));
+	ck_assert(!npu_lview_injective(&v));
+	for (int64_t h = 0; h < 6; h++) {
+		memcpy(idx, (int64_t[]){ 0, h, 3, 5 }, sizeof(idx));
+		ck_assert_int_eq(npu_lview_at(&v, idx), (h / 3 * 4 + 3) * 8 + 5);
+	}
+	/* ... and split again: [1, 2, 3, 4, 8] repeats the middle axis. */
+	ck_assert(npu_lview_reshape(&v, 5, (int64_t[]){ 1, 2, 3, 4, 8 }));
+	ck_assert_int_eq(v.stride[2], 0);
+	ck_assert_int_eq(v.stride[1], 32);
+	/* Tile: [1, 2, 4, 8] repeated 3 times along axis 1, head h reads h % 2. */
+	v = dense(5, (int64_t[]){ 1, 1, 2, 4, 8 });
+	v.size[1] = 3;
+	v.stride[1] = 0;
+	ck_assert(npu_lview_reshape(&v, 4, (int64_t[]){ 1, 6, 4, 8 }));
+	for (int64_t h = 0; h < 6; h++) {
+		memcpy(idx, (int64_t[]){ 0, h, 1, 7 }, sizeof(idx));
+		ck_assert_int_eq(npu_lview_at(&v, idx), (h % 2 * 4 + 1) * 8 + 7);
+	}
+	/* A repeated dim [6 (i / 3)] splits along the repeat, [2][3], not across it. */
+	v = dense(1, (int64_t[]){ 2 });
+	v.size[0] = 6;
+	v.div[0] = 3;
+	ck_assert(npu_lview_reshape(&v, 2, (int64_t[]){ 2, 3 }));
+	for (int64_t a = 0; a < 2; a++)
+		for (int64_t b = 0; b < 3; b++) {
+			memcpy(idx, (int64_t[]){ a, b }, 2 * sizeof(int64_t));
+			ck_assert_int_eq(npu_lview_at(&v, idx), (a * 3 + b) / 3);
+		}
+	v = dense(1, (int64_t[]){ 2 });
+	v.size[0] = 6;
+	v.div[0] = 3;
+	ck_assert(!npu_lview_reshape(&v, 2, (int64_t[]){ 3, 2 }));
+}
+END_TEST
+
 static Suite *attention_suite(void)
 {
 	Suite *s = suite_create("npu_attention");
 	TCase *tc = tcase_create("fused");
 
+	tcase_add_test(tc, views);
 	tcase_add_test(tc, no_mask);
 	tcase_add_test(tc, padding_mask_batch);
 	tcase_add_test(tc, causal_add);
 	tcase_add_test(tc, causal_where);
 	tcase_add_test(tc, grouped_query);
+	tcase_add_test(tc, grouped_query_tile);
 	tcase_add_test(tc, scale_on_q);
 	tcase_add_test(tc, long_sequence);
 	tcase_add_test(tc, keys_tiled);

@@ -79,13 +79,14 @@ static bool fit(struct npu_lview *v, int rank, const int64_t *dims)
 		v->size[d] = dims[d];
 		v->stride[d] = 0;
 		v->div[d] = 1;
+		v->mod[d] = 0;
 	}
 	return true;
 }
 
 static npu_status put_view(npu_ir_graph *g, int node, const char *name, const struct npu_lview *v)
 {
-	int64_t a[2 + 3 * NPU_MAX_RANK];
+	int64_t a[2 + 4 * NPU_MAX_RANK];
 
 	a[0] = v->rank;
 	a[1] = v->off;
@@ -93,8 +94,9 @@ static npu_status put_view(npu_ir_graph *g, int node, const char *name, const st
 		a[2 + d] = v->size[d];
 		a[2 + v->rank + d] = v->stride[d];
 		a[2 + 2 * v->rank + d] = v->div[d];
+		a[2 + 3 * v->rank + d] = v->mod[d];
 	}
-	return npu_ir_set_attr_ints(&g->nodes[node], name, a, 2 + 3 * v->rank);
+	return npu_ir_set_attr_ints(&g->nodes[node], name, a, 2 + 4 * v->rank);
 }
 
 npu_status npu_attn_view(const npu_ir_node *n, const char *name, int t, struct npu_lview *v)
@@ -105,7 +107,7 @@ npu_status npu_attn_view(const npu_ir_node *n, const char *name, int t, struct n
 
 	if (st)
 		return st;
-	if (!a || cnt < 2 || a[0] < 1 || a[0] > NPU_MAX_RANK || cnt != 2 + 3 * a[0])
+	if (!a || cnt < 2 || a[0] < 1 || a[0] > NPU_MAX_RANK || cnt != 2 + 4 * a[0])
 		return npu_fail(NPU_ERR_INTERNAL, "fused attention without its %s view", name);
 	memset(v, 0, sizeof(*v));
 	v->t = t;
@@ -115,6 +117,7 @@ npu_status npu_attn_view(const npu_ir_node *n, const char *name, int t, struct n
 		v->size[d] = a[2 + d];
 		v->stride[d] = a[2 + v->rank + d];
 		v->div[d] = a[2 + 2 * v->rank + d];
+		v->mod[d] = a[2 + 3 * v->rank + d];
 	}
 	return NPU_OK;
 }
@@ -373,6 +376,15 @@ static void drop_unused(npu_ir_graph *g, const int *chain, int n)
 	}
 }
 
+/* The two inner dims walk with plain strides (a DMA walker's levels). */
+static bool plain_rows(const struct npu_lview *v)
+{
+	for (int d = v->rank - 2; d < v->rank; d++)
+		if (v->div[d] != 1 || v->mod[d])
+			return false;
+	return true;
+}
+
 static npu_status fuse_one(npu_ir_graph *g, struct block *b, uint32_t hbsm, int *chain,
 			   int *nchain)
 {
@@ -399,8 +411,7 @@ static npu_status fuse_one(npu_ir_graph *g, struct block *b, uint32_t hbsm, int 
 	if (!fit(&q, rank, sdims) || !fit(&k, rank, sdims) || !fit(&v, rank, sdims) ||
 	    q.size[rank - 2] != Sq || q.size[rank - 1] != D || k.size[rank - 2] != D ||
 	    k.size[rank - 1] != Sk || v.size[rank - 2] != Sk || v.size[rank - 1] != Dv ||
-	    q.div[rank - 1] != 1 || q.div[rank - 2] != 1 || k.div[rank - 1] != 1 ||
-	    k.div[rank - 2] != 1 || v.div[rank - 1] != 1 || v.div[rank - 2] != 1)
+	    !plain_rows(&q) || !plain_rows(&k) || !plain_rows(&v))
 		goto no;
 	if (mask >= 0 && b->mul >= 0) {
 		const npu_ir_node *mul = &g->nodes[b->mul];

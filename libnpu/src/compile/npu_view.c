@@ -6,8 +6,9 @@
  * sizes carry over, a larger old dim splits into an outer new dim and the
  * rest, a smaller one merges with the next old dim.  Merging needs the two
  * to be one stride pattern: contiguous (outer stride = inner stride times
- * inner size), or an outer dim repeated by an inner stride-0 dim (which
- * becomes a div: GQA's K/V repeat).  Anything else is no view, and the
+ * inner size), an outer dim repeated by an inner stride-0 dim (which
+ * becomes a div: GQA's K/V repeat by Expand), or an inner dim repeated
+ * whole by an outer stride-0 dim (a mod: the repeat by Tile).  Anything else is no view, and the
  * layout node stays a step of its own.
  */
 #include <string.h>
@@ -15,7 +16,7 @@
 #include "compile/npu_view.h"
 
 struct vdim {
-	int64_t size, stride, div;
+	int64_t size, stride, div, mod;
 };
 
 void npu_lview_dense(const npu_ir_graph *g, int t, struct npu_lview *v)
@@ -48,6 +49,7 @@ bool npu_lview_transpose(struct npu_lview *v, const int64_t *perm)
 		v->size[d] = in.size[p];
 		v->stride[d] = in.stride[p];
 		v->div[d] = in.div[p];
+		v->mod[d] = in.mod[p];
 	}
 	return true;
 }
@@ -55,17 +57,24 @@ bool npu_lview_transpose(struct npu_lview *v, const int64_t *perm)
 /* Outer @a and inner @b as one dim, if one stride pattern walks both. */
 static bool merge(const struct vdim *a, const struct vdim *b, struct vdim *m)
 {
-	m->size = a->size * b->size;
+	int64_t n = a->size * b->size;
+
 	if (!a->stride && !b->stride) {
-		*m = (struct vdim){ m->size, 0, 1 };
+		*m = (struct vdim){ n, 0, 1, 0 };
 		return true;
 	}
+	if (a->mod || b->mod)
+		return false;
 	if (a->div == 1 && b->div == 1 && a->stride == b->stride * b->size) {
-		*m = (struct vdim){ m->size, b->stride, 1 };
+		*m = (struct vdim){ n, b->stride, 1, 0 };
 		return true;
 	}
-	if (b->div == 1 && !b->stride) {	/* a repeated b times */
-		*m = (struct vdim){ m->size, a->stride, a->div * b->size };
+	if (b->div == 1 && !b->stride) {	/* each of a repeated b times */
+		*m = (struct vdim){ n, a->stride, a->div * b->size, 0 };
+		return true;
+	}
+	if (a->div == 1 && !a->stride && b->div == 1) {	/* all of b, a times over */
+		*m = (struct vdim){ n, b->stride, 1, b->size };
 		return true;
 	}
 	return false;
@@ -76,14 +85,29 @@ static bool split(struct vdim *o, int64_t n, struct vdim *outer)
 {
 	int64_t rest = o->size / n;
 
+	if (o->mod) {		/* ((i % mod) * stride, div 1) */
+		if (rest % o->mod == 0) {
+			*outer = (struct vdim){ n, 0, 1, 0 };
+			*o = (struct vdim){ rest, o->stride, 1, rest == o->mod ? 0 : o->mod };
+			return true;
+		}
+		if (o->mod % rest == 0) {
+			*outer = (struct vdim){ n, o->stride * rest, 1, o->mod / rest };
+			*o = (struct vdim){ rest, o->stride, 1, 0 };
+			return true;
+		}
+		return false;
+	}
 	if (o->div == 1 || rest % o->div == 0) {
-		*outer = (struct vdim){ n, o->stride * (rest / o->div), 1 };
-		*o = (struct vdim){ rest, o->stride, o->div };
+		*outer = (struct vdim){ n, o->stride * (rest / o->div), 1, 0 };
+		/* rest == div: the inner index never reaches the next element */
+		*o = rest == o->div && rest > 1 ? (struct vdim){ rest, 0, 1, 0 } :
+		     (struct vdim){ rest, o->stride, o->div, 0 };
 		return true;
 	}
 	if (o->div % rest == 0) {
-		*outer = (struct vdim){ n, o->stride, o->div / rest };
-		*o = (struct vdim){ rest, 0, 1 };
+		*outer = (struct vdim){ n, o->stride, o->div / rest, 0 };
+		*o = (struct vdim){ rest, 0, 1, 0 };
 		return true;
 	}
 	return false;
@@ -100,7 +124,7 @@ bool npu_lview_reshape(struct npu_lview *v, int rank, const int64_t *dims)
 		if (v->size[d] <= 0)
 			return false;
 		if (v->size[d] != 1)
-			old[no++] = (struct vdim){ v->size[d], v->stride[d], v->div[d] };
+			old[no++] = (struct vdim){ v->size[d], v->stride[d], v->div[d], v->mod[d] };
 	}
 	for (int j = 0; j < rank; j++) {
 		int64_t n = dims[j];
@@ -108,7 +132,7 @@ bool npu_lview_reshape(struct npu_lview *v, int rank, const int64_t *dims)
 		if (n <= 0)
 			return false;
 		if (n == 1) {
-			out[j] = (struct vdim){ 1, 0, 1 };
+			out[j] = (struct vdim){ 1, 0, 1, 0 };
 			continue;
 		}
 		for (;;) {
@@ -137,6 +161,7 @@ bool npu_lview_reshape(struct npu_lview *v, int rank, const int64_t *dims)
 		v->size[j] = out[j].size;
 		v->stride[j] = out[j].stride;
 		v->div[j] = out[j].div;
+		v->mod[j] = out[j].mod;
 	}
 	return true;
 }
@@ -146,14 +171,16 @@ int64_t npu_lview_at(const struct npu_lview *v, const int64_t *idx)
 	int64_t o = v->off;
 
 	for (int d = 0; d < v->rank; d++)
-		o += idx[d] / v->div[d] * v->stride[d];
+		o += (v->mod[d] ? idx[d] / v->div[d] % v->mod[d] : idx[d] / v->div[d]) *
+		     v->stride[d];
 	return o;
 }
 
 bool npu_lview_injective(const struct npu_lview *v)
 {
 	for (int d = 0; d < v->rank; d++)
-		if (v->size[d] > 1 && (!v->stride[d] || v->div[d] != 1))
+		if (v->size[d] > 1 && (!v->stride[d] || v->div[d] != 1 ||
+				       (v->mod[d] && v->mod[d] < v->size[d])))
 			return false;
 	return true;
 }
@@ -201,6 +228,7 @@ static bool apply(const npu_ir_graph *g, const npu_ir_node *n, int t, struct npu
 				v->size[d] = y->dims[d];
 				v->stride[d] = 0;
 				v->div[d] = 1;
+				v->mod[d] = 0;
 			}
 		return true;
 	}
@@ -212,15 +240,25 @@ static bool apply(const npu_ir_graph *g, const npu_ir_node *n, int t, struct npu
 			return false;
 		if (axis < 0)
 			axis += v->rank;
-		if (axis < 0 || axis >= v->rank || v->size[axis] != 1)
+		if (axis < 0 || axis >= v->rank || v->rank >= NPU_MAX_RANK)
 			return false;
 		for (int k = 1; k < n->n_inputs; k++)
 			if (n->inputs[k] != n->inputs[0])
 				return false;
+		if (v->size[axis] != 1) {
+			/* Tile: a new axis of copies before it, merged into it. */
+			int64_t d1[NPU_MAX_RANK];
+
+			for (int d = 0, e = 0; d <= v->rank; d++)
+				d1[d] = d == axis ? 1 : v->size[e++];
+			if (!npu_lview_reshape(v, v->rank + 1, d1))
+				return false;
+		}
 		v->size[axis] = n->n_inputs;
 		v->stride[axis] = 0;
 		v->div[axis] = 1;
-		return true;
+		v->mod[axis] = 0;
+		return v->rank == y->rank || npu_lview_reshape(v, y->rank, y->dims);
 	}
 	if (!strcmp(n->op, "Split")) {
 		int64_t axis, start = 0;
@@ -230,7 +268,8 @@ static bool apply(const npu_ir_graph *g, const npu_ir_node *n, int t, struct npu
 			return false;
 		if (axis < 0)
 			axis += v->rank;
-		if (axis < 0 || axis >= v->rank || v->div[axis] != 1 || y->rank != v->rank)
+		if (axis < 0 || axis >= v->rank || v->div[axis] != 1 || v->mod[axis] ||
+		    y->rank != v->rank)
 			return false;
 		for (k = 0; k < n->n_outputs && n->outputs[k] != t; k++)
 			if (n->outputs[k] >= 0)

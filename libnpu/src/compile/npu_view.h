@@ -8,12 +8,13 @@
  * them as DDR-to-DDR steps (fused attention, lower_attn.c).
  *
  * Element idx[] of the view lies at element
- *   off + sum_d (idx[d] / div[d]) * stride[d]
+ *   off + sum_d ((idx[d] / div[d]) % mod[d]) * stride[d]   (no % when mod is 0)
  * of tensor t.  A stride of 0 repeats (broadcast, Expand); a div > 1 repeats
  * each element div times along that axis, which is what merging a repeated
  * axis into the one before it makes: grouped-query attention's K/V heads
  * ([B, KV, G, S, D] with G copies -> [B, KV*G, S, D]: head h reads KV head
- * h / G).
+ * h / G); a mod repeats the whole axis, as Tile does (head h reads KV
+ * head h % KV).
  */
 #ifndef NPU_VIEW_H
 #define NPU_VIEW_H
@@ -26,7 +27,7 @@ struct npu_lview {
 	int t;			/* the tensor whose bytes are read */
 	int rank;
 	int64_t off;		/* elements */
-	int64_t size[NPU_MAX_RANK], stride[NPU_MAX_RANK], div[NPU_MAX_RANK];
+	int64_t size[NPU_MAX_RANK], stride[NPU_MAX_RANK], div[NPU_MAX_RANK], mod[NPU_MAX_RANK];
 };
 
 /* Tensor @t itself: dense, row-major. */
