@@ -357,6 +357,84 @@ START_TEST(keys_tiled_causal)
 }
 END_TEST
 
+/*
+ * Cross attention of rank 3 (batch and heads one axis): Sq != Sk, Dv != D,
+ * K^T by Transpose(0, 2, 1), no mask, no scale, Y written as it is.  With
+ * @expose the probabilities are a graph output too: nothing fuses.
+ */
+static void cross(bool expose)
+{
+	enum { BH = 3, SQ = 10, SK = 24, DQ = 8, DV = 12 };
+	npu_ir_graph *g = irb_graph(13);
+	int q = irb_tensor(g, "q", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ BH, SQ, DQ });
+	int k = irb_tensor(g, "k", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ BH, SK, DQ });
+	int v = irb_tensor(g, "v", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ BH, SK, DV });
+	int kt = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	int sc = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	int p = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	int y = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+	float *qv = randf(BH * SQ * DQ, 4), *kv = randf(BH * SK * DQ, 5), *vv = randf(BH * SK * DV, 6);
+	float yv[BH * SQ * DV], pv[BH * SQ * SK], e[SK];
+	struct npu_cmodel *cm;
+	npu_ir_node *nd;
+	bool fused = false;
+
+	nd = irb_node(g, "Transpose", &k, 1, &kt, 1);
+	ck_assert_int_eq(npu_ir_set_attr_ints(nd, "perm", (int64_t[]){ 0, 2, 1 }, 3), NPU_OK);
+	irb_node(g, "MatMul", (int[]){ q, kt }, 2, &sc, 1);
+	nd = irb_node(g, "Softmax", &sc, 1, &p, 1);
+	ck_assert_int_eq(npu_ir_set_attr_int(nd, "axis", 2), NPU_OK);
+	irb_node(g, "MatMul", (int[]){ p, v }, 2, &y, 1);
+	irb_io(g, (int[]){ q, k, v }, 3, (int[]){ y, p }, expose ? 2 : 1);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+	ck_assert_msg(irb_compile(g, "emu", &cm) == NPU_OK, "compile: %s", npu_last_error());
+	for (int i = 0; i < g->n_nodes; i++)
+		fused |= !g->nodes[i].dead && npu_ir_attr_find(&g->nodes[i], NPU_ATTR_ATTN);
+	ck_assert_int_eq(fused, !expose);
+	ck_assert_msg(irb_exec(cm, "emu", (void *[]){ qv, kv, vv }, (void *[]){ yv, pv }) ==
+		      NPU_OK, "run: %s", npu_last_error());
+	for (int b = 0; b < BH; b++)
+		for (int i = 0; i < SQ; i++) {
+			float mx = -INFINITY, sum = 0.0f;
+
+			for (int j = 0; j < SK; j++) {
+				e[j] = 0.0f;
+				for (int d = 0; d < DQ; d++)
+					e[j] += bf(qv[(b * SQ + i) * DQ + d]) * bf(kv[(b * SK + j) * DQ + d]);
+				mx = fmaxf(mx, e[j]);
+			}
+			for (int j = 0; j < SK; j++) {
+				e[j] = expf(e[j] - mx);
+				sum += e[j];
+			}
+			for (int d = 0; d < DV; d++) {
+				float acc = 0.0f;
+
+				for (int j = 0; j < SK; j++)
+					acc += bf(e[j] / sum) * bf(vv[(b * SK + j) * DV + d]);
+				ck_assert_msg(fabsf(yv[(b * SQ + i) * DV + d] - acc) <= 2e-3f,
+					      "(%d, %d, %d): %g, expected %g", b, i, d,
+					      yv[(b * SQ + i) * DV + d], acc);
+			}
+		}
+	free(qv);
+	free(kv);
+	free(vv);
+	npu_ir_graph_free(g);
+}
+
+START_TEST(cross_rank3)
+{
+	cross(false);
+}
+END_TEST
+
+START_TEST(probabilities_visible_unfused)
+{
+	cross(true);
+}
+END_TEST
+
 /* A dense view of @rank dims @dims. */
 static struct npu_lview dense(int rank, const int64_t *dims)
 {
@@ -440,6 +518,8 @@ static Suite *attention_suite(void)
 
 	tcase_add_test(tc, views);
 	tcase_add_test(tc, no_mask);
+	tcase_add_test(tc, cross_rank3);
+	tcase_add_test(tc, probabilities_visible_unfused);
 	tcase_add_test(tc, padding_mask_batch);
 	tcase_add_test(tc, causal_add);
 	tcase_add_test(tc, causal_where);
