@@ -29,6 +29,7 @@
  * when not even that fits do the nodes run one by one.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -376,11 +377,15 @@ static void drop_unused(npu_ir_graph *g, const int *chain, int n)
 	}
 }
 
-/* The two inner dims walk with plain strides (a DMA walker's levels). */
+/*
+ * The two inner dims walk with plain strides that a DMA walker's levels
+ * take (int32 byte steps), and do not repeat elements.
+ */
 static bool plain_rows(const struct npu_lview *v)
 {
 	for (int d = v->rank - 2; d < v->rank; d++)
-		if (v->div[d] != 1 || v->mod[d])
+		if (v->div[d] != 1 || v->mod[d] || (v->size[d] > 1 && !v->stride[d]) ||
+		    llabs(v->stride[d]) * 4 * v->size[d] >= INT32_MAX)
 			return false;
 	return true;
 }
@@ -423,13 +428,17 @@ static npu_status fuse_one(npu_ir_graph *g, struct block *b, uint32_t hbsm, int 
 			goto no;
 	}
 	if (mask >= 0) {
-		if (!mask_view(g, mask, rank, sdims, &m))
+		if (!mask_view(g, mask, rank, sdims, &m) ||
+		    llabs(m.stride[rank - 2]) * 4 * Sq >= INT32_MAX ||
+		    llabs(m.stride[rank - 1]) * 4 * Sk >= INT32_MAX)
 			goto no;
 		mk = m.stride[rank - 2] ? 2 : 1;
 	}
 	if (!npu_attn_key_block(hbsm, D, Dv, Sk, Sq, mk))
 		goto no;
 	npu_lview_trace_out(g, g->nodes[b->m2].outputs[0], &o, &yt, chain, nchain, CHAIN_MAX);
+	if (llabs(o.stride[rank - 2]) * 4 >= INT32_MAX)
+		goto no;
 	/* Commit: the second MatMul is the block. */
 	if ((st = put_view(g, b->m2, "npu_attn_q", &q)) || (st = put_view(g, b->m2, "npu_attn_k", &k)) ||
 	    (st = put_view(g, b->m2, "npu_attn_v", &v)) || (st = put_view(g, b->m2, "npu_attn_o", &o)) ||
