@@ -360,7 +360,8 @@ END_TEST
 /*
  * Cross attention of rank 3 (batch and heads one axis): Sq != Sk, Dv != D,
  * K^T by Transpose(0, 2, 1), no mask, no scale, Y written as it is.  With
- * @expose the probabilities are a graph output too: nothing fuses.
+ * @expose the probabilities are a graph output too: nothing fuses, but the
+ * first MatMul still reads K^T through the Transpose (a walker view).
  */
 static void cross(bool expose)
 {
@@ -388,8 +389,11 @@ static void cross(bool expose)
 	irb_io(g, (int[]){ q, k, v }, 3, (int[]){ y, p }, expose ? 2 : 1);
 	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	ck_assert_msg(irb_compile(g, "emu", &cm) == NPU_OK, "compile: %s", npu_last_error());
-	for (int i = 0; i < g->n_nodes; i++)
+	for (int i = 0; i < g->n_nodes; i++) {
 		fused |= !g->nodes[i].dead && npu_ir_attr_find(&g->nodes[i], NPU_ATTR_ATTN);
+		/* Unfused, the first MatMul reads K^T through the Transpose. */
+		ck_assert(g->nodes[i].dead || strcmp(g->nodes[i].op, "Transpose"));
+	}
 	ck_assert_int_eq(fused, !expose);
 	ck_assert_msg(irb_exec(cm, "emu", (void *[]){ qv, kv, vv }, (void *[]){ yv, pv }) ==
 		      NPU_OK, "run: %s", npu_last_error());
@@ -432,6 +436,54 @@ END_TEST
 START_TEST(probabilities_visible_unfused)
 {
 	cross(true);
+}
+END_TEST
+
+/*
+ * A plain MatMul of two run-time operands that come through Transposes
+ * ([B, S, H, D] to [B, H, S, D] and to [B, H, D, S]): both read through
+ * walker views, no Transpose step left.
+ */
+START_TEST(matmul_through_transposes)
+{
+	enum { B = 2, SA = 5, SB = 6, H = 3, D = 4 };
+	npu_ir_graph *g = irb_graph(13);
+	int a = irb_tensor(g, "a", NPU_DTYPE_FLOAT32, 4, (int64_t[]){ B, SA, H, D });
+	int b = irb_tensor(g, "b", NPU_DTYPE_FLOAT32, 4, (int64_t[]){ B, SB, H, D });
+	int at = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	int bt = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
+	int y = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+	float *av = randf(B * SA * H * D, 7), *bv = randf(B * SB * H * D, 8), yv[B * H * SA * SB];
+	struct npu_cmodel *cm;
+	npu_ir_node *nd;
+
+	nd = irb_node(g, "Transpose", &a, 1, &at, 1);
+	ck_assert_int_eq(npu_ir_set_attr_ints(nd, "perm", (int64_t[]){ 0, 2, 1, 3 }, 4), NPU_OK);
+	nd = irb_node(g, "Transpose", &b, 1, &bt, 1);
+	ck_assert_int_eq(npu_ir_set_attr_ints(nd, "perm", (int64_t[]){ 0, 2, 3, 1 }, 4), NPU_OK);
+	irb_node(g, "MatMul", (int[]){ at, bt }, 2, &y, 1);
+	irb_io(g, (int[]){ a, b }, 2, &y, 1);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+	ck_assert_msg(irb_compile(g, "emu", &cm) == NPU_OK, "compile: %s", npu_last_error());
+	for (int i = 0; i < g->n_nodes; i++)
+		ck_assert(g->nodes[i].dead || strcmp(g->nodes[i].op, "Transpose"));
+	ck_assert_msg(irb_exec(cm, "emu", (void *[]){ av, bv }, (void *[]){ yv }) == NPU_OK,
+		      "run: %s", npu_last_error());
+	for (int n = 0; n < B; n++)
+		for (int h = 0; h < H; h++)
+			for (int i = 0; i < SA; i++)
+				for (int j = 0; j < SB; j++) {
+					float acc = 0.0f, got = yv[((n * H + h) * SA + i) * SB + j];
+
+					for (int d = 0; d < D; d++)
+						acc += bf(av[((n * SA + i) * H + h) * D + d]) *
+						       bf(bv[((n * SB + j) * H + h) * D + d]);
+					ck_assert_msg(fabsf(got - acc) <= 1e-4f, "(%d %d %d %d): %g, expected %g",
+						      n, h, i, j, got, acc);
+				}
+	free(av);
+	free(bv);
+	npu_ir_graph_free(g);
 }
 END_TEST
 
@@ -517,6 +569,7 @@ static Suite *attention_suite(void)
 	TCase *tc = tcase_create("fused");
 
 	tcase_add_test(tc, views);
+	tcase_add_test(tc, matmul_through_transposes);
 	tcase_add_test(tc, no_mask);
 	tcase_add_test(tc, cross_rank3);
 	tcase_add_test(tc, probabilities_visible_unfused);

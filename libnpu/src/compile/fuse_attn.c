@@ -484,6 +484,52 @@ no:
 	return NPU_OK;
 }
 
+/*
+ * A plain float MatMul whose operand computed at run time comes through
+ * layout nodes: the operand read through its walker view (NPU_ATTR_MM_A,
+ * _B) instead, those nodes dropped when nothing else reads them.
+ */
+static npu_status matmul_views(npu_ir_graph *g, int k, int *chain, int *nchain)
+{
+	static const char *const attr[2] = { NPU_ATTR_MM_A, NPU_ATTR_MM_B };
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int64_t dims[NPU_MAX_RANK];
+	npu_status st;
+
+	if (n->n_inputs != 2 || !y || y->rank < 2 || y->dtype != NPU_DTYPE_FLOAT32 ||
+	    npu_ir_attr_find(n, NPU_ATTR_ATTN))
+		return NPU_OK;
+	memcpy(dims, y->dims, sizeof(dims));
+	for (int i = 0; i < 2; i++) {
+		int t = g->nodes[k].inputs[i], n0 = *nchain;
+		const npu_ir_tensor *x = &g->tensors[t];
+		struct npu_lview v;
+
+		if (npu_ir_is_const(x) || x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 2 ||
+		    npu_ir_attr_find(&g->nodes[k], attr[i]))
+			continue;
+		npu_lview_trace(g, t, &v, chain, nchain, CHAIN_MAX);
+		if (*nchain == n0 || !fit(&v, y->rank, dims) || !plain_rows(&v) ||
+		    v.size[y->rank - 2] != x->dims[x->rank - 2] ||
+		    v.size[y->rank - 1] != x->dims[x->rank - 1]) {
+			*nchain = n0;
+			continue;
+		}
+		if ((st = put_view(g, k, attr[i], &v)))
+			return st;
+		g->nodes[k].inputs[i] = v.t;
+		if (npu_debug_on(NPU_DEBUG_FUSE)) {
+			char lbl[96];
+
+			npu_debug(NPU_DEBUG_FUSE, "MatMul %s reads %s through %d layout nodes",
+				  npu_ir_node_label(&g->nodes[k], lbl, sizeof(lbl)), i ? "B" : "A",
+				  *nchain - n0);
+		}
+	}
+	return NPU_OK;
+}
+
 npu_status npu_fuse_attention(npu_ir_graph *g, uint32_t hbsm)
 {
 	int *chain = malloc(CHAIN_MAX * sizeof(int)), *all = NULL, nall = 0;
@@ -498,6 +544,25 @@ npu_status npu_fuse_attention(npu_ir_graph *g, uint32_t hbsm)
 		if (g->nodes[i].dead || strcmp(g->nodes[i].op, "MatMul") || !match(g, i, &b))
 			continue;
 		st = fuse_one(g, &b, hbsm, chain, &n);
+		if (!st && n) {
+			int *a = realloc(all, (size_t)(nall + n) * sizeof(int));
+
+			if (!a) {
+				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+				break;
+			}
+			all = a;
+			memcpy(all + nall, chain, (size_t)n * sizeof(int));
+			nall += n;
+		}
+	}
+	/* Then the MatMuls left: their operands through walker views. */
+	for (int i = 0; i < g->n_nodes && !st; i++) {
+		int n = 0;
+
+		if (g->nodes[i].dead || strcmp(g->nodes[i].op, "MatMul"))
+			continue;
+		st = matmul_views(g, i, chain, &n);
 		if (!st && n) {
 			int *a = realloc(all, (size_t)(nall + n) * sizeof(int));
 

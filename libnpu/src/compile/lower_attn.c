@@ -51,31 +51,12 @@ static uint32_t f32_bits(float f)
 	return u;
 }
 
-/*
- * Tile input: an [r][c] fp32 block, element (i, j) at element @base + i * @rs
- * + j * @cs of the tensor at @l, into HBSM @h as dense rows of @c.  The DMA
- * walks the memory's order; when that is column by column its destination
- * walk transposes.
- */
+/* Tile input: an [r][c] fp32 block, element (i, j) at element @base + i * @rs + j * @cs. */
 static void block_in(struct npu_tile_in *ti, const struct npu_loc *l, int64_t base, int64_t r,
 		     int64_t rs, int64_t c, int64_t cs, uint32_t h)
 {
-	memset(ti, 0, sizeof(*ti));
-	ti->seg = l->seg;
-	ti->hbsm = h;
-	ti->walk.space = NPU_SPACE_DDR;
-	ti->walk.dtype = NPU_DT_FP32;
-	ti->walk.base = l->off + (uint64_t)base * 4;
-	if (r == 1 || c == 1 || llabs(cs) <= llabs(rs)) {
-		npu_twu_lvl(&ti->walk, 0, c, cs * 4);
-		npu_twu_lvl(&ti->walk, 1, r, rs * 4);
-	} else {
-		npu_twu_lvl(&ti->walk, 0, r, rs * 4);
-		npu_twu_lvl(&ti->walk, 1, c, cs * 4);
-		ti->dst_row = (uint32_t)r;
-		ti->dst_step = (uint32_t)(c * 4);
-		ti->dst_pitch = 4;
-	}
+	npu_tile_block_in(ti, l->seg, NPU_DT_FP32, l->off + (uint64_t)base * 4, r, rs * 4, c,
+			  cs * 4, h);
 }
 
 /* An HBSM operand of @rows rows of @cols elements of @dt, @pitch bytes apart. */

@@ -61,7 +61,10 @@ int64_t npu_attn_key_block(uint64_t budget, int64_t D, int64_t Dv, int64_t Sk, i
 /* Query rows of one combine tile over @nk key blocks (0: none fit). */
 uint64_t npu_attn_combine_rows(uint64_t budget, int64_t nk, int64_t Dv);
 struct npu_lview;
-/* Operand view @name ("npu_attn_q", _k, _v, _m, _o) of fused node @n, over tensor @t. */
+/*
+ * Operand view @name ("npu_attn_q", _k, _v, _m, _o; NPU_ATTR_MM_A, _B) of
+ * node @n, over tensor @t.
+ */
 npu_status npu_attn_view(const npu_ir_node *n, const char *name, int t, struct npu_lview *v);
 
 /* The fused activation of @n (from npu_fuse) into TCU output-stage params. */
@@ -85,6 +88,13 @@ npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
  * "npu_attn_scale".
  */
 #define NPU_ATTR_ATTN		"npu_attn"
+/*
+ * On a plain MatMul: operand A (B) computed at run time is read through
+ * this walker view of its input tensor, the layout nodes that made it
+ * folded away (fuse_attn.c).
+ */
+#define NPU_ATTR_MM_A		"npu_mm_a"
+#define NPU_ATTR_MM_B		"npu_mm_b"
 
 /*
  * Before lowering: which Concat inputs live in their slice of the output
