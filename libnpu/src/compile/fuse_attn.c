@@ -24,6 +24,9 @@
  * the heads) likewise become its write-back rows.  Nodes left without a
  * consumer are dropped.
  *
+ * Then every other float MatMul whose run-time operand comes through
+ * layout nodes reads it through its view likewise (NPU_ATTR_MM_A, _B).
+ *
  * When one (batch, head)'s K and V do not fit a tile's HBSM budget beside
  * 16 query rows, the keys are tiled (online softmax, lower_attn.c); only
  * when not even that fits do the nodes run one by one.

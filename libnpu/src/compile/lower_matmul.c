@@ -11,6 +11,8 @@
  * A: its [K][cols] block as fp32 (read transposed for Gemm's transB), which
  * the CVU converts to bf16 beside it.  Batch dims broadcast as ONNX (numpy)
  * says: each output matrix reads the A and B matrices its index maps to.
+ * An operand the fusion pass gave a walker view (NPU_ATTR_MM_A, _B) is
+ * read through it: the Transposes and Reshapes that made it cost no step.
  */
 #include <stdlib.h>
 #include <string.h>
