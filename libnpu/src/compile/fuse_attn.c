@@ -508,12 +508,19 @@ static npu_status matmul_views(npu_ir_graph *g, int k, int *chain, int *nchain)
 		int t = g->nodes[k].inputs[i], n0 = *nchain;
 		const npu_ir_tensor *x = &g->tensors[t];
 		struct npu_lview v;
+		bool moves = false;
 
 		if (npu_ir_is_const(x) || x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 2 ||
 		    npu_ir_attr_find(&g->nodes[k], attr[i]))
 			continue;
 		npu_lview_trace(g, t, &v, chain, nchain, CHAIN_MAX);
-		if (*nchain == n0 || !fit(&v, y->rank, dims) || !plain_rows(&v) ||
+		/* Reshapes alone share memory already: only real moves count. */
+		for (int j = n0; j < *nchain; j++)
+			moves |= !strcmp(g->nodes[chain[j]].op, "Transpose") ||
+				 !strcmp(g->nodes[chain[j]].op, "Expand") ||
+				 !strcmp(g->nodes[chain[j]].op, "Concat") ||
+				 !strcmp(g->nodes[chain[j]].op, "Split");
+		if (!moves || !fit(&v, y->rank, dims) || !plain_rows(&v) ||
 		    v.size[y->rank - 2] != x->dims[x->rank - 2] ||
 		    v.size[y->rank - 1] != x->dims[x->rank - 1]) {
 			*nchain = n0;
