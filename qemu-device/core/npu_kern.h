@@ -125,6 +125,9 @@ void npu_kern_softmax(float *y, const float *x, size_t outer, size_t inner,
  * gamma/beta are [outer][inner] like x. */
 void npu_kern_layernorm(float *y, const float *x, const float *gamma,
 			const float *beta, size_t outer, size_t inner, float eps);
+/* y = x / sqrt(mean(x^2) + eps) * gamma (NULL: 1), rows of length inner. */
+void npu_kern_rmsnorm(float *y, const float *x, const float *gamma, size_t outer,
+		      size_t inner, float eps);
 
 struct npu_kern_pool {
 	int H, W, C, OH, OW, KH, KW;

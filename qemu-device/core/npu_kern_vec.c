@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Vector-unit kernels (CVU): elementwise functions, row reductions,
- * softmax, layer normalisation and 2-D pooling, all in fp32.
+ * softmax, layer and RMS normalisation and 2-D pooling, all in fp32.
  *
  * Performance notes.  The library is built at -O3 without -march, i.e. for
  * the SSE2 baseline and with the default -fmath-errno -ftrapping-math.  To
@@ -12,7 +12,7 @@
  *  - reductions accumulate into NLANES independent partial sums, which
  *    GCC turns into SIMD adds without reassociation flags (and which are
  *    more accurate than one serial sum);
- *  - exp, tanh, erf and GELU use own branch-free implementations (1-4
+ *  - exp, tanh, erf, GELU and SiLU use own branch-free implementations (1-4
  *    ulp) that vectorize; libm's are scalar calls, 5-30 ns per element.
  *    These loops also get an AVX2 build selected at run time.
  * log and pow call libm per element.
@@ -322,6 +322,38 @@ static ALWAYS_INLINE void sigmoid_loop_body(float *y, const float *x, size_t n)
 }
 DISPATCH_DEFINE(sigmoid_loop, (float *y, const float *x, size_t n), (y, x, n))
 
+/*
+ * SiLU: x sigmoid(x), the sigmoid as above.  The tanh form of GELU is
+ * x sigmoid(2u) with u = sqrt(2/pi) (x + 0.044715 x^3), since
+ * (1 + tanh(u)) / 2 = sigmoid(2u): no 1 + tanh cancellation for
+ * negative x, so the result keeps its relative precision there too.
+ */
+static ALWAYS_INLINE float x_sigmoid(float x, float t)
+{
+	float e = exp_fast(-fabsf(t));
+	float r = 1.0f / (1.0f + e);
+
+	return x * select_f(t < 0.0f, e * r, r);
+}
+
+static ALWAYS_INLINE void silu_loop_body(float *y, const float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		y[i] = x_sigmoid(x[i], x[i]);
+}
+DISPATCH_DEFINE(silu_loop, (float *y, const float *x, size_t n), (y, x, n))
+
+static ALWAYS_INLINE void gelu_tanh_loop_body(float *y, const float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		float v = x[i];
+
+		/* 2 sqrt(2/pi) = 1.5957691216 */
+		y[i] = x_sigmoid(v, 1.5957691216f * (v + 0.044715f * v * v * v));
+	}
+}
+DISPATCH_DEFINE(gelu_tanh_loop, (float *y, const float *x, size_t n), (y, x, n))
+
 static ALWAYS_INLINE void tanh_loop_body(float *y, const float *x, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -529,6 +561,12 @@ void npu_kern_unary(float *y, const float *x, size_t n, unsigned fn,
 		break;
 	case NPU_FN_SIGN:
 		UNARY_LOOP(v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v);
+		break;
+	case NPU_FN_SILU:
+		silu_loop(y, x, n);
+		break;
+	case NPU_FN_GELU_TANH:
+		gelu_tanh_loop(y, x, n);
 		break;
 	default:
 		memset(y, 0, n * sizeof(*y));
@@ -871,6 +909,35 @@ void npu_kern_layernorm(float *y, const float *x, const float *gamma,
 				yr[i] = ((xr[i] - x0) - ms) * rstd *
 					(g ? g[i] : 1.0f) + (bt ? bt[i] : 0.0f);
 		}
+	}
+}
+
+/*
+ * RMS norm: y = x / sqrt(mean(x^2) + eps) * gamma (NULL: 1).  The sum of
+ * squares runs in NLANES partial sums like the variance above.
+ */
+void npu_kern_rmsnorm(float *y, const float *x, const float *gamma, size_t outer,
+		      size_t inner, float eps)
+{
+	if (inner == 0)
+		return;
+	for (size_t o = 0; o < outer; o++) {
+		const float *xr = x + o * inner;
+		const float *g = gamma ? gamma + o * inner : NULL;
+		float *yr = y + o * inner;
+		float acc[NLANES] = { 0 };
+		float rms_inv;
+		size_t i = 0;
+
+		for (; i + NLANES <= inner; i += NLANES)
+			for (size_t j = 0; j < NLANES; j++)
+				acc[j] += xr[i + j] * xr[i + j];
+		for (size_t j = 0; i < inner; i++, j++)
+			acc[j] += xr[i] * xr[i];
+		rms_inv = 1.0f / sqrtf(lanes_total(acc) / (float)inner + eps);
+		/* in place is fine: element i is read before it is written */
+		for (i = 0; i < inner; i++)
+			yr[i] = xr[i] * rms_inv * (g ? g[i] : 1.0f);
 	}
 }
 

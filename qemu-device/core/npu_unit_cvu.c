@@ -22,13 +22,15 @@
 
 #define BIT(o) (1u << (o))
 
-/* Operand slots each opcode reads (SRC*) and writes (DST). */
-static unsigned op_operands(unsigned op)
+/* Operand slots each opcode reads (SRC*) and writes (DST); RMS norm has no beta. */
+static unsigned op_operands(unsigned op, unsigned flags)
 {
 	switch (op) {
 	case NPU_CVU_BINARY:
 		return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_SRC1) | BIT(NPU_OPND_DST);
 	case NPU_CVU_LAYERNORM:
+		if (flags & NPU_CVU_F_RMS)
+			return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_SRC1) | BIT(NPU_OPND_DST);
 		return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_SRC1) |
 		       BIT(NPU_OPND_SRC2) | BIT(NPU_OPND_DST);
 	default:
@@ -91,6 +93,8 @@ static int check_params(const struct npu_dinsn *di)
 	}
 	if ((p->flags & NPU_CVU_F_COUNT_PAD) &&
 	    (di->raw.opcode != NPU_CVU_POOL || p->fn != NPU_POOL_AVG))
+		return NPU_IE_PARAM;
+	if ((p->flags & NPU_CVU_F_RMS) && di->raw.opcode != NPU_CVU_LAYERNORM)
 		return NPU_IE_PARAM;
 	return 0;
 }
@@ -156,7 +160,7 @@ static int check_pool(const struct npu_hw_cvu_params *p,
 static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 {
 	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
-	unsigned op = di->raw.opcode, need = op_operands(op);
+	unsigned op = di->raw.opcode, need = op_operands(op, p->flags);
 	struct npu_shape sh[NPU_OPNDS];
 	const struct npu_shape *x = &sh[NPU_OPND_SRC0], *y = &sh[NPU_OPND_DST];
 	bool uses_imm0 = false, uses_imm1 = false, uses_rl = false;
@@ -241,7 +245,8 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 			if (!isfinite(eps) || eps < 0.0f)
 				return NPU_IE_PARAM;
 			if (!npu_shape_equal(&sh[NPU_OPND_SRC1], x) ||
-			    !npu_shape_equal(&sh[NPU_OPND_SRC2], x))
+			    (!(p->flags & NPU_CVU_F_RMS) &&
+			     !npu_shape_equal(&sh[NPU_OPND_SRC2], x)))
 				return NPU_IE_SHAPE;
 		}
 		break;
@@ -321,7 +326,8 @@ static size_t dims_prod(const struct npu_view *v, unsigned from, unsigned to)
 /*
  * Cycle model: the CVU streams max(input, output) bytes per pass at
  * NPU_M100_CVU_BYTES_PER_CYCLE; softmax and layer norm take three passes
- * (statistics, normalisation, write), anything else one, and a non-empty
+ * (statistics, normalisation, write; RMS norm too, with no beta to read),
+ * anything else one, and a non-empty
  * stage pipeline one more.  Plus HBSM latency and bank-conflict stalls.
  */
 static void cvu_cost(struct npu_exec_ctx *ctx)
@@ -442,8 +448,12 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 				 op == NPU_CVU_LOGSOFTMAX);
 		break;
 	case NPU_CVU_LAYERNORM:
-		npu_kern_layernorm(y, src[0], src[1], src[2], outer, inner,
-				   npu_f32_from_bits(p->imm[0]));
+		if (p->flags & NPU_CVU_F_RMS)
+			npu_kern_rmsnorm(y, src[0], src[1], outer, inner,
+					 npu_f32_from_bits(p->imm[0]));
+		else
+			npu_kern_layernorm(y, src[0], src[1], src[2], outer, inner,
+					   npu_f32_from_bits(p->imm[0]));
 		break;
 	case NPU_CVU_POOL: {
 		struct npu_kern_pool kp = {

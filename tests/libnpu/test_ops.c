@@ -133,7 +133,10 @@ START_TEST(lookup_by_name_and_opset)
 		const struct npu_op *d = &t[i];
 
 		ck_assert_ptr_eq(npu_op_get(d->name, d->since), d);
-		ck_assert_ptr_eq(npu_op_get(d->name, d->until ? d->until : 21), d);
+		/* RMSNormalization (23) and Swish (24) come after the opsets the
+		 * parser takes (to 21): fuse_pattern.c makes them. */
+		ck_assert_ptr_eq(npu_op_get(d->name, d->until ? d->until :
+					    d->since > 21 ? d->since : 21), d);
 		if (d->since > 1 && (i == 0 || strcmp(t[i - 1].name, d->name)))
 			ck_assert_ptr_null(npu_op_get(d->name, d->since - 1));
 		if (d->until)

@@ -342,6 +342,9 @@ static double ref_unary2(unsigned fn, double x, double a, double b)
 	case NPU_FN_THRESHOLDED_RELU: return x > a ? x : 0;
 	case NPU_FN_SHRINK: return x < -a ? x + b : x > a ? x - b : 0;
 	case NPU_FN_SIGN: return x > 0 ? 1 : x < 0 ? -1 : 0;
+	case NPU_FN_SILU: return x / (1 + exp(-x));
+	case NPU_FN_GELU_TANH:
+		return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
 	default: return NAN;
 	}
 }
@@ -791,6 +794,39 @@ START_TEST(layernorm_gamma_beta_reference)
 		ck_assert(y[INNER + i] == bt[INNER + i]);
 	/* in place */
 	npu_kern_layernorm(x, x, g, bt, OUTER, INNER, eps);
+	ck_assert_mem_eq(x, y, sizeof(x));
+}
+END_TEST
+
+/* RMS norm (NPU_CVU_F_RMS) against double precision, in place too. */
+START_TEST(rmsnorm_reference)
+{
+	enum { OUTER = 4, INNER = 37 };
+	float x[OUTER * INNER], y[OUTER * INNER], g[OUTER * INNER];
+	const float eps = 1e-5f;
+
+	rng_seed(9);
+	for (size_t i = 0; i < OUTER * INNER; i++) {
+		x[i] = rng_uniform(-2.0f, 2.0f) + (i / INNER == 1 ? 100.0f : 0.0f);
+		g[i] = rng_uniform(0.5f, 2.0f);
+	}
+	for (size_t i = 0; i < INNER; i++)
+		x[2 * INNER + i] = 0.0f;	/* a zero row: eps keeps it finite */
+	npu_kern_rmsnorm(y, x, g, OUTER, INNER, eps);
+	for (size_t o = 0; o < OUTER; o++) {
+		double ms = 0;
+
+		for (size_t i = 0; i < INNER; i++)
+			ms += (double)x[o * INNER + i] * x[o * INNER + i];
+		ms /= INNER;
+		for (size_t i = 0; i < INNER; i++) {
+			size_t k = o * INNER + i;
+
+			ASSERT_CLOSE(y[k], x[k] / sqrt(ms + eps) * g[k], 2e-6, 1e-6,
+				     "o %zu i %zu", o, i);
+		}
+	}
+	npu_kern_rmsnorm(x, x, g, OUTER, INNER, eps);
 	ck_assert_mem_eq(x, y, sizeof(x));
 }
 END_TEST
@@ -1381,6 +1417,7 @@ static Suite *kern_vec_suite(void)
 	tcase_add_test(tc, log_softmax);
 	tcase_add_test(tc, layernorm_mean_var);
 	tcase_add_test(tc, layernorm_gamma_beta_reference);
+	tcase_add_test(tc, rmsnorm_reference);
 	tcase_add_test(tc, pool_vs_reference);
 	tcase_add_test(tc, pool_hand_values);
 	tcase_add_test(tc, transpose_odd_sizes);

@@ -339,6 +339,126 @@ START_TEST(test_cvu_layernorm)
 }
 END_TEST
 
+/*
+ * LAYERNORM with NPU_CVU_F_RMS (1.2): x / sqrt(mean(x^2) + eps) * gamma,
+ * no beta operand; one with a beta operand, or RMS on another opcode, is
+ * refused.
+ */
+static struct npu_hw_insn *rms_insn(struct npu_tprog *p, unsigned R, unsigned N, float eps)
+{
+	struct npu_hw_insn *in = one(p, NPU_CVU_LAYERNORM);
+
+	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_FP32, 0x1000, 2, (uint32_t[]){ N, R });
+	npu_twu_dense(&in->opnd[1], NPU_SPACE_HBSM, NPU_DT_FP32, 0x2000, 2, (uint32_t[]){ N, 1 });
+	npu_twu_level(&in->opnd[1], 1, 0, 0, R);
+	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x3000, 2, (uint32_t[]){ N, R });
+	in->params.cvu.reduce_levels = 1;
+	in->params.cvu.flags = NPU_CVU_F_RMS;
+	in->params.cvu.imm[0] = npu_f32_bits(eps);
+	return in;
+}
+
+START_TEST(test_cvu_rmsnorm)
+{
+	enum { R = 5, N = 24 };
+	struct npu_tprog p;
+	struct npu_hw_insn *in;
+	float x[R * N], g[N], y[R * N], eps = 1e-6f;
+	double worst = 0;
+	uint64_t rms_cycles;
+	struct npu_hw_completion c;
+
+	for (int i = 0; i < R * N; i++)
+		x[i] = frnd() * 3 + (float)(i / N);	/* rows with an offset: no mean removed */
+	for (int i = 0; i < N; i++)
+		g[i] = frnd() + 1;
+	put_f32(0x1000, x, R * N);
+	put_f32(0x2000, g, N);
+	rms_insn(&p, R, N, eps);
+	c = run(&p);
+	ck_ok(c);
+	get_f32(y, 0x3000, R * N);
+	for (int r = 0; r < R; r++) {
+		double ms = 0;
+
+		for (int i = 0; i < N; i++)
+			ms += (double)x[r * N + i] * x[r * N + i];
+		ms /= N;
+		for (int i = 0; i < N; i++) {
+			double e = x[r * N + i] / sqrt(ms + eps) * g[i];
+
+			worst = fmax(worst, fabs(e - y[r * N + i]) / fmax(1.0, fabs(e)));
+		}
+	}
+	ck_assert_msg(worst < 2e-6, "rmsnorm worst %g", worst);
+	rms_cycles = c.cycles;
+
+	/*
+	 * Cycle cost as LAYERNORM's, three passes: above one pass over the
+	 * same x (UNARY), below LAYERNORM, which also streams beta.
+	 */
+	in = rms_insn(&p, R, N, eps);
+	in->params.cvu.flags = 0;
+	npu_twu_dense(&in->opnd[2], NPU_SPACE_HBSM, NPU_DT_FP32, 0x2100, 2, (uint32_t[]){ N, 1 });
+	npu_twu_level(&in->opnd[2], 1, 0, 0, R);
+	c = run(&p);
+	ck_ok(c);
+	ck_assert_uint_lt(rms_cycles, c.cycles);
+	in = one(&p, NPU_CVU_UNARY);
+	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_FP32, 0x1000, 2, (uint32_t[]){ N, R });
+	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x3000, 2, (uint32_t[]){ N, R });
+	c = run(&p);
+	ck_ok(c);
+	ck_assert_uint_gt(rms_cycles, c.cycles);
+
+	/* a beta operand is not part of RMS norm */
+	in = rms_insn(&p, R, N, eps);
+	npu_twu_dense(&in->opnd[2], NPU_SPACE_HBSM, NPU_DT_FP32, 0x2100, 2, (uint32_t[]){ N, 1 });
+	npu_twu_level(&in->opnd[2], 1, 0, 0, R);
+	c = run(&p);
+	ck_assert_uint_eq(c.status, NPU_TASK_ILLEGAL_INSN);
+	ck_assert_uint_eq(c.detail, NPU_IE_RESERVED);
+	/* gamma must match x */
+	in = rms_insn(&p, R, N, eps);
+	npu_twu_dense(&in->opnd[1], NPU_SPACE_HBSM, NPU_DT_FP32, 0x2000, 1, (uint32_t[]){ N });
+	c = run(&p);
+	ck_assert_uint_eq(c.status, NPU_TASK_ILLEGAL_INSN);
+	ck_assert_uint_eq(c.detail, NPU_IE_SHAPE);
+	/* RMS is a LAYERNORM flag only */
+	in = one(&p, NPU_CVU_SOFTMAX);
+	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_FP32, 0x1000, 2, (uint32_t[]){ N, R });
+	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x3000, 2, (uint32_t[]){ N, R });
+	in->params.cvu.reduce_levels = 1;
+	in->params.cvu.flags = NPU_CVU_F_RMS;
+	c = run(&p);
+	ck_assert_uint_eq(c.status, NPU_TASK_ILLEGAL_INSN);
+	ck_assert_uint_eq(c.detail, NPU_IE_PARAM);
+}
+END_TEST
+
+/* The 1.2 unary functions through the engine: SiLU and the tanh GELU. */
+START_TEST(test_cvu_silu_gelu_tanh)
+{
+	enum { N = 64 };
+	float x[N], y[N];
+	double worst = 0;
+
+	for (int i = 0; i < N; i++)
+		x[i] = (float)(i - 32) / 4.0f;
+	unary_f32(NPU_FN_SILU, 0, 0, x, y, N);
+	for (int i = 0; i < N; i++)
+		worst = fmax(worst, fabs(y[i] - x[i] / (1 + exp(-(double)x[i]))));
+	unary_f32(NPU_FN_GELU_TANH, 0, 0, x, y, N);
+	for (int i = 0; i < N; i++) {
+		double v = x[i];
+		double e = 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+
+		worst = fmax(worst, fabs(y[i] - e));
+	}
+	ck_assert_msg(worst < 4e-6, "worst %g", worst);
+}
+END_TEST
+
 /* POOL on int8 [C, W, H]; avg with and without COUNT_PAD */
 static void pool(unsigned fn, unsigned flags, int out_float)
 {
@@ -513,6 +633,8 @@ static Suite *unit_cvu_suite(void)
 	tcase_add_test(tc, test_cvu_reduce_sum_max);
 	tcase_add_test(tc, test_cvu_softmax);
 	tcase_add_test(tc, test_cvu_layernorm);
+	tcase_add_test(tc, test_cvu_rmsnorm);
+	tcase_add_test(tc, test_cvu_silu_gelu_tanh);
 	tcase_add_test(tc, test_cvu_pool_max);
 	tcase_add_test(tc, test_cvu_pool_avg);
 	tcase_add_test(tc, test_cvu_quant_dequant);

@@ -21,7 +21,11 @@
 
 #define NPU_PROG_MAGIC			0x50555050u	/* "PPUP" */
 #define NPU_PROG_VERSION_MAJOR		1
-#define NPU_PROG_VERSION_MINOR		1	/* 1.1: NPU_FN_SIN .. NPU_FN_SIGN, NPU_REDUCE_SUM_ABS .. PROD */
+/*
+ * 1.1: NPU_FN_SIN .. NPU_FN_SIGN, NPU_REDUCE_SUM_ABS .. PROD.
+ * 1.2: NPU_FN_SILU, NPU_FN_GELU_TANH; NPU_CVU_F_RMS (RMS norm).
+ */
+#define NPU_PROG_VERSION_MINOR		2
 #define NPU_PROG_MAX_INSNS		65536
 #define NPU_INSN_SIZE			512
 #define NPU_MAX_REPEAT_LEVELS		4
@@ -196,7 +200,7 @@ enum npu_hw_cvu_op {
 	NPU_CVU_REDUCE = 3,	/* over the inner reduce_levels of src0 */
 	NPU_CVU_SOFTMAX = 4,
 	NPU_CVU_LOGSOFTMAX = 5,
-	NPU_CVU_LAYERNORM = 6,	/* src1 = gamma, src2 = beta */
+	NPU_CVU_LAYERNORM = 6,	/* src1 = gamma, src2 = beta; NPU_CVU_F_RMS: no src2 */
 	NPU_CVU_POOL = 7,
 };
 enum npu_hw_dtdu_op {
@@ -277,7 +281,10 @@ enum npu_hw_fn {
 	NPU_FN_THRESHOLDED_RELU = 80,	/* x > α ? x : 0 */
 	NPU_FN_SHRINK = 81,	/* x < -α ? x + β : x > α ? x - β : 0 */
 	NPU_FN_SIGN = 82,	/* -1, 0 or 1 (NaN stays NaN) */
-	NPU_FN_UNARY2_END = 83,
+	/* version 1.2 */
+	NPU_FN_SILU = 83,	/* x sigmoid(x) (SiLU, Swish) */
+	NPU_FN_GELU_TANH = 84,	/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+	NPU_FN_UNARY2_END = 85,
 };
 
 enum npu_hw_reduce_fn {
@@ -344,8 +351,13 @@ NPU_HW_ASSERT_SIZE(struct npu_hw_tcu_params, 112);
 #define NPU_CVU_F_IN_QUANT		NPU_HW_BIT(0)	/* int srcs: (q - in_zp) * in_scale */
 #define NPU_CVU_F_OUT_QUANT		NPU_HW_BIT(1)	/* int dst: round(v / out_scale) + out_zp */
 #define NPU_CVU_F_COUNT_PAD		NPU_HW_BIT(2)	/* AVG pool counts padding */
+/*
+ * LAYERNORM as RMS norm (1.2): y = x / sqrt(mean(x^2) + eps) * gamma, no
+ * mean subtracted and no beta (src2 unused).
+ */
+#define NPU_CVU_F_RMS			NPU_HW_BIT(3)
 #define NPU_CVU_F_KNOWN			(NPU_CVU_F_IN_QUANT | NPU_CVU_F_OUT_QUANT | \
-					 NPU_CVU_F_COUNT_PAD)
+					 NPU_CVU_F_COUNT_PAD | NPU_CVU_F_RMS)
 #define NPU_CVU_STAGES			4
 
 struct npu_hw_cvu_stage {

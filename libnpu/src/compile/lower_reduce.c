@@ -123,12 +123,16 @@ npu_status npu_lower_global_pool(struct npu_cc *cc, const npu_ir_node *n)
 			 strcmp(n->op, "GlobalMaxPool") ? NPU_REDUCE_MEAN : NPU_REDUCE_MAX, true);
 }
 
-/* LayerNormalization over the axes from @axis on: [rows, D] with gamma and
- * beta [D] re-read for every row (a broadcast level). */
+/*
+ * LayerNormalization over the axes from @axis on: [rows, D] with gamma and
+ * beta [D] re-read for every row (a broadcast level).  RMSNormalization
+ * is the same CVU LAYERNORM with NPU_CVU_F_RMS and no beta operand.
+ */
 npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n)
 {
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *ga = npu_ir_input(cc->g, n, 1);
-	const npu_ir_tensor *be = npu_ir_input(cc->g, n, 2);
+	bool rms = !strcmp(n->op, "RMSNormalization");
+	const npu_ir_tensor *be = rms ? NULL : npu_ir_input(cc->g, n, 2);
 	int64_t axis, rows = 1, D = 1;
 	uint64_t g_off, b_off = 0, per, ntiles;
 	struct npu_loc lx, ly;
@@ -138,10 +142,10 @@ npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n)
 
 	if (x->dtype != NPU_DTYPE_FLOAT32 || !ga || !npu_ir_is_const(ga) ||
 	    (be && !npu_ir_is_const(be)))
-		return npu_fail(NPU_ERR_UNSUPPORTED, "LayerNormalization with computed scale or bias");
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with computed scale or bias", n->op);
 	for (int k = 1; k < n->n_outputs; k++)
 		if (n->outputs[k] >= 0)
-			return npu_fail(NPU_ERR_UNSUPPORTED, "LayerNormalization's Mean/InvStdDev outputs");
+			return npu_fail(NPU_ERR_UNSUPPORTED, "%s's Mean/InvStdDev outputs", n->op);
 	if ((st = npu_ir_attr_int(n, "axis", -1, &axis)) ||
 	    (st = npu_ir_attr_float(n, "epsilon", 1e-5f, &eps)))
 		return st;
@@ -154,21 +158,21 @@ npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n)
 			D *= x->dims[d];
 	}
 	if (npu_ir_numel(ga) != D || (be && npu_ir_numel(be) != D))
-		return npu_fail(NPU_ERR_UNSUPPORTED, "LayerNormalization with broadcast scale or bias");
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with broadcast scale or bias", n->op);
 	g_off = npu_cc_const(cc, ga->data, (uint64_t)D * 4, &st);
-	if (!st && !be) {
+	if (!st && !be && !rms) {
 		zeros = calloc((size_t)D, 4);
 		if (!zeros)
 			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
-	if (!st)
+	if (!st && !rms)
 		b_off = npu_cc_const(cc, be ? be->data : zeros, (uint64_t)D * 4, &st);
 	free(zeros);
 	if (st || (st = npu_cc_loc(cc, n->inputs[0], &lx)) ||
 	    (st = npu_cc_loc(cc, n->outputs[0], &ly)))
 		return st;
 	if ((uint64_t)D * 16 > cc->hbsm)
-		return npu_fail(NPU_ERR_UNSUPPORTED, "LayerNormalization over %lld elements",
+		return npu_fail(NPU_ERR_UNSUPPORTED, "%s over %lld elements", n->op,
 				(long long)D);
 	per = (cc->hbsm - (uint64_t)D * 8 - 256) / ((uint64_t)D * 8);
 	if (per > (1u << 24) / (uint64_t)D)
@@ -195,12 +199,16 @@ npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n)
 		t->in[1].seg = cc->seg_const;
 		npu_twu_flat(&t->in[1].walk, NPU_SPACE_DDR, NPU_DT_FP32, g_off, (uint64_t)D);
 		t->in[1].hbsm = h_g;
-		t->in[2].seg = cc->seg_const;
-		npu_twu_flat(&t->in[2].walk, NPU_SPACE_DDR, NPU_DT_FP32, b_off, (uint64_t)D);
-		t->in[2].hbsm = h_b;
-		t->nin = 3;
+		if (!rms) {
+			t->in[2].seg = cc->seg_const;
+			npu_twu_flat(&t->in[2].walk, NPU_SPACE_DDR, NPU_DT_FP32, b_off,
+				     (uint64_t)D);
+			t->in[2].hbsm = h_b;
+		}
+		t->nin = rms ? 2 : 3;
 		op->unit = NPU_UNIT_CVU;
 		op->opcode = NPU_CVU_LAYERNORM;
+		op->params.cvu.flags = rms ? NPU_CVU_F_RMS : 0;
 		op->params.cvu.reduce_levels = 1;
 		memcpy(&op->params.cvu.imm[0], &eps, 4);
 		for (int k = 0; k < 4; k++) {
@@ -210,6 +218,8 @@ npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n)
 			uint32_t base[4] = { 0, h_g, h_b, h_y };
 			struct npu_hw_twu *w = &op->opnd[slot[k]];
 
+			if (rms && slot[k] == NPU_OPND_SRC2)
+				continue;	/* no beta */
 			w->space = NPU_SPACE_HBSM;
 			w->dtype = NPU_DT_FP32;
 			w->base = base[k];

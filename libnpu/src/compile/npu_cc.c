@@ -337,6 +337,9 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	st = npu_narrow_int64(g, &wide, &nwide);
 	if (!st && wide)
 		debug_graph(g, "int64 narrowing");
+	/* Layer/RMS norm, GELU and SiLU spelled out node by node: one node each. */
+	if (!st)
+		st = npu_fuse_patterns(g);
 	if (!st)
 		st = npu_rewrite_hooked(g, npu_debug_on(NPU_DEBUG_REWRITES) ? debug_rewrite : NULL,
 					NULL);

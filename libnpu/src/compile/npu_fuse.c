@@ -6,7 +6,7 @@
  *   the Conv's weights and bias (inference form: y = s (x - mean) /
  *   sqrt(var + eps) + b, per output channel).
  * - An activation after a Conv or Gemm/MatMul (Relu, LeakyRelu, Clip,
- *   Sigmoid, Tanh, HardSigmoid, HardSwish) becomes the TCU's output-stage
+ *   Sigmoid, Tanh, HardSwish, Gelu, Swish) becomes the TCU's output-stage
  *   function: the attribute "npu_act" (and "npu_act_alpha"/"_beta") on the
  *   producer, which then writes the activation's output directly.
  *
@@ -132,10 +132,10 @@ static npu_status fuse_act(npu_ir_graph *g, int pi, int ai)
 	int64_t fn;
 	npu_status st = NPU_OK;
 
-	if (!d || !(d->flags & NPU_OP_TCU_ACT))
-		return NPU_OK;
+	if (!d || !(d->flags & NPU_OP_TCU_ACT) || (d->support && d->support(g, a)))
+		return NPU_OK;	/* not an activation, or one lowering refuses */
 	/* The function is the registry's; its parameters are the node's. */
-	fn = d->cvu.fn;
+	fn = npu_op_cvu_fn(d, a);
 	if (fn == NPU_FN_LEAKY_RELU) {
 		st = npu_ir_attr_float(a, "alpha", 0.01f, &alpha);
 	} else if (fn == NPU_FN_CLIP && a->opset < 11) {

@@ -35,6 +35,12 @@ npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_attention(struct npu_cc *cc, const npu_ir_node *n);
 
 /*
+ * Before the rewrites (fuse_pattern.c): decomposed layer norm, RMS norm,
+ * GELU (erf and tanh forms) and SiLU become LayerNormalization,
+ * RMSNormalization, Gelu and Swish nodes.
+ */
+npu_status npu_fuse_patterns(npu_ir_graph *g);
+/*
  * The fusion pass (npu_fuse.c, fuse_conv.c), after the rewrites: folds and
  * fuses nodes, and decides which nodes run inside another's tiles, for
  * tiles of at most @hbsm bytes.  Its choices are node attributes; the

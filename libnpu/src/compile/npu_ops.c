@@ -75,6 +75,29 @@ static const char *support_where(const npu_ir_graph *g, const npu_ir_node *n)
 	return NULL;
 }
 
+/* Gelu: exact (erf) or its tanh approximation, both CVU/TCU functions. */
+static const char *support_gelu(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	const char *a = "none";
+
+	(void)g;
+	if (npu_ir_attr_string(n, "approximate", "none", &a) ||
+	    (strcmp(a, "none") && strcmp(a, "tanh")))
+		return "only approximate \"none\" or \"tanh\" is";
+	return NULL;
+}
+
+/* Swish: NPU_FN_SILU is x sigmoid(x), alpha 1. */
+static const char *support_swish(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	float alpha = 1.0f;
+
+	(void)g;
+	if (npu_ir_attr_float(n, "alpha", 1.0f, &alpha) || alpha != 1.0f)
+		return "only alpha 1 (SiLU) is";
+	return NULL;
+}
+
 /* ---- the table ---- */
 
 /* Elementwise operators: the CVU function, of one input or of two. */
@@ -162,7 +185,9 @@ static const struct npu_op ops[] = {
 	  .rewrites = { npu_rewrite_gather_elements } },
 	{ "GatherND", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_gather_nd,
 	  .rewrites = { npu_rewrite_gather_elements } },
-	{ "Gelu", 20, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_GELU) },
+	/* approximate "tanh": NPU_FN_GELU_TANH (npu_op_cvu_fn) */
+	{ "Gelu", 20, 0, NPU_OP_NPU | NPU_OP_TCU_ACT, .ir.shape = npu_ir_shape_unary_float,
+	  .support = support_gelu, CVU_UNARY(NPU_FN_GELU) },
 	{ "Gemm", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_gemm, .lower = npu_lower_matmul,
 	  .rewrites = { npu_rewrite_gemm_matrix_c } },
 	{ "GlobalAveragePool", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_global_pool,
@@ -246,6 +271,9 @@ static const struct npu_op ops[] = {
 	{ "QuantizeLinear", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_quantize,
 	  .lower = npu_lower_quant,
 	  .rewrites = { npu_rewrite_quant_axis, npu_rewrite_quant_computed } },
+	/* LAYERNORM with NPU_CVU_F_RMS; fuse_pattern.c makes it from LLaMA's RMSNorm */
+	{ "RMSNormalization", 23, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_layernorm,
+	  .lower = npu_lower_layernorm },
 	{ "Range", 11, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_range,
 	  .ir.eval = npu_ir_eval_range },
 	{ "Reciprocal", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
@@ -324,6 +352,8 @@ static const struct npu_op ops[] = {
 	  .rewrites = { npu_rewrite_8bit } },
 	{ "Sum", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_variadic,
 	  .rewrites = { npu_rewrite_variadic } },
+	{ "Swish", 24, 0, NPU_OP_NPU | NPU_OP_TCU_ACT, .ir.shape = npu_ir_shape_unary_float,
+	  .support = support_swish, CVU_UNARY(NPU_FN_SILU) },
 	{ "Tan", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_TAN) },
 	{ "Tanh", 1, 0, NPU_OP_NPU | NPU_OP_TCU_ACT, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_TANH) },
 	{ "ThresholdedRelu", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
@@ -384,6 +414,16 @@ const struct npu_op *npu_op_get(const char *name, int opset)
 		if (opset >= d->since && (!d->until || opset <= d->until))
 			return d;
 	return NULL;
+}
+
+unsigned npu_op_cvu_fn(const struct npu_op *d, const npu_ir_node *n)
+{
+	const char *a = "none";
+
+	if (d->cvu.fn == NPU_FN_GELU && !npu_ir_attr_string(n, "approximate", "none", &a) &&
+	    !strcmp(a, "tanh"))
+		return NPU_FN_GELU_TANH;
+	return d->cvu.fn;
 }
 
 bool npu_ops_known(const char *op, int opset)

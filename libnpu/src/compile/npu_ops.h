@@ -98,6 +98,13 @@ npu_lower_fn npu_op_lowering(const npu_ir_node *n);
  */
 npu_status npu_op_refuse(const npu_ir_graph *g, const npu_ir_node *n);
 
+/*
+ * The CVU (or TCU output-stage) function of elementwise node @n of entry
+ * @d: .cvu.fn, unless the node's attributes choose another (Gelu with
+ * approximate "tanh": NPU_FN_GELU_TANH).
+ */
+unsigned npu_op_cvu_fn(const struct npu_op *d, const npu_ir_node *n);
+
 /* Whether libnpu knows @op (default domain) at @opset at all. */
 bool npu_ops_known(const char *op, int opset);
 

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=sh disable=SC2034 # status is the caller's
+# make bench: what the model scripts share (sourced, POSIX sh).  The caller
+# sets BIN (npu-run), ITER (timed runs per latency figure), TMP (a scratch
+# directory) and status=0; a figure that cannot be measured prints
+# "not measured: why" (tests/bench/figures.py) and sets status=1.
+BENCH=$(dirname "$0")
+# fig ARGS...: tests/bench/figures.py (the line format and the bound).
+fig() { python3 "$BENCH/figures.py" "$@"; }
+export NPU_EMU_STATS=0
+
+# Latency figures with 1 and with all threads (one figure on one CPU).
+THREAD_COUNTS=1
+if [ "$(nproc)" -gt 1 ]; then THREAD_COUNTS="1 $(nproc)"; fi
+
+# The reference engine, named in the figures by the version make models
+# installed.
+ORT_DIR=${NPU_CACHE:-$HOME/.cache/npu}/ort/node_modules/onnxruntime-node
+ORT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' \
+	"$ORT_DIR/package.json" 2>/dev/null)
+ORT="onnxruntime-node${ORT:+ $ORT}"
+
+# why FILE: the last line of a failed command's stderr, for a figure.
+why() {
+	w=$(tail -n 1 "$1" | cut -c 1-240)
+	echo "${w:-no message}"
+}
+
+# npu_p50 THREADS MODEL ARGS...: median wall latency (ms) of npu-run on the
+# emulator backend with THREADS threads.
+npu_p50() {
+	t=$1 m=$2
+	shift 2
+	"$BIN" "$m" --device "emu:threads=$t" "$@" --iterations "$ITER" --warmup 5 \
+		--percentiles 50 --json >"$TMP/npu.json" 2>"$TMP/npu.err" || return 1
+	fig get "$TMP/npu.json" latency_ms.percentiles.0.ms
+}
+
+# ort_p50 THREADS MODEL ARGS...: the same in onnxruntime-node with THREADS
+# intra-op threads (ARGS: ort_bench.js run's feeds and --out).
+ort_p50() {
+	t=$1 m=$2
+	shift 2
+	node "$BENCH/ort_bench.js" run "$m" "$t" "$ITER" 5 "$@" >"$TMP/ort.json" \
+		2>"$TMP/ort.err" || return 1
+	fig get "$TMP/ort.json" p50_ms
+}
+
+# latency_line NAME THREADS MODEL "NPU_ARGS" "ORT_ARGS": one latency figure,
+# ours / onnxruntime's.  The argument strings are split on blanks.
+latency_line() {
+	name=$1 t=$2 m=$3
+	# shellcheck disable=SC2086
+	ours=$(npu_p50 "$t" "$m" $4) || ours="npu-run failed: $(why "$TMP/npu.err")"
+	# shellcheck disable=SC2086
+	ref=$(ort_p50 "$t" "$m" $5) || ref="onnxruntime failed: $(why "$TMP/ort.err")"
+	s=s
+	[ "$t" -eq 1 ] && s=
+	fig ratio "$name" "$ours" ms "$ORT, $t thread$s" "$ref" || status=1
+}
+
+# compile_line NAME MODEL NPU_ARGS...: compile time, the median of
+# $COMPILES runs of npu-run --compile-only (its load_ms: reading the file,
+# parsing, compiling; no device work), against the median of as many
+# onnxruntime InferenceSession.create on the same file.
+compile_line() {
+	name=$1 m=$2
+	shift 2
+	i=0 files=""
+	while [ "$i" -lt "$COMPILES" ]; do
+		"$BIN" "$m" "$@" --compile-only -o "$TMP/compiled.npum" --json \
+			>"$TMP/compile$i.json" 2>"$TMP/npu.err" || break
+		files="$files $TMP/compile$i.json"
+		i=$((i + 1))
+	done
+	if [ "$i" -eq "$COMPILES" ]; then
+		# shellcheck disable=SC2086
+		ours=$(fig median load_ms $files)
+	else
+		ours="npu-run --compile-only failed: $(why "$TMP/npu.err")"
+	fi
+	if node "$BENCH/ort_bench.js" create "$m" "$COMPILES" >"$TMP/ort.json" 2>"$TMP/ort.err"
+	then
+		ref=$(fig get "$TMP/ort.json" p50_ms)
+	else
+		ref="onnxruntime failed: $(why "$TMP/ort.err")"
+	fi
+	fig ratio "$name" "$ours" ms "$ORT session creation" "$ref" '%.1f' || status=1
+}

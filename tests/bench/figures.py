@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""make bench's figures, one definition for every model script: the line
+format, reading npu-run's and ort_bench.js's JSON, and seed 002's
+three-bound lower bound of a profiled run.
+
+Every figure is printed as
+
+    NAME: VALUE UNIT (REF: VALUE UNIT, ratio R)
+
+with R = VALUE / REF VALUE.  A figure whose own side or reference could not
+be measured says "not measured" and why instead of a number, and the
+command exits 1, so that the script (and make bench) fails.
+
+Usage:
+  figures.py get JSON KEY[.KEY...]         print one value of a JSON file
+  figures.py median JSON KEY[.KEY...]...   median of that value over files
+  figures.py ratio NAME VALUE UNIT REF REF_VALUE [FMT]
+      VALUE and REF_VALUE in UNIT; either may instead be the reason it was
+      not measured ("npu-run failed: ..."), printed as "not measured: ..."
+  figures.py throughput NAME PROFILE.json [LABEL]
+      simulated inferences/s of a `npu-run --profile --json` run against
+      the three-bound lower bound of the same run; LABEL says which run
+      ("batch 8 pipelined"), empty when the name says it
+  figures.py clusters NAME PROFILE12.json PROFILE14.json
+"""
+import json
+import statistics
+import sys
+
+# uapi/npu: NPU_M100_DDR_BYTES_PER_CYCLE and NPU_M100_LINK_BYTES_PER_CYCLE.
+DDR_BYTES_PER_CYCLE = 256.0
+LINK_BYTES_PER_CYCLE = 64.0
+
+
+def get(j, key):
+    for k in key.split('.'):
+        j = j[int(k)] if isinstance(j, list) else j[k]
+    return j
+
+
+def three_bound(j):
+    """Seed 002's bound T = max(T_comp, T_mem, T_net) for a profiled run,
+    in cycles, from the cycle model's own tallies of that run
+    (Documentation/hw/cycle-model.md, "Reading the bottleneck"):
+      T_comp: the busiest arithmetic unit (TCU or CVU: the ones npu-run's
+              profile counts as compute) of the busiest cluster;
+      T_mem:  the bytes the DMA engines and GSDUs moved, at the DDR port's
+              bandwidth (an over-count when some stay on chip);
+      T_net:  the busiest directed NoC link's bytes at the link bandwidth.
+    Returns (bound cycles, binding term's name, run cycles)."""
+    p = j['profile']
+    if not p.get('counters'):
+        raise ValueError('the profile has no counters (the device reports none)')
+    cycles = p['total_cycles']
+    t_comp = max(max(c['tcu'], c['cvu']) for c in p['clusters']) * cycles
+    ddr_bytes = sum(d['bytes'] for d in p['dma']) + p['gsdu_bytes']
+    t_mem = ddr_bytes / DDR_BYTES_PER_CYCLE
+    links = p['hottest_links']
+    t_net = links[0]['bytes'] / LINK_BYTES_PER_CYCLE if links else 0.0
+    which = max((t_comp, 'compute'), (t_mem, 'memory'), (t_net, 'network'))
+    if which[0] <= 0:
+        raise ValueError('the profile shows no busy unit and no traffic')
+    return which[0], which[1], cycles
+
+
+def line(name, value, unit, ref, ref_value, ref_unit, fmt='%.3f', why=None, ref_why=None):
+    """Print one figure; returns 0, or 1 when a side was not measured."""
+    ours = ('not measured: %s' % why) if why else '%s %s' % (fmt % value, unit)
+    if ref_why:
+        print('%s: %s (%s: not measured: %s)' % (name, ours, ref, ref_why))
+        return 1
+    theirs = '%s %s' % (fmt % ref_value, ref_unit)
+    if why:
+        print('%s: %s (%s: %s)' % (name, ours, ref, theirs))
+        return 1
+    ratio = value / ref_value if ref_value else float('inf')
+    print('%s: %s (%s: %s, ratio %.2f)' % (name, ours, ref, theirs, ratio))
+    return 0
+
+
+def side(arg):
+    """A measured VALUE, or the reason it was not measured: (value, reason)."""
+    try:
+        return float(arg), None
+    except ValueError:
+        return None, arg
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit(__doc__)
+    cmd, a = argv[1], argv[2:]
+    if cmd == 'get':
+        print(get(json.load(open(a[0])), a[1]))
+        return 0
+    if cmd == 'median':
+        key, files = a[0], a[1:]
+        print(statistics.median(float(get(json.load(open(f)), key)) for f in files))
+        return 0
+    if cmd == 'ratio':
+        name, unit, ref = a[0], a[2], a[3]
+        value, why = side(a[1])
+        ref_value, ref_why = side(a[4])
+        fmt = a[5] if len(a) > 5 else '%.3f'
+        return line(name, value, unit, ref, ref_value, unit, fmt, why, ref_why)
+    if cmd == 'throughput':
+        name, path = a[0], a[1]
+        label = a[2] + '; ' if len(a) > 2 and a[2] else ''
+        j = json.load(open(path))
+        try:
+            bound, kind, cycles = three_bound(j)
+        except (KeyError, IndexError, ValueError) as e:
+            return line(name, j['simulated']['throughput_ips'], 'inferences/s',
+                        '%sthree-bound lower bound' % label, None, None, '%.1f',
+                        ref_why=str(e))
+        clock = j['simulated']['clock_mhz'] * 1e6
+        batch = j['batch']
+        return line(name, batch * clock / cycles, 'inferences/s',
+                    '%sthree-bound lower bound, %s-bound' % (label, kind),
+                    batch * clock / bound, 'inferences/s', '%.1f')
+    if cmd == 'clusters':
+        name, p12, p14 = a
+        ips12, ips14 = (json.load(open(p))['simulated']['throughput_ips'] for p in (p12, p14))
+        print('%s: %.1f inferences/s (14 clusters: %.1f inferences/s, ratio %.3f)'
+              % (name, ips12, ips14, ips12 / ips14))
+        return 0
+    sys.exit(__doc__)
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
