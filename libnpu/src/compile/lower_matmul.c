@@ -11,11 +11,14 @@
  * A: its [K][cols] block as fp32 (read transposed for Gemm's transB), which
  * the CVU converts to bf16 beside it.  Batch dims broadcast as ONNX (numpy)
  * says: each output matrix reads the A and B matrices its index maps to.
+ * An operand the fusion pass gave a walker view (NPU_ATTR_MM_A, _B) is
+ * read through it: the Transposes and Reshapes that made it cost no step.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile/npu_lower.h"
+#include "compile/npu_view.h"
 
 static uint32_t f32_bits(float f)
 {
@@ -143,8 +146,14 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 	float *bias = NULL;
 	bool b_rt = !npu_ir_is_const(b);	/* B computed at run time */
 	struct npu_loc lb = { NPU_NO_SEG, 0 };
+	/* Operands read through walker views (NPU_ATTR_MM_A, _B; fuse_attn.c). */
+	struct npu_lview va, vb;
+	bool av = npu_ir_attr_find(n, NPU_ATTR_MM_A) != NULL;
+	bool bv = npu_ir_attr_find(n, NPU_ATTR_MM_B) != NULL;
 	npu_status st;
 
+	if (npu_ir_attr_find(n, NPU_ATTR_ATTN))
+		return npu_lower_attention(cc, n);
 	if (quant) {
 		adt = npu_cc_hw_dtype(a->dtype);
 		bdt = npu_cc_hw_dtype(b->dtype);
@@ -169,15 +178,17 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 		K = ta ? a->dims[0] : a->dims[1];
 		N = tb ? b->dims[0] : b->dims[1];
 	} else {
-		if ((st = npu_ir_attr_float(n, NPU_ATTR_SCALE, 1.0f, &alpha)))
+		if ((st = npu_ir_attr_float(n, NPU_ATTR_SCALE, 1.0f, &alpha)) ||
+		    (av && (st = npu_attn_view(n, NPU_ATTR_MM_A, n->inputs[0], &va))) ||
+		    (bv && (st = npu_attn_view(n, NPU_ATTR_MM_B, n->inputs[1], &vb))))
 			return st;
 		/* A constant B of rank 3+ was made 2-D by a rewrite, or is refused. */
-		if (a->rank < 2 || b->rank < 2 || (!b_rt && b->rank != 2))
+		if ((!av && a->rank < 2) || (!bv && b->rank < 2) || (!b_rt && b->rank != 2))
 			return npu_fail(NPU_ERR_UNSUPPORTED, "%s of rank %d x %d", n->op, a->rank,
 					b->rank);
-		M = a->dims[a->rank - 2];
-		K = a->dims[a->rank - 1];
-		N = b->dims[b->rank - 1];
+		M = av ? va.size[va.rank - 2] : a->dims[a->rank - 2];
+		K = av ? va.size[va.rank - 1] : a->dims[a->rank - 1];
+		N = bv ? vb.size[vb.rank - 1] : b->dims[b->rank - 1];
 		for (int d = 0; d < y->rank - 2; d++)
 			batch *= y->dims[d];
 	}
@@ -238,7 +249,9 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 				uint32_t h_q = h_bias + (uint32_t)((cols * 4 + 63) & ~63ull);
 				uint32_t h_c = h_q + (uint32_t)(cols * 4);
 				uint32_t h_b32;		/* run-time float B, before conversion */
-				uint64_t a_off = batch_off(a, y, bi), b_off = b_rt ? batch_off(b, y, bi) : 0;
+				uint64_t a_off = av ? 0 : batch_off(a, y, bi);
+				uint64_t b_off = b_rt && !bv ? batch_off(b, y, bi) : 0;
+				int64_t idx[NPU_MAX_RANK] = { 0 }, rest = bi;
 				struct npu_tile *t;
 				struct npu_hw_insn *op;
 
@@ -288,6 +301,26 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 					npu_twu_lvl(&t->in[1].walk, 0, (int64_t)cols, tb ? K * eb : eb);
 					npu_twu_lvl(&t->in[1].walk, 1, K, tb ? eb : N * eb);
 					t->in[1].hbsm = quant ? h_b : h_b32;
+				}
+				for (int d = y->rank - 3; (av || bv) && d >= 0; d--) {
+					idx[d] = rest % y->dims[d];
+					rest /= y->dims[d];
+				}
+				if (av) {	/* [rows][K] through the view */
+					idx[y->rank - 2] = (int64_t)m0;
+					idx[y->rank - 1] = 0;
+					npu_tile_block_in(&t->in[0], la.seg, NPU_DT_FP32,
+							  la.off + (uint64_t)npu_lview_at(&va, idx) * 4,
+							  (int64_t)rows, va.stride[y->rank - 2] * 4, K,
+							  va.stride[y->rank - 1] * 4, h_a32);
+				}
+				if (bv) {	/* [K][cols] through the view */
+					idx[y->rank - 2] = 0;
+					idx[y->rank - 1] = (int64_t)n0;
+					npu_tile_block_in(&t->in[1], lb.seg, NPU_DT_FP32,
+							  lb.off + (uint64_t)npu_lview_at(&vb, idx) * 4,
+							  K, vb.stride[y->rank - 2] * 4, (int64_t)cols,
+							  vb.stride[y->rank - 1] * 4, h_b32);
 				}
 				t->nin = 2;
 				if (c) {

@@ -393,6 +393,9 @@ npu_status npu_fuse(npu_ir_graph *g, uint32_t hbsm)
 			reorder |= fused;
 		}
 	}
+	/* After the scales: Q K^T's is part of the block. */
+	if (!st)
+		st = npu_fuse_attention(g, hbsm);
 	for (int i = 0; i < n0 && !st; i++)
 		if (!g->nodes[i].dead && !strcmp(g->nodes[i].op, "BatchNormalization"))
 			st = split_bn(g, i);

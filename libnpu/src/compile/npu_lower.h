@@ -34,6 +34,8 @@ npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_argreduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_cumsum(struct npu_cc *cc, const npu_ir_node *n);
+/* A MatMul marked NPU_ATTR_ATTN: the fused attention block (lower_attn.c). */
+npu_status npu_lower_attention(struct npu_cc *cc, const npu_ir_node *n);
 
 /*
  * Before the rewrites (fuse_pattern.c): decomposed layer norm, RMS norm,
@@ -50,6 +52,30 @@ npu_status npu_fuse_patterns(npu_ir_graph *g);
 npu_status npu_fuse(npu_ir_graph *g, uint32_t hbsm);
 /* The convolution pairing and elision decisions (fuse_conv.c). */
 npu_status npu_fuse_conv(npu_ir_graph *g, uint32_t hbsm);
+/* The attention blocks (fuse_attn.c). */
+npu_status npu_fuse_attention(npu_ir_graph *g, uint32_t hbsm);
+/*
+ * Query rows of one fused attention tile in @budget HBSM bytes (0: not
+ * even one): head dim @D, value dim @Dv, @Sk keys; @mask 0 none, 1 one
+ * row broadcast over the queries, 2 a row per query.
+ */
+uint64_t npu_attn_rows(uint64_t budget, int64_t D, int64_t Dv, int64_t Sk, int mask);
+/*
+ * Keys per block of a fused attention tile: all @Sk when they fit beside
+ * min(@Sq, 16) query rows, else the largest even split that does (the
+ * online-softmax tiling); 0 when nothing fits.
+ */
+int64_t npu_attn_key_block(uint64_t budget, int64_t D, int64_t Dv, int64_t Sk, int64_t Sq,
+			   int mask);
+/* Query rows of one combine tile over @nk key blocks (0: none fit). */
+uint64_t npu_attn_combine_rows(uint64_t budget, int64_t nk, int64_t Dv);
+struct npu_lview;
+/*
+ * Operand view @name ("npu_attn_q", _k, _v, _m, _o; NPU_ATTR_MM_A, _B) of
+ * node @n, over tensor @t.
+ */
+npu_status npu_attn_view(const npu_ir_node *n, const char *name, int t, struct npu_lview *v);
+
 /* The fused activation of @n (from npu_fuse) into TCU output-stage params. */
 npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
 
@@ -64,6 +90,20 @@ npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
 #define NPU_ATTR_RES_POOL	"npu_res_pool"
 /* On a MatMul: its product is scaled by this float (a fused Mul or Div). */
 #define NPU_ATTR_SCALE		"npu_scale"
+/*
+ * On a MatMul: it is a whole attention block, softmax(Q K^T * s + mask) V
+ * (fuse_attn.c): inputs Q, K^T, V [, additive mask], each read through its
+ * walker view ("npu_attn_q", _k, _v, _m; the output's "npu_attn_o"), s in
+ * "npu_attn_scale".
+ */
+#define NPU_ATTR_ATTN		"npu_attn"
+/*
+ * On a plain MatMul: operand A (B) computed at run time is read through
+ * this walker view of its input tensor, the layout nodes that made it
+ * folded away (fuse_attn.c).
+ */
+#define NPU_ATTR_MM_A		"npu_mm_a"
+#define NPU_ATTR_MM_B		"npu_mm_b"
 
 /*
  * Before lowering: which Concat inputs live in their slice of the output

@@ -52,7 +52,9 @@
 #include <string.h>
 
 #include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 #include "compile/npu_tile.h"
+#include "compile/npu_view.h"
 #include "plan/npu_plan.h"
 
 #define MAX_STAGES	30	/* CCB counters, one per stage */
@@ -110,6 +112,19 @@ double npu_node_flops(const npu_ir_graph *g, int node)
 	for (int i = 0; i < n->n_outputs; i++)
 		if (n->outputs[i] >= 0)
 			out += (double)npu_ir_numel(&g->tensors[n->outputs[i]]);
+	if (npu_ir_attr_find(n, NPU_ATTR_ATTN)) {
+		/* Fused attention: Q K^T and P V, out = every Y element. */
+		struct npu_lview q, k;
+		double rows = 1;
+
+		if (npu_attn_view(n, "npu_attn_q", n->inputs[0], &q) ||
+		    npu_attn_view(n, "npu_attn_k", n->inputs[1], &k))
+			return out;
+		for (int d = 0; d < q.rank - 1; d++)
+			rows *= (double)q.size[d];
+		/* rows x Sk x (D + Dv) multiply-adds; Dv = out / rows */
+		return 2 * (double)k.size[k.rank - 1] * (rows * (double)q.size[q.rank - 1] + out);
+	}
 	if (!strcmp(n->op, "Conv") || !strcmp(n->op, "ConvInteger"))
 		w = n->n_inputs > 1 ? n->inputs[1] : -1;
 	else if (!strcmp(n->op, "QLinearConv"))

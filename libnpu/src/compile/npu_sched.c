@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "compile/npu_cc.h"
+#include "compile/npu_lower.h"
 #include "compile/npu_tile.h"
 #include "npu_debug.h"
 
@@ -48,13 +49,15 @@ static void work_label(const struct npu_cc *cc, const struct npu_work *w, char *
 		       size_t len)
 {
 	const npu_ir_node *n = w->node >= 0 ? &cc->g->nodes[w->node] : NULL;
+	/* A fused attention block is named after its last MatMul. */
+	const char *op = n && npu_ir_attr_find(n, NPU_ATTR_ATTN) ? "Attention" : n ? n->op : "";
 
 	if (!n)
 		snprintf(buf, len, "copy of a constant output");
 	else if (n->name && *n->name)
-		snprintf(buf, len, "%s %s", n->op, n->name);
+		snprintf(buf, len, "%s %s", op, n->name);
 	else
-		snprintf(buf, len, "%s #%d", n->op, n->src_index);
+		snprintf(buf, len, "%s #%d", op, n->src_index);
 }
 
 /* One node's tiles as one program over every worker of the partition. */

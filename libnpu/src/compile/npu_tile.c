@@ -58,6 +58,29 @@ void npu_twu_lvl(struct npu_hw_twu *w, unsigned l, int64_t count, int64_t stride
 		w->nlevels = (uint8_t)(l + 1);
 }
 
+void npu_tile_block_in(struct npu_tile_in *ti, uint32_t seg, unsigned dtype, uint64_t base,
+		       int64_t r, int64_t rs, int64_t c, int64_t cs, uint32_t h)
+{
+	unsigned sz = npu_cc_hw_size(dtype);
+
+	memset(ti, 0, sizeof(*ti));
+	ti->seg = seg;
+	ti->hbsm = h;
+	ti->walk.space = NPU_SPACE_DDR;
+	ti->walk.dtype = (uint8_t)dtype;
+	ti->walk.base = base;
+	if (r == 1 || c == 1 || llabs(cs) <= llabs(rs)) {
+		npu_twu_lvl(&ti->walk, 0, c, cs);
+		npu_twu_lvl(&ti->walk, 1, r, rs);
+	} else {
+		npu_twu_lvl(&ti->walk, 0, r, rs);
+		npu_twu_lvl(&ti->walk, 1, c, cs);
+		ti->dst_row = (uint32_t)r;
+		ti->dst_step = (uint32_t)(c * sz);
+		ti->dst_pitch = sz;
+	}
+}
+
 /* Room for one more write-back descriptor: a zeroed one, NULL when out of memory. */
 static struct npu_hw_gsdu_desc *new_out(struct npu_tile *t, uint32_t seg, uint32_t src_seg)
 {

@@ -63,6 +63,15 @@ npu_status npu_tile_gather(struct npu_tile *t, uint32_t idx_hbsm, uint32_t rows,
 			   int32_t src_stride, uint32_t limit, uint32_t seg, uint64_t off);
 void npu_tiles_free(struct npu_tile *tiles, unsigned n);
 
+/*
+ * Tile input @ti: an [@r][@c] block of @dtype elements, element (i, j) at
+ * byte @base + i * @rs + j * @cs of segment @seg, into HBSM @h as dense
+ * rows of @c.  The DMA walks the memory's order; when that is column by
+ * column, its destination walk transposes (which costs the DMA nothing).
+ */
+void npu_tile_block_in(struct npu_tile_in *ti, uint32_t seg, unsigned dtype, uint64_t base,
+		       int64_t r, int64_t rs, int64_t c, int64_t cs, uint32_t h);
+
 /* A dense walker of @n elements of @dtype at @base. */
 void npu_twu_flat(struct npu_hw_twu *w, unsigned space, unsigned dtype,
 		  uint64_t base, uint64_t n);
