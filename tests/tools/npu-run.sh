@@ -5,7 +5,8 @@
 # emulator: exit codes and one-line messages, the JSON summary, raw and .npy
 # inputs, --output-dir, .npum round trip, top-k with labels, the profile,
 # batches and the timing options; int64 inputs and outputs (int32 on the
-# device) on a hand-made Concat model.  Run from the repository root after
+# device) on a hand-made Concat model; --output-format npy for every output
+# dtype (hand-made Cast models) and its bfloat16 refusal.  Run from the repository root after
 # `make build/bin/npu-run`; $1 overrides the binary.
 #
 # Output-name sanitising needs a tensor name with characters outside
@@ -62,6 +63,25 @@ same() { if cmp -s "$2" "$3"; then ok; else no "$1: $2 and $3 differ"; fi; }
 differ() {
 	if [ -f "$2" ] && [ -f "$3" ] && ! cmp -s "$2" "$3"; then ok
 	else no "$1: $2 and $3 are equal or missing"; fi
+}
+
+# npy_is NAME FILE DESCR SHAPE DATA: FILE is NumPy format 1.0 with that descr,
+# C order and SHAPE (a Python tuple, e.g. "(1, 10)"), and its data bytes are
+# those of the file DATA.  The header is parsed by hand (no numpy needed): magic,
+# version, u16 length, a dict literal padded with spaces to a multiple of 64
+# bytes and ended by a newline.
+npy_is() {
+	if python3 -c "
+import ast, struct, sys
+path, descr, shape, want = sys.argv[1], sys.argv[2], ast.literal_eval(sys.argv[3]), sys.argv[4]
+b = open(path, 'rb').read()
+assert b[:8] == b'\x93NUMPY\x01\x00', 'not .npy 1.0: %r' % b[:8]
+hlen = struct.unpack('<H', b[8:10])[0]
+assert (10 + hlen) % 64 == 0 and b[9 + hlen:10 + hlen] == b'\n', 'header not padded to 64'
+h = ast.literal_eval(b[10:10 + hlen].decode('latin1'))
+assert h == {'descr': descr, 'fortran_order': False, 'shape': shape}, 'header %r' % h
+assert b[10 + hlen:] == open(want, 'rb').read(), 'data differs from ' + want
+" "$2" "$3" "$4" "$5" 2>"$TMP/py.err"; then ok; else no "$1: $(tail -1 "$TMP/py.err")"; fi
 }
 
 # size_is NAME FILE BYTES
@@ -630,6 +650,94 @@ same "bool .npy in, bool out" "$TMP/bnpy/keep.bin" "$TMP/keep.want"
 same "bool raw in, bool out" "$TMP/braw/keep.bin" "$TMP/keep.want"
 expect_exit "bool input byte other than 0/1" 1 "$TMP/bool.onnx" --device emu --input mask="$TMP/bad.raw"
 err_has "bool input byte named" "input 'mask': element 2 is 255; a bool tensor holds bytes 0 (false) and 1 (true) only"
+
+# ---- --output-format npy: outputs as NumPy .npy ----
+expect_exit "bad output format" 2 "$MODEL" --output-dir "$TMP/x" --output-format csv
+err_has "bad output format lists choices" "choose raw or npy"
+expect_exit "output format without output-dir" 2 "$MODEL" --output-format npy
+err_has "output format without output-dir" "add --output-dir DIR"
+run_json "npy output" "$MODEL" --device emu --iterations 1 --output-dir "$TMP/onpy" \
+	--output-format npy
+npy_is "npy output: float32 header and the raw run's bytes" "$TMP/onpy/probabilities.npy" \
+	'<f4' '(1, 10)' "$GEN_OUT"
+check "npy output file in JSON" "j['outputs'][0]['file'] == '$TMP/onpy/probabilities.npy'"
+if [ "$(ls "$TMP/onpy")" = "probabilities.npy" ]; then ok; else no "npy: only the .npy file"; fi
+"$BIN" "$MODEL" --device emu --iterations 1 --output-dir "$TMP/oraw" --output-format=raw \
+	>/dev/null 2>&1
+same "--output-format raw is the default" "$TMP/oraw/probabilities.bin" "$GEN_OUT"
+"$BIN" "$MODEL" --device emu --iterations 1 --batch 2 --input image="$TMP/ab.raw" \
+	--output-dir "$TMP/obnpy" --output-format npy >/dev/null 2>&1
+npy_is "npy batch element 0" "$TMP/obnpy/probabilities.npy" '<f4' '(1, 10)' \
+	"$TMP/ra1/probabilities.bin"
+npy_is "npy batch element 1" "$TMP/obnpy/probabilities.1.npy" '<f4' '(1, 10)' \
+	"$TMP/rb/probabilities.bin"
+"$BIN" "$TMP/colon.onnx" --device emu --iterations 1 --output-dir "$TMP/ocolon" \
+	--output-format npy >/dev/null 2>&1
+npy_is "npy sanitised name" "$TMP/ocolon/prob_bilities.npy" '<f4' '(1, 10)' "$GEN_OUT"
+# int64 (int32 on the device, widened as for raw) and bool outputs.
+"$BIN" "$TMP/i64.onnx" --device emu --iterations 1 --input ids="$TMP/ids.npy" \
+	--output-dir "$TMP/oi64" --output-format npy >/dev/null 2>"$TMP/err" && ok || \
+	no "int64 npy output: $(cat "$TMP/err")"
+npy_is "int64 npy output" "$TMP/oi64/cat.npy" '<i8' '(1, 5)' "$TMP/cat.want"
+"$BIN" "$TMP/bool.onnx" --device emu --iterations 1 --input mask="$TMP/mask.npy" \
+	--output-dir "$TMP/obool" --output-format npy >/dev/null 2>"$TMP/err" && ok || \
+	no "bool npy output: $(cat "$TMP/err")"
+npy_is "bool npy output" "$TMP/obool/keep.npy" '|b1' '(1, 4)' "$TMP/keep.want"
+# Round trip: keep.npy is a bool [1,4] like the input mask; Not twice is the mask.
+"$BIN" "$TMP/bool.onnx" --device emu --iterations 1 --input mask="$TMP/obool/keep.npy" \
+	--output-dir "$TMP/obool2" --output-format npy >/dev/null 2>"$TMP/err" && ok || \
+	no "npy output back as --input: $(cat "$TMP/err")"
+npy_is "npy round trip" "$TMP/obool2/keep.npy" '|b1' '(1, 4)' "$TMP/mask.raw"
+# The other dtypes: x float32 [1,4] -> Cast(to) -> y [1,4]; the .npy holds the
+# raw run's bytes.  bfloat16 has no NumPy descr: refused before the runs.
+python3 - "$TMP" <<'EOF'
+import sys
+tmp = sys.argv[1]
+
+def enc(v):
+    o = bytearray()
+    while True:
+        c = v & 0x7f; v >>= 7
+        o.append(c | (0x80 if v else 0))
+        if not v:
+            return bytes(o)
+
+def fld(n, v):
+    if isinstance(v, int):
+        return enc(n << 3) + enc(v)
+    return enc(n << 3 | 2) + enc(len(v)) + v
+
+def vinfo(name, dt, dims):
+    shape = b''.join(fld(1, fld(1, d)) for d in dims)
+    return fld(1, name) + fld(2, fld(1, fld(1, dt) + fld(2, shape)))
+
+# Shapes of rank 2, 1 and 0 (the header tuples "(1, 4)", "(4,)", "()").
+for dt, name, dims in ((10, 'f16', [1, 4]), (6, 'i32', [4]), (3, 'i8', [1, 4]), (2, 'u8', []),
+                       (16, 'bf16', [1, 4])):
+    node = (fld(1, b'x') + fld(2, b'y') + fld(4, b'Cast') +
+            fld(5, fld(1, b'to') + fld(3, dt) + fld(20, 2)))
+    graph = (fld(1, node) + fld(2, b'c') + fld(11, vinfo(b'x', 1, dims)) +
+             fld(12, vinfo(b'y', dt, dims)))
+    open('%s/cast_%s.onnx' % (tmp, name), 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) +
+                                                      fld(7, graph))
+EOF
+for c in 'f16:<f2:(1, 4)' 'i32:<i4:(4,)' 'i8:|i1:(1, 4)' 'u8:|u1:()'; do
+	t=${c%%:*} descr=${c#*:} shape=${c##*:}
+	descr=${descr%%:*}
+	"$BIN" "$TMP/cast_$t.onnx" --device emu --iterations 1 --output-dir "$TMP/c${t}raw" \
+		>/dev/null 2>&1
+	"$BIN" "$TMP/cast_$t.onnx" --device emu --iterations 1 --output-dir "$TMP/c${t}npy" \
+		--output-format npy >/dev/null 2>"$TMP/err" && ok || no "$t npy: $(cat "$TMP/err")"
+	npy_is "$t npy output" "$TMP/c${t}npy/y.npy" "$descr" "$shape" "$TMP/c${t}raw/y.bin"
+done
+expect_exit "bfloat16 npy output" 2 "$TMP/cast_bf16.onnx" --device emu --output-dir "$TMP/cbf" \
+	--output-format npy
+err_has "bfloat16 npy output names output" "output 'y' is bfloat16"
+err_has "bfloat16 npy output says raw" "use --output-format raw"
+if [ -e "$TMP/cbf" ]; then no "bfloat16 npy refused before any file"; else ok; fi
+"$BIN" "$TMP/cast_bf16.onnx" --device emu --iterations 1 --output-dir "$TMP/cbfraw" \
+	>/dev/null 2>&1
+size_is "bfloat16 raw output still works" "$TMP/cbfraw/y.bin" 8
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

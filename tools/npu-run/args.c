@@ -44,6 +44,8 @@ static void usage(FILE *f)
 	      "  --input NAME=FILE     input data, raw little-endian or .npy (repeatable);\n"
 	      "                        inputs not given are generated deterministically\n"
 	      "  --output-dir DIR      write each output as DIR/<name>.bin\n"
+	      "  --output-format F     raw (DIR/<name>.bin, the default) or npy (DIR/<name>.npy,\n"
+	      "                        NumPy format with shape and dtype)\n"
 	      "  --warmup N            untimed runs first (default 1)\n"
 	      "  --iterations N        timed runs (default 10)\n"
 	      "  --duration S          run at least S seconds (and at least N iterations)\n"
@@ -197,6 +199,19 @@ static int parse_precision(const char *s, npu_precision *out)
 	return 0;
 }
 
+static int parse_output_format(const char *s, struct nr_options *o)
+{
+	if (!strcmp(s, "raw"))
+		o->output_format = NR_OUTPUT_RAW;
+	else if (!strcmp(s, "npy"))
+		o->output_format = NR_OUTPUT_NPY;
+	else
+		return nr_fail(NR_EXIT_USAGE, "--output-format: '%s' is not a format; choose raw "
+			       "or npy", s);
+	o->output_format_given = 1;
+	return 0;
+}
+
 /* Apply one option that takes a value. */
 static int apply(struct nr_options *o, const char *flag, const char *val)
 {
@@ -228,6 +243,8 @@ static int apply(struct nr_options *o, const char *flag, const char *val)
 		o->output_dir = val;
 		return 0;
 	}
+	if (!strcmp(flag, "--output-format"))
+		return parse_output_format(val, o);
 	if (!strcmp(flag, "--warmup"))
 		return parse_uint(flag, val, 0, MAX_WARMUP, &o->warmup);
 	if (!strcmp(flag, "--iterations"))
@@ -283,9 +300,9 @@ static int takes_value(const char *flag)
 {
 	static const char *const flags[] = {
 		"--device", "--clusters", "--precision", "--calibrate", "--batch", "--input", "--shape",
-		"--output-dir", "--warmup", "--iterations", "--duration", "--percentiles",
-		"--top-k", "--top-k-output", "--labels", "-o", "--detect", "--detect-threshold",
-		"--detect-from",
+		"--output-dir", "--output-format", "--warmup", "--iterations", "--duration",
+		"--percentiles", "--top-k", "--top-k-output", "--labels", "-o", "--detect",
+		"--detect-threshold", "--detect-from",
 	};
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
@@ -325,6 +342,9 @@ static int check_combinations(struct nr_options *o)
 	if (o->compile_only && !o->save)
 		return nr_fail(NR_EXIT_USAGE, "--compile-only needs -o FILE, where to write the "
 			       "compiled model");
+	if (o->output_format_given && !o->output_dir)
+		return nr_fail(NR_EXIT_USAGE, "--output-format says how --output-dir writes the "
+			       "outputs; add --output-dir DIR");
 	if (o->detect_from && !o->detect)
 		return nr_fail(NR_EXIT_USAGE, "--detect-from needs --detect DETECTOR");
 	if ((o->labels || o->top_k_output) && !o->top_k)

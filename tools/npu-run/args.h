@@ -8,6 +8,12 @@
 #define NR_MAX_PERCENTILES	16
 #define NR_MAX_BATCH		64	/* npu_compile_options.batch */
 
+/* How --output-dir writes each output (--output-format). */
+enum nr_output_format {
+	NR_OUTPUT_RAW,			/* DIR/<name>.bin, raw little-endian */
+	NR_OUTPUT_NPY,			/* DIR/<name>.npy, NumPy format 1.0 */
+};
+
 struct nr_options {
 	const char *model;		/* path or URL */
 	const char *device;		/* NULL: libnpu's default */
@@ -20,6 +26,8 @@ struct nr_options {
 	npu_input_shape *shapes;	/* --shape NAME=DIMS; names malloc'd */
 	unsigned n_shapes;
 	const char *output_dir;
+	enum nr_output_format output_format;
+	int output_format_given;	/* --output-format appeared */
 	unsigned warmup;
 	unsigned iterations;
 	double duration;		/* seconds; 0: just the iterations */

@@ -495,6 +495,9 @@ static int run(const struct nr_options *o)
 	}
 	if (o->top_k)
 		rc = find_output(st.model, o->top_k_output, &top_idx);
+	/* Before the runs: a format the outputs cannot take costs no run time. */
+	if (!rc && o->output_dir)
+		rc = nr_outputs_check(st.model, o->output_format);
 	if (!rc)
 		rc = nr_inputs_prepare(st.model, r.batch, o, &st.in, &st.n_in);
 	if (rc)
@@ -511,7 +514,8 @@ static int run(const struct nr_options *o)
 		r.prof = &prof;
 	}
 	if (!rc && o->output_dir) {
-		rc = nr_outputs_write(st.ctx, st.model, r.batch, o->output_dir, &st.paths);
+		rc = nr_outputs_write(st.ctx, st.model, r.batch, o->output_dir, o->output_format,
+				      &st.paths);
 		st.n_paths = npu_model_output_count(st.model);
 		r.output_paths = st.paths;
 	}

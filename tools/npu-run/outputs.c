@@ -70,7 +70,9 @@ static int make_dirs(const char *dir)
 	return rc;
 }
 
-static int write_file(const char *dir, const char *path, const void *data, size_t bytes)
+/* @head (@head_bytes, may be 0) then @data into @path. */
+static int write_file(const char *dir, const char *path, const void *head, size_t head_bytes,
+		      const void *data, size_t bytes)
 {
 	FILE *f = fopen(path, "wb");
 	int err;
@@ -78,7 +80,7 @@ static int write_file(const char *dir, const char *path, const void *data, size_
 	if (!f)
 		return nr_fail(NR_EXIT_RUNTIME, "--output-dir %s: cannot create %s: %s", dir, path,
 			       strerror(errno));
-	if (fwrite(data, 1, bytes, f) != bytes) {
+	if (fwrite(head, 1, head_bytes, f) != head_bytes || fwrite(data, 1, bytes, f) != bytes) {
 		err = errno;
 		fclose(f);
 		return nr_fail(NR_EXIT_RUNTIME, "--output-dir %s: writing %s failed: %s", dir, path,
@@ -88,6 +90,78 @@ static int write_file(const char *dir, const char *path, const void *data, size_
 		return nr_fail(NR_EXIT_RUNTIME, "--output-dir %s: writing %s failed: %s", dir, path,
 			       strerror(errno));
 	return 0;
+}
+
+/* ---- .npy ---- */
+
+/*
+ * The NumPy descr of what the file holds for @dtype (int64 as int64: the
+ * widening below comes first); NULL for a dtype NumPy has none for
+ * (bfloat16).  Little-endian like the device; '|' for single bytes.
+ */
+static const char *npy_descr(npu_dtype dtype)
+{
+	switch (dtype) {
+	case NPU_DTYPE_FLOAT32: return "<f4";
+	case NPU_DTYPE_FLOAT16: return "<f2";
+	case NPU_DTYPE_INT64: return "<i8";
+	case NPU_DTYPE_INT32: return "<i4";
+	case NPU_DTYPE_INT8: return "|i1";
+	case NPU_DTYPE_UINT8: return "|u1";
+	case NPU_DTYPE_BOOL: return "|b1";
+	default: return NULL;
+	}
+}
+
+int nr_outputs_check(const npu_model *model, enum nr_output_format format)
+{
+	size_t n = npu_model_output_count(model);
+
+	if (format != NR_OUTPUT_NPY)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		npu_tensor_info t;
+
+		if (npu_model_output_info(model, i, &t) != NPU_OK)
+			return nr_fail(NR_EXIT_RUNTIME, "output %zu: %s", i, npu_last_error());
+		if (!npy_descr(t.dtype))
+			return nr_fail(NR_EXIT_USAGE, "--output-format npy: output '%s' is %s, which "
+				       "NumPy has no dtype for; use --output-format raw", t.name,
+				       npu_dtype_str(t.dtype));
+	}
+	return 0;
+}
+
+/*
+ * A format 1.0 header for @t's shape and dtype into @buf: magic, version,
+ * u16 length, then the dict as a Python literal padded with spaces and a
+ * newline so the data starts at a multiple of 64 bytes (NumPy's own
+ * alignment).  Returns its size.
+ */
+static size_t npy_header(const npu_tensor_info *t, char *buf, size_t cap)
+{
+	char dict[400];
+	size_t len, total;
+	int n;
+
+	n = snprintf(dict, sizeof(dict), "{'descr': '%s', 'fortran_order': False, 'shape': (",
+		     npy_descr(t->dtype));
+	for (int i = 0; i < t->rank; i++)
+		n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%s%lld", i ? ", " : "",
+			      (long long)t->dims[i]);
+	/* A one-element tuple needs its comma: (10,). */
+	snprintf(dict + n, sizeof(dict) - (size_t)n, "%s), }", t->rank == 1 ? "," : "");
+	len = strlen(dict);
+	total = (10 + len + 1 + 63) / 64 * 64;
+	if (total > cap)
+		return 0;
+	memcpy(buf, "\x93NUMPY\x01\x00", 8);
+	buf[8] = (char)((total - 10) & 0xff);
+	buf[9] = (char)((total - 10) >> 8);
+	memcpy(buf + 10, dict, len);
+	memset(buf + 10 + len, ' ', total - 10 - len - 1);
+	buf[total - 1] = '\n';
+	return total;
 }
 
 /* The file stems of all outputs, unique: a clash gets "_<index>". */
@@ -123,12 +197,16 @@ void nr_output_paths_free(char **paths, size_t n)
 	free(paths);
 }
 
-/* Buffer @index (batch element @b) as DIR/<stem>[.<b>].bin; *@path_out gets the path. */
+/*
+ * Buffer @index (batch element @b) of output @t as DIR/<stem>[.<b>].bin or
+ * .npy; *@path_out gets the path.
+ */
 static int write_output(npu_context *ctx, const char *dir, const char *stem, unsigned b,
-			size_t index, npu_dtype dtype, char **path_out)
+			size_t index, const npu_tensor_info *t, enum nr_output_format format,
+			char **path_out)
 {
-	char suffix[16] = "";
-	size_t bytes, len = strlen(dir);
+	char suffix[16] = "", head[512];
+	size_t bytes, head_bytes = 0, len = strlen(dir);
 	int64_t *wide = NULL;
 	void *data;
 	char *path;
@@ -138,7 +216,7 @@ static int write_output(npu_context *ctx, const char *dir, const char *stem, uns
 	if (npu_context_output_buffer(ctx, index, &data, &bytes) != NPU_OK)
 		return nr_fail(NR_EXIT_RUNTIME, "output buffer %zu: %s", index, npu_last_error());
 	/* The NPU computes int64 as int32: the file gets the model's int64. */
-	if (dtype == NPU_DTYPE_INT64) {
+	if (t->dtype == NPU_DTYPE_INT64) {
 		wide = malloc(bytes / 4 * 8 + 1);
 		if (!wide)
 			return nr_fail(NR_EXIT_RUNTIME, "out of memory");
@@ -151,6 +229,15 @@ static int write_output(npu_context *ctx, const char *dir, const char *stem, uns
 		data = wide;
 		bytes = bytes / 4 * 8;
 	}
+	if (format == NR_OUTPUT_NPY) {
+		/* The header promises shape x dtype: never write a file that lies. */
+		if (bytes != nr_shape_elems(t->dims, t->rank) * npu_dtype_size(t->dtype)) {
+			free(wide);
+			return nr_fail(NR_EXIT_RUNTIME, "output '%s': %zu bytes do not match its "
+				       "shape; use --output-format raw", t->name, bytes);
+		}
+		head_bytes = npy_header(t, head, sizeof(head));
+	}
 	if (b)
 		snprintf(suffix, sizeof(suffix), ".%u", b);
 	path = malloc(len + strlen(stem) + strlen(suffix) + 8);
@@ -158,15 +245,16 @@ static int write_output(npu_context *ctx, const char *dir, const char *stem, uns
 		free(wide);
 		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
 	}
-	sprintf(path, "%s%s%s%s.bin", dir, dir[len - 1] == '/' ? "" : "/", stem, suffix);
-	rc = write_file(dir, path, data, bytes);
+	sprintf(path, "%s%s%s%s.%s", dir, dir[len - 1] == '/' ? "" : "/", stem, suffix,
+		format == NR_OUTPUT_NPY ? "npy" : "bin");
+	rc = write_file(dir, path, head, head_bytes, data, bytes);
 	free(wide);
 	*path_out = path;
 	return rc;
 }
 
 int nr_outputs_write(npu_context *ctx, const npu_model *model, unsigned batch, const char *dir,
-		     char ***paths_out)
+		     enum nr_output_format format, char ***paths_out)
 {
 	size_t n = npu_model_output_count(model);
 	nr_stem *stem;
@@ -175,7 +263,9 @@ int nr_outputs_write(npu_context *ctx, const npu_model *model, unsigned batch, c
 
 	if (paths_out)
 		*paths_out = NULL;
-	rc = make_dirs(dir);
+	rc = nr_outputs_check(model, format);
+	if (!rc)
+		rc = make_dirs(dir);
 	if (rc)
 		return rc;
 	stem = make_stems(model, n);
@@ -192,9 +282,12 @@ int nr_outputs_write(npu_context *ctx, const npu_model *model, unsigned batch, c
 
 			npu_tensor_info info;
 
-			if (npu_model_output_info(model, i, &info) != NPU_OK)
-				info.dtype = NPU_DTYPE_FLOAT32;
-			rc = write_output(ctx, dir, stem[i], b, (size_t)b * n + i, info.dtype,
+			if (npu_model_output_info(model, i, &info) != NPU_OK) {
+				rc = nr_fail(NR_EXIT_RUNTIME, "output %zu: %s", i,
+					     npu_last_error());
+				break;
+			}
+			rc = write_output(ctx, dir, stem[i], b, (size_t)b * n + i, &info, format,
 					  &path);
 			if (b == 0)
 				paths[i] = path;
