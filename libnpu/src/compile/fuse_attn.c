@@ -500,7 +500,9 @@ static npu_status matmul_views(npu_ir_graph *g, int k, int *chain, int *nchain)
 	int64_t dims[NPU_MAX_RANK];
 	npu_status st;
 
-	if (n->n_inputs != 2 || !y || y->rank < 2 || y->dtype != NPU_DTYPE_FLOAT32 ||
+	/* A third input is a bias row (npu_fuse.c), read as it is. */
+	if (n->n_inputs < 2 || n->n_inputs > 3 || !y || y->rank < 2 ||
+	    y->dtype != NPU_DTYPE_FLOAT32 ||
 	    npu_ir_attr_find(n, NPU_ATTR_ATTN))
 		return NPU_OK;
 	memcpy(dims, y->dims, sizeof(dims));

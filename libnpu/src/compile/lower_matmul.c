@@ -5,7 +5,8 @@
  * Constant weights become a bf16 [K][N] matrix at compile time.  Each tile
  * is an (M rows) x (N columns) block: its rows of A come in as fp32 and the
  * CVU converts them to bf16; the TCU multiplies, adds the bias and writes
- * fp32 rows that a GSDU puts back in place.
+ * fp32 rows that a GSDU puts back in place.  The bias is Gemm's C, or a
+ * MatMul's third input: the constant row of an Add the fusion pass folded.
  *
  * A B computed at run time (attention's K^T and V) comes in the same way as
  * A: its [K][cols] block as fp32 (read transposed for Gemm's transB), which
@@ -133,7 +134,9 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 	const npu_ir_tensor *a = npu_ir_input(cc->g, n, 0);
 	const npu_ir_tensor *b = npu_ir_input(cc->g, n, quant && n->n_inputs > 3 &&
 					      !strcmp(n->op, "QLinearMatMul") ? 3 : 1);
-	const npu_ir_tensor *c = gemm ? npu_ir_input(cc->g, n, 2) : NULL;
+	/* Gemm's C, or a MatMul's bias row the fusion pass gave it (npu_fuse.c). */
+	const npu_ir_tensor *c = gemm || !strcmp(n->op, "MatMul") ?
+				 npu_ir_input(cc->g, n, 2) : NULL;
 	const npu_ir_tensor *y = npu_ir_output(cc->g, n, 0);
 	int64_t ta = 0, tb = 0, M, K, N, batch = 1;
 	float alpha = 1.0f, beta = 1.0f;
@@ -198,7 +201,8 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 		int64_t cn = npu_ir_numel(c);
 
 		if (!npu_ir_is_const(c) || !(cn == N || cn == 1))
-			return npu_fail(NPU_ERR_UNSUPPORTED, "Gemm with a C that is not a constant row");
+			return npu_fail(NPU_ERR_UNSUPPORTED, "%s with a %s that is not a constant row",
+					n->op, gemm ? "C" : "bias");
 		bias = malloc((size_t)N * 4);
 		if (!bias)
 			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");

@@ -5,6 +5,14 @@
  * - BatchNormalization after a Conv with constant weights is folded into
  *   the Conv's weights and bias (inference form: y = s (x - mean) /
  *   sqrt(var + eps) + b, per output channel).
+ * - A bias Add after a float MatMul or Gemm with constant weights (the
+ *   linear layers of transformer exports: MatMul(x, W) then Add(y, b),
+ *   b a float32 constant of shape [N] or [1, .., 1, N]) becomes the TCU's
+ *   bias: MatMul's third input, or Gemm's C (summed into a constant row C
+ *   it already has, beta folded in).  The TCU adds it to the fp32
+ *   accumulator before the output stage's scale, so with a fused scale s
+ *   the lowering stores b / s (lower_matmul.c).  The activation after the
+ *   Add then folds as below.
  * - An activation after a Conv or Gemm/MatMul (Relu, LeakyRelu, Clip,
  *   Sigmoid, Tanh, HardSwish, Gelu, Swish) becomes the TCU's output-stage
  *   function: the attribute "npu_act" (and "npu_act_alpha"/"_beta") on the
@@ -170,6 +178,132 @@ static npu_status fuse_act(npu_ir_graph *g, int pi, int ai)
 	return NPU_OK;
 }
 
+static bool same_shape(const npu_ir_tensor *a, const npu_ir_tensor *b)
+{
+	if (a->rank != b->rank)
+		return false;
+	for (int d = 0; d < a->rank; d++)
+		if (a->dims[d] != b->dims[d])
+			return false;
+	return true;
+}
+
+/*
+ * The constant row of bias Add @ai on MatMul/Gemm output @y: the Add's
+ * other operand, if it is a float32 constant that varies along the last
+ * axis only (N values or one) and the Add's output has @y's shape (the
+ * bias broadcasts into the product, not the product into the bias); -1
+ * otherwise.
+ */
+static int bias_row(const npu_ir_graph *g, const npu_ir_node *add, int y)
+{
+	const npu_ir_tensor *ty = &g->tensors[y], *b;
+	int bi;
+
+	if (strcmp(add->op, "Add") || add->n_inputs != 2 || add->n_outputs != 1 ||
+	    add->outputs[0] < 0 || add->inputs[0] == add->inputs[1] || ty->rank < 1)
+		return -1;
+	bi = add->inputs[0] == y ? add->inputs[1] : add->inputs[0];
+	if (bi < 0)
+		return -1;
+	b = &g->tensors[bi];
+	if (!npu_ir_is_const(b) || b->dtype != NPU_DTYPE_FLOAT32 || b->rank > ty->rank ||
+	    !same_shape(&g->tensors[add->outputs[0]], ty) ||
+	    g->tensors[add->outputs[0]].dtype != NPU_DTYPE_FLOAT32)
+		return -1;
+	for (int d = 0; d + 1 < b->rank; d++)
+		if (b->dims[d] != 1)
+			return -1;
+	if (b->rank > 0 && b->dims[b->rank - 1] != 1 &&
+	    b->dims[b->rank - 1] != ty->dims[ty->rank - 1])
+		return -1;
+	return bi;
+}
+
+/*
+ * Float MatMul or Gemm @mi with constant B -> Add @ai of a constant row:
+ * the row becomes the TCU bias (a new [N] constant, beta * C + b for a
+ * Gemm with a constant row C, beta then 1) and the Add goes.  Left alone:
+ * int8 products (other ops), run-time B (attention's products), a C that
+ * is not a constant row, a zero scale (the lowering divides the bias by
+ * it), a node that already has an activation.
+ */
+static npu_status fuse_bias(npu_ir_graph *g, int mi, int ai)
+{
+	npu_ir_node *m = &g->nodes[mi];
+	bool gemm = !strcmp(m->op, "Gemm");
+	int y = m->outputs[0], bi = bias_row(g, &g->nodes[ai], y), tb, out;
+	const npu_ir_tensor *a, *w, *c = NULL, *b;
+	float alpha = 1.0f, beta = 1.0f, *row;
+	int64_t N;
+	npu_status st;
+
+	if (bi < 0 || m->n_inputs < 2 || npu_ir_attr_find(m, "npu_act") ||
+	    npu_ir_attr_find(m, NPU_ATTR_ATTN) || g->tensors[y].dtype != NPU_DTYPE_FLOAT32)
+		return NPU_OK;
+	a = npu_ir_input(g, m, 0);
+	w = npu_ir_input(g, m, 1);
+	if (!a || !w || a->dtype != NPU_DTYPE_FLOAT32 || w->dtype != NPU_DTYPE_FLOAT32 ||
+	    !npu_ir_is_const(w))
+		return NPU_OK;
+	if (gemm) {
+		/* A bad attribute: left to the lowering, which names it. */
+		if (m->n_inputs > 3 || npu_ir_attr_float(m, "alpha", 1.0f, &alpha) ||
+		    npu_ir_attr_float(m, "beta", 1.0f, &beta))
+			return NPU_OK;
+		c = m->n_inputs > 2 ? npu_ir_input(g, m, 2) : NULL;
+	} else if (m->n_inputs != 2 ||
+		   npu_ir_attr_float(m, NPU_ATTR_SCALE, 1.0f, &alpha)) {
+		return NPU_OK;
+	}
+	N = g->tensors[y].dims[g->tensors[y].rank - 1];
+	if (alpha == 0.0f || !isfinite(alpha) || N < 1 ||
+	    (c && (!npu_ir_is_const(c) || c->dtype != NPU_DTYPE_FLOAT32 ||
+		   (npu_ir_numel(c) != N && npu_ir_numel(c) != 1))))
+		return NPU_OK;
+	b = &g->tensors[bi];
+	row = malloc((size_t)N * 4);
+	if (!row)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t j = 0; j < N; j++) {
+		float cj = c ? ((const float *)c->data)[npu_ir_numel(c) == 1 ? 0 : j] : 0.0f;
+
+		row[j] = ((const float *)b->data)[npu_ir_numel(b) == 1 ? 0 : j];
+		if (c)
+			row[j] += beta * cj;
+		/* The lowering stores row / alpha: it must stay a number. */
+		if (!isfinite(row[j] / alpha)) {
+			free(row);
+			return NPU_OK;
+		}
+	}
+	st = npu_ir_add_tensor(g, NULL, NPU_DTYPE_FLOAT32, 1, &N, &tb);
+	if (!st)
+		st = npu_ir_set_const_owned(g, tb, row, (size_t)N * 4);
+	else
+		free(row);
+	if (st)
+		return st;
+	m = &g->nodes[mi];	/* tables may have moved */
+	if (m->n_inputs < 3) {
+		int *in = realloc(m->inputs, 3 * sizeof(int));
+
+		if (!in)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		m->inputs = in;
+		m->n_inputs = 3;
+	}
+	m->inputs[2] = tb;
+	if (gemm && beta != 1.0f && (st = npu_ir_set_attr_float(m, "beta", 1.0f)))
+		return st;
+	out = g->nodes[ai].outputs[0];
+	g->nodes[mi].outputs[0] = out;
+	g->tensors[out].producer = mi;
+	g->nodes[ai].dead = true;
+	say(g, "bias", ai, mi);
+	return NPU_OK;
+}
+
 /*
  * MatMul @mi -> Mul or Div @si by a constant float scalar (attention's
  * 1/sqrt(d) on Q K^T): the scale into the TCU output stage ("npu_scale",
@@ -207,16 +341,6 @@ static npu_status fuse_scale(npu_ir_graph *g, int mi, int si)
 	s->dead = true;
 	say(g, "scale", si, mi);
 	return NPU_OK;
-}
-
-static bool same_shape(const npu_ir_tensor *a, const npu_ir_tensor *b)
-{
-	if (a->rank != b->rank)
-		return false;
-	for (int d = 0; d < a->rank; d++)
-		if (a->dims[d] != b->dims[d])
-			return false;
-	return true;
 }
 
 /*
@@ -366,6 +490,14 @@ npu_status npu_fuse(npu_ir_graph *g, uint32_t hbsm)
 		c = sole_consumer(g, n->outputs[0]);
 		if (!strcmp(n->op, "MatMul") && c >= 0) {
 			st = fuse_scale(g, i, c);
+			if (st)
+				break;
+			n = &g->nodes[i];
+			c = sole_consumer(g, n->outputs[0]);
+		}
+		/* Before the activations: the one after the bias then folds too. */
+		if (mm && c >= 0 && !strcmp(g->nodes[c].op, "Add")) {
+			st = fuse_bias(g, i, c);
 			if (st)
 				break;
 			n = &g->nodes[i];
