@@ -487,6 +487,19 @@ no:
 	return NPU_OK;
 }
 
+/* Append the @n node ids of @chain to the growing list *@all of *@nall. */
+static npu_status append_nodes(int **all, int *nall, const int *chain, int n)
+{
+	int *a = realloc(*all, (size_t)(*nall + n) * sizeof(int));
+
+	if (!a)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	*all = a;
+	memcpy(a + *nall, chain, (size_t)n * sizeof(int));
+	*nall += n;
+	return NPU_OK;
+}
+
 /*
  * A plain float MatMul whose operand computed at run time comes through
  * layout nodes: the operand read through its walker view (NPU_ATTR_MM_A,
@@ -556,17 +569,8 @@ npu_status npu_fuse_attention(npu_ir_graph *g, uint32_t hbsm)
 		if (g->nodes[i].dead || strcmp(g->nodes[i].op, "MatMul") || !match(g, i, &b))
 			continue;
 		st = fuse_one(g, &b, hbsm, chain, &n);
-		if (!st && n) {
-			int *a = realloc(all, (size_t)(nall + n) * sizeof(int));
-
-			if (!a) {
-				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-				break;
-			}
-			all = a;
-			memcpy(all + nall, chain, (size_t)n * sizeof(int));
-			nall += n;
-		}
+		if (!st && n)
+			st = append_nodes(&all, &nall, chain, n);
 	}
 	/* Then the MatMuls left: their operands through walker views. */
 	for (int i = 0; i < g->n_nodes && !st; i++) {
@@ -575,17 +579,8 @@ npu_status npu_fuse_attention(npu_ir_graph *g, uint32_t hbsm)
 		if (g->nodes[i].dead || strcmp(g->nodes[i].op, "MatMul"))
 			continue;
 		st = matmul_views(g, i, chain, &n);
-		if (!st && n) {
-			int *a = realloc(all, (size_t)(nall + n) * sizeof(int));
-
-			if (!a) {
-				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-				break;
-			}
-			all = a;
-			memcpy(all + nall, chain, (size_t)n * sizeof(int));
-			nall += n;
-		}
+		if (!st && n)
+			st = append_nodes(&all, &nall, chain, n);
 	}
 	if (!st)
 		drop_unused(g, all, nall);
