@@ -275,9 +275,6 @@ npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n)
 
 	if (!f || f->cvu.kind == NPU_OP_CVU_NONE)
 		return npu_fail(NPU_ERR_INTERNAL, "%s is not an elementwise CVU operator", n->op);
-	/* Attributes the CVU function cannot follow (Gelu's approximate, Swish's alpha). */
-	if (f->support && f->support(cc->g, n))
-		return npu_op_refuse(cc->g, n);
 	if (binary && n->n_inputs == 1)
 		return npu_lower_alias(cc, n);	/* Max/Min of one input */
 	if (binary && n->n_inputs > 2)

@@ -393,7 +393,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			continue;
 		cc.cur_node = i;
 		fn = npu_op_lowering(n);
-		if (!fn) {
+		if (!fn || !npu_op_supported(g, n)) {
 			st = npu_op_refuse(g, n);
 			break;
 		}

@@ -521,6 +521,13 @@ npu_lower_fn npu_op_lowering(const npu_ir_node *n)
 	return d ? d->lower : NULL;
 }
 
+bool npu_op_supported(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	const struct npu_op *d = default_domain(n) ? npu_op_get(n->op, n->opset) : NULL;
+
+	return !d || !d->support || !d->support(g, n);
+}
+
 /* The registry's lookup in the form npu_ir_infer_shapes() takes. */
 static npu_status find_rules(const npu_ir_node *n, const struct npu_ir_op **out)
 {

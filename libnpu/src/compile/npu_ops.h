@@ -90,6 +90,11 @@ npu_status npu_op_find(const npu_ir_node *n, const struct npu_op **out);
  * node's opset, and none makes an operator that an opset removed).
  */
 npu_lower_fn npu_op_lowering(const npu_ir_node *n);
+/*
+ * Whether node @n passes its entry's extra support check (true without
+ * one); a node that fails it is refused by npu_op_refuse(), not lowered.
+ */
+bool npu_op_supported(const npu_ir_graph *g, const npu_ir_node *n);
 
 /*
  * Node @n reached lowering without a lowering: NPU_ERR_UNSUPPORTED with the
