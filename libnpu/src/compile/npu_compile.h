@@ -25,6 +25,12 @@ struct npu_compile_target {
 	/* Shapes for graph inputs (npu_compile_options.input_shapes). */
 	const npu_input_shape *input_shapes;
 	size_t n_input_shapes;
+	/*
+	 * The folder of the model file, for ONNX external data (tensors whose
+	 * bytes live in side files named relative to it); NULL for a model
+	 * loaded from memory, which then refuses external data by name.
+	 */
+	const char *model_dir;
 };
 
 /*
@@ -55,5 +61,44 @@ npu_status npu_profile_pipeline(const void *data, size_t size, struct npu_compil
 /* Post-training int8, calibrated on opts->calibration_dir (npu_int8.c). */
 npu_status npu_int8_compile(const void *data, size_t size, const npu_compile_options *opts,
 			    const struct npu_compile_target *tgt, struct npu_cmodel **out);
+
+/*
+ * One program of a generation session (issue 16), compiled from a decoder
+ * exported "with past" the way Hugging Face exports it: inputs input_ids,
+ * attention_mask, position_ids (where present), past_key_values.N.key and
+ * .value [batch, kv_heads, past, head_dim]; outputs logits and
+ * present.N.key/.value (= Concat(past, new) on the sequence axis).
+ *
+ * @max_context: positions the KV cache holds (its rows).
+ * @tokens: 0 for the decode program (one token against the cache); else a
+ *	prefill program of an empty cache for @tokens tokens (a bucket).
+ *
+ * The compiled program, batch 1, has these I/O tensors, by name:
+ * - inputs "input_ids" int64 [1, S] (S = @tokens, or 1 for decode);
+ *   "attention_mask" int64 [1, S] for prefill, [1, @max_context] for
+ *   decode (1 at cache rows holding a token, 0 elsewhere), if the model
+ *   has it; "position_ids" int64 [1, S], if the model has it;
+ *   "npu.kv_rows" int32 [S]: the cache rows the S new K/V rows go to
+ *   (prefill: 0..S-1; decode: the next free row, < @max_context; a row
+ *   out of range ends the run with an error, nothing is written);
+ * - outputs "logits" float32 [1, S, vocab] and "npu.argmax" int64 [1, S]
+ *   (ArgMax of each logits row, on the device: greedy sampling);
+ *   the present.* outputs are not outputs of the program.
+ * - one NPU_SEG_STATE segment, the KV cache: for each layer N in order,
+ *   key then value, each [1, kv_heads, @max_context, head_dim] in the
+ *   past input's dtype, row-major, 64-byte aligned; the same layout for
+ *   every @tokens of the same model and @max_context.
+ * The decode program reads the whole cache with the mask hiding rows not
+ * yet written; each program writes only its new rows in place.
+ */
+struct npu_gen_program {
+	unsigned max_context;
+	unsigned tokens;
+};
+
+npu_status npu_compile_generation(const void *data, size_t size,
+				  const struct npu_compile_target *tgt,
+				  const struct npu_gen_program *prog,
+				  struct npu_cmodel **out);
 
 #endif /* NPU_COMPILE_H */

@@ -24,6 +24,14 @@ enum npu_seg_kind {
 	NPU_SEG_PROGRAM = 2,	/* contents in the model, relocated at load */
 	NPU_SEG_SCRATCH = 3,	/* zeroed at context creation */
 	NPU_SEG_IO = 4,		/* inputs and outputs, written by the host */
+	/*
+	 * State kept across runs (a generation session's KV cache, issue
+	 * 16): zeroed when allocated, never written by the host, and shared
+	 * by the programs of one session (npu_context_create_shared()).
+	 * Two programs compiled for the same model and maximum context lay
+	 * it out identically (compile/npu_compile.h, npu_compile_generation).
+	 */
+	NPU_SEG_STATE = 5,
 };
 
 struct npu_seg {

@@ -14,4 +14,14 @@ npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 			    const npu_compile_options *opts,
 			    struct npu_cmodel **out);
 
+/*
+ * A context for @model on @share's partition, queue and address space,
+ * its NPU_SEG_STATE segments bound to @share's (same sizes, else
+ * NPU_ERR_INTERNAL): the programs of one generation session run on one
+ * partition and see one KV cache.  @share must outlive it; runs of the
+ * two are serialised by the caller.
+ */
+npu_status npu_context_create_shared(const npu_model *model, npu_context *share,
+				     npu_context **out);
+
 #endif /* NPU_MODEL_PRIV_H */
