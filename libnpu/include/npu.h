@@ -291,6 +291,8 @@ typedef struct npu_model_info {
 	 * different times sharing bytes; one copy per batch element. */
 	uint64_t scratch_bytes;
 	uint64_t io_bytes;		/* inputs and outputs, every batch element */
+	/* Kept across runs: a generation program's KV cache (issue 16). */
+	uint64_t state_bytes;
 } npu_model_info;
 
 /* Fill @info (see npu_model_info); NPU_ERR_INVALID_ARG for NULL or a struct_size too small. */

@@ -22,6 +22,9 @@ struct npu_context {
 	npu_device *dev;
 	const struct npu_cmodel *cm;
 	npu_dev_ctx *dctx;
+	/* npu_context_create_shared(): the context whose partition (dctx)
+	 * and NPU_SEG_STATE buffers this one borrows; NULL: owns them. */
+	npu_context *share;
 	npu_dev_bo **bos;		/* one per segment */
 	npu_dev_use *uses;		/* every segment, for each job */
 	pthread_mutex_t lock;		/* busy, last */
@@ -66,8 +69,9 @@ void npu_context_destroy(npu_context *ctx)
 		pthread_cond_wait(&ctx->idle, &ctx->lock);
 	pthread_mutex_unlock(&ctx->lock);
 	for (uint32_t i = 0; ctx->bos && i < ctx->cm->nsegs; i++)
-		npu_dev_bo_free(ctx->dev, ctx->bos[i]);
-	if (ctx->dctx)
+		if (!ctx->share || ctx->cm->segs[i].kind != NPU_SEG_STATE)
+			npu_dev_bo_free(ctx->dev, ctx->bos[i]);
+	if (ctx->dctx && !ctx->share)
 		ctx->dev->ops->ctx_destroy(ctx->dctx);
 	free(ctx->bos);
 	free(ctx->uses);
@@ -75,6 +79,87 @@ void npu_context_destroy(npu_context *ctx)
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_cond_destroy(&ctx->idle);
 	free(ctx);
+}
+
+/* The state segment of @cm that is the @k-th of its kind; -1 if none. */
+static int nth_state(const struct npu_cmodel *cm, unsigned k)
+{
+	for (uint32_t i = 0; i < cm->nsegs; i++)
+		if (cm->segs[i].kind == NPU_SEG_STATE && !k--)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Allocate @ctx's buffers (a @share'd context borrows the owner's state
+ * segments, matched in order) and patch the programs' addresses.
+ */
+static npu_status alloc_segments(npu_context *ctx, npu_context *share)
+{
+	const struct npu_cmodel *cm = ctx->cm;
+	npu_device *dev = ctx->dev;
+	unsigned nstate = 0;
+	npu_status st = NPU_OK;
+
+	for (uint32_t i = 0; !st && i < cm->nsegs; i++) {
+		const struct npu_seg *s = &cm->segs[i];
+		bool ro = s->kind == NPU_SEG_CONST || s->kind == NPU_SEG_PROGRAM;
+
+		ctx->uses[i].flags = NPU_DEV_USE_READ | (ro ? 0 : NPU_DEV_USE_WRITE);
+		if (s->kind == NPU_SEG_STATE && share) {
+			int k = nth_state(share->cm, nstate++);
+
+			if (k < 0 || share->cm->segs[k].size != s->size)
+				return npu_fail(NPU_ERR_INTERNAL,
+						"programs of one generation session disagree on their state segment %u",
+						nstate - 1);
+			ctx->bos[i] = share->bos[k];
+			ctx->uses[i].bo = ctx->bos[i];
+			continue;
+		}
+		st = npu_dev_bo_create(dev, s->size, ro ? NPU_DEV_BO_DEVICE_RO : 0,
+				       &ctx->bos[i]);
+		if (st)
+			break;
+		if (ro)
+			memcpy(ctx->bos[i]->host, s->data, s->size);
+		else
+			memset(ctx->bos[i]->host, 0, s->size);
+		ctx->uses[i].bo = ctx->bos[i];
+	}
+	if (!st && share && nth_state(share->cm, nstate) >= 0)
+		return npu_fail(NPU_ERR_INTERNAL,
+				"programs of one generation session disagree on their state segments");
+	/* Addresses are known now: patch them into the programs. */
+	for (uint32_t i = 0; !st && i < cm->nrelocs; i++) {
+		const struct npu_reloc *x = &cm->relocs[i];
+
+		le64((uint8_t *)ctx->bos[x->seg]->host + x->offset,
+		     ctx->bos[x->target]->dev_addr + x->addend);
+	}
+	return st;
+}
+
+static npu_status context_new(npu_device *dev, const struct npu_cmodel *cm, npu_context **out)
+{
+	npu_context *ctx = calloc(1, sizeof(*ctx));
+
+	*out = NULL;
+	if (!ctx)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	ctx->dev = dev;
+	ctx->cm = cm;
+	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_cond_init(&ctx->idle, NULL);
+	ctx->bos = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->bos));
+	ctx->uses = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->uses));
+	ctx->last_cycles = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_cycles));
+	if (!ctx->bos || !ctx->uses || !ctx->last_cycles) {
+		npu_context_destroy(ctx);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	*out = ctx;
+	return NPU_OK;
 }
 
 npu_status npu_context_create(npu_device *dev, const npu_model *model,
@@ -101,43 +186,42 @@ npu_status npu_context_create(npu_device *dev, const npu_model *model,
 				cm->tpbs, dev->info.tpbs_per_cluster);
 	if ((st = npu_cmodel_check_isa(cm, dev->isa_version)))
 		return st;
-	ctx = calloc(1, sizeof(*ctx));
-	if (!ctx)
-		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	ctx->dev = dev;
-	ctx->cm = cm;
-	pthread_mutex_init(&ctx->lock, NULL);
-	pthread_cond_init(&ctx->idle, NULL);
-	ctx->bos = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->bos));
-	ctx->uses = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->uses));
-	ctx->last_cycles = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_cycles));
-	if (!ctx->bos || !ctx->uses || !ctx->last_cycles) {
-		npu_context_destroy(ctx);
-		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	}
+	if ((st = context_new(dev, cm, &ctx)))
+		return st;
 	st = dev->ops->ctx_create(dev, clusters, &ctx->dctx);
-	for (uint32_t i = 0; !st && i < cm->nsegs; i++) {
-		const struct npu_seg *s = &cm->segs[i];
-		bool ro = s->kind == NPU_SEG_CONST || s->kind == NPU_SEG_PROGRAM;
-
-		st = npu_dev_bo_create(dev, s->size, ro ? NPU_DEV_BO_DEVICE_RO : 0,
-				       &ctx->bos[i]);
-		if (st)
-			break;
-		if (ro)
-			memcpy(ctx->bos[i]->host, s->data, s->size);
-		else
-			memset(ctx->bos[i]->host, 0, s->size);
-		ctx->uses[i].bo = ctx->bos[i];
-		ctx->uses[i].flags = NPU_DEV_USE_READ | (ro ? 0 : NPU_DEV_USE_WRITE);
+	if (!st)
+		st = alloc_segments(ctx, NULL);
+	if (st) {
+		npu_context_destroy(ctx);
+		return st;
 	}
-	/* Addresses are known now: patch them into the programs. */
-	for (uint32_t i = 0; !st && i < cm->nrelocs; i++) {
-		const struct npu_reloc *x = &cm->relocs[i];
+	*out = ctx;
+	return NPU_OK;
+}
 
-		le64((uint8_t *)ctx->bos[x->seg]->host + x->offset,
-		     ctx->bos[x->target]->dev_addr + x->addend);
-	}
+npu_status npu_context_create_shared(const npu_model *model, npu_context *share,
+				     npu_context **out)
+{
+	const struct npu_cmodel *cm;
+	npu_context *ctx;
+	npu_status st;
+
+	if (out)
+		*out = NULL;
+	if (!model || !share || !out)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_create_shared: NULL argument");
+	cm = model->cm;
+	if (cm->nclusters > share->dctx->nclusters)
+		return npu_fail(NPU_ERR_INVALID_ARG,
+				"a program compiled for %u clusters cannot share a partition of %u",
+				cm->nclusters, share->dctx->nclusters);
+	if ((st = npu_cmodel_check_isa(cm, share->dev->isa_version)))
+		return st;
+	if ((st = context_new(share->dev, cm, &ctx)))
+		return st;
+	ctx->share = share;
+	ctx->dctx = share->dctx;
+	st = alloc_segments(ctx, share);
 	if (st) {
 		npu_context_destroy(ctx);
 		return st;

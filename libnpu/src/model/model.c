@@ -215,6 +215,7 @@ npu_status npu_model_get_info(const npu_model *model, npu_model_info *info)
 		case NPU_SEG_PROGRAM: b = &all.program_bytes; break;
 		case NPU_SEG_SCRATCH: b = &all.scratch_bytes; break;
 		case NPU_SEG_IO: b = &all.io_bytes; break;
+		case NPU_SEG_STATE: b = &all.state_bytes; break;
 		}
 		if (b)
 			*b += cm->segs[i].size;

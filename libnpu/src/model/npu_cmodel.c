@@ -80,7 +80,7 @@ npu_status npu_cmodel_validate(const struct npu_cmodel *m)
 	for (uint32_t i = 0; i < m->nsegs; i++) {
 		const struct npu_seg *s = &m->segs[i];
 
-		if (s->kind < NPU_SEG_CONST || s->kind > NPU_SEG_IO)
+		if (s->kind < NPU_SEG_CONST || s->kind > NPU_SEG_STATE)
 			return npu_fail(NPU_ERR_FORMAT, "bad model: segment %u has kind %u", i, s->kind);
 		if (!s->size || s->size > MAX_SEG_SIZE)
 			return npu_fail(NPU_ERR_FORMAT, "bad model: segment %u has size %llu", i,
