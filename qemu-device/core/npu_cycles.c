@@ -199,25 +199,41 @@ uint64_t npu_cycles_hbsm_conflicts(const struct npu_view *v, unsigned banks,
 	return e->conflicts;
 }
 
-void npu_cost_xfer(struct npu_cost *cost, unsigned src_node,
-		   unsigned dst_node, uint64_t bytes)
+/* Add @x to the cost, merged with an entry of the same path and nodes. */
+static void cost_add(struct npu_cost *cost, const struct npu_xfer *x)
 {
-	if (src_node == dst_node || !bytes)
-		return;
 	for (unsigned i = 0; i < cost->nxfers; i++) {
-		if (cost->xfer[i].src_node == src_node &&
-		    cost->xfer[i].dst_node == dst_node) {
-			cost->xfer[i].bytes += bytes;
+		struct npu_xfer *e = &cost->xfer[i];
+
+		if (e->path == x->path && e->src_node == x->src_node &&
+		    e->dst_node == x->dst_node) {
+			e->bytes += x->bytes;
 			return;
 		}
 	}
 	if (cost->nxfers == NPU_COST_MAX_XFERS) {
 		/* Fold overflow into the last slot's bytes: same order of load. */
-		cost->xfer[NPU_COST_MAX_XFERS - 1].bytes += bytes;
+		cost->xfer[NPU_COST_MAX_XFERS - 1].bytes += x->bytes;
 		return;
 	}
-	cost->xfer[cost->nxfers].src_node = (uint8_t)src_node;
-	cost->xfer[cost->nxfers].dst_node = (uint8_t)dst_node;
-	cost->xfer[cost->nxfers].bytes = bytes;
-	cost->nxfers++;
+	cost->xfer[cost->nxfers++] = *x;
+}
+
+void npu_cost_xfer(struct npu_cost *cost, unsigned src_node,
+		   unsigned dst_node, uint64_t bytes)
+{
+	struct npu_xfer x = { .path = NPU_PATH_MESH, .src_node = (uint8_t)src_node,
+			      .dst_node = (uint8_t)dst_node, .bytes = bytes };
+
+	if (src_node == dst_node || !bytes)
+		return;
+	cost_add(cost, &x);
+}
+
+void npu_cost_path(struct npu_cost *cost, enum npu_xfer_path path, uint64_t bytes)
+{
+	struct npu_xfer x = { .path = (uint8_t)path, .bytes = bytes };
+
+	if (bytes && path != NPU_PATH_MESH)
+		cost_add(cost, &x);
 }

@@ -62,8 +62,23 @@ struct npu_view {
 #define NPU_VIEW_MAX_ELEMS (1ull << 24)
 
 /* A transfer between mesh nodes, for the NoC part of the cycle model. */
+/*
+ * Where a transfer goes: over the mesh from src_node to dst_node, or over
+ * one of the CCB's own paths (seed 000), which do not touch the mesh: the
+ * DDR port every DDR byte crosses (DMA and GSDU, read or write), and the
+ * DMA engines' broadcast path into TPB HBSMs (the DRB), which carries one
+ * copy of the data however many TPBs receive it.
+ */
+enum npu_xfer_path {
+	NPU_PATH_MESH = 0,
+	NPU_PATH_DDR_PORT,
+	NPU_PATH_DRB,
+	NPU_PATHS
+};
+
 struct npu_xfer {
-	uint8_t src_node, dst_node;
+	uint8_t path;			/* enum npu_xfer_path */
+	uint8_t src_node, dst_node;	/* NPU_PATH_MESH only */
 	uint64_t bytes;
 };
 
@@ -198,6 +213,8 @@ unsigned npu_job_ddr_node(const struct npu_job *job);
 /* Record a NoC transfer in the iteration cost. */
 void npu_cost_xfer(struct npu_cost *cost, unsigned src_node,
 		   unsigned dst_node, uint64_t bytes);
+/* Record @bytes over the CCB path @path (not NPU_PATH_MESH). */
+void npu_cost_path(struct npu_cost *cost, enum npu_xfer_path path, uint64_t bytes);
 /* Logical cluster / TPB index of the executing TPB. */
 unsigned npu_ctx_lcluster(const struct npu_exec_ctx *ctx);
 unsigned npu_ctx_tpb_index(const struct npu_exec_ctx *ctx);

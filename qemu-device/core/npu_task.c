@@ -99,6 +99,8 @@ struct npu_job {
 	uint8_t *sram;
 	uint32_t sram_size;
 	struct npu_link_cal link[NPU_HW_MAX_LINKS];
+	/* The CCB's DDR port and broadcast path (enum npu_xfer_path). */
+	struct npu_link_cal path[NPU_PATHS];
 	uint64_t timeout;
 	uint64_t end_time;
 	uint64_t iterations;
@@ -657,6 +659,20 @@ static void apply_signals(struct npu_job *job, struct runnable *r, uint64_t end)
 
 /* ---- NoC ---- */
 
+/*
+ * A transfer over one of the CCB's own paths: DDR_BYTES_PER_CYCLE wide,
+ * one hop of latency, queued behind what the path already carries.
+ */
+static uint64_t route_path(struct npu_job *job, const struct npu_xfer *x,
+			   uint64_t start)
+{
+	uint64_t ser = (x->bytes + NPU_M100_DDR_BYTES_PER_CYCLE - 1) /
+		       NPU_M100_DDR_BYTES_PER_CYCLE;
+	uint64_t at = npu_link_cal_book(&job->path[x->path], start, ser);
+
+	return at - start + NPU_M100_HOP_LATENCY + ser;
+}
+
 /* XY routing: add bytes to each link on the path; returns transfer time. */
 static uint64_t route(struct npu_job *job, const struct npu_xfer *x,
 		      uint64_t start)
@@ -669,6 +685,8 @@ static uint64_t route(struct npu_job *job, const struct npu_xfer *x,
 		       NPU_M100_LINK_BYTES_PER_CYCLE;
 	uint64_t t = start, nh = 0;
 
+	if (x->path != NPU_PATH_MESH)
+		return route_path(job, x, start);
 	while (x0 != x1 || y0 != y1) {
 		unsigned dir, node = y0 * mx + x0, link;
 
@@ -1027,6 +1045,8 @@ static void job_free(struct npu_job *job)
 		free(job->dma[e].ent);
 	for (unsigned l = 0; l < NPU_HW_MAX_LINKS; l++)
 		npu_link_cal_free(&job->link[l]);
+	for (unsigned l = 0; l < NPU_PATHS; l++)
+		npu_link_cal_free(&job->path[l]);
 	free(job->tpb);
 	free(job->uq);
 	free(job->live);

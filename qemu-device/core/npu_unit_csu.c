@@ -350,7 +350,8 @@ static int exec_gsdu(struct npu_exec_ctx *ctx)
 	const struct npu_hw_csu_params *p = &ctx->di->raw.params.csu;
 	struct npu_cost *cost = ctx->cost;
 	struct gsdu_run *g;
-	uint64_t addr = p->chain_addr;
+	uint64_t addr = p->chain_addr, ddr_bytes = 0;
+	unsigned ddr;
 	int st = NPU_TASK_OK;
 
 	/* ~2 KiB of traffic table: scratch rather than stack. */
@@ -413,10 +414,16 @@ static int exec_gsdu(struct npu_exec_ctx *ctx)
 		}
 		addr = d.next;
 	}
+	ddr = npu_job_ddr_node(ctx->job);
 	for (unsigned i = 0; i < NPU_HW_MAX_MESH_NODES; i++)
 		for (unsigned j = 0; j < NPU_HW_MAX_MESH_NODES; j++)
-			if (g->traffic[i][j])
+			if (g->traffic[i][j]) {
 				npu_cost_xfer(cost, i, j, g->traffic[i][j]);
+				/* DDR bytes also cross the DDR port. */
+				if (i == ddr || j == ddr)
+					ddr_bytes += g->traffic[i][j];
+			}
+	npu_cost_path(cost, NPU_PATH_DDR_PORT, ddr_bytes);
 	return st;
 }
 

@@ -79,16 +79,16 @@ static bool may_alias(const struct npu_view *src, const struct npu_view *dst)
 
 /*
  * Cost: the engines stream at the DDR port rate when DDR is involved (and
- * at the same width otherwise); the mesh carries DDR reads to the CCB,
- * DDR writes back to the DDR port, and HBSM data once to each destination
- * cluster.  SRAM endpoints add no transfer.
+ * at the same width otherwise).  DDR data crosses the CCB's DDR port, not
+ * the mesh; HBSM destinations are written over the broadcast path (the
+ * DRB, seed 000: "broadcast weights to TPBs directly via the DRB, which
+ * supports up to 256 GB/s"), one copy for every masked TPB.  SRAM
+ * endpoints add no transfer.
  */
 static void dma_cost(struct npu_exec_ctx *ctx, const struct npu_view *s,
 		     const struct npu_view *d, uint64_t bytes)
 {
 	struct npu_cost *c = ctx->cost;
-	struct npu_job *job = ctx->job;
-	unsigned ccb = npu_job_ccb_node(job), ddr = npu_job_ddr_node(job);
 	unsigned rate = (s->space == NPU_SPACE_DDR || d->space == NPU_SPACE_DDR) ?
 				NPU_M100_DDR_BYTES_PER_CYCLE :
 				DMA_SRAM_BYTES_PER_CYCLE;
@@ -96,18 +96,11 @@ static void dma_cost(struct npu_exec_ctx *ctx, const struct npu_view *s,
 	c->cycles += (bytes + rate - 1) / rate;
 	c->dma_bytes += bytes;
 	if (s->space == NPU_SPACE_DDR)
-		npu_cost_xfer(c, ddr, ccb, bytes);
+		npu_cost_path(c, NPU_PATH_DDR_PORT, bytes);
 	if (d->space == NPU_SPACE_DDR)
-		npu_cost_xfer(c, ccb, ddr, bytes);
-	if (d->space == NPU_SPACE_HBSM_REMOTE) {
-		unsigned ncl = npu_job_nclusters(job);
-
-		for (unsigned cl = 0; cl < ncl; cl++)
-			if (d->cluster_mask & (1u << cl))
-				npu_cost_xfer(c, ccb,
-					      npu_job_cluster_node(job, cl),
-					      bytes);
-	}
+		npu_cost_path(c, NPU_PATH_DDR_PORT, bytes);
+	if (d->space == NPU_SPACE_HBSM_REMOTE)
+		npu_cost_path(c, NPU_PATH_DRB, bytes);
 }
 
 static int exec_copy(struct npu_exec_ctx *ctx)

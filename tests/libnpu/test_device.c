@@ -312,8 +312,11 @@ START_TEST(emu_stats_file)
 	ck_assert_int_eq(list_stats(text, "cluster_busy:", &sum, &first, &last), 14);
 	ck_assert_uint_eq(first, 0);	/* fused */
 	ck_assert_uint_eq(last, 0);	/* fused */
-	/* The copy is DDR to DDR: no cluster works, but the DDR link does. */
+	/* The copy is DDR to DDR: no cluster works and the mesh carries
+	 * nothing (DDR is the CCB's port), but a DMA engine does. */
 	ck_assert_int_eq(list_stats(text, "link_bytes:", &sum, &first, &last), 64);
+	ck_assert_uint_eq(sum, 0);
+	ck_assert_int_eq(list_stats(text, "dma_bytes:", &sum, &first, &last), 2);
 	ck_assert_uint_gt(sum, 0);
 	ck_assert_int_eq(list_stats(text, "unit_busy:", &sum, &first, &last), 56);
 	npu_device_close(second);

@@ -1090,11 +1090,9 @@ START_TEST(test_perf_dma_and_links)
 	ck_assert_int_eq(npu_tdev_run(d, &p, &o, &c), NPU_TASK_OK);
 	ck_assert_uint_eq(rd64(d, NPU_REG_PERF_DMA_BYTES(1)), 256);
 	ck_assert_uint_eq(rd64(d, NPU_REG_PERF_DMA_BYTES(0)), 0);
-	/* DDR port (node 3) to the CCB (node 0) runs west along row 0. */
-	ck_assert_uint_eq(rd64(d, NPU_REG_PERF_LINK_BYTES(3 * NPU_HW_LINK_DIRS + NPU_LINK_WEST)), 256);
-	ck_assert_uint_eq(rd64(d, NPU_REG_PERF_LINK_BYTES(2 * NPU_HW_LINK_DIRS + NPU_LINK_WEST)), 256);
-	ck_assert_uint_eq(rd64(d, NPU_REG_PERF_LINK_BYTES(1 * NPU_HW_LINK_DIRS + NPU_LINK_WEST)), 256);
-	ck_assert_uint_eq(rd64(d, NPU_REG_PERF_LINK_BYTES(0 * NPU_HW_LINK_DIRS + NPU_LINK_EAST)), 0);
+	/* DDR reaches the CCB through its DDR port, not over the mesh. */
+	for (unsigned l = 0; l < NPU_HW_MAX_LINKS; l++)
+		ck_assert_uint_eq(rd64(d, NPU_REG_PERF_LINK_BYTES(l)), 0);
 	/* No TPB ran anything. */
 	for (unsigned cl = 0; cl < 2; cl++)
 		for (unsigned u = 0; u < NPU_PERF_UNITS; u++)
@@ -1102,6 +1100,69 @@ START_TEST(test_perf_dma_and_links)
 	ck_assert_mem_eq(npu_core_debug_sram(d->core, NULL) + 0x100, src, 256);
 	npu_tprog_free(&p);
 	npu_tdev_destroy(d);
+}
+END_TEST
+
+/*
+ * @n bytes DDR -> SRAM on each engine in @engines (a mask), or with @hbsm
+ * DDR -> HBSM of both clusters (a broadcast) on engine 0: the task's cycles.
+ */
+static uint64_t dma_task_cycles(unsigned engines, bool hbsm, uint32_t n)
+{
+	struct npu_tdev *d = small_dev(2, 2, 0);
+	struct npu_tprog p;
+	struct npu_tdev_submit o = { 0 };
+	struct npu_hw_completion c;
+	uint32_t dims[1] = { n };
+
+	o.root = npu_tdev_ctx(d);
+	o.nclusters = 2;
+	npu_tdev_buf(d, o.root, 0x20000000, 2 * n, false);
+	npu_tprog_init(&p);
+	for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++) {
+		struct npu_hw_insn *in;
+
+		if (!(engines & (1u << e)))
+			continue;
+		in = npu_tprog_add(&p, NPU_UNIT_DMA, NPU_DMA_COPY, 0, 0);
+		in->params.dma.engine = e;
+		npu_twu_dense(&in->opnd[NPU_OPND_SRC0], NPU_SPACE_DDR, NPU_DT_UINT8,
+			      0x20000000 + e * n, 1, dims);
+		if (hbsm) {
+			npu_twu_dense(&in->opnd[NPU_OPND_DST], NPU_SPACE_HBSM_REMOTE,
+				      NPU_DT_UINT8, 0, 1, dims);
+			in->opnd[NPU_OPND_DST].cluster_mask = 3;
+			in->opnd[NPU_OPND_DST].tpb_mask = 3;
+		} else {
+			npu_twu_dense(&in->opnd[NPU_OPND_DST], NPU_SPACE_SRAM, NPU_DT_UINT8,
+				      e * n, 1, dims);
+		}
+	}
+	ck_assert_msg(npu_tdev_run(d, &p, &o, &c) == NPU_TASK_OK, "status %u detail %u",
+		      c.status, c.detail);
+	npu_tprog_free(&p);
+	npu_tdev_destroy(d);
+	return c.cycles;
+}
+
+/*
+ * The CCB's DDR port carries every DDR byte at NPU_M100_DDR_BYTES_PER_CYCLE
+ * however many engines stream; the broadcast path writes every cluster's
+ * HBSM for the price of one.
+ */
+START_TEST(test_perf_ddr_port_and_broadcast)
+{
+	uint32_t n = 32 * 1024;
+	uint64_t one = dma_task_cycles(1, false, n), two = dma_task_cycles(3, false, n);
+	uint64_t bc = dma_task_cycles(1, true, n);
+
+	ck_assert_uint_ge(one, n / NPU_M100_DDR_BYTES_PER_CYCLE);
+	ck_assert_uint_lt(one, n / NPU_M100_DDR_BYTES_PER_CYCLE + 64);
+	/* Two engines share the port: twice the bytes, twice the time. */
+	ck_assert_uint_ge(two, 2 * n / NPU_M100_DDR_BYTES_PER_CYCLE);
+	ck_assert_uint_lt(two, 2 * n / NPU_M100_DDR_BYTES_PER_CYCLE + 64);
+	/* Both clusters' HBSMs at the DDR rate, not at a mesh link's. */
+	ck_assert_uint_lt(bc, n / NPU_M100_DDR_BYTES_PER_CYCLE + 64);
 }
 END_TEST
 
@@ -1189,6 +1250,7 @@ static Suite *core_regs_suite(void)
 	tcase_add_test(perf, test_perf_cluster_busy_single_unit);
 	tcase_add_test(perf, test_perf_hbsm_conflicts);
 	tcase_add_test(perf, test_perf_dma_and_links);
+	tcase_add_test(perf, test_perf_ddr_port_and_broadcast);
 	tcase_add_test(perf, test_perf_ctrl_clear_disable);
 	suite_add_tcase(s, id);
 	suite_add_tcase(s, rw);
