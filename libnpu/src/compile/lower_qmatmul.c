@@ -39,13 +39,47 @@ static uint64_t align64(uint64_t v)
 	return (v + 63) & ~63ull;
 }
 
-/* Bytes of one column (output channel) of a tile in HBSM, widened B with its worst pitch. */
+/* Bytes of one column (output channel) of a tile in HBSM, about. */
 static uint64_t col_bytes(const struct qweight *w)
 {
 	uint64_t kb = (uint64_t)(w->K / w->block);
 
 	return (uint64_t)w->K * w->bits / 8 + kb * (4 + (w->zdt ? npu_cc_hw_size(w->zdt) : 0)) +
 	       (uint64_t)w->K * 2 + 4;
+}
+
+/*
+ * A tile's HBSM layout for @rows x @cols: A as fp32 and bf16, the codes,
+ * scales, zero points and bias as DMA'd, the widened B ([K][pitch] bf16)
+ * and the fp32 result; @end is the bytes it takes.
+ */
+struct qlayout {
+	uint32_t a32, a16, q, s, z, bias, b, c, pitch;
+	uint64_t end;
+};
+
+static struct qlayout layout(const struct qweight *w, uint64_t rows, uint64_t cols)
+{
+	uint64_t kb = (uint64_t)(w->K / w->block), K = (uint64_t)w->K;
+	unsigned zsz = w->zdt ? npu_cc_hw_size(w->zdt) : 0;
+	struct qlayout l = { .pitch = npu_hbsm_pitch(cols * 2) };
+	uint64_t o = align64(rows * K * 4);
+
+	l.a16 = (uint32_t)o;
+	o += align64(rows * K * 2);
+	l.q = (uint32_t)o;
+	o += align64(cols * K * w->bits / 8);
+	l.s = (uint32_t)o;
+	o += align64(cols * kb * 4);
+	l.z = (uint32_t)o;
+	o += align64(cols * kb * zsz);
+	l.bias = (uint32_t)o;
+	o += align64(cols * 4);
+	l.b = (uint32_t)o;
+	o += align64(K * l.pitch);
+	l.c = (uint32_t)o;
+	l.end = o + rows * cols * 4;
+	return l;
 }
 
 /*
@@ -58,21 +92,22 @@ static npu_status qmatmul_tiles(struct npu_cc *cc, const npu_ir_node *n, const s
 	const int64_t K = w->K, N = w->N, kb = K / w->block;
 	const unsigned zsz = w->zdt ? npu_cc_hw_size(w->zdt) : 0;
 	const uint64_t qrow = (uint64_t)K * w->bits / 8;
-	/* the widened B's row pitch can grow a column by up to 64 bytes per k */
-	uint64_t fixed = (uint64_t)K * 64 + 8 * 64, nb, mb;
+	uint64_t nb, mb;
 	struct npu_tile *tiles = NULL;
 	unsigned ntiles = 0;
 	npu_status st = NPU_OK;
 
-	if (fixed + col_bytes(w) + (uint64_t)K * 6 + 4 > cc->hbsm)
+	if (layout(w, 1, 1).end > cc->hbsm)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with K = %lld: a row does not fit a tile",
 				n->op, (long long)K);
 	/* Weight columns in half the tile, A rows in the rest. */
-	nb = (cc->hbsm / 2 > fixed ? cc->hbsm / 2 - fixed : 0) / col_bytes(w);
-	if (!nb)
-		nb = 1;
+	nb = cc->hbsm / 2 / col_bytes(w);
 	if (nb > (uint64_t)N)
 		nb = (uint64_t)N;
+	while (nb > 1 && layout(w, 1, nb).end > cc->hbsm / 2)
+		nb -= nb / 16 ? nb / 16 : 1;
+	if (!nb)
+		nb = 1;
 	/* Few rows (decode): spread the columns over the workers instead. */
 	if ((uint64_t)M < cc->workers && (uint64_t)N > nb / 2) {
 		uint64_t spread = ((uint64_t)N + cc->workers - 1) / cc->workers;
@@ -81,9 +116,11 @@ static npu_status qmatmul_tiles(struct npu_cc *cc, const npu_ir_node *n, const s
 		if (spread < nb)
 			nb = spread;
 	}
-	mb = (cc->hbsm - fixed - nb * col_bytes(w)) / ((uint64_t)K * 6 + nb * 4);
+	mb = (cc->hbsm - layout(w, 0, nb).end) / ((uint64_t)K * 6 + nb * 4);
 	if (mb > (uint64_t)M)
 		mb = (uint64_t)M;
+	while (mb && layout(w, mb, nb).end > cc->hbsm)
+		mb--;
 	if (!mb)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with K = %lld: a row does not fit a tile",
 				n->op, (long long)K);
@@ -100,15 +137,9 @@ static npu_status qmatmul_tiles(struct npu_cc *cc, const npu_ir_node *n, const s
 	for (uint64_t m0 = 0; m0 < (uint64_t)M && !st; m0 += mb) {
 		for (uint64_t n0 = 0; n0 < (uint64_t)N && !st; n0 += nb) {
 			uint64_t rows = M - m0 < mb ? M - m0 : mb, cols = N - n0 < nb ? N - n0 : nb;
-			uint32_t pitch = npu_hbsm_pitch(cols * 2);
-			uint32_t h_a32 = 0;
-			uint32_t h_a16 = (uint32_t)align64(rows * K * 4);
-			uint32_t h_q = h_a16 + (uint32_t)align64(rows * K * 2);
-			uint32_t h_s = h_q + (uint32_t)align64(cols * qrow);
-			uint32_t h_z = h_s + (uint32_t)align64(cols * kb * 4);
-			uint32_t h_bias = h_z + (uint32_t)align64(cols * kb * zsz);
-			uint32_t h_b = h_bias + (uint32_t)align64(cols * 4);
-			uint32_t h_c = h_b + (uint32_t)align64((uint64_t)K * pitch);
+			struct qlayout l = layout(w, rows, cols);
+			uint32_t pitch = l.pitch, h_a32 = 0, h_a16 = l.a16, h_q = l.q, h_s = l.s;
+			uint32_t h_z = l.z, h_bias = l.bias, h_b = l.b, h_c = l.c;
 			struct npu_tile *t = &tiles[ntiles++];
 			struct npu_hw_insn *op;
 			struct npu_hw_twu *o;

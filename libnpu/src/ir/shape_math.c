@@ -237,7 +237,8 @@ npu_status npu_ir_shape_matmul_nbits(npu_ir_graph *g, npu_ir_node *n)
 	if (!st)
 		st = npu_sh_need_float(n, a);
 	if (!st && (a->rank < 1 || a->dims[a->rank - 1] != K || N <= 0))
-		st = npu_sh_err(n, NPU_ERR_SHAPE, "A's last dimension must be the attribute K (%lld) and N (%lld) positive",
+		st = npu_sh_err(n, NPU_ERR_SHAPE,
+				"A's last dimension must be the attribute K (%lld), N (%lld) positive",
 				(long long)K, (long long)N);
 	if (st)
 		return st;
