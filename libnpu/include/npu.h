@@ -193,6 +193,12 @@ typedef enum npu_precision {
 	NPU_PRECISION_DEFAULT = 0,	/* bf16 for float models, native for quantized */
 	NPU_PRECISION_BF16 = 1,		/* bf16 data, fp32 accumulation */
 	NPU_PRECISION_INT8 = 2,		/* int8, per-channel weights, calibrated */
+	/*
+	 * Weight-only int8 for float models: constant MatMul/Gemm weights as
+	 * int8 per output channel (a scale each), widened to bf16 on the chip;
+	 * activations bf16, fp32 accumulation.  Needs ISA 1.3.
+	 */
+	NPU_PRECISION_W8 = 3,
 } npu_precision;
 
 /*

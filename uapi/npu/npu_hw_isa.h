@@ -27,8 +27,10 @@
  * comparisons and logic NPU_FN_EQUAL .. NPU_FN_XOR, NPU_FN_NOT and
  * NPU_FN_TRUNC, NPU_CVU_SELECT, NPU_CVU_SCAN (NPU_CVU_F_EXCLUSIVE,
  * NPU_CVU_F_REVERSE), NPU_REDUCE_ARGMAX and NPU_REDUCE_ARGMIN.
+ * 1.3: NPU_CVU_DEQUANT (NPU_CVU_F_NIBBLES): quantised weights widened
+ * on the chip.
  */
-#define NPU_PROG_VERSION_MINOR		2
+#define NPU_PROG_VERSION_MINOR		3
 #define NPU_PROG_MAX_INSNS		65536
 #define NPU_INSN_SIZE			512
 #define NPU_MAX_REPEAT_LEVELS		4
@@ -208,6 +210,14 @@ enum npu_hw_cvu_op {
 	/* version 1.2 */
 	NPU_CVU_SELECT = 8,	/* dst = src0 != 0 ? src1 : src2, element bits copied */
 	NPU_CVU_SCAN = 9,	/* running sum along level reduce_levels - 1 of src0 */
+	/*
+	 * version 1.3: dst = (src0 - zp) * src1, zp = src2 when used, else
+	 * in_zp: quantised weights widened (to BF16) on the chip.  SRC0 is
+	 * INT8 or UINT8 (NPU_CVU_F_NIBBLES: two 4-bit elements per byte);
+	 * SRC1 (scale, FP32 or BF16) and SRC2 (zero point, any dtype) walk
+	 * the destination's shape, a scale per block by a broadcast level.
+	 */
+	NPU_CVU_DEQUANT = 10,
 };
 enum npu_hw_dtdu_op {
 	NPU_DTDU_COPY = 1,
@@ -388,9 +398,16 @@ NPU_HW_ASSERT_SIZE(struct npu_hw_tcu_params, 112);
 #define NPU_CVU_F_RMS			NPU_HW_BIT(3)
 #define NPU_CVU_F_EXCLUSIVE		NPU_HW_BIT(4)	/* SCAN: sum of the elements before */
 #define NPU_CVU_F_REVERSE		NPU_HW_BIT(5)	/* SCAN from the end; ARGMAX/MIN: last index */
+/*
+ * DEQUANT (1.3): SRC0 is UINT8 bytes of two unsigned 4-bit elements each,
+ * the low nibble first (as ONNX MatMulNBits packs them); SRC0's level 0
+ * then counts bytes, half the destination's level 0.
+ */
+#define NPU_CVU_F_NIBBLES		NPU_HW_BIT(6)
 #define NPU_CVU_F_KNOWN			(NPU_CVU_F_IN_QUANT | NPU_CVU_F_OUT_QUANT | \
 					 NPU_CVU_F_COUNT_PAD | NPU_CVU_F_EXCLUSIVE | \
-					 NPU_CVU_F_REVERSE | NPU_CVU_F_RMS)
+					 NPU_CVU_F_REVERSE | NPU_CVU_F_RMS | \
+					 NPU_CVU_F_NIBBLES)
 #define NPU_CVU_STAGES			4
 
 struct npu_hw_cvu_stage {

@@ -197,6 +197,13 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 	}
 	if (K * 2 * 8 > (int64_t)budget)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s with K = %lld", n->op, (long long)K);
+	/*
+	 * Weight-only int8 (lower_qmatmul.c): a constant B whose A is read as
+	 * it lies; the others stay bf16.
+	 */
+	if (cc->cm->precision == NPU_PRECISION_W8 && !quant && !b_rt && !av && !ta &&
+	    (!c || (npu_ir_is_const(c) && (npu_ir_numel(c) == N || npu_ir_numel(c) == 1))))
+		return npu_lower_matmul_w8(cc, n, b, c, M * batch, K, N, tb != 0, alpha, beta);
 	if (c) {
 		int64_t cn = npu_ir_numel(c);
 

@@ -49,6 +49,8 @@ npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 	tgt.n_input_shapes = opts->n_input_shapes;
 	if (opts->precision == NPU_PRECISION_INT8)
 		return npu_int8_compile(data, size, opts, &tgt, out);
+	if (opts->precision == NPU_PRECISION_W8)
+		tgt.precision = NPU_PRECISION_W8;
 	if (tgt.batch > 1) {
 		st = npu_profile_pipeline(data, size, &tgt, &cycles);
 		if (st) {

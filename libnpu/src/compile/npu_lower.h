@@ -34,6 +34,18 @@ npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_argreduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_cumsum(struct npu_cc *cc, const npu_ir_node *n);
+/* com.microsoft MatMulNBits: packed weights widened on the chip (lower_qmatmul.c). */
+npu_status npu_lower_matmul_nbits(struct npu_cc *cc, const npu_ir_node *n);
+/* Why MatMulNBits node @n cannot run ("... is not"), or NULL. */
+const char *npu_matmul_nbits_refusal(const npu_ir_graph *g, const npu_ir_node *n);
+/*
+ * NPU_PRECISION_W8 (lower_qmatmul.c): Y[M][N] = alpha (A B + beta C) with
+ * the constant float B ([K][N], [N][K] when @trans) as int8 rows per
+ * output channel; @c the optional constant bias row.
+ */
+npu_status npu_lower_matmul_w8(struct npu_cc *cc, const npu_ir_node *n, const npu_ir_tensor *b,
+			       const npu_ir_tensor *c, int64_t M, int64_t K, int64_t N, bool trans,
+			       float alpha, float beta);
 /* A MatMul marked NPU_ATTR_ATTN: the fused attention block (lower_attn.c). */
 npu_status npu_lower_attention(struct npu_cc *cc, const npu_ir_node *n);
 

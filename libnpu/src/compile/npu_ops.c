@@ -417,6 +417,23 @@ static const struct npu_op ops[] = {
 
 #define NOPS NPU_ARRAY_SIZE(ops)
 
+/* MatMulNBits: packed weights, scales and zero points as lower_qmatmul.c takes them. */
+static const char *support_matmul_nbits(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	return npu_matmul_nbits_refusal(g, n);
+}
+
+/*
+ * The com.microsoft domain (onnxruntime's contrib operators): only what
+ * quantised LLMs ship, looked up by name (a handful of entries).
+ */
+static const struct npu_op ms_ops[] = {
+	{ "MatMulNBits", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_matmul_nbits,
+	  .support = support_matmul_nbits, .lower = npu_lower_matmul_nbits },
+};
+
+#define MS_DOMAIN "com.microsoft"
+
 const struct npu_op *npu_ops_table(size_t *count)
 {
 	*count = NOPS;
@@ -472,6 +489,19 @@ static bool default_domain(const npu_ir_node *n)
 	return !n->domain[0] || !strcmp(n->domain, "ai.onnx");
 }
 
+/* Node @n's entry: the default domain's table, or com.microsoft's. */
+static const struct npu_op *node_op(const npu_ir_node *n)
+{
+	if (default_domain(n))
+		return npu_op_get(n->op, n->opset);
+	if (!strcmp(n->domain, MS_DOMAIN))
+		for (size_t i = 0; i < NPU_ARRAY_SIZE(ms_ops); i++)
+			if (!strcmp(ms_ops[i].name, n->op) && n->opset >= ms_ops[i].since &&
+			    (!ms_ops[i].until || n->opset <= ms_ops[i].until))
+				return &ms_ops[i];
+	return NULL;
+}
+
 /* The standard message, plus @why when given. */
 static npu_status unsupported(const npu_ir_node *n, const char *why)
 {
@@ -510,20 +540,20 @@ static npu_status unknown_op(const npu_ir_node *n)
 
 npu_status npu_op_find(const npu_ir_node *n, const struct npu_op **out)
 {
-	*out = default_domain(n) ? npu_op_get(n->op, n->opset) : NULL;
+	*out = node_op(n);
 	return *out ? NPU_OK : unknown_op(n);
 }
 
 npu_lower_fn npu_op_lowering(const npu_ir_node *n)
 {
-	const struct npu_op *d = default_domain(n) ? npu_op_get(n->op, n->opset) : NULL;
+	const struct npu_op *d = node_op(n);
 
 	return d ? d->lower : NULL;
 }
 
 bool npu_op_supported(const npu_ir_graph *g, const npu_ir_node *n)
 {
-	const struct npu_op *d = default_domain(n) ? npu_op_get(n->op, n->opset) : NULL;
+	const struct npu_op *d = node_op(n);
 
 	return !d || !d->support || !d->support(g, n);
 }

@@ -54,6 +54,7 @@ npu_status npu_ir_shape_gemm(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_matmul(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_matmul_integer(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_qlinear_matmul(npu_ir_graph *g, npu_ir_node *n);
+npu_status npu_ir_shape_matmul_nbits(npu_ir_graph *g, npu_ir_node *n);
 /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */
 npu_status npu_ir_shape_nll_loss(npu_ir_graph *g, npu_ir_node *n);
 /* Einsum of one or two operands (the equation: ir/npu_einsum.h) */

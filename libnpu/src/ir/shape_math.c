@@ -221,6 +221,32 @@ npu_status npu_ir_shape_matmul_integer(npu_ir_graph *g, npu_ir_node *n)
 	return st ? st : matmul_common(g, n, a, b, NPU_DTYPE_INT32);
 }
 
+/*
+ * com.microsoft MatMulNBits: A [..., K] times the dequantised B^T ([K][N])
+ * is [..., N] of A's dtype; what the NPU takes of B, the scales and the
+ * zero points is its support check (npu_matmul_nbits_refusal).
+ */
+npu_status npu_ir_shape_matmul_nbits(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *a;
+	int64_t K = 0, N = 0, dims[NPU_MAX_RANK];
+	npu_status st = npu_sh_need_in(g, n, 0, &a);
+
+	if (!st && ((st = npu_ir_attr_int(n, "K", 0, &K)) || (st = npu_ir_attr_int(n, "N", 0, &N))))
+		return st;
+	if (!st)
+		st = npu_sh_need_float(n, a);
+	if (!st && (a->rank < 1 || a->dims[a->rank - 1] != K || N <= 0))
+		st = npu_sh_err(n, NPU_ERR_SHAPE,
+				"A's last dimension must be the attribute K (%lld), N (%lld) positive",
+				(long long)K, (long long)N);
+	if (st)
+		return st;
+	memcpy(dims, a->dims, sizeof(dims[0]) * (size_t)a->rank);
+	dims[a->rank - 1] = N;
+	return npu_sh_set_out(g, n, 0, a->dtype, a->rank, dims);
+}
+
 npu_status npu_ir_shape_qlinear_matmul(npu_ir_graph *g, npu_ir_node *n)
 {
 	npu_ir_tensor *a, *b, *yzp = in(g, n, 7);

@@ -55,6 +55,9 @@ static unsigned insn_minor(const struct npu_hw_insn *in, const char **what)
 	case NPU_CVU_SCAN:
 		*what = "CVU SCAN";
 		return 2;
+	case NPU_CVU_DEQUANT:	/* 1.3: quantised weights widened on the chip */
+		*what = "CVU DEQUANT (quantised weights)";
+		return 3;
 	case NPU_CVU_UNARY:
 	case NPU_CVU_BINARY:
 		m = fn_minor(p->fn);
