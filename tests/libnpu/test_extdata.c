@@ -114,18 +114,31 @@ static void set_entry(Onnx__TensorProto *t, const char *key, const char *value)
 	e->value = strdup(value);
 }
 
-/* The tensors of @m that carry data: initializers, then Constant values. */
-static size_t data_tensors(Onnx__ModelProto *m, Onnx__TensorProto **out)
+/* Has raw_data or external data. */
+static bool has_bytes(const Onnx__TensorProto *t)
+{
+	return t && (t->has_raw_data || t->n_external_data);
+}
+
+/* The tensors of @m with bytes: initializers, then attribute values (malloc'd). */
+static size_t data_tensors(Onnx__ModelProto *m, Onnx__TensorProto ***out)
 {
 	Onnx__GraphProto *g = m->graph;
-	size_t n = 0;
+	size_t n = 0, cap = g->n_initializer;
+	Onnx__TensorProto **ts;
 
+	for (size_t i = 0; i < g->n_node; i++)
+		cap += g->node[i]->n_attribute;
+	ts = malloc((cap + 1) * sizeof(*ts));
+	ck_assert_ptr_nonnull(ts);
 	for (size_t i = 0; i < g->n_initializer; i++)
-		out[n++] = g->initializer[i];
+		if (has_bytes(g->initializer[i]))
+			ts[n++] = g->initializer[i];
 	for (size_t i = 0; i < g->n_node; i++)
 		for (size_t j = 0; j < g->node[i]->n_attribute; j++)
-			if (g->node[i]->attribute[j]->t)
-				out[n++] = g->node[i]->attribute[j]->t;
+			if (has_bytes(g->node[i]->attribute[j]->t))
+				ts[n++] = g->node[i]->attribute[j]->t;
+	*out = ts;
 	return n;
 }
 
@@ -138,13 +151,13 @@ static uint8_t *externalize(const uint8_t *buf, size_t len, const char *dir, con
 			    const unsigned *skew, size_t *out_len)
 {
 	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
-	Onnx__TensorProto *ts[16];
+	Onnx__TensorProto **ts;
 	uint8_t *side = NULL, *out;
 	size_t n, end = 0;
 	char num[32];
 
 	ck_assert_ptr_nonnull(m);
-	n = data_tensors(m, ts);
+	n = data_tensors(m, &ts);
 	for (size_t i = 0; i < n; i++) {
 		Onnx__TensorProto *t = ts[i];
 		size_t off = (end + 63) / 64 * 64 + (skew ? skew[i] : 0);
@@ -166,6 +179,7 @@ static uint8_t *externalize(const uint8_t *buf, size_t len, const char *dir, con
 	}
 	write_file(dir, file, side, end);
 	free(side);
+	free(ts);
 	*out_len = onnx__model_proto__get_packed_size(m);
 	out = malloc(*out_len);
 	ck_assert_ptr_nonnull(out);
@@ -179,15 +193,16 @@ static uint8_t *with_entry(const uint8_t *buf, size_t len, const char *tensor, c
 			   const char *value, size_t *out_len)
 {
 	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
-	Onnx__TensorProto *ts[16];
+	Onnx__TensorProto **ts;
 	uint8_t *out;
 	size_t n;
 
 	ck_assert_ptr_nonnull(m);
-	n = data_tensors(m, ts);
+	n = data_tensors(m, &ts);
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(ts[i]->name, tensor))
 			set_entry(ts[i], key, value);
+	free(ts);
 	*out_len = onnx__model_proto__get_packed_size(m);
 	out = malloc(*out_len);
 	ck_assert_ptr_nonnull(out);
@@ -509,6 +524,57 @@ START_TEST(ext_batch_and_int8)
 }
 END_TEST
 
+/* A transformer exported by torch, every tensor external: the same logits. */
+START_TEST(ext_llama_tiny)
+{
+	static const char *path = "tests/models/transformers/llama_tiny_op17.onnx";
+	static float le[16 * 256], li[16 * 256];
+	npu_input_shape shape = { "input_ids", 2, { 1, 16 } };
+	int64_t ids[16];
+	char dir[64];
+	size_t len, elen;
+	uint8_t *in, *ext;
+	npu_compile_options co;
+	npu_device *dev;
+	npu_model *m[2];
+
+	in = npu_test_slurp(path, &len);
+	if (!in) {
+		fprintf(stderr, "extdata: %s not found (run from the repository root): skipped\n",
+			path);
+		return;
+	}
+	make_dir(dir, sizeof(dir));
+	ext = externalize(in, len, dir, "llama.onnx.data", NULL, &elen);
+	ck_assert_uint_lt(elen, len / 4);	/* the weights left the .onnx file */
+	write_file(dir, "llama.onnx", ext, elen);
+	write_file(dir, "inline.onnx", in, len);
+	npu_compile_options_init(&co);
+	co.input_shapes = &shape;
+	co.n_input_shapes = 1;
+	ck_assert(!npu_device_open("emu", &dev));
+	ck_assert_msg(!load(dir, "llama.onnx", &co, dev, &m[0]), "%s", npu_last_error());
+	ck_assert_msg(!load(dir, "inline.onnx", &co, dev, &m[1]), "%s", npu_last_error());
+	for (int i = 0; i < 16; i++)
+		ids[i] = (i * 37 + 5) % 256;
+	for (int k = 0; k < 2; k++) {
+		npu_tensor x = { "input_ids", NPU_DTYPE_INT64, ids, sizeof(ids) };
+		npu_tensor y = { "logits", NPU_DTYPE_FLOAT32, k ? li : le, sizeof(le) };
+		npu_context *ctx;
+
+		ck_assert(!npu_context_create(dev, m[k], 0, &ctx));
+		ck_assert_msg(!npu_run(ctx, &x, 1, &y, 1), "%s", npu_last_error());
+		npu_context_destroy(ctx);
+		npu_model_free(m[k]);
+	}
+	ck_assert_mem_eq(le, li, sizeof(le));
+	npu_device_close(dev);
+	free(in);
+	free(ext);
+	rm_dir(dir);
+}
+END_TEST
+
 static Suite *extdata_suite(void)
 {
 	Suite *s = suite_create("extdata");
@@ -520,6 +586,7 @@ static Suite *extdata_suite(void)
 	tcase_add_test(tc, ext_optional_keys);
 	tcase_add_test(tc, ext_from_memory_refused);
 	tcase_add_test(tc, ext_batch_and_int8);
+	tcase_add_test(tc, ext_llama_tiny);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

@@ -27,6 +27,9 @@
 
 #include "onnx/npu_onnx_ext.h"
 
+/* What to do about a location that leaves the model's folder. */
+#define KEEP "; keep side files in the model's folder or below it"
+
 /* The parsed external_data entries of one tensor. */
 struct ext_ref {
 	const char *location;
@@ -70,23 +73,23 @@ static npu_status parse_ref(const Onnx__TensorProto *tp, const char *what, struc
 		} else if (!strcmp(k, "offset")) {
 			if (!parse_decimal(v, &r->offset))
 				return npu_fail(NPU_ERR_FORMAT,
-						"%s: external data offset '%s' is not a decimal number of bytes",
+						"%s: external data offset '%s' is not a decimal number of bytes; the model is corrupt",
 						what, v);
 		} else if (!strcmp(k, "length")) {
 			if (!parse_decimal(v, &r->length))
 				return npu_fail(NPU_ERR_FORMAT,
-						"%s: external data length '%s' is not a decimal number of bytes",
+						"%s: external data length '%s' is not a decimal number of bytes; the model is corrupt",
 						what, v);
 			r->has_length = true;
 		} else {
 			return npu_fail(NPU_ERR_FORMAT,
-					"%s: external_data key '%s' is not one ONNX defines (location, offset, length, checksum)",
+					"%s: external_data key '%s' is not one ONNX defines (location, offset, length, checksum); remove it",
 					what, k);
 		}
 	}
 	if (!r->location)
 		return npu_fail(NPU_ERR_FORMAT,
-				"%s stores its data in an external file but names none (no 'location' key)",
+				"%s stores its data in an external file but names none (no 'location' key); the model is corrupt",
 				what);
 	return NPU_OK;
 }
@@ -103,8 +106,8 @@ static npu_status check_location(const char *loc, const char *what)
 
 		if (n == 2 && p[0] == '.' && p[1] == '.')
 			return npu_fail(NPU_ERR_FORMAT,
-					"%s: external data location '%s' has a '..' component, which leaves the model's folder",
-					what, loc);
+					"%s: external data location '%s' has a '..' component, which leaves the model's folder%s",
+					what, loc, KEEP);
 		p += n;
 		p += *p == '/';
 	}
@@ -137,15 +140,15 @@ static npu_status open_file(struct npu_onnx_ext *x, const char *loc, const char 
 	real = realpath(joined, NULL);
 	if (!real) {
 		st = npu_fail(NPU_ERR_FORMAT,
-			      "%s stores its data in external file '%s', which cannot be found next to the model ('%s': %s)",
+			      "%s stores its data in external file '%s', which cannot be found next to the model ('%s': %s); copy it there",
 			      what, loc, joined, strerror(errno));
 		goto out;
 	}
 	/* Inside the folder: "<dir>/..." ("/" is its own prefix). */
 	if (strncmp(real, x->real_dir, dl) || (dl > 1 && real[dl] != '/') || !real[dl]) {
 		st = npu_fail(NPU_ERR_FORMAT,
-			      "%s: external data location '%s' resolves to '%s', outside the model's folder '%s'",
-			      what, loc, real, x->real_dir);
+			      "%s: external data location '%s' resolves to '%s', outside the model's folder '%s'%s",
+			      what, loc, real, x->real_dir, KEEP);
 		goto out;
 	}
 	for (int i = 0; i < x->n_files; i++) {
@@ -157,8 +160,8 @@ static npu_status open_file(struct npu_onnx_ext *x, const char *loc, const char 
 	}
 	fd = open(real, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		st = npu_fail(NPU_ERR_FORMAT, "%s: external data file '%s' %s", what, loc,
-			      fd < 0 ? strerror(errno) : "is not a regular file");
+		st = npu_fail(NPU_ERR_FORMAT, "%s: external data file '%s' %s; it must be a readable file",
+			      what, loc, fd < 0 ? strerror(errno) : "is not a regular file");
 		goto out;
 	}
 	if ((uint64_t)sb.st_size > SIZE_MAX / 2) {
@@ -219,7 +222,7 @@ npu_status npu_onnx_ext_read(struct npu_onnx_ext *x, const Onnx__TensorProto *tp
 		return st;
 	if (r.has_length && r.length != bytes)
 		return npu_fail(NPU_ERR_FORMAT,
-				"%s: external data in '%s' is %" PRIu64 " bytes long; its shape and type need %zu",
+				"%s: external data in '%s' is %" PRIu64 " bytes long; its shape and type need %zu: the model is corrupt",
 				what, r.location, r.length, bytes);
 	st = open_file(x, r.location, what, &fi);
 	if (st)
@@ -227,7 +230,7 @@ npu_status npu_onnx_ext_read(struct npu_onnx_ext *x, const Onnx__TensorProto *tp
 	f = &x->files[fi];
 	if (r.offset > f->size || bytes > f->size - r.offset)
 		return npu_fail(NPU_ERR_FORMAT,
-				"%s: external data at offset %" PRIu64 ", %zu bytes, runs past the end of '%s' (%zu bytes)",
+				"%s: external data at offset %" PRIu64 ", %zu bytes, runs past the end of '%s' (%zu bytes); the side file is truncated or not the model's",
 				what, r.offset, bytes, r.location, f->size);
 	if (bytes && !copy && elem && r.offset % elem == 0) {
 		*data = (void *)(f->base + r.offset);
