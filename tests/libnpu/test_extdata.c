@@ -575,6 +575,54 @@ START_TEST(ext_llama_tiny)
 }
 END_TEST
 
+/*
+ * The models branch's export through onnx (every initializer external,
+ * packed offsets), when it is in the tree: it parses to the same
+ * constants as the inline llama_past_op17.onnx.
+ */
+START_TEST(ext_llama_past_export)
+{
+	static const char *dir = "tests/models/transformers";
+	npu_ir_graph *ge, *gi;
+	uint8_t *be, *bi;
+	size_t le, li;
+	char path[200];
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/llama_past_ext_op17.onnx", dir);
+	be = npu_test_slurp(path, &le);
+	snprintf(path, sizeof(path), "%s/llama_past_op17.onnx", dir);
+	bi = npu_test_slurp(path, &li);
+	if (!be || !bi) {
+		fprintf(stderr, "extdata: %s/llama_past{_ext,}_op17.onnx not in the tree: skipped\n",
+			dir);
+		free(be);
+		free(bi);
+		return;
+	}
+	ck_assert_msg(!npu_onnx_parse_dir(be, le, dir, &ge), "%s", npu_last_error());
+	ck_assert_msg(!npu_onnx_parse(bi, li, &gi), "%s", npu_last_error());
+	ck_assert_int_eq(ge->n_mappings, 1);
+	for (int t = 0; t < gi->n_tensors; t++) {
+		const npu_ir_tensor *x = &gi->tensors[t], *y;
+		int u = npu_ir_find_tensor(ge, x->name);
+
+		if (!x->data)
+			continue;
+		ck_assert_msg(u >= 0, "no '%s'", x->name);
+		y = &ge->tensors[u];
+		ck_assert_uint_eq(y->bytes, x->bytes);
+		ck_assert_msg(!memcmp(y->data, x->data, x->bytes), "'%s' differs", x->name);
+		n += y->data_mapped;
+	}
+	ck_assert_int_gt(n, 0);
+	npu_ir_graph_free(ge);
+	npu_ir_graph_free(gi);
+	free(be);
+	free(bi);
+}
+END_TEST
+
 static Suite *extdata_suite(void)
 {
 	Suite *s = suite_create("extdata");
@@ -587,6 +635,7 @@ static Suite *extdata_suite(void)
 	tcase_add_test(tc, ext_from_memory_refused);
 	tcase_add_test(tc, ext_batch_and_int8);
 	tcase_add_test(tc, ext_llama_tiny);
+	tcase_add_test(tc, ext_llama_past_export);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;
