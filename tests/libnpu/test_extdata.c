@@ -394,6 +394,8 @@ START_TEST(ext_refusals)
 	       "external file 'nothere.bin', which cannot be found");
 	ck_assert_int_eq(mkdir((snprintf(path, sizeof(path), "%s/sub", dir), path), 0700), 0);
 	refuse(dir, ext, len, "W1", "location", "sub", "is not a regular file");
+	ck_assert_int_eq(mkfifo((snprintf(path, sizeof(path), "%s/fifo", dir), path), 0600), 0);
+	refuse(dir, ext, len, "W1", "location", "fifo", "is not a regular file");
 	refuse(dir, ext, len, "W1", "location", NULL, "no 'location' key");
 	snprintf(big, sizeof(big), "%lld", (long long)sb.st_size - 100);
 	refuse(dir, ext, len, "W2", "offset", big, "runs past the end of 'weights.bin'");

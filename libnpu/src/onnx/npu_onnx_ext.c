@@ -158,7 +158,8 @@ static npu_status open_file(struct npu_onnx_ext *x, const char *loc, const char 
 			goto out;
 		}
 	}
-	fd = open(real, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named by a hostile model must not hang the open. */
+	fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
 		st = npu_fail(NPU_ERR_FORMAT, "%s: external data file '%s' %s; it must be a readable file",
 			      what, loc, fd < 0 ? strerror(errno) : "is not a regular file");
