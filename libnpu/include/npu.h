@@ -255,12 +255,15 @@ typedef struct npu_model npu_model;
 /*
  * Load a model: ONNX (compiled now) or the native compiled format
  * (npu_model_save).  @dev may be NULL; @opts may be NULL for defaults.
- * The caller owns *out and frees it with npu_model_free().
+ * The caller owns *out and frees it with npu_model_free().  An ONNX
+ * model's external data (weights in side files) is read from the folder
+ * of @path, during the call only.
  */
 NPU_API npu_status npu_model_load_file(const char *path, npu_device *dev,
 				       const npu_compile_options *opts,
 				       npu_model **out);
-/* Same from memory; the buffer is not kept after the call. */
+/* Same from memory; the buffer is not kept after the call.  ONNX external
+ * data has no folder to come from here: refused (NPU_ERR_FORMAT). */
 NPU_API npu_status npu_model_load_memory(const void *data, size_t size,
 					 npu_device *dev,
 					 const npu_compile_options *opts,

@@ -462,8 +462,8 @@ START_TEST(err_tensors)
 	loc.value = (char *)"weights.bin";
 	t->n_external_data = 1;
 	t->external_data = locs;
-	ck_assert_str_eq(parse_fail(b, NPU_ERR_UNSUPPORTED),
-			 "initializer 'w' keeps its data in an external file ('weights.bin'): external data is not supported; save the model with the weights inside the .onnx file");
+	ck_assert_str_eq(parse_fail(b, NPU_ERR_FORMAT),
+			 "initializer 'w' stores its data in an external file 'weights.bin'; load the model with npu_model_load_file so libnpu can find it");
 	b = small_model();
 	sp.values = onnxb_tensor(b, "sp", ONNXB_F32, 1, D(2), NULL, 0);
 	onnxb_model(b)->graph->n_sparse_initializer = 1;

@@ -6,7 +6,9 @@
 # inputs, --output-dir, .npum round trip, top-k with labels, the profile,
 # batches and the timing options; int64 inputs and outputs (int32 on the
 # device) on a hand-made Concat model; --output-format npy for every output
-# dtype (hand-made Cast models) and its bfloat16 refusal.  Run from the repository root after
+# dtype (hand-made Cast models) and its bfloat16 refusal; ONNX external data (a
+# hand-made MatMul model with its weights in a side file, and a '..' location
+# refused).  Run from the repository root after
 # `make build/bin/npu-run`; $1 overrides the binary.
 #
 # Output-name sanitising needs a tensor name with characters outside
@@ -747,6 +749,67 @@ if [ -e "$TMP/cbf" ]; then no "bfloat16 npy refused before any file"; else ok; f
 "$BIN" "$TMP/cast_bf16.onnx" --device emu --iterations 1 --output-dir "$TMP/cbfraw" \
 	>/dev/null 2>&1
 size_is "bfloat16 raw output still works" "$TMP/cbfraw/y.bin" 8
+
+# ---- ONNX external data: weights in a side file next to the model ----
+# x float32 [1,4] -> MatMul(W [4,3]) -> Add(b [3]) -> y [1,3], written as
+# protobuf by hand twice: W and b inline, and W and b in ext/w.bin (b at an
+# offset); the outputs are the same bytes.  A location with '..' is refused.
+mkdir -p "$TMP/ext/sub"
+python3 - "$TMP" <<'EOF'
+import struct, sys
+tmp = sys.argv[1]
+
+def enc(v):
+    o = bytearray()
+    while True:
+        c = v & 0x7f; v >>= 7
+        o.append(c | (0x80 if v else 0))
+        if not v:
+            return bytes(o)
+
+def fld(n, v):
+    if isinstance(v, int):
+        return enc(n << 3) + enc(v)
+    return enc(n << 3 | 2) + enc(len(v)) + v
+
+def vinfo(name, dims):
+    shape = b''.join(fld(1, fld(1, d)) for d in dims)
+    return fld(1, name) + fld(2, fld(1, fld(1, 1) + fld(2, shape)))
+
+def entry(k, v):
+    return fld(13, fld(1, k) + fld(2, v))
+
+w = struct.pack('<12f', *[0.5 - 0.125 * i for i in range(12)])
+b = struct.pack('<3f', 0.25, -1.0, 2.0)
+
+def model(ext, loc=b'w.bin'):
+    def tensor(name, dims, raw, off):
+        t = b''.join(fld(1, d) for d in dims) + fld(2, 1) + fld(8, name)
+        if not ext:
+            return t + fld(9, raw)
+        return (t + entry(b'location', loc) + entry(b'offset', b'%d' % off) +
+                entry(b'length', b'%d' % len(raw)) + fld(14, 1))
+    nodes = (fld(1, fld(1, b'x') + fld(1, b'W') + fld(2, b'h') + fld(4, b'MatMul')) +
+             fld(1, fld(1, b'h') + fld(1, b'b') + fld(2, b'y') + fld(4, b'Add')))
+    graph = (nodes + fld(2, b'ext') + fld(5, tensor(b'W', [4, 3], w, 0)) +
+             fld(5, tensor(b'b', [3], b, 64)) + fld(11, vinfo(b'x', [1, 4])) +
+             fld(12, vinfo(b'y', [1, 3])))
+    return fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph)
+
+open(tmp + '/ext/inline.onnx', 'wb').write(model(False))
+open(tmp + '/ext/model.onnx', 'wb').write(model(True))
+open(tmp + '/ext/w.bin', 'wb').write(w + b'\0' * (64 - len(w)) + b)
+open(tmp + '/ext/sub/up.onnx', 'wb').write(model(True, b'../w.bin'))
+open(tmp + '/ext/x.raw', 'wb').write(struct.pack('<4f', 1.0, -2.0, 0.5, 3.0))
+EOF
+"$BIN" "$TMP/ext/model.onnx" --device emu --iterations 1 --input x="$TMP/ext/x.raw" \
+	--output-dir "$TMP/ext/o1" >/dev/null 2>"$TMP/err" && ok || no "external data: $(cat "$TMP/err")"
+"$BIN" "$TMP/ext/inline.onnx" --device emu --iterations 1 --input x="$TMP/ext/x.raw" \
+	--output-dir "$TMP/ext/o2" >/dev/null 2>"$TMP/err" && ok || no "inline twin: $(cat "$TMP/err")"
+same "external data: same output as inline" "$TMP/ext/o1/y.bin" "$TMP/ext/o2/y.bin"
+size_is "external data output" "$TMP/ext/o1/y.bin" 12
+expect_exit "external data leaving the folder" 1 "$TMP/ext/sub/up.onnx" --device emu
+err_has "external data '..' named" "initializer 'W': external data location '../w.bin' has a '..' component"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -16,7 +16,15 @@ npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 			    const npu_compile_options *opts,
 			    struct npu_cmodel **out)
 {
+	return npu_compile_onnx_in(data, size, NULL, dev, opts, out);
+}
+
+npu_status npu_compile_onnx_in(const void *data, size_t size, const char *model_dir,
+			       npu_device *dev, const npu_compile_options *opts,
+			       struct npu_cmodel **out)
+{
 	struct npu_compile_target tgt = {
+		.model_dir = model_dir,
 		.clusters = NPU_M100_CLUSTERS,
 		.tpbs = NPU_M100_TPBS_PER_CLUSTER,
 		.hbsm_size = NPU_M100_HBSM_SIZE,

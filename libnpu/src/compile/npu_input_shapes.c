@@ -135,7 +135,7 @@ npu_status npu_apply_input_shapes(npu_ir_graph *g, const npu_input_shape *shapes
 npu_status npu_compile_parse(const void *data, size_t size, const struct npu_compile_target *tgt,
 			     npu_ir_graph **out)
 {
-	npu_status st = npu_onnx_parse(data, size, out);
+	npu_status st = npu_onnx_parse_dir(data, size, tgt->model_dir, out);
 
 	if (!st)
 		st = npu_apply_input_shapes(*out, tgt->input_shapes, tgt->n_input_shapes);

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ir/npu_ir.h"
 
@@ -109,7 +110,8 @@ npu_status npu_ir_graph_create(npu_ir_graph **out)
 static void free_tensor(npu_ir_tensor *t)
 {
 	free(t->name);
-	free(t->data);
+	if (!t->data_mapped)
+		free(t->data);
 	free(t->quant.scale);
 	free(t->quant.zero_point);
 }
@@ -153,10 +155,27 @@ void npu_ir_graph_free(npu_ir_graph *g)
 	for (int i = 0; i < g->n_dim_names; i++)
 		free(g->dim_names[i].name);
 	free(g->dim_names);
+	for (int i = 0; i < g->n_mappings; i++)
+		munmap(g->mappings[i].addr, g->mappings[i].len);
+	free(g->mappings);
 	free(g->hash);
 	free(g->name);
 	free(g->producer);
 	free(g);
+}
+
+npu_status npu_ir_graph_own_mapping(npu_ir_graph *g, void *addr, size_t len)
+{
+	struct npu_ir_mapping *p;
+
+	p = realloc(g->mappings, (size_t)(g->n_mappings + 1) * sizeof(*p));
+	if (!p) {
+		munmap(addr, len);
+		return no_memory();
+	}
+	g->mappings = p;
+	g->mappings[g->n_mappings++] = (struct npu_ir_mapping){ .addr = addr, .len = len };
+	return NPU_OK;
 }
 
 /* ---- tensors ---- */
@@ -218,8 +237,10 @@ npu_status npu_ir_set_const_owned(npu_ir_graph *g, int t, void *data, size_t byt
 		if (!data)
 			return no_memory();
 	}
-	free(x->data);
+	if (!x->data_mapped)
+		free(x->data);
 	x->data = data;
+	x->data_mapped = false;
 	x->bytes = bytes;
 	x->producer = -1;
 	return NPU_OK;
@@ -1017,8 +1038,10 @@ npu_status npu_ir_remove_dead(npu_ir_graph *g)
 		npu_ir_tensor *x = &g->tensors[t];
 
 		if (x->data && !needed[t]) {
-			free(x->data);
+			if (!x->data_mapped)
+				free(x->data);
 			x->data = NULL;
+			x->data_mapped = false;
 			x->bytes = 0;
 		}
 	}

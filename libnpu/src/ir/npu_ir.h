@@ -97,6 +97,12 @@ typedef struct npu_ir_tensor {
 	int64_t dims[NPU_MAX_RANK];	/* -1: unknown */
 	void *data;			/* constant value, or NULL */
 	size_t bytes;			/* size of data */
+	/*
+	 * data points into a read-only file mapping the graph owns (ONNX
+	 * external data, npu_ir_graph_own_mapping()), not into malloc'd
+	 * memory: never written, freed with the mapping, not with the tensor.
+	 */
+	bool data_mapped;
 	npu_ir_quant quant;
 	int producer;			/* node id; -1 for inputs and constants */
 } npu_ir_tensor;
@@ -149,6 +155,16 @@ typedef struct npu_ir_graph {
 		int axis;
 		char *name;
 	} *dim_names;
+	/*
+	 * Read-only file mappings (ONNX external data) that constants'
+	 * data_mapped payloads point into: unmapped by npu_ir_graph_free(),
+	 * so they live as long as the graph (a compiled model keeps none).
+	 */
+	int n_mappings;
+	struct npu_ir_mapping {
+		void *addr;
+		size_t len;
+	} *mappings;
 
 	/* private */
 	int cap_tensors, cap_nodes;
@@ -161,6 +177,11 @@ typedef struct npu_ir_graph {
 
 npu_status npu_ir_graph_create(npu_ir_graph **out);
 void npu_ir_graph_free(npu_ir_graph *g);	/* accepts NULL */
+/*
+ * Hand the mapping [@addr, @addr + @len) (mmap'd) to @g, which unmaps it
+ * when freed; on failure it is unmapped at once.
+ */
+npu_status npu_ir_graph_own_mapping(npu_ir_graph *g, void *addr, size_t len);
 
 /* ---- tensors ---- */
 

@@ -18,9 +18,12 @@ void npu_compile_options_init(npu_compile_options *opts)
 	opts->struct_size = sizeof(*opts);
 }
 
-npu_status npu_model_load_memory(const void *data, size_t size, npu_device *dev,
-				 const npu_compile_options *opts,
-				 npu_model **out)
+/*
+ * Load @data; an ONNX model's external data is read from side files in
+ * @model_dir (the folder of the model file; NULL from memory: refused).
+ */
+static npu_status load_in(const void *data, size_t size, const char *model_dir,
+			  npu_device *dev, const npu_compile_options *opts, npu_model **out)
 {
 	npu_compile_options o;
 	struct npu_cmodel *cm = NULL;
@@ -43,7 +46,7 @@ npu_status npu_model_load_memory(const void *data, size_t size, npu_device *dev,
 	if (npu_cmodel_is_native(data, size))
 		st = npu_cmodel_read(data, size, &cm);
 	else
-		st = npu_compile_onnx(data, size, dev, &o, &cm);
+		st = npu_compile_onnx_in(data, size, model_dir, dev, &o, &cm);
 	if (st)
 		return st;
 	m = calloc(1, sizeof(*m));
@@ -54,6 +57,32 @@ npu_status npu_model_load_memory(const void *data, size_t size, npu_device *dev,
 	m->cm = cm;
 	*out = m;
 	return NPU_OK;
+}
+
+npu_status npu_model_load_memory(const void *data, size_t size, npu_device *dev,
+				 const npu_compile_options *opts,
+				 npu_model **out)
+{
+	return load_in(data, size, NULL, dev, opts, out);
+}
+
+/* The folder of file @path ("." for a bare name), malloc'd. */
+static char *folder_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	char *d;
+
+	if (!slash)
+		return strdup(".");
+	if (n == 0)
+		n = 1;	/* "/model.onnx": the root */
+	d = malloc(n + 1);
+	if (d) {
+		memcpy(d, path, n);
+		d[n] = '\0';
+	}
+	return d;
 }
 
 /* Read a whole file; *buf is malloc'd. */
@@ -89,6 +118,7 @@ npu_status npu_model_load_file(const char *path, npu_device *dev,
 			       const npu_compile_options *opts, npu_model **out)
 {
 	void *buf = NULL;
+	char *dir;
 	size_t len = 0;
 	npu_status st;
 
@@ -103,7 +133,10 @@ npu_status npu_model_load_file(const char *path, npu_device *dev,
 		free(buf);
 		return npu_fail(NPU_ERR_FORMAT, "model '%s' is empty", path);
 	}
-	st = npu_model_load_memory(buf, len, dev, opts, out);
+	dir = folder_of(path);
+	st = dir ? load_in(buf, len, dir, dev, opts, out) :
+		   npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	free(dir);
 	free(buf);
 	if (st) {
 		/* Prefix the file name to the detailed message. */

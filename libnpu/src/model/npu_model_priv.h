@@ -13,6 +13,13 @@ struct npu_model {
 npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 			    const npu_compile_options *opts,
 			    struct npu_cmodel **out);
+/*
+ * Same, for a model file in folder @model_dir (NULL: loaded from memory),
+ * whose ONNX external data side files are named relative to it.
+ */
+npu_status npu_compile_onnx_in(const void *data, size_t size, const char *model_dir,
+			       npu_device *dev, const npu_compile_options *opts,
+			       struct npu_cmodel **out);
 
 /*
  * A context for @model on @share's partition, queue and address space,

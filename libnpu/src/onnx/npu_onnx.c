@@ -17,6 +17,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "onnx/npu_onnx.h"
+#include "onnx/npu_onnx_ext.h"
 #include "onnx/onnx.pb-c.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -269,27 +270,21 @@ static const char *str0(const char *s)
 /*
  * Fill @t (dtype, shape, data) from TensorProto @tp; @what names it in
  * messages ("initializer 'w'").  raw_data is taken over from @tp (protobuf-c
- * allocates it with malloc), so weights are not copied twice.
+ * allocates it with malloc), so weights are not copied twice.  External
+ * data comes from @ext (NULL: refused): @t's data points into the side
+ * file's mapping unless @copy (a tensor outside the graph's table).
  */
-static npu_status load_tensor(npu_ir_tensor *t, Onnx__TensorProto *tp, const char *what)
+static npu_status load_tensor(npu_ir_tensor *t, Onnx__TensorProto *tp, const char *what,
+			      struct npu_onnx_ext *ext, bool copy)
 {
+	bool external = tp->has_data_location &&
+			tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
 	int64_t numel = 1;
 	size_t es, bytes, count = 0;
 	const char *field = NULL;
 	char *data;
 	npu_status st;
 
-	if (tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL ||
-	    tp->n_external_data) {
-		const char *loc = "";
-
-		for (size_t i = 0; i < tp->n_external_data; i++)
-			if (tp->external_data[i]->key && !strcmp(tp->external_data[i]->key, "location"))
-				loc = str0(tp->external_data[i]->value);
-		return npu_fail(NPU_ERR_UNSUPPORTED,
-				"%s keeps its data in an external file ('%s'): external data is not supported; save the model with the weights inside the .onnx file",
-				what, loc);
-	}
 	if (tp->segment)
 		return npu_fail(NPU_ERR_UNSUPPORTED, "%s is segmented, which is not supported", what);
 	if (!tp->has_data_type)
@@ -312,6 +307,25 @@ static npu_status load_tensor(npu_ir_tensor *t, Onnx__TensorProto *tp, const cha
 	}
 	es = npu_dtype_size(t->dtype);
 	bytes = (size_t)numel * es;
+	if (external) {
+		void *ed;
+		bool mapped;
+
+		/* Bools are normalised to 0/1 below: they need a copy. */
+		st = npu_onnx_ext_read(ext, tp, what, bytes, es,
+				       copy || t->dtype == NPU_DTYPE_BOOL, &ed, &mapped);
+		if (st)
+			return st;
+		data = ed;
+		for (size_t i = 0; t->dtype == NPU_DTYPE_BOOL && i < bytes; i++)
+			data[i] = data[i] != 0;
+		if (!t->data_mapped)
+			free(t->data);
+		t->data = data;
+		t->data_mapped = mapped;
+		t->bytes = bytes;
+		return NPU_OK;
+	}
 	if (tp->has_raw_data) {
 		if (tp->raw_data.len != bytes)
 			return npu_fail(NPU_ERR_FORMAT,
@@ -497,7 +511,8 @@ static npu_status keep_dim_names(npu_ir_graph *g, int t, const Onnx__TypeProto *
 
 /* ---- attributes ---- */
 
-static npu_status load_attr(npu_ir_attr *a, Onnx__AttributeProto *ap, const char *where)
+static npu_status load_attr(npu_ir_attr *a, Onnx__AttributeProto *ap, const char *where,
+			    struct npu_onnx_ext *ext)
 {
 	Onnx__AttributeProto__AttributeType type = ap->has_type ? ap->type :
 		ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
@@ -567,7 +582,7 @@ static npu_status load_attr(npu_ir_attr *a, Onnx__AttributeProto *ap, const char
 		if (st)
 			return st;
 		snprintf(what, sizeof(what), "%s: attribute '%s'", where, ap->name);
-		st = load_tensor(a->t, ap->t, what);
+		st = load_tensor(a->t, ap->t, what, ext, true);
 		if (st == NPU_ERR_UNSUPPORTED) {
 			/* An op libnpu does not run anyway may carry any tensor:
 			 * keep the name only; readers then get a clear type error. */
@@ -592,6 +607,7 @@ struct ctx {
 	npu_ir_graph *g;
 	int *node_of_output;	/* per tensor: ONNX node index defining it, or -1 */
 	int cap;
+	struct npu_onnx_ext ext;	/* side files of external data */
 	char lbl[160];
 };
 
@@ -678,7 +694,7 @@ static npu_status load_constant(struct ctx *c, size_t i, int t)
 	if (!strcmp(ap->name, "value")) {
 		if (!ap->t)
 			return npu_fail(NPU_ERR_FORMAT, "%s has no tensor", what);
-		return load_tensor(x, ap->t, what);
+		return load_tensor(x, ap->t, what, &c->ext, false);
 	}
 	if (!strcmp(ap->name, "value_float") || !strcmp(ap->name, "value_int")) {
 		bool fl = ap->name[6] == 'f';
@@ -761,7 +777,8 @@ static npu_status load_node(struct ctx *c, size_t i, int64_t opset)
 				      node_label(c, i), an);
 			goto out;
 		}
-		st = load_attr(&n->attrs[n->n_attrs], np->attribute[j], node_label(c, i));
+		st = load_attr(&n->attrs[n->n_attrs], np->attribute[j], node_label(c, i),
+			       &c->ext);
 		n->n_attrs++;	/* freed with the node even if half loaded */
 		if (st)
 			goto out;
@@ -807,7 +824,7 @@ static npu_status load_graph(struct ctx *c)
 		if (st)
 			return st;
 		snprintf(what, sizeof(what), "initializer '%s'", name);
-		st = load_tensor(&g->tensors[t], tp, what);
+		st = load_tensor(&g->tensors[t], tp, what, &c->ext, false);
 		if (st)
 			return st;
 	}
@@ -961,6 +978,12 @@ static npu_status check_versions(const Onnx__ModelProto *m)
 
 npu_status npu_onnx_parse(const void *buf, size_t len, npu_ir_graph **out)
 {
+	return npu_onnx_parse_dir(buf, len, NULL, out);
+}
+
+npu_status npu_onnx_parse_dir(const void *buf, size_t len, const char *model_dir,
+			      npu_ir_graph **out)
+{
 	struct wire w = { .buf = buf };
 	struct ctx c;
 	Onnx__ModelProto *m;
@@ -975,7 +998,7 @@ npu_status npu_onnx_parse(const void *buf, size_t len, npu_ir_graph **out)
 		return npu_fail(NPU_ERR_FORMAT, "not an ONNX model: the data is empty");
 	if (len > INT32_MAX)
 		return npu_fail(NPU_ERR_UNSUPPORTED,
-				"the model is larger than 2 GB: such models keep their weights as external data, which is not supported");
+				"the model file is larger than 2 GB, which protobuf does not allow: save its weights as external data (side files next to the .onnx file)");
 	st = scan_msg(&w, &onnx__model_proto__descriptor, 0, len, 0);
 	if (st)
 		return st;
@@ -1009,7 +1032,10 @@ npu_status npu_onnx_parse(const void *buf, size_t len, npu_ir_graph **out)
 	c.g->opset = (int)opset_of(m, "");
 	free(c.g->producer);
 	c.g->producer = strdup(str0(m->producer_name));
+	c.ext.model_dir = model_dir;
+	c.ext.g = c.g;
 	st = c.g->producer ? load_graph(&c) : npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	npu_onnx_ext_done(&c.ext);
 	free(c.node_of_output);
 	if (st)
 		npu_ir_graph_free(c.g);
@@ -1044,7 +1070,7 @@ npu_status npu_onnx_parse_tensor(const void *buf, size_t len, npu_ir_tensor **ou
 	st = new_const(out, str0(tp->name));
 	snprintf(what, sizeof(what), "tensor '%s'", str0(tp->name));
 	if (!st)
-		st = load_tensor(*out, tp, what);
+		st = load_tensor(*out, tp, what, NULL, true);
 	if (st) {
 		npu_ir_tensor_free(*out);
 		*out = NULL;
