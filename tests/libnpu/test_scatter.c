@@ -182,6 +182,45 @@ START_TEST(runtime_rows_in_place_asked)
 }
 END_TEST
 
+/*
+ * Data read again after the node (o + data): the output cannot be data's
+ * bytes, so data is copied first (Neg, copy, rows, Add) and the Add sees
+ * data unchanged.
+ */
+START_TEST(data_read_later_is_copied)
+{
+	enum { S = 2 };
+	int32_t rows[S] = { 9, 4 };
+	int64_t r64[S] = { 9, 4 };
+	float *x = seq(A * D * C, -2.0f), *u = seq(A * S * C, 30.0f), y[A * D * C];
+	float want[A * D * C], xd[A * D * C];
+	npu_ir_graph *g = irb_graph(13);
+	int xt = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ A, D, C });
+	int ut = irb_tensor(g, "u", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ A, S, C });
+	int rt = irb_tensor(g, "rows", NPU_DTYPE_INT32, 1, (int64_t[]){ S });
+	int dt = irb_tensor(g, "data", NPU_DTYPE_FLOAT32, -1, NULL);
+	int ot = irb_tensor(g, "o", NPU_DTYPE_FLOAT32, -1, NULL);
+	int yt = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+	npu_ir_node *n;
+
+	irb_node(g, "Neg", &xt, 1, &dt, 1);
+	n = irb_node(g, NPU_OP_SCATTER_ROWS, (int[]){ dt, rt, ut }, 3, &ot, 1);
+	ck_assert_int_eq(npu_ir_set_attr_int(n, "axis", 1), NPU_OK);
+	irb_node(g, "Add", (int[]){ ot, dt }, 2, &yt, 1);
+	irb_io(g, (int[]){ xt, ut, rt }, 3, &yt, 1);
+	ck_assert_int_eq(run(g, 4, 3, (void *[]){ x, u, rows }, y), NPU_OK);
+	for (int i = 0; i < A * D * C; i++)
+		xd[i] = -x[i];
+	ref(xd, r64, S, u, want);
+	for (int i = 0; i < A * D * C; i++)
+		ck_assert_msg(y[i] == want[i] + xd[i], "element %d: %g, expected %g", i, y[i],
+			      want[i] + xd[i]);
+	npu_ir_graph_free(g);
+	free(x);
+	free(u);
+}
+END_TEST
+
 /* Run-time rows need ISA 1.3; constant ones do not. */
 START_TEST(runtime_rows_need_isa_1_3)
 {
@@ -341,6 +380,7 @@ static Suite *scatter_suite(void)
 	tcase_add_test(tc, runtime_rows_in_place);
 	tcase_add_test(tc, runtime_rows_copied);
 	tcase_add_test(tc, runtime_rows_in_place_asked);
+	tcase_add_test(tc, data_read_later_is_copied);
 	tcase_add_test(tc, runtime_rows_need_isa_1_3);
 	tcase_add_test(tc, runtime_row_out_of_range);
 	tcase_add_test(tc, const_row_out_of_range);
