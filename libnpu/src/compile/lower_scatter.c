@@ -201,6 +201,10 @@ static npu_status runtime_rows(struct npu_cc *cc, const npu_ir_node *n, int64_t 
 		return npu_fail(NPU_ERR_UNSUPPORTED,
 				"npu.ScatterRows (node %s): %lld computed rows do not fit one tile's %u HBSM bytes; write fewer rows per node",
 				lbl, (long long)S, cc->hbsm);
+	if (chunk < 1)
+		return npu_fail(NPU_ERR_UNSUPPORTED,
+				"npu.ScatterRows (node %s): rows of %lld bytes (a GSDU descriptor moves at most 64 MiB)",
+				lbl, (long long)rb);
 	if ((st = npu_cc_loc(cc, n->inputs[1], &lr)))
 		return st;
 	per = (outer + cc->spread - 1) / cc->spread;
