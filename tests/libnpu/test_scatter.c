@@ -369,6 +369,34 @@ START_TEST(scatter_nd_rows)
 }
 END_TEST
 
+/* uint8 data, the last axis (rows of one byte), run-time rows: bytes exact. */
+START_TEST(byte_rows_last_axis)
+{
+	enum { R = 6, W = 9, S = 4 };
+	int32_t rows[S] = { 8, 0, 3, 8 };
+	uint8_t x[R * W], u[R * S], y[R * W], want[R * W];
+	npu_ir_graph *g = irb_graph(13);
+	int xt = irb_tensor(g, "x", NPU_DTYPE_UINT8, 2, (int64_t[]){ R, W });
+	int ut = irb_tensor(g, "u", NPU_DTYPE_UINT8, 2, (int64_t[]){ R, S });
+	int rt = irb_tensor(g, "rows", NPU_DTYPE_INT32, 1, (int64_t[]){ S });
+	int yt = irb_tensor(g, "y", NPU_DTYPE_UINT8, -1, NULL);
+	npu_ir_node *n = irb_node(g, NPU_OP_SCATTER_ROWS, (int[]){ xt, rt, ut }, 3, &yt, 1);
+
+	ck_assert_int_eq(npu_ir_set_attr_int(n, "axis", -1), NPU_OK);
+	irb_io(g, (int[]){ xt, ut, rt }, 3, &yt, 1);
+	for (int i = 0; i < R * W; i++)
+		x[i] = want[i] = (uint8_t)(i * 3 + 1);
+	for (int i = 0; i < R * S; i++)
+		u[i] = (uint8_t)(200 + i);
+	for (int o = 0; o < R; o++)
+		for (int i = 0; i < S; i++)
+			want[o * W + rows[i]] = u[o * S + i];
+	ck_assert_int_eq(run(g, -1, 3, (void *[]){ x, u, rows }, (float *)y), NPU_OK);
+	ck_assert(memcmp(y, want, sizeof(want)) == 0);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 static Suite *scatter_suite(void)
 {
 	Suite *s = suite_create("npu_scatter");
@@ -386,6 +414,7 @@ static Suite *scatter_suite(void)
 	tcase_add_test(tc, const_row_out_of_range);
 	tcase_add_test(tc, shape_errors);
 	tcase_add_test(tc, scatter_nd_rows);
+	tcase_add_test(tc, byte_rows_last_axis);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;
