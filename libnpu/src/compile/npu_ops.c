@@ -352,7 +352,7 @@ static const struct npu_op ops[] = {
 	{ "ScatterElements", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_scatter,
 	  .rewrites = { npu_rewrite_scatter } },
 	{ "ScatterND", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_scatter,
-	  .rewrites = { npu_rewrite_scatter } },
+	  .rewrites = { npu_rewrite_scatter, npu_rewrite_scatter_nd_rows } },
 	{ "Selu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_SELU) },
 	{ "Shape", 1, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_shape,
 	  .ir.eval = npu_ir_eval_shape, .ir.eval_flags = NPU_IR_EVAL_SHAPES },
@@ -410,6 +410,12 @@ static const struct npu_op ops[] = {
 	  .rewrites = { npu_rewrite_where } },
 	{ "Xor", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_logical, .ir.eval = npu_ir_eval_xor,
 	  CVU_BINARY(NPU_FN_XOR) },
+	/*
+	 * libnpu's own operators (lower case, after every ONNX name): made by
+	 * rewrites, never folded.  NPU_OP_SCATTER_ROWS (npu_lower.h).
+	 */
+	{ "npu.ScatterRows", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_scatter_rows,
+	  .lower = npu_lower_scatter_rows },
 };
 
 #undef CVU_UNARY
