@@ -11,7 +11,10 @@
 // It checks itself: the cache shapes grow by one position per step, logits
 // are finite, and for the first 8 steps the ids and logits equal those of
 // re-running the whole sequence without past (full recompute, the last row),
-// which proves the exported cache semantics right.  The external-data copy
+// which proves the exported cache semantics right.  Both prompts as a batch
+// of two, the short one left-padded (mask 0, as Hugging Face pads for
+// generation), give each prompt's own ids and logits for 8 steps, with no
+// NaN from the padded queries' fully masked rows.  The external-data copy
 // of a model (*_ext_*) must give the same ids and logits bit for bit as the
 // model it copies.
 //
@@ -101,6 +104,58 @@ async function generate(sess, tag, prompt, heads) {
   return { ids, rows };
 }
 
+const sessions = {};
+async function batchCheck(f, single) {
+  const sess = sessions[f], heads = KV_HEADS[f.replace(/_past_.*$/, '_past')];
+  const b = PROMPTS.length, width = Math.max(...PROMPTS.map((p) => p.length));
+  const ids = [], mask = [], pos = [];
+  for (const p of PROMPTS) {
+    const pad = width - p.length;
+    ids.push(...new Array(pad).fill(0), ...p);
+    mask.push(...new Array(pad).fill(0), ...new Array(p.length).fill(1));
+    pos.push(...new Array(pad).fill(0), ...range(0, p.length));
+  }
+  const steps = RECOMPUTE;
+  let kv = null, past = 0, len = width, d = 0, idBad = '', nan = '';
+  let bfeeds = { input_ids: i64(ids, [b, width]), attention_mask: i64(mask, [b, width]),
+                 position_ids: i64(pos, [b, width]) };
+  for (let step = 0; step < steps; step++) {
+    for (const name of sess.inputNames.filter((n) => n.startsWith('past_key_values.')))
+      bfeeds[name] = kv ? kv[name] : new ort.Tensor('float32', new Float32Array(0), [b, heads, 0, HEAD_DIM]);
+    const out = await sess.run(bfeeds);
+    const [, s, v] = out.logits.dims;
+    const i = out.logits.data.findIndex((x) => !Number.isFinite(x));
+    if (i >= 0 && !nan) nan = 'step ' + step + ': logits[' + i + '] is ' + out.logits.data[i];
+    const next = [];
+    for (let e = 0; e < b; e++) {
+      const row = out.logits.data.slice((e * s + s - 1) * v, (e * s + s) * v);
+      d = Math.max(d, maxDiff(row, single[e].rows[step]));
+      next.push(argmax(row));
+      if (!idBad && next[e] !== single[e].ids[step])
+        idBad = 'step ' + step + ' element ' + e + ': ' + next[e] + ', alone ' + single[e].ids[step];
+    }
+    kv = {};
+    for (const name of sess.outputNames.filter((n) => n.startsWith('present.')))
+      kv[name.replace('present.', 'past_key_values.')] = out[name];
+    past += s;
+    len = past + 1;
+    // The masks grow by a kept column; positions continue each element's
+    // count of kept tokens.
+    const m2 = [];
+    for (let e = 0; e < b; e++) {
+      const pad = width - PROMPTS[e].length;
+      m2.push(...new Array(pad).fill(0), ...new Array(len - pad).fill(1));
+    }
+    bfeeds = { input_ids: i64(next, [b, 1]), attention_mask: i64(m2, [b, len]),
+               position_ids: i64(PROMPTS.map((p) => p.length + step), [b, 1]) };
+  }
+  const tag = f + ' batch of both prompts, left-padded';
+  check(!nan, tag + ': logits finite (fully masked rows give no NaN)', nan);
+  check(!idBad, tag + ': first ' + steps + ' ids those of each prompt alone', idBad);
+  check(d <= TOL, tag + ': logits within ' + TOL + ' of each prompt alone (' + d.toExponential(2) + ')',
+        'max difference ' + d);
+}
+
 function save(outdir, name, prompt, gen, vocab, model) {
   // Each step's top logit minus the runner-up: a device whose logits are
   // off by more than that at a step may rightly pick another id there.
@@ -134,6 +189,7 @@ function save(outdir, name, prompt, gen, vocab, model) {
     }
     if (!heads) continue;
     results[f] = [];
+    sessions[f] = sess;
     for (const prompt of PROMPTS) {
       const tag = f + ' prompt of ' + prompt.length;
       let gen;
@@ -163,6 +219,18 @@ function save(outdir, name, prompt, gen, vocab, model) {
       if (outdir)
         save(outdir, f.replace(/\.onnx$/, '') + '_p' + prompt.length, prompt, gen,
              gen.rows[0].length, f);
+    }
+  }
+  // A batch of both prompts, the short one left-padded as Hugging Face pads
+  // for generation (mask 0, position_ids counting kept tokens only): the
+  // padded queries see no key at all (rows of float32 min, which must give
+  // no NaN), and each element's ids and logits are those of its own run.
+  for (const f of Object.keys(results)) {
+    const tag = f + ' batch of both prompts, left-padded';
+    try {
+      await batchCheck(f, results[f]);
+    } catch (e) {
+      check(false, tag, e.message);
     }
   }
   // An external-data copy gives what the model it copies gives, bit for bit.
