@@ -272,7 +272,7 @@ static npu_status add_segment(struct npu_cmodel *cm, uint32_t kind, uint32_t *id
  */
 static npu_status place_state(struct npu_cc *cc, const struct npu_compile_target *tgt)
 {
-	uint32_t seg;
+	uint32_t seg = 0;
 	npu_status st;
 
 	if (!tgt->n_state)

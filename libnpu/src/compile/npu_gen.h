@@ -22,6 +22,7 @@ struct npu_kv_cache {
 	unsigned n_state;
 	uint64_t bytes;			/* the NPU_SEG_STATE segment */
 	int *past;			/* the past_key_values.* inputs, 2 per layer */
+	int n_past;
 };
 
 /*
