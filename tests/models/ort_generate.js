@@ -23,7 +23,9 @@
 // top logit minus the next), "steps", "vocab"} and
 // NAME.logits.f32: each step's last logits row, float32 little endian, step
 // after step (steps x vocab), as the reference for libnpu's generation.
-// Usage: node ort_generate.js MODELDIR [OUTDIR]
+// Usage: node ort_generate.js MODELDIR|MODEL.onnx [OUTDIR]
+// (a folder: its *_past_*.onnx files; the cache's heads and head dim are
+// read from the model's past_key_values.0.key).
 // Prints "N passed, N failed".
 const path = require('path');
 const fs = require('fs');
@@ -33,9 +35,6 @@ const ort = require(path.join(cache, 'ort', 'node_modules', 'onnxruntime-node'))
 const STEPS = 32;        // tokens generated per prompt
 const RECOMPUTE = 8;     // steps checked against a full recompute
 const TOL = 1e-4;
-const HEAD_DIM = 16;
-// KV heads per model (the cache's axis 1): GPT-2 multi-head, LLaMA grouped.
-const KV_HEADS = { gpt2_past: 4, llama_past: 2 };
 const PROMPTS = [
   Array.from({ length: 11 }, (_, i) => i + 1),
   [200, 17, 42, 99, 3],
@@ -67,6 +66,16 @@ function maxDiff(a, b) {
   return m;
 }
 
+// The cache's KV heads and head dim, from the first past input's
+// [batch, heads, past_sequence, head_dim]; null if it has none.
+function cacheDims(sess) {
+  const m = (sess.inputMetadata || []).find((x) => x.name === 'past_key_values.0.key');
+  if (!m || m.shape.length !== 4 || typeof m.shape[1] !== 'number' ||
+      typeof m.shape[3] !== 'number')
+    return null;
+  return { heads: m.shape[1], dim: m.shape[3] };
+}
+
 // Feeds for @ids after a cache of @past positions (@kv: the past tensors by
 // input name, or null for an empty past of @heads heads).
 function feeds(sess, ids, past, kv, heads) {
@@ -76,7 +85,7 @@ function feeds(sess, ids, past, kv, heads) {
     position_ids: i64(range(past, past + ids.length), [1, ids.length]),
   };
   for (const name of sess.inputNames.filter((n) => n.startsWith('past_key_values.')))
-    f[name] = kv ? kv[name] : new ort.Tensor('float32', new Float32Array(0), [1, heads, 0, HEAD_DIM]);
+    f[name] = kv ? kv[name] : new ort.Tensor('float32', new Float32Array(0), [1, heads, 0, sess.headDim]);
   return f;
 }
 
@@ -92,7 +101,7 @@ async function generate(sess, tag, prompt, heads) {
     past += input.length;
     kv = {};
     for (const name of sess.outputNames.filter((n) => n.startsWith('present.'))) {
-      const t = out[name], want = [1, heads, past, HEAD_DIM].join('x');
+      const t = out[name], want = [1, heads, past, sess.headDim].join('x');
       if (t.dims.join('x') !== want)
         throw new Error('step ' + step + ': ' + name + ' is ' + t.dims.join('x') + ', not ' + want);
       kv[name.replace('present.', 'past_key_values.')] = t;
@@ -106,7 +115,7 @@ async function generate(sess, tag, prompt, heads) {
 
 const sessions = {};
 async function batchCheck(f, single) {
-  const sess = sessions[f], heads = KV_HEADS[f.replace(/_past_.*$/, '_past')];
+  const sess = sessions[f], heads = sess.kvHeads;
   const b = PROMPTS.length, width = Math.max(...PROMPTS.map((p) => p.length));
   const ids = [], mask = [], pos = [];
   for (const p of PROMPTS) {
@@ -121,7 +130,7 @@ async function batchCheck(f, single) {
                  position_ids: i64(pos, [b, width]) };
   for (let step = 0; step < steps; step++) {
     for (const name of sess.inputNames.filter((n) => n.startsWith('past_key_values.')))
-      bfeeds[name] = kv ? kv[name] : new ort.Tensor('float32', new Float32Array(0), [b, heads, 0, HEAD_DIM]);
+      bfeeds[name] = kv ? kv[name] : new ort.Tensor('float32', new Float32Array(0), [b, heads, 0, sess.headDim]);
     const out = await sess.run(bfeeds);
     const [, s, v] = out.logits.dims;
     const i = out.logits.data.findIndex((x) => !Number.isFinite(x));
@@ -171,23 +180,32 @@ function save(outdir, name, prompt, gen, vocab, model) {
 }
 
 (async () => {
-  const dir = process.argv[2], outdir = process.argv[3];
-  const files = fs.readdirSync(dir).filter((f) => /_past_.*\.onnx$/.test(f)).sort();
-  if (!files.length) throw new Error('no *_past_*.onnx files in ' + dir);
+  const arg = process.argv[2], outdir = process.argv[3];
+  let dir = arg, files;
+  if (arg.endsWith('.onnx')) {
+    dir = path.dirname(arg);
+    files = [path.basename(arg)];
+  } else {
+    files = fs.readdirSync(dir).filter((f) => /_past_.*\.onnx$/.test(f)).sort();
+    if (!files.length) throw new Error('no *_past_*.onnx files in ' + dir);
+  }
   if (outdir) fs.mkdirSync(outdir, { recursive: true });
   const results = {};     // file -> prompt index -> { ids, rows }
   for (const f of files) {
-    const model = f.replace(/_past_.*$/, '_past'), heads = KV_HEADS[model];
-    let sess;
+    let sess, dims;
     try {
       sess = await ort.InferenceSession.create(path.join(dir, f),
         { intraOpNumThreads: 1, logSeverityLevel: 3 });
-      check(!!heads, f + ': loads', 'not a model gen.py makes');
+      dims = cacheDims(sess);
+      check(!!dims, f + ': loads, a decoder with past', 'no past_key_values.0.key [batch, heads, past, dim]');
     } catch (e) {
       check(false, f + ': loads', e.message);
       continue;
     }
-    if (!heads) continue;
+    if (!dims) continue;
+    const heads = dims.heads;
+    sess.kvHeads = heads;
+    sess.headDim = dims.dim;
     results[f] = [];
     sessions[f] = sess;
     for (const prompt of PROMPTS) {
