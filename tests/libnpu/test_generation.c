@@ -221,8 +221,12 @@ static void check_key0(npu_context *ctx, int kvh, unsigned maxc, const float *ke
 		}
 }
 
-/* Prompt then STEPS decode steps of model @file, against the reference. */
-static void generate(const char *file, int kvh, unsigned maxc)
+/*
+ * Prompt then STEPS decode steps of model @file, against the reference;
+ * @from_end: the decode steps fill the cache from its last row down (the
+ * attention does not care where a token's row is).
+ */
+static void generate(const char *file, int kvh, unsigned maxc, bool from_end)
 {
 	size_t n;
 	void *d = npu_test_slurp(file, &n);
@@ -281,14 +285,15 @@ static void generate(const char *file, int kvh, unsigned maxc)
 	for (int s = 0; s < STEPS; s++) {
 		int p = PROMPT + s;
 		int64_t pid = p, amax;
-		int32_t row = p;
+		int32_t row = from_end ? (int32_t)maxc - 1 - s : p;
 		struct named in[] = { { "input_ids", &ids[p] }, { "position_ids", &pid },
 				      { "attention_mask", mask }, { NPU_GEN_KV_ROWS, &row } };
 		struct named out[] = { { "logits", logits }, { NPU_GEN_ARGMAX, &amax } };
 		double c;
 
-		for (int i = 0; i <= p; i++)
+		for (int i = 0; i < PROMPT; i++)
 			mask[i] = 1;
+		mask[row] = 1;
 		ck_assert_msg(run(xd, cd, in, 4, out, 2) == NPU_OK, "%s", npu_last_error());
 		c = cosine(logits, ref + (size_t)p * VOCAB, VOCAB, &maxd);
 		worst = c < worst ? c : worst;
@@ -296,9 +301,9 @@ static void generate(const char *file, int kvh, unsigned maxc)
 			      maxd);
 		ck_assert_int_eq(amax, argmax(logits, VOCAB));
 	}
-	check_key0(xd, kvh, maxc, key0, TOTAL);
-	printf("%s: prefill + %d decode steps at max_context %u: worst logits cosine %.6f\n",
-	       file, STEPS, maxc, worst);
+	check_key0(xd, kvh, maxc, key0, from_end ? PROMPT : TOTAL);
+	printf("%s: prefill + %d decode steps at max_context %u%s: worst logits cosine %.6f\n",
+	       file, STEPS, maxc, from_end ? " (decode rows from the end)" : "", worst);
 
 	/* A row past the cache: the run fails and writes nothing. */
 	{
@@ -332,13 +337,19 @@ static void generate(const char *file, int kvh, unsigned maxc)
 
 START_TEST(gpt2_prefill_decode)
 {
-	generate(DIR "gpt2_past_op17.onnx", 4, 32);
+	generate(DIR "gpt2_past_op17.onnx", 4, 32, false);
 }
 END_TEST
 
 START_TEST(llama_prefill_decode)
 {
-	generate(DIR "llama_past_op17.onnx", 2, 32);
+	generate(DIR "llama_past_op17.onnx", 2, 32, false);
+}
+END_TEST
+
+START_TEST(llama_decode_rows_from_end)
+{
+	generate(DIR "llama_past_op17.onnx", 2, 48, true);
 }
 END_TEST
 
@@ -504,6 +515,7 @@ static Suite *generation_suite(void)
 
 	tcase_add_test(tc, gpt2_prefill_decode);
 	tcase_add_test(tc, llama_prefill_decode);
+	tcase_add_test(tc, llama_decode_rows_from_end);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, decode_cost_128);
 	tcase_set_timeout(tc, 600);
