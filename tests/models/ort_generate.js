@@ -6,7 +6,7 @@
 // the one token chosen last (ArgMax of the last logits row, the first index
 // on a tie), attention_mask all ones of length past + 1, position_ids = past
 // length, and the previous step's present.N.key/value as
-// past_key_values.N.key/value.  32 tokens for each of three fixed prompts.
+// past_key_values.N.key/value.  32 tokens for each of four fixed prompts.
 //
 // It checks itself: the cache shapes grow by one position per step, logits
 // are finite, and for the first 8 steps the ids and logits equal those of
@@ -38,14 +38,15 @@ const STEPS = 32;        // tokens generated per prompt
 const RECOMPUTE = 8;     // steps checked against a full recompute
 const TOL = 1e-4;
 // The models are trained (gen.py) on a language where each token is a
-// seeded permutation of the token two back; the prompts are sentences of
-// it (from 7 100, 200 17 and 42 3).  A prompt outside the language
-// (200 17 42 99 3, the only 5-token prompt before the training) gives
-// LLaMA margins of 5 but GPT-2 one of 0.05 at step 1, so it is not used.
+// seeded permutation of the token two back; the first three prompts are
+// sentences of it (from 7 100, 200 17 and 42 3), the last is not (the
+// models were never shown such a sequence, and are still sure of each
+// step).  Distinct lengths: they name the reference files.
 const PROMPTS = [
   [7, 100, 112, 173, 203, 248, 188, 68, 164, 185, 167],
   [200, 17, 216, 207, 250],
   [42, 3, 208, 160, 30, 138, 38],
+  [200, 17, 42, 99, 3, 1, 2, 3, 4],
 ];
 // Every step's top logit must lead the runner-up by this much, far above
 // a bf16 device's logit error (about 0.03 to 0.09 on these models), so
