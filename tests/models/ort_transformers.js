@@ -126,7 +126,8 @@ function save(dir, name, t) {
 
 (async () => {
   const dir = process.argv[2], outdir = process.argv[3];
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.onnx')).sort();
+  // The decoders with past (*_past_*) are ort_generate.js's.
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.onnx') && !/_past_/.test(f)).sort();
   if (!files.length) throw new Error('no .onnx files in ' + dir);
   for (const f of files) {
     const name = f.replace(/_op\d+\.onnx$/, ''), m = MODELS[name];

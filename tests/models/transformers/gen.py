@@ -14,6 +14,7 @@ import io
 import math
 import os
 import sys
+import tempfile
 
 import onnx
 import torch
@@ -267,6 +268,105 @@ class LlamaTiny(nn.Module):
         return self.lm_head(self.norm(x))
 
 
+# --- Decoders with past (issue 16): the KV cache as inputs and outputs -------
+#
+# As optimum's "decoder with past" exports: input_ids [batch, sequence],
+# attention_mask [batch, past_sequence + sequence], position_ids [batch,
+# sequence] and past_key_values.N.key/value [batch, kv_heads,
+# past_sequence, head_dim] in; logits and present.N.key/value = Concat(past,
+# new) on axis 2 out.  Same modules and parameter order as the models
+# above, so under the same seed the weights are the same.
+
+def padding_mask(attention_mask):
+    """[B, T] int64 (1 keep, 0 pad) -> [B, 1, 1, T] bool, True where padded."""
+    return attention_mask[:, None, None, :] == 0
+
+
+class Gpt2PastLayer(Gpt2Layer):
+    def forward(self, x, causal, pad, past_k, past_v):
+        q, k, v = self.attn(self.ln1(x)).split(HIDDEN, dim=2)
+        q, k, v = (split_heads(t, HEADS) for t in (q, k, v))
+        k = torch.cat((past_k, k), dim=2)
+        v = torch.cat((past_v, v), dim=2)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(HIDDEN // HEADS)
+        # Hugging Face's GPT-2: the causal table selects between the score
+        # and the mask value; the padding mask is added.  Added before the
+        # Where (not after, as Hugging Face does) so that a padded and
+        # causally hidden score is min, not min + min = -inf: a fully
+        # masked row stays finite (uniform), never NaN.
+        scores = torch.where(causal, scores + pad,
+                             torch.full([], torch.finfo(torch.float32).min))
+        a = torch.matmul(F.softmax(scores, dim=-1), v)
+        x = x + self.proj(merge_heads(a))
+        return x + self.down(gelu_tanh(self.up(self.ln2(x)))), k, v
+
+
+class Gpt2Past(Gpt2Tiny):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Gpt2PastLayer() for _ in range(2)])
+
+    def forward(self, input_ids, attention_mask, position_ids, *past):
+        s = input_ids.size(1)
+        t = attention_mask.size(1)
+        x = self.wte(input_ids) + self.wpe(position_ids)
+        # Query i is at absolute position t - s + i: the rows t - s .. t - 1
+        # of the table, its first t columns.
+        causal = self.bias[:, :, t - s:t, :t].to(torch.bool)
+        pad = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * \
+            torch.finfo(torch.float32).min
+        present = []
+        for n, layer in enumerate(self.layers):
+            x, k, v = layer(x, causal, pad, past[2 * n], past[2 * n + 1])
+            present += [k, v]
+        return (F.linear(self.ln_f(x), self.wte.weight), *present)
+
+
+class LlamaPastLayer(LlamaLayer):
+    def forward(self, x, cos, sin, mask, past_k, past_v):
+        h = self.norm1(x)
+        q = split_heads(self.q(h), HEADS)
+        k = split_heads(self.k(h), self.KV_HEADS)
+        v = split_heads(self.v(h), self.KV_HEADS)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        # The cache holds the KV heads after rotary, before repeat_kv.
+        k = torch.cat((past_k, k), dim=2)
+        v = torch.cat((past_v, v), dim=2)
+        n_rep = HEADS // self.KV_HEADS
+        a = attention(q, repeat_kv(k, n_rep), repeat_kv(v, n_rep), mask)
+        x = x + self.o(merge_heads(a))
+        h = self.norm2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h)), k, v
+
+
+class LlamaPast(LlamaTiny):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([LlamaPastLayer() for _ in range(2)])
+
+    def forward(self, input_ids, attention_mask, position_ids, *past):
+        s = input_ids.size(1)
+        t = attention_mask.size(1)
+        # Rotary tables gathered by position: [B, 1, S, D].
+        cos = self.cos_cached[position_ids].unsqueeze(1)
+        sin = self.sin_cached[position_ids].unsqueeze(1)
+        # Hugging Face's 4-D mask: causal relative to the past length
+        # (query i at t - s + i sees keys j <= t - s + i), then the padded
+        # keys filled with min (filled, not added: no -inf, no NaN).
+        i = torch.arange(s)[:, None] + (t - s)
+        j = torch.arange(t)[None, :]
+        mask = torch.zeros(s, t).masked_fill(j > i, torch.finfo(torch.float32).min)
+        mask = mask[None, None, :, :].masked_fill(padding_mask(attention_mask),
+                                                  torch.finfo(torch.float32).min)
+        x = self.embed(input_ids)
+        present = []
+        for n, layer in enumerate(self.layers):
+            x, k, v = layer(x, cos, sin, mask, past[2 * n], past[2 * n + 1])
+            present += [k, v]
+        return (self.lm_head(self.norm(x)), *present)
+
+
 # --- ViT: patch-embedding Conv, class token, pre-LN encoder, head ------------
 
 class VitLayer(nn.Module):
@@ -306,6 +406,35 @@ class VitTiny(nn.Module):
 
 
 BS = {0: "batch", 1: "sequence"}
+TOTAL = "past_sequence + sequence"
+PAST_LAYERS = 2
+
+
+def past_io(kv_heads):
+    """Example inputs, names and dynamic axes of a decoder with past:
+    batch 2, sequence 3 after a past of 5 (none of the sizes equal, so the
+    tracer keeps every axis apart)."""
+    b, s, p, d = 2, 3, 5, HIDDEN // HEADS
+
+    def example():
+        ids = torch.randint(0, VOCAB, (b, s))
+        mask = torch.ones(b, p + s, dtype=torch.long)
+        pos = torch.arange(p, p + s).unsqueeze(0).expand(b, s)
+        past = [torch.randn(b, kv_heads, p, d) for _ in range(2 * PAST_LAYERS)]
+        return (ids, mask, pos, *past)
+    kv = ["%s.%d.%s" % (io, n, t) for io in ("past_key_values", "present")
+          for n in range(PAST_LAYERS) for t in ("key", "value")]
+    inames = ["input_ids", "attention_mask", "position_ids"] + kv[:2 * PAST_LAYERS]
+    onames = ["logits"] + kv[2 * PAST_LAYERS:]
+    axes = {"input_ids": BS, "attention_mask": {0: "batch", 1: TOTAL},
+            "position_ids": BS, "logits": BS}
+    for name in kv[:2 * PAST_LAYERS]:
+        axes[name] = {0: "batch", 2: "past_sequence"}
+    for name in kv[2 * PAST_LAYERS:]:
+        axes[name] = {0: "batch", 2: TOTAL}
+    return example, inames, onames, axes
+
+
 MODELS = {
     # name: (class, example inputs, input names, output names, dynamic axes)
     "bert_tiny": (BertTiny,
@@ -322,6 +451,8 @@ MODELS = {
     "vit_tiny": (VitTiny, lambda: (torch.randn(2, 3, 32, 32),),
                  ["pixel_values"], ["logits"],
                  {"pixel_values": {0: "batch"}, "logits": {0: "batch"}}),
+    "gpt2_past": (Gpt2Past, *past_io(HEADS)),
+    "llama_past": (LlamaPast, *past_io(LlamaLayer.KV_HEADS)),
 }
 
 
@@ -342,6 +473,41 @@ def export(name, opset):
     return buf.getvalue(), proto
 
 
+# The decoders with past at opset 17 only; at 14 they would differ only in
+# GPT-2's LayerNorm, which the tiny models cover.
+PAST_OPSETS = (17,)
+# One model again with every initializer in an external data side file
+# (issue 16's external data support): (model, opset, file name, side file).
+EXTERNAL = ("llama_past", 17, "llama_past_ext_op17.onnx", "llama_past_ext.onnx.data")
+
+
+def write(path, data):
+    with open(path + ".tmp", "wb") as f:
+        f.write(data)
+    os.replace(path + ".tmp", path)
+
+
+def report(path, size, proto):
+    ops = sorted({n.op_type for n in proto.graph.node})
+    print("%-26s %7d bytes, %3d nodes: %s" %
+          (os.path.basename(path), size, len(proto.graph.node), " ".join(ops)))
+
+
+def write_external(out, proto, name, side):
+    """@proto saved as @name with its initializers in @side (all of them:
+    size_threshold 0), through a scratch folder: onnx appends to a side
+    file that exists, so each run starts from none."""
+    with tempfile.TemporaryDirectory(dir=out) as tmp:
+        onnx.save(proto, os.path.join(tmp, name), save_as_external_data=True,
+                  all_tensors_to_one_file=True, location=side, size_threshold=0)
+        onnx.checker.check_model(os.path.join(tmp, name))
+        for f in (name, side):
+            os.replace(os.path.join(tmp, f), os.path.join(out, f))
+    print("%-26s %7d bytes + %s %d bytes" %
+          (name, os.path.getsize(os.path.join(out, name)), side,
+           os.path.getsize(os.path.join(out, side))))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: gen.py OUTDIR")
@@ -350,15 +516,13 @@ def main():
     torch.set_num_threads(1)
     print("torch %s, onnx %s" % (torch.__version__, onnx.__version__))
     for name in MODELS:
-        for opset in OPSETS:
+        for opset in PAST_OPSETS if name.endswith("_past") else OPSETS:
             data, proto = export(name, opset)
             path = os.path.join(out, "%s_op%d.onnx" % (name, opset))
-            with open(path + ".tmp", "wb") as f:
-                f.write(data)
-            os.replace(path + ".tmp", path)
-            ops = sorted({n.op_type for n in proto.graph.node})
-            print("%-22s %7d bytes, %3d nodes: %s" %
-                  (os.path.basename(path), len(data), len(proto.graph.node), " ".join(ops)))
+            write(path, data)
+            report(path, len(data), proto)
+            if (name, opset) == EXTERNAL[:2]:
+                write_external(out, proto, *EXTERNAL[2:])
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
  * The committed transformer test models through libnpu's ONNX front end
  * (make check-models): each file parses, with the opset its name says and
  * the inputs and outputs gen.py exported (names, element types, ranks,
- * symbolic batch and sequence dims).  Compilation is not asserted: the
+ * symbolic batch and sequence dims; the decoders with past also their
+ * position_ids and KV cache inputs and outputs).  Compilation is not asserted: the
  * compiler does not take transformers yet (issue 15), so what
  * npu_model_load_file() says is printed as a "#" line, information only.
  *
@@ -25,12 +26,23 @@ struct io {
 	int64_t dims[4];
 };
 
+#define MAX_IN 7
+#define MAX_OUT 5
 struct expect {
 	const char *model;
-	struct io in[3], out[2];
+	struct io in[MAX_IN], out[MAX_OUT];
 };
 
 #define S64(n) { n, NPU_DTYPE_INT64, 2, { -1, -1 } }
+/* A KV cache tensor of a decoder with past: [batch, heads, symbolic, 16]. */
+#define KV(n, heads) { n, NPU_DTYPE_FLOAT32, 4, { -1, heads, -1, 16 } }
+#define PAST_IO(heads)                                                              \
+	{ S64("input_ids"), S64("attention_mask"), S64("position_ids"),                 \
+	  KV("past_key_values.0.key", heads), KV("past_key_values.0.value", heads),     \
+	  KV("past_key_values.1.key", heads), KV("past_key_values.1.value", heads) },   \
+	{ { "logits", NPU_DTYPE_FLOAT32, 3, { -1, -1, 256 } },                          \
+	  KV("present.0.key", heads), KV("present.0.value", heads),                     \
+	  KV("present.1.key", heads), KV("present.1.value", heads) }
 static const struct expect expects[] = {
 	{ "bert_tiny",
 	  { S64("input_ids"), S64("attention_mask"), S64("token_type_ids") },
@@ -43,6 +55,9 @@ static const struct expect expects[] = {
 	{ "vit_tiny",
 	  { { "pixel_values", NPU_DTYPE_FLOAT32, 4, { -1, 3, 32, 32 } } },
 	  { { "logits", NPU_DTYPE_FLOAT32, 2, { -1, 10 } } } },
+	/* Decoders with past (issue 16): GPT-2 4 KV heads, LLaMA 2. */
+	{ "gpt2_past", PAST_IO(4) },
+	{ "llama_past", PAST_IO(2) },
 };
 
 static int passed, failed;
@@ -131,9 +146,9 @@ static void test_model(const char *path)
 		check(0, what, msg);
 		return;
 	}
-	while (nin < 3 && e->in[nin].name)
+	while (nin < MAX_IN && e->in[nin].name)
 		nin++;
-	while (nout < 2 && e->out[nout].name)
+	while (nout < MAX_OUT && e->out[nout].name)
 		nout++;
 	snprintf(msg, sizeof(msg), "opset %d, %d inputs, %d outputs (want %d, %d, %d)", g->opset,
 		 g->n_inputs, g->n_outputs, opset, nin, nout);
