@@ -23,6 +23,7 @@
 
 #include "compile/npu_compile.h"
 #include "dev/npu_dev.h"
+#include "gen/npu_generator.h"
 #include "gen/npu_sample.h"
 #include "model/npu_model_priv.h"
 
@@ -30,6 +31,8 @@
 #define GEN_MAX_CONTEXT		65536
 #define GEN_MIN_BUCKET		16
 #define GEN_MAX_BUCKETS		16
+
+npu_gen_compile_fn *npu_gen_compile = npu_compile_generation;
 
 /* One compiled program of the session and the indices of its I/O. */
 struct gen_prog {
@@ -166,7 +169,7 @@ static npu_status make_prog(struct npu_generator *g, unsigned tokens, struct gen
 
 	memset(p, 0, sizeof(*p));
 	p->tokens = tokens ? tokens : 1;
-	st = npu_compile_generation(g->onnx, g->onnx_size, &g->tgt, &gp, &cm);
+	st = npu_gen_compile(g->onnx, g->onnx_size, &g->tgt, &gp, &cm);
 	if (st)
 		return st;
 	p->model = calloc(1, sizeof(*p->model));
@@ -517,8 +520,6 @@ npu_status npu_generator_feed(npu_generator *g, const int64_t *ids, size_t n)
 		return npu_fail(NPU_ERR_INVALID_ARG, "npu_generator_feed: NULL argument");
 	if (!n)
 		return npu_fail(NPU_ERR_INVALID_ARG, "npu_generator_feed: no tokens; give at least one");
-	if ((st = check_ids(g, ids, n)))
-		return st;
 	need = n + (g->pending ? 1 : 0);
 	if (!g->position && n > g->o.max_context)
 		return npu_fail(NPU_ERR_INVALID_ARG,
@@ -528,6 +529,8 @@ npu_status npu_generator_feed(npu_generator *g, const int64_t *ids, size_t n)
 		return npu_fail(NPU_ERR_CONTEXT_FULL,
 				"%zu tokens do not fit into the %u free rows of the KV cache (%u of %u used)",
 				need, g->o.max_context - g->position, g->position, g->o.max_context);
+	if ((st = check_ids(g, ids, n)))
+		return st;
 	if (!g->st.fed)
 		g->feed_start = now_us();
 	g->have_logits = 0;
