@@ -109,9 +109,12 @@ int nr_generate(const struct nr_options *o, npu_device *dev)
 	s = npu_generator_create(dev, o->model, &go, &gen);
 	r.create_ms = (nr_now() - t0) * 1e3;
 	if (s != NPU_OK) {
-		rc = nr_fail(NR_EXIT_RUNTIME, "%s%s", npu_last_error(),
-			     s == NPU_ERR_UNSUPPORTED ? "; --generate needs a decoder exported with "
-			     "past (past_key_values inputs, present outputs) the NPU supports" : "");
+		const char *msg = npu_last_error();
+		int hint = (s == NPU_ERR_UNSUPPORTED || s == NPU_ERR_FORMAT ||
+			    s == NPU_ERR_NOT_FOUND || s == NPU_ERR_SHAPE) && !strstr(msg, "past");
+
+		rc = nr_fail(NR_EXIT_RUNTIME, "%s%s", msg, hint ? "; --generate needs a decoder "
+			     "exported with past (past_key_values inputs, present outputs)" : "");
 		goto out;
 	}
 	if (npu_generator_feed(gen, r.prompt, r.n_prompt) != NPU_OK) {
