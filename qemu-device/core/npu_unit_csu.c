@@ -176,8 +176,14 @@ static bool gsdu_desc_ok(const struct gsdu_run *g,
 	} else if (d->dst_cluster_mask || d->dst_tpb_mask) {
 		return false;
 	}
-	/* The index table is __u32s; without INDEXED it must not be named. */
-	if (d->flags & NPU_GSDU_F_INDEXED) {
+	/*
+	 * The index table is __u32s; without an indexed side it must not be
+	 * named.  One table cannot index both sides (no meaning found for it
+	 * that a second table would not serve better): refused.
+	 */
+	if ((d->flags & NPU_GSDU_F_INDEXED) && (d->flags & NPU_GSDU_F_DST_INDEXED))
+		return false;
+	if (d->flags & (NPU_GSDU_F_INDEXED | NPU_GSDU_F_DST_INDEXED)) {
 		if (d->index_addr & 3)
 			return false;
 	} else if (d->index_addr || d->index_limit) {
@@ -293,10 +299,67 @@ static void gsdu_account(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 	}
 }
 
+/*
+ * Index @i of a descriptor's table (local HBSM), checked against the
+ * limit: NPU_TASK_INDEX_FAULT naming the index, the limit and the row.
+ */
+static int gsdu_index(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
+		      uint32_t i, uint32_t *idx)
+{
+	int st = npu_space_read(g->ctx, NPU_SPACE_HBSM, g->own_cl, g->own_tpb,
+				(uint64_t)d->index_addr + 4ull * i, idx,
+				sizeof(*idx));
+
+	if (st)
+		return st;
+	if (d->index_limit && *idx >= d->index_limit) {
+		g->ctx->fault_addr = *idx;
+		g->ctx->detail = d->index_limit;
+		g->ctx->detail2 = i;
+		return NPU_TASK_INDEX_FAULT;
+	}
+	return 0;
+}
+
+/*
+ * DST_INDEXED: every index is checked before the first row is written,
+ * so a bad one leaves the destination as it was.  The rows then read the
+ * table again as they go, checked again: a descriptor that writes its own
+ * table (local HBSM) sees what it wrote, and still never writes past the
+ * limit.
+ */
+static int gsdu_run_scatter(struct gsdu_run *g,
+			    const struct npu_hw_gsdu_desc *d)
+{
+	uint32_t idx;
+	int st;
+
+	for (uint32_t i = 0; i < d->rows; i++) {
+		st = gsdu_index(g, d, i, &idx);
+		if (st)
+			return st;
+	}
+	for (uint32_t i = 0; i < d->rows; i++) {
+		st = gsdu_index(g, d, i, &idx);
+		if (!st)
+			/* |idx * stride| < 2^63: no overflow */
+			st = gsdu_move(g, d,
+				       d->src + (uint64_t)((int64_t)i * d->src_stride),
+				       d->dst + (uint64_t)((int64_t)idx * d->dst_stride),
+				       d->row_bytes);
+		if (st)
+			return st;
+	}
+	return 0;
+}
+
 static int gsdu_run_desc(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d)
 {
 	uint64_t row = d->row_bytes;
 	int st;
+
+	if (d->flags & NPU_GSDU_F_DST_INDEXED)
+		return gsdu_run_scatter(g, d);
 
 	/* Densely packed rows on both sides move as one block. */
 	if (!(d->flags & NPU_GSDU_F_INDEXED) &&
@@ -311,18 +374,9 @@ static int gsdu_run_desc(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d)
 			uint32_t idx;
 
 			/* Read as used: an earlier row may have rewritten it. */
-			st = npu_space_read(g->ctx, NPU_SPACE_HBSM, g->own_cl,
-					    g->own_tpb,
-					    (uint64_t)d->index_addr + 4ull * i,
-					    &idx, sizeof(idx));
+			st = gsdu_index(g, d, i, &idx);
 			if (st)
 				return st;
-			if (d->index_limit && idx >= d->index_limit) {
-				g->ctx->fault_addr = idx;
-				g->ctx->detail = d->index_limit;
-				g->ctx->detail2 = i;
-				return NPU_TASK_INDEX_FAULT;
-			}
 			/* |idx * stride| < 2^63: no overflow */
 			soff = (int64_t)idx * d->src_stride;
 		} else {

@@ -391,6 +391,144 @@ START_TEST(test_gsdu_index_limit)
 }
 END_TEST
 
+/* One GSDU task of the descriptor @g placed at HBSM 0x700. */
+static struct npu_hw_completion run_desc(const struct npu_hw_gsdu_desc *g)
+{
+	struct npu_tprog p;
+	struct npu_hw_insn *in;
+
+	memcpy(hb + 0x700, g, sizeof(*g));
+	in = one(&p, NPU_UNIT_CSU, NPU_CSU_GSDU);
+	in->params.csu.chain_space = NPU_SPACE_HBSM;
+	in->params.csu.chain_addr = 0x700;
+	return run(&p);
+}
+
+/*
+ * 1.3 DST_INDEXED: source row i goes to destination row index[i], rows in
+ * order (of two equal indices the later row stays), at the cost of the
+ * source-indexed form.
+ */
+START_TEST(test_gsdu_dst_indexed_scatter)
+{
+	enum { ROWS = 5, RB = 12, STRIDE = 16, DROWS = 10 };
+	const uint32_t idx[ROWS] = { 7, 0, 3, 7, 9 };	/* 7 twice: row 3 stays */
+	uint8_t want[DROWS * STRIDE];
+	struct npu_hw_completion c;
+	struct npu_hw_gsdu_desc g;
+	uint64_t cycles;
+
+	for (int i = 0; i < ROWS * RB; i++)
+		hb[0x1000 + i] = (uint8_t)(i * 7 + 3);
+	for (int i = 0; i < DROWS * STRIDE; i++)
+		hb[0x2000 + i] = want[i] = (uint8_t)(200 - i);
+	for (int i = 0; i < ROWS; i++)
+		memcpy(want + idx[i] * STRIDE, hb + 0x1000 + i * RB, RB);
+	memcpy(hb + 0x600, idx, sizeof(idx));
+	memset(&g, 0, sizeof(g));
+	g.flags = NPU_GSDU_F_DST_INDEXED;
+	g.src_space = NPU_SPACE_HBSM;
+	g.dst_space = NPU_SPACE_HBSM;
+	g.src = 0x1000;
+	g.dst = 0x2000;
+	g.row_bytes = RB;
+	g.rows = ROWS;
+	g.src_stride = RB;
+	g.dst_stride = STRIDE;
+	g.index_addr = 0x600;
+	g.index_limit = DROWS;
+	c = run_desc(&g);
+	ck_ok(c);
+	cycles = c.cycles;
+	ck_assert(memcmp(hb + 0x2000, want, sizeof(want)) == 0);
+	ck_assert(memcmp(hb + 0x2000 + 7 * STRIDE, hb + 0x1000 + 3 * RB, RB) == 0);
+	/* The gather of the same rows and bytes costs the same. */
+	g.flags = NPU_GSDU_F_INDEXED;
+	g.src_stride = STRIDE;
+	g.dst_stride = RB;
+	g.src = 0x2000;
+	g.dst = 0x3000;
+	c = run_desc(&g);
+	ck_ok(c);
+	ck_assert_uint_eq(c.cycles, cycles);
+	/* Both sides indexed by one table: no meaning, a malformed descriptor. */
+	g.flags = NPU_GSDU_F_INDEXED | NPU_GSDU_F_DST_INDEXED;
+	c = run_desc(&g);
+	ck_assert_uint_eq(c.status, NPU_TASK_ILLEGAL_INSN);
+	ck_assert_uint_eq(c.detail, NPU_IE_CHAIN);
+	/* A misaligned table too. */
+	g.flags = NPU_GSDU_F_DST_INDEXED;
+	g.index_addr = 0x602;
+	c = run_desc(&g);
+	ck_assert_uint_eq(c.status, NPU_TASK_ILLEGAL_INSN);
+	ck_assert_uint_eq(c.detail, NPU_IE_CHAIN);
+}
+END_TEST
+
+/*
+ * An index at or past the destination's rows ends the task before the
+ * descriptor writes anything, not even the rows before it (a KV cache is
+ * never written past its end, nor partly); the descriptor before it in the
+ * chain has been performed.
+ */
+START_TEST(test_gsdu_dst_index_limit)
+{
+	enum { ROWS = 4, RB = 8, DROWS = 6 };
+	const uint32_t idx[ROWS] = { 1, 5, 6, 0 };	/* row 2 is past a 6-row cache */
+	struct npu_hw_gsdu_desc g[2];
+	struct npu_hw_completion c;
+	uint8_t before[DROWS * RB];
+
+	for (int i = 0; i < ROWS * RB; i++)
+		hb[0x1000 + i] = (uint8_t)(i + 1);
+	for (int i = 0; i < DROWS * RB; i++)
+		hb[0x2000 + i] = before[i] = (uint8_t)(0x80 + i);
+	memset(hb + 0x3000, 0, RB);
+	memcpy(hb + 0x600, idx, sizeof(idx));
+	memset(g, 0, sizeof(g));
+	/* First a plain copy of one row, then the scatter. */
+	g[0].src_space = g[0].dst_space = NPU_SPACE_HBSM;
+	g[0].src = 0x1000;
+	g[0].dst = 0x3000;
+	g[0].row_bytes = RB;
+	g[0].rows = 1;
+	g[0].next = 0x700 + sizeof(g[0]);
+	g[1].flags = NPU_GSDU_F_DST_INDEXED;
+	g[1].src_space = g[1].dst_space = NPU_SPACE_HBSM;
+	g[1].src = 0x1000;
+	g[1].dst = 0x2000;
+	g[1].row_bytes = RB;
+	g[1].rows = ROWS;
+	g[1].src_stride = RB;
+	g[1].dst_stride = RB;
+	g[1].index_addr = 0x600;
+	g[1].index_limit = DROWS;
+	memcpy(hb + 0x700 + sizeof(g[0]), &g[1], sizeof(g[1]));
+	c = run_desc(&g[0]);
+	ck_assert_uint_eq(c.status, NPU_TASK_INDEX_FAULT);
+	ck_assert_uint_eq(c.fault_addr, 6);	/* the index */
+	ck_assert_uint_eq(c.detail, DROWS);	/* the limit */
+	ck_assert_uint_eq(c.detail2, 2);	/* the row */
+	ck_assert(memcmp(hb + 0x2000, before, sizeof(before)) == 0);
+	ck_assert(memcmp(hb + 0x3000, hb + 0x1000, RB) == 0);
+	/* A negative int32 row is 2^32 - 1 to the device: past any limit. */
+	((uint32_t *)(hb + 0x600))[2] = UINT32_MAX;
+	c = run_desc(&g[0]);
+	ck_assert_uint_eq(c.status, NPU_TASK_INDEX_FAULT);
+	ck_assert_uint_eq(c.fault_addr, UINT32_MAX);
+	ck_assert(memcmp(hb + 0x2000, before, sizeof(before)) == 0);
+	/* Within the limit the same chain writes every row. */
+	((uint32_t *)(hb + 0x600))[2] = 2;
+	c = run_desc(&g[0]);
+	ck_ok(c);
+	ck_assert(memcmp(hb + 0x2000 + 1 * RB, hb + 0x1000, RB) == 0);
+	ck_assert(memcmp(hb + 0x2000 + 5 * RB, hb + 0x1000 + RB, RB) == 0);
+	ck_assert(memcmp(hb + 0x2000 + 2 * RB, hb + 0x1000 + 2 * RB, RB) == 0);
+	ck_assert(memcmp(hb + 0x2000, hb + 0x1000 + 3 * RB, RB) == 0);
+	ck_assert(memcmp(hb + 0x2000 + 3 * RB, before + 3 * RB, RB) == 0);
+}
+END_TEST
+
 START_TEST(test_gsdu_bad_chain)
 {
 	struct npu_tprog p;
@@ -516,6 +654,8 @@ static Suite *unit_move_suite(void)
 	tcase_add_test(tc, test_gsdu_chain_remote_broadcast);
 	tcase_add_test(tc, test_gsdu_indexed_gather);
 	tcase_add_test(tc, test_gsdu_index_limit);
+	tcase_add_test(tc, test_gsdu_dst_indexed_scatter);
+	tcase_add_test(tc, test_gsdu_dst_index_limit);
 	tcase_add_test(tc, test_gsdu_bad_chain);
 	tcase_add_test(tc, test_csu_topk);
 	tcase_add_test(tc, test_csu_nms);

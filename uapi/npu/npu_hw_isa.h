@@ -27,8 +27,9 @@
  * comparisons and logic NPU_FN_EQUAL .. NPU_FN_XOR, NPU_FN_NOT and
  * NPU_FN_TRUNC, NPU_CVU_SELECT, NPU_CVU_SCAN (NPU_CVU_F_EXCLUSIVE,
  * NPU_CVU_F_REVERSE), NPU_REDUCE_ARGMAX and NPU_REDUCE_ARGMIN.
+ * 1.3: NPU_GSDU_F_DST_INDEXED (rows written at run-time positions).
  */
-#define NPU_PROG_VERSION_MINOR		2
+#define NPU_PROG_VERSION_MINOR		3
 #define NPU_PROG_MAX_INSNS		65536
 #define NPU_INSN_SIZE			512
 #define NPU_MAX_REPEAT_LEVELS		4
@@ -536,7 +537,12 @@ NPU_HW_ASSERT_SIZE(struct npu_hw_insn, NPU_INSN_SIZE);
 
 /* GSDU descriptor flags */
 #define NPU_GSDU_F_INDEXED		NPU_HW_BIT(0)	/* source rows by index table */
-#define NPU_GSDU_F_KNOWN		(NPU_GSDU_F_INDEXED)
+/*
+ * 1.3: destination rows by index table (a KV cache row written at a
+ * position known at run time); not together with INDEXED.
+ */
+#define NPU_GSDU_F_DST_INDEXED		NPU_HW_BIT(1)
+#define NPU_GSDU_F_KNOWN		(NPU_GSDU_F_INDEXED | NPU_GSDU_F_DST_INDEXED)
 #define NPU_GSDU_MAX_CHAIN		4096
 
 /**
@@ -551,10 +557,17 @@ NPU_HW_ASSERT_SIZE(struct npu_hw_insn, NPU_INSN_SIZE);
  * @dst_tpb_mask, @dst_cluster_mask: destinations for a remote-HBSM
  *		destination (broadcast).
  * @index_addr:	INDEXED: local HBSM address of __u32 row indices; source
- *		row i starts at src + index[i] * src_stride.
+ *		row i starts at src + index[i] * src_stride.  DST_INDEXED:
+ *		the same table, destination row i starts at
+ *		dst + index[i] * dst_stride (source row i at src + i *
+ *		src_stride).
  * @index_limit: INDEXED: the rows the source has; an index >= it ends the
  *		task NPU_TASK_INDEX_FAULT before anything is read with it (a
- *		gather never reads outside its table).  0: no limit.
+ *		gather never reads outside its table).  DST_INDEXED: the rows
+ *		the destination has; every index is checked before any row is
+ *		written, and one >= it ends the task NPU_TASK_INDEX_FAULT with
+ *		nothing of the descriptor written (a cache is never written
+ *		past its end).  0: no limit.
  * @next:	address of the next descriptor in the chain's space, 0 ends.
  * @reserved:	must be zero.
  */

@@ -104,6 +104,18 @@ static npu_status dma_walk(struct npu_pb *pb, const struct ewalk *src_in,
 	return NPU_OK;
 }
 
+npu_status npu_dma_blocks(struct npu_pb *pb, unsigned esize, unsigned hw, int64_t elems,
+			  int64_t blocks, uint32_t sseg, uint64_t soff, int64_t sstride,
+			  uint32_t dseg, uint64_t doff, int64_t dstride)
+{
+	struct ewalk src = { 2, { elems, blocks }, { 1, sstride } };
+	struct ewalk dst = { 2, { elems, blocks }, { 1, dstride } };
+
+	if (elems <= 0 || blocks <= 0)
+		return NPU_OK;
+	return dma_walk(pb, &src, sseg, soff, &dst, dseg, doff, esize, hw);
+}
+
 /* Dense row-major walk of @t (innermost first). */
 static void dense(const npu_ir_tensor *t, struct ewalk *w)
 {

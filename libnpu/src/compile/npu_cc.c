@@ -265,6 +265,47 @@ static npu_status add_segment(struct npu_cmodel *cm, uint32_t kind, uint32_t *id
 	return NPU_OK;
 }
 
+/*
+ * The NPU_SEG_STATE segment of a generation program and its tensors'
+ * homes (tgt->state): fixed offsets, outside the scratch plan, so their
+ * bytes are never shared and live across runs.
+ */
+static npu_status place_state(struct npu_cc *cc, const struct npu_compile_target *tgt)
+{
+	uint32_t seg = 0;
+	npu_status st;
+
+	if (!tgt->n_state)
+		return NPU_OK;
+	if ((st = add_segment(cc->cm, NPU_SEG_STATE, &seg)))
+		return st;
+	cc->cm->segs[seg].size = align_up(tgt->state_bytes ? tgt->state_bytes : 1);
+	for (unsigned i = 0; i < tgt->n_state; i++) {
+		int id = npu_ir_find_tensor(cc->g, tgt->state[i].name);
+
+		if (id < 0)
+			return npu_fail(NPU_ERR_INTERNAL, "state tensor '%s' is not in the graph",
+					tgt->state[i].name);
+		if (tgt->state[i].offset % ALIGN ||
+		    tgt->state[i].offset + tensor_bytes(&cc->g->tensors[id]) > tgt->state_bytes)
+			return npu_fail(NPU_ERR_INTERNAL,
+					"state tensor '%s' at offset %llu does not fit the %llu state bytes",
+					tgt->state[i].name, (unsigned long long)tgt->state[i].offset,
+					(unsigned long long)tgt->state_bytes);
+		cc->loc[id] = (struct npu_loc){ seg, tgt->state[i].offset };
+	}
+	return NPU_OK;
+}
+
+/* Tensor @id lives in the state segment (no I/O slot). */
+static bool is_state(const struct npu_cc *cc, const struct npu_compile_target *tgt, int id)
+{
+	for (unsigned i = 0; i < tgt->n_state; i++)
+		if (!strcmp(cc->g->tensors[id].name, tgt->state[i].name))
+			return true;
+	return false;
+}
+
 static bool is_wide(const bool *wide, int nwide, int id)
 {
 	return wide && id < nwide && wide[id];
@@ -365,11 +406,16 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 		st = add_segment(cc.cm, NPU_SEG_SCRATCH, &cc.seg_scratch);
 	if (!st)
 		st = add_segment(cc.cm, NPU_SEG_CONST, &cc.seg_const);
+	if (!st)
+		st = place_state(&cc, tgt);
 	for (i = 0; !st && i < g->n_inputs; i++)
-		st = add_io(&cc, g->inputs[i], false, is_wide(wide, nwide, g->inputs[i]));
+		if (!is_state(&cc, tgt, g->inputs[i]))
+			st = add_io(&cc, g->inputs[i], false, is_wide(wide, nwide, g->inputs[i]));
 	for (i = 0; !st && i < g->n_outputs; i++) {
 		const npu_ir_tensor *t = &g->tensors[g->outputs[i]];
 
+		if (is_state(&cc, tgt, g->outputs[i]))
+			continue;
 		if (!npu_ir_is_const(t) && t->producer < 0)
 			st = npu_fail(NPU_ERR_UNSUPPORTED,
 				      "graph output '%s' is a graph input: nothing computes it",

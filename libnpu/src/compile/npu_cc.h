@@ -155,5 +155,14 @@ unsigned npu_cc_hw_size(unsigned hw_dtype);
 
 /* Copy tensor @src's bytes to tensor @dst's home by DMA (a step). */
 npu_status npu_cc_copy(struct npu_cc *cc, int src, int dst);
+/*
+ * DMA instructions into @pb (lower_move.c) moving @blocks blocks of
+ * @elems elements of @esize bytes (@hw: their hardware dtype, 0: bytes):
+ * block k from (@sseg, @soff + k * @sstride) to (@dseg, @doff + k *
+ * @dstride), strides in elements.  Nothing when either count is 0.
+ */
+npu_status npu_dma_blocks(struct npu_pb *pb, unsigned esize, unsigned hw, int64_t elems,
+			  int64_t blocks, uint32_t sseg, uint64_t soff, int64_t sstride,
+			  uint32_t dseg, uint64_t doff, int64_t dstride);
 
 #endif /* NPU_CC_H */

@@ -31,6 +31,22 @@ struct npu_compile_target {
 	 * loaded from memory, which then refuses external data by name.
 	 */
 	const char *model_dir;
+	/*
+	 * Generation programs (npu_generation.c): the tensors living in the
+	 * NPU_SEG_STATE segment (@state_bytes, kept across runs), by name, at
+	 * fixed offsets.  Such a graph input is no I/O slot (nothing the
+	 * host writes) and such a graph output is none either (it only keeps
+	 * the node writing the state alive).  None: no STATE segment.
+	 */
+	const struct npu_state_tensor *state;
+	unsigned n_state;
+	uint64_t state_bytes;
+};
+
+/* A tensor in the NPU_SEG_STATE segment (npu_compile_target.state). */
+struct npu_state_tensor {
+	const char *name;
+	uint64_t offset;	/* 64-byte aligned */
 };
 
 /*
@@ -39,7 +55,10 @@ struct npu_compile_target {
  * NPU_ERR_INVALID_ARG, naming the input and what to change, otherwise.
  */
 npu_status npu_apply_input_shapes(npu_ir_graph *g, const npu_input_shape *shapes, size_t n);
-/* Parse ONNX @data, give the inputs tgt's shapes, infer shapes: *@out. */
+/* Parse ONNX @data and give the inputs tgt's shapes (no inference yet): *@out. */
+npu_status npu_compile_load(const void *data, size_t size, const struct npu_compile_target *tgt,
+			    npu_ir_graph **out);
+/* npu_compile_load, then infer shapes: *@out. */
 npu_status npu_compile_parse(const void *data, size_t size, const struct npu_compile_target *tgt,
 			     npu_ir_graph **out);
 

@@ -211,7 +211,7 @@ npu_status npu_emit_tile(struct npu_emit *e, const struct npu_tile *t,
 				d[k].src += half;
 			else
 				d[k].src = shifted(how, t->out_src_seg[k], d[k].src);
-			if (d[k].flags & NPU_GSDU_F_INDEXED)
+			if (d[k].flags & (NPU_GSDU_F_INDEXED | NPU_GSDU_F_DST_INDEXED))
 				d[k].index_addr += half;
 			d[k].dst = shifted(how, t->out_seg[k], d[k].dst);
 		}

@@ -132,13 +132,21 @@ npu_status npu_apply_input_shapes(npu_ir_graph *g, const npu_input_shape *shapes
 	return NPU_OK;
 }
 
-npu_status npu_compile_parse(const void *data, size_t size, const struct npu_compile_target *tgt,
-			     npu_ir_graph **out)
+npu_status npu_compile_load(const void *data, size_t size, const struct npu_compile_target *tgt,
+			    npu_ir_graph **out)
 {
 	npu_status st = npu_onnx_parse(data, size, out);
 
 	if (!st)
 		st = npu_apply_input_shapes(*out, tgt->input_shapes, tgt->n_input_shapes);
+	return st;
+}
+
+npu_status npu_compile_parse(const void *data, size_t size, const struct npu_compile_target *tgt,
+			     npu_ir_graph **out)
+{
+	npu_status st = npu_compile_load(data, size, tgt, out);
+
 	if (!st)
 		st = npu_ops_infer_shapes(*out);
 	return st;

@@ -34,6 +34,8 @@ npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_argreduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_cumsum(struct npu_cc *cc, const npu_ir_node *n);
+/* npu.ScatterRows: rows written at given (constant or run-time) positions (lower_scatter.c). */
+npu_status npu_lower_scatter_rows(struct npu_cc *cc, const npu_ir_node *n);
 /* A MatMul marked NPU_ATTR_ATTN: the fused attention block (lower_attn.c). */
 npu_status npu_lower_attention(struct npu_cc *cc, const npu_ir_node *n);
 
@@ -104,6 +106,30 @@ npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
  */
 #define NPU_ATTR_MM_A		"npu_mm_a"
 #define NPU_ATTR_MM_B		"npu_mm_b"
+
+/*
+ * libnpu's own operator (default domain, any opset; the registry's entry
+ * "npu.ScatterRows", lower_scatter.c): inputs data (rank >= 1, any dtype
+ * the NPU moves), rows (int32 [S], constant or computed; constant int64
+ * too), updates (data's shape with dim axis = S); attribute axis (int,
+ * default 0, negative from the end); output data's shape and dtype:
+ * out = data, then out[.., rows[i], ..] = updates[.., i, ..] along axis,
+ * in order (the last of duplicate rows wins).  A rewrite makes one with
+ * npu_ir_add_node(g, NPU_OP_SCATTER_ROWS, ...) and an "axis" attribute.
+ */
+#define NPU_OP_SCATTER_ROWS	"npu.ScatterRows"
+/*
+ * On an npu.ScatterRows node (int 1): its output lives in data's bytes,
+ * whatever data's home (a graph input, the NPU_SEG_STATE KV cache, the
+ * scratch), so the node writes only the rows.  The rewrite that sets it
+ * promises that no node reads data after this one (data's value is gone).
+ * Without it the lowering writes in place only when that is safe by
+ * itself (data in the scratch, this node its only reader, no tensor
+ * sharing its bytes), else it copies data to the output first.  When the
+ * output already has a home of its own (a graph output, a Concat slice)
+ * other than data's, data is copied there whatever the attribute says.
+ */
+#define NPU_ATTR_IN_PLACE	"npu_in_place"
 
 /*
  * Before lowering: which Concat inputs live in their slice of the output

@@ -410,6 +410,12 @@ static const struct npu_op ops[] = {
 	  .rewrites = { npu_rewrite_where } },
 	{ "Xor", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_logical, .ir.eval = npu_ir_eval_xor,
 	  CVU_BINARY(NPU_FN_XOR) },
+	/*
+	 * libnpu's own operators (lower case, after every ONNX name): made by
+	 * rewrites, never folded.  NPU_OP_SCATTER_ROWS (npu_lower.h).
+	 */
+	{ "npu.ScatterRows", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_scatter_rows,
+	  .lower = npu_lower_scatter_rows },
 };
 
 #undef CVU_UNARY

@@ -203,13 +203,18 @@ static npu_status move_tiles(const struct plan *p, struct npu_work *w)
 		}
 		for (uint32_t k = 0; k < t->nout && !st; k++) {
 			struct npu_hw_gsdu_desc *d = &t->out[k];
-			int64_t reach = d->rows ? ((int64_t)d->rows - 1) * d->dst_stride : 0;
+			/* An indexed side reaches any row below the limit. */
+			bool src_ix = d->flags & NPU_GSDU_F_INDEXED;
+			bool dst_ix = d->flags & NPU_GSDU_F_DST_INDEXED;
+			int64_t drows = dst_ix ? (d->index_limit ? d->index_limit : 1) : d->rows;
+			int64_t reach = drows ? (drows - 1) * d->dst_stride : 0;
 			int64_t lo = 0, hi = 0;
 
-			/* An indexed gather's table: any row below its limit. */
+			/* A DDR source: an indexed gather's table, or a scatter's rows. */
 			if (d->src_space == NPU_SPACE_DDR && t->out_src_seg[k] == seg) {
-				int64_t span = ((int64_t)(d->index_limit ? d->index_limit : 1) - 1) *
-					       d->src_stride;
+				int64_t srows = src_ix ? (d->index_limit ? d->index_limit : 1) :
+						(d->rows ? d->rows : 1);
+				int64_t span = (srows - 1) * d->src_stride;
 
 				a = d->src;
 				st = move(p, w, &a, span < 0 ? span : 0,

@@ -149,6 +149,29 @@ npu_status npu_tile_gather(struct npu_tile *t, uint32_t idx_hbsm, uint32_t rows,
 	return NPU_OK;
 }
 
+npu_status npu_tile_scatter(struct npu_tile *t, uint32_t idx_hbsm, uint32_t rows,
+			    uint32_t row_bytes, uint32_t src_seg, uint64_t src_off,
+			    int32_t src_stride, uint32_t limit, uint32_t seg, uint64_t off,
+			    int32_t dst_stride)
+{
+	struct npu_hw_gsdu_desc *d = new_out(t, seg, src_seg);
+
+	if (!d)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	d->flags = NPU_GSDU_F_DST_INDEXED;
+	d->src_space = NPU_SPACE_DDR;
+	d->dst_space = NPU_SPACE_DDR;
+	d->src = src_off;
+	d->dst = off;
+	d->rows = rows;
+	d->row_bytes = row_bytes;
+	d->src_stride = src_stride;
+	d->dst_stride = dst_stride;
+	d->index_addr = idx_hbsm;
+	d->index_limit = limit;
+	return NPU_OK;
+}
+
 void npu_tiles_free(struct npu_tile *tiles, unsigned n)
 {
 	for (unsigned i = 0; tiles && i < n; i++) {

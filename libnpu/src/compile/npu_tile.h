@@ -39,8 +39,9 @@ struct npu_tile {
 	unsigned nop;
 	/*
 	 * GSDU descriptors HBSM -> DDR (dst = offset in out_seg[i]); or, for
-	 * an indexed gather (npu_tile_gather), DDR -> DDR with the source in
-	 * segment out_src_seg[i] (NPU_NO_SEG: the source is this tile's HBSM).
+	 * an indexed gather or scatter (npu_tile_gather, npu_tile_scatter),
+	 * DDR -> DDR with the source in segment out_src_seg[i] (NPU_NO_SEG:
+	 * the source is this tile's HBSM).
 	 */
 	struct npu_hw_gsdu_desc *out;
 	uint32_t *out_seg, *out_src_seg;
@@ -61,6 +62,18 @@ npu_status npu_tile_out(struct npu_tile *t, uint32_t hbsm, uint32_t rows,
 npu_status npu_tile_gather(struct npu_tile *t, uint32_t idx_hbsm, uint32_t rows,
 			   uint32_t row_bytes, uint32_t src_seg, uint64_t src_off,
 			   int32_t src_stride, uint32_t limit, uint32_t seg, uint64_t off);
+/*
+ * Add an indexed scatter from DDR to DDR (ISA 1.3, NPU_GSDU_F_DST_INDEXED):
+ * @rows rows of @row_bytes, row i read from (@src_seg, @src_off + i *
+ * @src_stride) and written at (@seg, @off + index[i] * @dst_stride) where
+ * index[i] is the __u32 at @idx_hbsm + 4i in the tile's HBSM.  Every index
+ * is checked against @limit before any row is written: one >= it ends the
+ * job (NPU_TASK_INDEX_FAULT) with nothing of the descriptor written.
+ */
+npu_status npu_tile_scatter(struct npu_tile *t, uint32_t idx_hbsm, uint32_t rows,
+			    uint32_t row_bytes, uint32_t src_seg, uint64_t src_off,
+			    int32_t src_stride, uint32_t limit, uint32_t seg, uint64_t off,
+			    int32_t dst_stride);
 void npu_tiles_free(struct npu_tile *tiles, unsigned n);
 
 /*

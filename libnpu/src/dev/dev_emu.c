@@ -705,10 +705,10 @@ static npu_status emu_job_wait(npu_dev_job *job, int64_t timeout_ns)
 		if (idx >= ((int64_t)1 << 31) && idx < ((int64_t)1 << 32))
 			idx -= (int64_t)1 << 32;
 		return npu_fail(NPU_ERR_JOB_FAILED,
-				"gather index %lld out of range [0, %u) at position %u%s",
+				"index %lld out of range [0, %u) at position %u%s",
 				(long long)idx, job->comp.detail, job->comp.detail2,
 				idx < 0 ? " (negative indices computed at run time are not supported)" :
-				" (an input, e.g. a token id, is outside its table)");
+				" (an input, e.g. a token id or a cache row, is outside the tensor it indexes)");
 	}
 	if (job->comp.status != NPU_TASK_OK)
 		return npu_fail(NPU_ERR_JOB_FAILED,

@@ -95,6 +95,7 @@ npu_status npu_ir_shape_gather(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_gather_elements(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_gather_nd(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_scatter(npu_ir_graph *g, npu_ir_node *n);	/* all three */
+npu_status npu_ir_shape_scatter_rows(npu_ir_graph *g, npu_ir_node *n);	/* npu.ScatterRows */
 npu_status npu_ir_shape_resize(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_upsample(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_grid_sample(npu_ir_graph *g, npu_ir_node *n);

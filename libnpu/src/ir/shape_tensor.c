@@ -695,6 +695,53 @@ npu_status npu_ir_shape_scatter(npu_ir_graph *g, npu_ir_node *n)
 	return st ? st : npu_sh_set_like(g, n, 0, x);
 }
 
+/*
+ * npu.ScatterRows (an operator of libnpu's own, compile/lower_scatter.c):
+ * data (rank >= 1), rows [S] (int32; int64 before narrowing), updates of
+ * data's shape with dim axis = S; the output is data's shape and dtype,
+ * data with row rows[i] along axis replaced by updates' row i.
+ */
+npu_status npu_ir_shape_scatter_rows(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *rows, *u;
+	int64_t axis;
+	int a = 0;
+	npu_status st = npu_sh_need_in(g, n, 0, &x);
+
+	if (!st)
+		st = npu_sh_need_in(g, n, 1, &rows);
+	if (!st)
+		st = npu_sh_need_in(g, n, 2, &u);
+	if (!st)
+		st = npu_sh_need_rank(n, x, 1, NPU_MAX_RANK);
+	if (!st)
+		st = npu_ir_attr_int(n, "axis", 0, &axis);
+	if (!st)
+		st = npu_sh_axis(n, axis, x->rank, &a);
+	if (st)
+		return st;
+	if (!is_int(rows->dtype) || rows->rank != 1)
+		return npu_sh_err(n, NPU_ERR_SHAPE,
+				  "rows '%s' must be a list of int32 row numbers, not %s of rank %d",
+				  rows->name, dts(rows->dtype), rows->rank);
+	if (u->dtype != x->dtype)
+		return npu_sh_err(n, NPU_ERR_SHAPE, "updates '%s' are %s, data '%s' is %s: they must match",
+				  u->name, dts(u->dtype), x->name, dts(x->dtype));
+	if (u->rank != x->rank)
+		return npu_sh_err(n, NPU_ERR_SHAPE, "updates '%s' have rank %d, data '%s' %d: they must match",
+				  u->name, u->rank, x->name, x->rank);
+	for (int d = 0; d < x->rank; d++) {
+		int64_t want = d == a ? rows->dims[0] : x->dims[d];
+
+		if (u->dims[d] != want)
+			return npu_sh_err(n, NPU_ERR_SHAPE,
+					  "updates '%s' dim %d is %" PRId64 ", expected %" PRId64
+					  " (%s along axis %d)", u->name, d, u->dims[d], want,
+					  d == a ? "one row per entry of rows" : "data's", a);
+	}
+	return npu_sh_set_like(g, n, 0, x);
+}
+
 /* ---- resampling ---- */
 
 static npu_status resize_dims(npu_ir_graph *g, npu_ir_node *n, const npu_ir_tensor *x,

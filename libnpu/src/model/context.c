@@ -230,6 +230,17 @@ npu_status npu_context_create_shared(const npu_model *model, npu_context *share,
 	return NPU_OK;
 }
 
+npu_status npu_context_state(const npu_context *ctx, unsigned k, void **host, size_t *bytes)
+{
+	int i = ctx ? nth_state(ctx->cm, k) : -1;
+
+	if (i < 0)
+		return npu_fail(NPU_ERR_NOT_FOUND, "the context has no state segment %u", k);
+	*host = ctx->bos[i]->host;
+	*bytes = ctx->cm->segs[i].size;
+	return NPU_OK;
+}
+
 static npu_status io_buffer(npu_context *ctx, const struct npu_io *io, uint32_t b,
 			    void **data, size_t *bytes)
 {

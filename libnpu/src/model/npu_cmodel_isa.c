@@ -10,7 +10,9 @@
  * for a newer device is refused by name instead.  Reading the programs
  * (not a field of the model file) keeps .npum files of any age exact.
  *
- * A new ISA feature adds its codes here.
+ * A new ISA feature adds its codes here.  GSDU descriptors are not
+ * instructions: a program keeps its chains after the instructions
+ * (compile/npu_pb.c), and their flags are read there.
  */
 #include <stdio.h>
 #include <string.h>
@@ -92,6 +94,23 @@ static unsigned insn_minor(const struct npu_hw_insn *in, const char **what)
 	return m;
 }
 
+/*
+ * The minor the GSDU descriptors of one program need: its chain area, the
+ * descriptors packed after the instructions (npu_pb_finish()).
+ */
+static unsigned chain_minor(const uint8_t *prog, uint64_t size, uint64_t chain_at)
+{
+	for (uint64_t at = chain_at; at + sizeof(struct npu_hw_gsdu_desc) <= size;
+	     at += sizeof(struct npu_hw_gsdu_desc)) {
+		struct npu_hw_gsdu_desc d;
+
+		memcpy(&d, prog + at, sizeof(d));
+		if (d.flags & NPU_GSDU_F_DST_INDEXED)
+			return 3;
+	}
+	return 0;
+}
+
 unsigned npu_cmodel_isa_minor(const struct npu_cmodel *m, uint32_t *step, const char **what)
 {
 	unsigned need = 0;
@@ -123,6 +142,12 @@ unsigned npu_cmodel_isa_minor(const struct npu_cmodel *m, uint32_t *step, const 
 				*step = i;
 				*what = w;
 			}
+		}
+		if (chain_minor(sg->data + st->offset, st->size,
+				h.insn_offset + (uint64_t)h.insn_count * NPU_INSN_SIZE) > need) {
+			need = 3;
+			*step = i;
+			*what = "GSDU row writes at run-time positions";
 		}
 	}
 	return need;

@@ -24,4 +24,11 @@ npu_status npu_compile_onnx(const void *data, size_t size, npu_device *dev,
 npu_status npu_context_create_shared(const npu_model *model, npu_context *share,
 				     npu_context **out);
 
+/*
+ * The host view of @ctx's @k-th NPU_SEG_STATE segment (a generation
+ * session's KV cache, shared with its owner's): for tests and tools that
+ * check the cache's layout.  NPU_ERR_NOT_FOUND if it has none.
+ */
+npu_status npu_context_state(const npu_context *ctx, unsigned k, void **host, size_t *bytes);
+
 #endif /* NPU_MODEL_PRIV_H */
