@@ -15,7 +15,9 @@ TF_MODELS   := $(foreach m,bert gpt2 llama vit,$(foreach o,14 17,$(TF_DIR)/$(m)_
 TF_PAST     := $(TF_DIR)/gpt2_past_op17.onnx $(TF_DIR)/llama_past_op17.onnx
 TF_PARSE    := $(BUILD)/tests/transformer-parse-test
 GEN_TEST    := $(BUILD)/tests/generate-test
-GEN_MODELS  := $(TF_PAST) $(TF_DIR)/llama_past_ext_op17.onnx
+# TODO: add $(TF_DIR)/llama_past_ext_op17.onnx when libnpu reads ONNX
+# external data (issue 16 section 1; refused by name until then).
+GEN_MODELS  := $(TF_PAST)
 TF_PACKAGES := python3-torch python3-onnx
 
 .PHONY: models check-models transformer-models
