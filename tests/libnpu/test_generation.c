@@ -221,8 +221,12 @@ static void check_key0(npu_context *ctx, int kvh, unsigned maxc, const float *ke
 		}
 }
 
-/* Prompt then STEPS decode steps of model @file, against the reference. */
-static void generate(const char *file, int kvh, unsigned maxc)
+/*
+ * Prompt then STEPS decode steps of model @file, against the reference;
+ * @from_end: the decode steps fill the cache from its last row down (the
+ * attention does not care where a token's row is).
+ */
+static void generate(const char *file, int kvh, unsigned maxc, bool from_end)
 {
 	size_t n;
 	void *d = npu_test_slurp(file, &n);
@@ -281,14 +285,15 @@ static void generate(const char *file, int kvh, unsigned maxc)
 	for (int s = 0; s < STEPS; s++) {
 		int p = PROMPT + s;
 		int64_t pid = p, amax;
-		int32_t row = p;
+		int32_t row = from_end ? (int32_t)maxc - 1 - s : p;
 		struct named in[] = { { "input_ids", &ids[p] }, { "position_ids", &pid },
 				      { "attention_mask", mask }, { NPU_GEN_KV_ROWS, &row } };
 		struct named out[] = { { "logits", logits }, { NPU_GEN_ARGMAX, &amax } };
 		double c;
 
-		for (int i = 0; i <= p; i++)
+		for (int i = 0; i < PROMPT; i++)
 			mask[i] = 1;
+		mask[row] = 1;
 		ck_assert_msg(run(xd, cd, in, 4, out, 2) == NPU_OK, "%s", npu_last_error());
 		c = cosine(logits, ref + (size_t)p * VOCAB, VOCAB, &maxd);
 		worst = c < worst ? c : worst;
@@ -296,9 +301,9 @@ static void generate(const char *file, int kvh, unsigned maxc)
 			      maxd);
 		ck_assert_int_eq(amax, argmax(logits, VOCAB));
 	}
-	check_key0(xd, kvh, maxc, key0, TOTAL);
-	printf("%s: prefill + %d decode steps at max_context %u: worst logits cosine %.6f\n",
-	       file, STEPS, maxc, worst);
+	check_key0(xd, kvh, maxc, key0, from_end ? PROMPT : TOTAL);
+	printf("%s: prefill + %d decode steps at max_context %u%s: worst logits cosine %.6f\n",
+	       file, STEPS, maxc, from_end ? " (decode rows from the end)" : "", worst);
 
 	/* A row past the cache: the run fails and writes nothing. */
 	{
@@ -314,7 +319,8 @@ static void generate(const char *file, int kvh, unsigned maxc)
 		before = malloc(bytes);
 		memcpy(before, cache, bytes);
 		ck_assert_int_ne(run(xd, cd, in, 4, out, 2), NPU_OK);
-		ck_assert_msg(strstr(npu_last_error(), ""), "%s", npu_last_error());
+		ck_assert_msg(strstr(npu_last_error(), "npu.ScatterRows") &&
+			      strstr(npu_last_error(), "out of range"), "%s", npu_last_error());
 		ck_assert_int_eq(memcmp(before, cache, bytes), 0);
 		free(before);
 	}
@@ -331,13 +337,174 @@ static void generate(const char *file, int kvh, unsigned maxc)
 
 START_TEST(gpt2_prefill_decode)
 {
-	generate(DIR "gpt2_past_op17.onnx", 4, 32);
+	generate(DIR "gpt2_past_op17.onnx", 4, 32, false);
 }
 END_TEST
 
 START_TEST(llama_prefill_decode)
 {
-	generate(DIR "llama_past_op17.onnx", 2, 32);
+	generate(DIR "llama_past_op17.onnx", 2, 32, false);
+}
+END_TEST
+
+START_TEST(llama_decode_rows_from_end)
+{
+	generate(DIR "llama_past_op17.onnx", 2, 48, true);
+}
+END_TEST
+
+#define D(...) ((const int64_t[]){ __VA_ARGS__ })
+
+/*
+ * A toy decoder with past in ONNX: new K/V rows made from input_ids,
+ * present.0.* = Concat(past, new) on @axis; logits = ReduceMax over the
+ * sequence of present.0.key, plus (@past_elsewhere) that of past.0.value.
+ */
+static uint8_t *toy(int axis, bool past_elsewhere, size_t *len)
+{
+	onnxb *b = onnxb_new(8, 17);
+	uint8_t *buf;
+
+	onnxb_input(b, "input_ids", ONNXB_I64, 2, D(1, -1));
+	onnxb_input(b, "past_key_values.0.key", ONNXB_F32, 4, D(-1, 2, -1, 4));
+	onnxb_input(b, "past_key_values.0.value", ONNXB_F32, 4, D(-1, 2, -1, 4));
+	onnxb_init_i64(b, "col", 4, D(1, 1, -1, 1));
+	onnxb_init_i64(b, "kv", 4, D(1, 2, 1, 4));
+	onnxb_attr_i(b, onnxb_node(b, "Cast", NULL, "input_ids", "idf"), "to", ONNXB_F32);
+	onnxb_node(b, "Reshape", NULL, "idf,col", "idc");
+	onnxb_node(b, "Expand", NULL, "idc,kv", "new");
+	onnxb_attr_i(b, onnxb_node(b, "Concat", NULL, "past_key_values.0.key,new", "present.0.key"),
+		     "axis", axis);
+	onnxb_attr_i(b, onnxb_node(b, "Concat", NULL, "past_key_values.0.value,new",
+				   "present.0.value"), "axis", 2);
+	onnxb_attr_ints(b, onnxb_node(b, "ReduceMax", NULL, "present.0.key", "mk"), "axes", 1,
+			D(2));
+	if (past_elsewhere) {
+		onnxb_attr_ints(b, onnxb_node(b, "ReduceMax", NULL, "past_key_values.0.value", "mv"),
+				"axes", 1, D(2));
+		onnxb_node(b, "Add", NULL, "mk,mv", "logits");
+	} else {
+		onnxb_node(b, "Identity", NULL, "mk", "logits");
+	}
+	onnxb_output(b, "logits", ONNXB_F32, -1, NULL);
+	onnxb_output(b, "present.0.key", ONNXB_F32, -1, NULL);
+	onnxb_output(b, "present.0.value", ONNXB_F32, -1, NULL);
+	buf = onnxb_pack(b, len);
+	onnxb_free(b);
+	return buf;
+}
+
+/* Compiling @d as program (@maxc, @tokens) fails with @want in its text. */
+static void refused(const void *d, size_t n, unsigned maxc, unsigned tokens, const char *want)
+{
+	struct npu_cmodel *cm = NULL;
+	npu_device *dev;
+
+	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
+	ck_assert_int_ne(gen_compile(d, n, dev, maxc, tokens, &cm), NPU_OK);
+	ck_assert_ptr_null(cm);
+	ck_assert_msg(strstr(npu_last_error(), want), "'%s' not in: %s", want, npu_last_error());
+	npu_device_close(dev);
+}
+
+START_TEST(refusals)
+{
+	struct npu_cmodel *cm;
+	npu_device *dev;
+	size_t n;
+	void *d = npu_test_slurp(DIR "gpt2_tiny_op17.onnx", &n);
+	uint8_t *t;
+
+	ck_assert_ptr_nonnull(d);
+	refused(d, n, 32, 0, "not exported with past; export with use_cache=True");
+	free(d);
+	d = npu_test_slurp(DIR "gpt2_past_op17.onnx", &n);
+	ck_assert_ptr_nonnull(d);
+	refused(d, n, 1, 0, "at least 2 (--max-context)");
+	refused(d, n, 8, 16, "a prefill of 16 tokens does not fit a KV cache of 8 positions");
+	/* GPT-2's causal table has 128 rows: a decode step at 200 does not fit. */
+	refused(d, n, 200, 0, "a smaller --max-context");
+	free(d);
+	/* The toy compiles as both programs; on axis 1, or reading a past elsewhere, not. */
+	t = toy(2, false, &n);
+	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
+	ck_assert_msg(gen_compile(t, n, dev, 8, 0, &cm) == NPU_OK, "%s", npu_last_error());
+	npu_cmodel_free(cm);
+	ck_assert_msg(gen_compile(t, n, dev, 8, 4, &cm) == NPU_OK, "%s", npu_last_error());
+	npu_cmodel_free(cm);
+	npu_device_close(dev);
+	free(t);
+	t = toy(1, false, &n);
+	refused(t, n, 8, 0,
+		"output 'present.0.key' is not Concat('past_key_values.0.key', new keys) on axis 2");
+	refused(t, n, 8, 4, "on another axis");
+	free(t);
+	t = toy(2, true, &n);
+	refused(t, n, 8, 0, "input 'past_key_values.0.value' is read by node");
+	refused(t, n, 8, 4, "besides its Concat with the new rows");
+	free(t);
+}
+END_TEST
+
+/*
+ * One decode step's simulated cost at @maxc: cycles, DMA bytes; the
+ * attention reading the cache still fused (a step per layer).
+ */
+static void decode_cost(const char *file, unsigned maxc)
+{
+	size_t n;
+	void *d = npu_test_slurp(file, &n);
+	int64_t id = 7, pos = 3, *mask = calloc(maxc, sizeof(int64_t)), amax;
+	int32_t row = 3;
+	float logits[VOCAB];
+	struct named in[] = { { "input_ids", &id }, { "position_ids", &pos },
+			      { "attention_mask", mask }, { NPU_GEN_KV_ROWS, &row } };
+	struct named out[] = { { "logits", logits }, { NPU_GEN_ARGMAX, &amax } };
+	struct npu_cmodel *cm;
+	npu_step_stats steps[256];
+	npu_device_counters c0, c1;
+	npu_run_stats rs;
+	npu_device *dev;
+	npu_context *ctx;
+	npu_model *m;
+	size_t nsteps;
+	int attn = 0;
+
+	ck_assert_ptr_nonnull(d);
+	for (int i = 0; i < 4; i++)
+		mask[i] = 1;
+	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
+	ck_assert_msg(gen_compile(d, n, dev, maxc, 0, &cm) == NPU_OK, "%s", npu_last_error());
+	m = wrap(cm);
+	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
+	ck_assert_int_eq(npu_device_read_counters(dev, &c0), NPU_OK);
+	ck_assert_msg(run(ctx, cm, in, 4, out, 2) == NPU_OK, "%s", npu_last_error());
+	ck_assert_int_eq(npu_device_read_counters(dev, &c1), NPU_OK);
+	ck_assert_int_eq(npu_context_last_run(ctx, &rs), NPU_OK);
+	ck_assert_int_eq(npu_context_last_run_steps(ctx, steps, 256, &nsteps), NPU_OK);
+	for (size_t i = 0; i < nsteps && i < 256; i++)
+		attn += !strncmp(steps[i].label, "Attention", 9);
+	printf("%s decode step at max_context %u: %llu cycles, %u steps (%d fused attention), %llu DMA + %llu GSDU bytes, state %llu bytes\n",
+	       file, maxc, (unsigned long long)rs.device_cycles, rs.steps, attn,
+	       (unsigned long long)(c1.dma_bytes[0] + c1.dma_bytes[1] - c0.dma_bytes[0] -
+				    c0.dma_bytes[1]),
+	       (unsigned long long)(c1.gsdu_bytes - c0.gsdu_bytes),
+	       (unsigned long long)state_seg(cm)->size);
+	ck_assert_int_eq(attn, 2);
+	ck_assert_int_eq(amax, argmax(logits, VOCAB));
+	npu_context_destroy(ctx);
+	npu_model_free(m);
+	npu_device_close(dev);
+	free(mask);
+	free(d);
+}
+
+START_TEST(decode_cost_128)
+{
+	decode_cost(DIR "gpt2_past_op17.onnx", 64);
+	decode_cost(DIR "gpt2_past_op17.onnx", 128);
+	decode_cost(DIR "llama_past_op17.onnx", 64);
+	decode_cost(DIR "llama_past_op17.onnx", 128);
 }
 END_TEST
 
@@ -348,6 +515,9 @@ static Suite *generation_suite(void)
 
 	tcase_add_test(tc, gpt2_prefill_decode);
 	tcase_add_test(tc, llama_prefill_decode);
+	tcase_add_test(tc, llama_decode_rows_from_end);
+	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, decode_cost_128);
 	tcase_set_timeout(tc, 600);
 	suite_add_tcase(s, tc);
 	return s;

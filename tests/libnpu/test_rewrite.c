@@ -1270,6 +1270,46 @@ START_TEST(where_constant_condition)
 }
 END_TEST
 
+/*
+ * A constant condition that is all true (all false) selects one operand
+ * whole: no Where, Mul or Add left; the readers read the operand (a decode
+ * step's causal row).  Of another shape (a broadcast) it stays a Where.
+ */
+START_TEST(where_uniform_condition)
+{
+	enum { S = 5 };
+	uint8_t all[S];
+	float x[2 * S], y[2 * S], lowest = -3.4028235e38f;
+
+	fill(x, 2 * S, 11);
+	for (int pass = 0; pass < 3; pass++) {
+		npu_ir_graph *g = irb_graph(14);
+		int xi = irb_tensor(g, "scores", NPU_DTYPE_FLOAT32, 2, (int64_t[]){ 2, S });
+		int ci, fi = irb_const(g, "fill", NPU_DTYPE_FLOAT32, 0, NULL, &lowest);
+		int wi = irb_tensor(g, "w", NPU_DTYPE_FLOAT32, -1, NULL);
+		int yi = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+
+		/* pass 0: all true; 1: all false, fill the first operand; 2: one false */
+		memset(all, pass != 1, sizeof(all));
+		all[S - 1] = pass != 2 ? all[0] : 0;
+		ci = irb_const(g, "c", NPU_DTYPE_BOOL, 1, (int64_t[]){ S }, all);
+		irb_node(g, "Where", pass == 1 ? (int[]){ ci, fi, xi } : (int[]){ ci, xi, fi }, 3,
+			 &wi, 1);
+		irb_node(g, "Add", (int[]){ wi, xi }, 2, &yi, 1);
+		io(g, xi, &yi, 1);
+		ck_assert_int_eq(run(g, pass < 2 ? "Where" : NULL, x, (void *[]){ y }), NPU_OK);
+		ck_assert_int_eq(has_op(g, "Mul"), pass == 2);
+		for (int e = 0; e < 2 * S; e++) {
+			float want = pass < 2 || e % S != S - 1 ? 2 * x[e] : lowest + x[e];
+
+			ck_assert_msg(y[e] == want, "pass %d element %d: %g, expected %g", pass, e,
+				      y[e], want);
+		}
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
 START_TEST(maxpool3d_int8)
 {
 	int64_t xd[5] = { 1, 2, 4, 4, 4 }, ks[3] = { 2, 2, 2 }, st[3] = { 2, 2, 2 };
@@ -1330,6 +1370,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, rewrite_fixed_point);
 	tcase_add_test(tc, maxpool3d_int8);
 	tcase_add_test(tc, where_constant_condition);
+	tcase_add_test(tc, where_uniform_condition);
 	tcase_add_test(tc, rotary_neg_folded_into_sin);
 	tcase_add_test(tc, swap_halves_one_slice);
 	suite_add_tcase(s, tc);

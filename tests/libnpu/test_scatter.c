@@ -182,6 +182,45 @@ START_TEST(runtime_rows_in_place_asked)
 }
 END_TEST
 
+/*
+ * Data read again after the node (o + data): the output cannot be data's
+ * bytes, so data is copied first (Neg, copy, rows, Add) and the Add sees
+ * data unchanged.
+ */
+START_TEST(data_read_later_is_copied)
+{
+	enum { S = 2 };
+	int32_t rows[S] = { 9, 4 };
+	int64_t r64[S] = { 9, 4 };
+	float *x = seq(A * D * C, -2.0f), *u = seq(A * S * C, 30.0f), y[A * D * C];
+	float want[A * D * C], xd[A * D * C];
+	npu_ir_graph *g = irb_graph(13);
+	int xt = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ A, D, C });
+	int ut = irb_tensor(g, "u", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ A, S, C });
+	int rt = irb_tensor(g, "rows", NPU_DTYPE_INT32, 1, (int64_t[]){ S });
+	int dt = irb_tensor(g, "data", NPU_DTYPE_FLOAT32, -1, NULL);
+	int ot = irb_tensor(g, "o", NPU_DTYPE_FLOAT32, -1, NULL);
+	int yt = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+	npu_ir_node *n;
+
+	irb_node(g, "Neg", &xt, 1, &dt, 1);
+	n = irb_node(g, NPU_OP_SCATTER_ROWS, (int[]){ dt, rt, ut }, 3, &ot, 1);
+	ck_assert_int_eq(npu_ir_set_attr_int(n, "axis", 1), NPU_OK);
+	irb_node(g, "Add", (int[]){ ot, dt }, 2, &yt, 1);
+	irb_io(g, (int[]){ xt, ut, rt }, 3, &yt, 1);
+	ck_assert_int_eq(run(g, 4, 3, (void *[]){ x, u, rows }, y), NPU_OK);
+	for (int i = 0; i < A * D * C; i++)
+		xd[i] = -x[i];
+	ref(xd, r64, S, u, want);
+	for (int i = 0; i < A * D * C; i++)
+		ck_assert_msg(y[i] == want[i] + xd[i], "element %d: %g, expected %g", i, y[i],
+			      want[i] + xd[i]);
+	npu_ir_graph_free(g);
+	free(x);
+	free(u);
+}
+END_TEST
+
 /* Run-time rows need ISA 1.3; constant ones do not. */
 START_TEST(runtime_rows_need_isa_1_3)
 {
@@ -275,6 +314,61 @@ START_TEST(shape_errors)
 }
 END_TEST
 
+/*
+ * ONNX ScatterND writing rows of axis 0 (indices [S, 1]) with indices at
+ * run time, or on int32 data (which the constant rewrite does not take):
+ * npu.ScatterRows, the same values as the reference.
+ */
+START_TEST(scatter_nd_rows)
+{
+	enum { S = 3 };
+	int64_t rows[S] = { 8, 1, -2 };	/* -2: row 8 again, the last wins */
+	int32_t r32[S] = { 8, 1, 2 }, xi32[D * C], ui32[S * C], yi32[D * C];
+	float *x = seq(D * C, 1.0f), *u = seq(S * C, -20.0f), y[D * C], want[D * C];
+	npu_ir_graph *g;
+	int xt, it, ut, yt;
+
+	for (int pass = 0; pass < 2; pass++) {
+		bool runtime = pass == 0;
+
+		g = irb_graph(13);
+		xt = irb_tensor(g, "x", runtime ? NPU_DTYPE_FLOAT32 : NPU_DTYPE_INT32, 2,
+				(int64_t[]){ D, C });
+		ut = irb_tensor(g, "u", runtime ? NPU_DTYPE_FLOAT32 : NPU_DTYPE_INT32, 2,
+				(int64_t[]){ S, C });
+		it = runtime ? irb_tensor(g, "i", NPU_DTYPE_INT32, 2, (int64_t[]){ S, 1 }) :
+		     irb_const(g, "i", NPU_DTYPE_INT64, 2, (int64_t[]){ S, 1 }, rows);
+		yt = irb_tensor(g, "y", runtime ? NPU_DTYPE_FLOAT32 : NPU_DTYPE_INT32, -1, NULL);
+		irb_node(g, "ScatterND", (int[]){ xt, it, ut }, 3, &yt, 1);
+		if (runtime) {
+			irb_io(g, (int[]){ xt, it, ut }, 3, &yt, 1);
+			ck_assert_int_eq(run(g, -1, 3, (void *[]){ x, r32, u }, y), NPU_OK);
+			memcpy(want, x, sizeof(want));
+			for (int i = 0; i < S; i++)
+				memcpy(want + r32[i] * C, u + i * C, C * sizeof(float));
+			ck_assert(memcmp(y, want, sizeof(want)) == 0);
+		} else {
+			for (int i = 0; i < D * C; i++)
+				xi32[i] = 1000 + i;
+			for (int i = 0; i < S * C; i++)
+				ui32[i] = -i - 1;
+			irb_io(g, (int[]){ xt, ut }, 2, &yt, 1);
+			ck_assert_int_eq(run(g, -1, 2, (void *[]){ xi32, ui32 }, (float *)yi32),
+					 NPU_OK);
+			for (int i = 0; i < D * C; i++) {
+				int r = i / C, w = r == 1 ? 1 : r == 8 ? 2 : -1;
+				int32_t e = w < 0 ? xi32[i] : ui32[w * C + i % C];
+
+				ck_assert_msg(yi32[i] == e, "element %d: %d, expected %d", i, yi32[i], e);
+			}
+		}
+		npu_ir_graph_free(g);
+	}
+	free(x);
+	free(u);
+}
+END_TEST
+
 static Suite *scatter_suite(void)
 {
 	Suite *s = suite_create("npu_scatter");
@@ -286,10 +380,12 @@ static Suite *scatter_suite(void)
 	tcase_add_test(tc, runtime_rows_in_place);
 	tcase_add_test(tc, runtime_rows_copied);
 	tcase_add_test(tc, runtime_rows_in_place_asked);
+	tcase_add_test(tc, data_read_later_is_copied);
 	tcase_add_test(tc, runtime_rows_need_isa_1_3);
 	tcase_add_test(tc, runtime_row_out_of_range);
 	tcase_add_test(tc, const_row_out_of_range);
 	tcase_add_test(tc, shape_errors);
+	tcase_add_test(tc, scatter_nd_rows);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

@@ -16,8 +16,9 @@
  * set it promises nothing reads data afterwards: a generation rewrite on
  * the cache) or when that is safe by itself: data is computed at run time
  * in the scratch, this node is its only reader, and no other tensor
- * shares its bytes (an alias or a Concat slice).  Otherwise data is first
- * copied to the output (DDR to DDR), then the rows are written.
+ * shares its bytes (an alias or a Concat slice).  Otherwise (and always for
+ * constant data, whose bytes every run reads) data is first copied to the
+ * output (DDR to DDR), then the rows are written.
  *
  * Constant rows are checked against [-D, D) at compile time (negative
  * ones count from the end, as ONNX's), duplicates resolved (the last
@@ -87,7 +88,8 @@ static npu_status home_output(struct npu_cc *cc, const npu_ir_node *n, struct np
 
 	if ((st = npu_ir_attr_int(n, NPU_ATTR_IN_PLACE, 0, &asked)))
 		return st;
-	*in_place = asked || in_place_safe(cc, n);
+	/* Never into a constant: the CONST segment is the model's, for every run. */
+	*in_place = (asked && !npu_ir_is_const(&cc->g->tensors[xi])) || in_place_safe(cc, n);
 	if ((st = npu_cc_loc(cc, xi, &lx)))
 		return st;
 	if (*in_place && !npu_cc_has_home(cc, yi))

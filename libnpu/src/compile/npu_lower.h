@@ -127,7 +127,8 @@ npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
  * itself (data in the scratch, this node its only reader, no tensor
  * sharing its bytes), else it copies data to the output first.  When the
  * output already has a home of its own (a graph output, a Concat slice)
- * other than data's, data is copied there whatever the attribute says.
+ * other than data's, or data is a constant (the CONST segment serves every
+ * run), data is copied there whatever the attribute says.
  */
 #define NPU_ATTR_IN_PLACE	"npu_in_place"
 

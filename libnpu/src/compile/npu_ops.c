@@ -352,7 +352,7 @@ static const struct npu_op ops[] = {
 	{ "ScatterElements", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_scatter,
 	  .rewrites = { npu_rewrite_scatter } },
 	{ "ScatterND", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_scatter,
-	  .rewrites = { npu_rewrite_scatter } },
+	  .rewrites = { npu_rewrite_scatter, npu_rewrite_scatter_nd_rows } },
 	{ "Selu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_SELU) },
 	{ "Shape", 1, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_shape,
 	  .ir.eval = npu_ir_eval_shape, .ir.eval_flags = NPU_IR_EVAL_SHAPES },

@@ -131,6 +131,8 @@ npu_status npu_rewrite_dropout_mask(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_minmax_int(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_scatter.c */
 npu_status npu_rewrite_scatter(npu_ir_graph *g, int k, bool *applied);
+/* ScatterND writing whole rows of axis 0 (indices [..., 1]): npu.ScatterRows. */
+npu_status npu_rewrite_scatter_nd_rows(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_loss.c */
 npu_status npu_rewrite_nll_loss(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_sce_loss(npu_ir_graph *g, int k, bool *applied);

@@ -9,6 +9,11 @@
  *   max/min: Max/Min(x, extremes) (-inf/+inf elsewhere).
  * Duplicate indices without a reduction: the last update wins, as in the
  * ONNX reference.
+ *
+ * Where that does not apply (indices or updates computed at run time,
+ * data that is not float32), a ScatterND without reduction whose indices
+ * end in a dim of 1 writes whole rows of axis 0: npu.ScatterRows axis 0
+ * (lower_scatter.c) of the indices and updates flattened to S rows.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -154,4 +159,68 @@ out:
 	free(a);
 	free(b);
 	return st;
+}
+
+/*
+ * ScatterND, reduction none, indices [..., 1]: npu.ScatterRows along axis
+ * 0 with rows = the indices as [S] and updates as [S, data dims 1..].
+ * Run-time indices are int32 here (int64 ones were narrowed); a negative
+ * one ends the run (NPU_TASK_INDEX_FAULT), constant ones count from the end.
+ */
+npu_status npu_rewrite_scatter_nd_rows(npu_ir_graph *g, int k, bool *applied)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *ind = npu_ir_input(g, n, 1);
+	const npu_ir_tensor *u = npu_ir_input(g, n, 2);
+	int yid = n->outputs[0], xi = n->inputs[0], ii = n->inputs[1], ui = n->inputs[2];
+	int64_t S, inner = 1, ud[NPU_MAX_RANK];
+	const char *rs = "none";
+	int r, rows, upd, node;
+	char name[128];
+	npu_status st;
+
+	*applied = false;
+	if (!x || !ind || !u || yid < 0 || x->rank < 1 || ind->rank < 1 ||
+	    ind->dims[ind->rank - 1] != 1 || (ind->dtype != NPU_DTYPE_INT32 &&
+					      ind->dtype != NPU_DTYPE_INT64))
+		return NPU_OK;
+	if (npu_ir_attr_find(n, "reduction") &&
+	    (st = npu_ir_attr_string(n, "reduction", "none", &rs)))
+		return st;
+	if (strcmp(rs, "none"))
+		return NPU_OK;
+	/* Computed int64 indices never reach here (narrowed to int32). */
+	if (!npu_ir_is_const(ind) && ind->dtype != NPU_DTYPE_INT32)
+		return NPU_OK;
+	r = x->rank;
+	S = npu_ir_numel(ind);
+	for (int d = 1; d < r; d++)
+		inner *= x->dims[d];
+	if (S > (1 << 24) || npu_ir_numel(u) != S * inner || u->dtype != x->dtype)
+		return NPU_OK;	/* refused as a ScatterND, by name */
+	ud[0] = S;
+	memcpy(ud + 1, x->dims + 1, (size_t)(r - 1) * sizeof(int64_t));
+	snprintf(name, sizeof(name), "%s", n->name);
+	*applied = true;
+	npu_rw_detach(g, k, yid);
+	g->nodes[k].dead = true;
+	if (npu_ir_is_const(ind)) {
+		int64_t *v = malloc((size_t)S * sizeof(*v) + 1);
+		int got;
+
+		if (!v)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		if ((st = npu_ir_const_ints(&g->tensors[ii], v, (int)S, &got))) {
+			free(v);
+			return st;
+		}
+		st = npu_rw_const(g, NPU_DTYPE_INT64, 1, &S, v, &rows);
+	} else {
+		st = npu_rw_reshape(g, name, ii, 1, &S, -1, &rows);
+	}
+	if (st || (st = npu_rw_reshape(g, name, ui, r, ud, -1, &upd)) ||
+	    (st = npu_rw_op(g, "npu.ScatterRows", 1, name, (int[]){ xi, rows, upd }, 3, &yid, 1,
+			    &node)))
+		return st;
+	return npu_ir_set_attr_int(&g->nodes[node], "axis", 0);
 }

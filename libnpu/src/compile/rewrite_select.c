@@ -10,11 +10,14 @@
  *
  * exact where the selected operand is finite and the other is finite too
  * (x * 0 is 0 for finite x; a constant fill of -inf or the most negative
- * float, as exports use, is added, not multiplied).  Any other Where (a
+ * float, as exports use, is added, not multiplied).  A condition that is
+ * all true (or all false) selecting an operand of the output's shape is
+ * no node at all: its readers read that operand.  Any other Where (a
  * condition computed at run time, values that are not float32) is a CVU
  * SELECT (npu_lower_where, lower_eltwise.c).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "compile/npu_ops.h"
 #include "compile/npu_rewrite_priv.h"
@@ -74,6 +77,50 @@ static npu_status masked(npu_ir_graph *g, const char *name, int c, int v, bool k
 	return st;
 }
 
+/* Constant condition @c is all true (*@v true) or all false; false if mixed. */
+static bool uniform(const npu_ir_tensor *c, bool *v)
+{
+	const uint8_t *b = c->data;
+	int64_t n = npu_ir_numel(c);
+
+	if (n < 1)
+		return false;
+	*v = b[0] != 0;
+	for (int64_t i = 1; i < n; i++)
+		if ((b[i] != 0) != *v)
+			return false;
+	return true;
+}
+
+/*
+ * A condition that selects one operand whole, of the output's shape: its
+ * readers read that operand instead (a decode step's causal table, sliced
+ * at the last row, keeps every score: the attention then fuses).
+ */
+static bool select_whole(npu_ir_graph *g, int k, bool *applied)
+{
+	const npu_ir_node *n = &g->nodes[k];
+	const npu_ir_tensor *c = npu_ir_input(g, n, 0), *z = npu_ir_output(g, n, 0);
+	int zi = n->outputs[0], si;
+	const npu_ir_tensor *s;
+	bool v;
+
+	if (!uniform(c, &v) || npu_ir_is_graph_output(g, zi))
+		return false;
+	si = n->inputs[v ? 1 : 2];
+	s = &g->tensors[si];
+	if (s->dtype != z->dtype || s->rank != z->rank ||
+	    memcmp(s->dims, z->dims, (size_t)z->rank * sizeof(z->dims[0])))
+		return false;
+	*applied = true;
+	g->nodes[k].dead = true;
+	for (int i = 0; i < g->n_nodes; i++)
+		for (int j = 0; !g->nodes[i].dead && j < g->nodes[i].n_inputs; j++)
+			if (g->nodes[i].inputs[j] == zi)
+				g->nodes[i].inputs[j] = si;
+	return true;
+}
+
 npu_status npu_rewrite_where(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
@@ -87,6 +134,8 @@ npu_status npu_rewrite_where(npu_ir_graph *g, int k, bool *applied)
 	if (!c || !x || !y || !z || !npu_ir_is_const(c) || c->dtype != NPU_DTYPE_BOOL ||
 	    x->dtype != NPU_DTYPE_FLOAT32 || y->dtype != NPU_DTYPE_FLOAT32 ||
 	    (npu_ir_is_const(x) && npu_ir_is_const(y)))
+		return NPU_OK;
+	if (select_whole(g, k, applied))
 		return NPU_OK;
 	ci = n->inputs[0];
 	xi = n->inputs[1];
