@@ -62,6 +62,7 @@ typedef enum npu_status {
 	NPU_ERR_JOB_FAILED,	/* the NPU ended a job with an error */
 	NPU_ERR_SHAPE,		/* a tensor's size, shape or dtype does not match */
 	NPU_ERR_INTERNAL,	/* a libnpu bug: please report it */
+	NPU_ERR_CONTEXT_FULL,	/* a generation session's KV cache has no free row */
 	NPU_STATUS_COUNT
 } npu_status;
 
@@ -381,6 +382,143 @@ typedef struct npu_step_stats {
  */
 NPU_API npu_status npu_context_last_run_steps(const npu_context *ctx, npu_step_stats *steps,
 					      size_t cap, size_t *count);
+
+/* ---- Generating text ---- */
+
+/*
+ * A generation session (issue 16): a decoder ONNX model exported "with
+ * past" the way Hugging Face exports it (inputs input_ids, attention_mask,
+ * position_ids where present, past_key_values.N.key/value; outputs logits,
+ * present.N.key/value) runs token by token on one partition of a device,
+ * its KV cache kept in device memory across steps.  libnpu compiles two
+ * kinds of program from the model: decode (one token against the cache,
+ * at create) and prefill (a prompt padded to a bucket of 16, 32, 64, ...
+ * up to max_context tokens, on first use of each bucket).  Per step the
+ * host writes one token id, its position, one mask element and the cache
+ * row, and reads one id (greedy: ArgMax on the device) or one logits row
+ * (the other samplings, done here in libnpu).
+ *
+ * Thread safety: one session by one thread at a time; sessions on one
+ * device may run on different threads (each has its own partition).
+ */
+typedef struct npu_generator npu_generator;
+
+typedef enum npu_sampling {
+	NPU_SAMPLING_GREEDY = 0,	/* the highest logit, the lowest id on a tie
+					 * (ArgMax on the device) */
+	NPU_SAMPLING_RANDOM = 1,	/* a seeded draw from softmax(logits /
+					 * temperature), cut to top_k and top_p */
+} npu_sampling;
+
+/* Why a session stops generating (npu_generator_stats.stop). */
+typedef enum npu_generator_stop {
+	NPU_GEN_RUNNING = 0,		/* it can step again */
+	NPU_GEN_STOP_EOS = 1,		/* the last step returned eos_id */
+	NPU_GEN_STOP_MAX_TOKENS = 2,	/* max_new_tokens since the last feed */
+	NPU_GEN_STOP_CONTEXT = 3,	/* the cache is full (NPU_ERR_CONTEXT_FULL) */
+} npu_generator_stop;
+
+/* How to generate.  npu_generator_options_init() sets the defaults. */
+typedef struct npu_generator_options {
+	size_t struct_size;
+	/* Positions the KV cache holds: prompt plus generated tokens that
+	 * enter it (default 512, at most 65536). */
+	unsigned max_context;
+	npu_precision precision;	/* DEFAULT, BF16 or W8 (INT8 is refused) */
+	unsigned clusters;		/* partition size; 0: every healthy cluster */
+	npu_sampling sampling;		/* default greedy */
+	/* NPU_SAMPLING_RANDOM: logits are divided by @temperature (> 0,
+	 * default 1), cut to the @top_k highest (0: no cut) and to the
+	 * fewest highest whose probability sums to @top_p (0 or 1: no cut),
+	 * then one id is drawn with a PRNG seeded by @seed: the same seed
+	 * and logits give the same ids on every platform. */
+	float temperature;
+	unsigned top_k;
+	float top_p;
+	uint64_t seed;
+	int64_t eos_id;			/* stop after returning it; -1 (default): none */
+	unsigned max_new_tokens;	/* stop after this many steps since the
+					 * last feed; 0 (default): no limit */
+} npu_generator_options;
+
+NPU_API void npu_generator_options_init(npu_generator_options *opts);
+
+/*
+ * Compile @path's decode program for @dev and set up a session on a
+ * partition of it (the cache zeroed).  @opts may be NULL for defaults.
+ * A model without past inputs, or that the compiler cannot take, fails
+ * here by name.  @dev must outlive the session.
+ */
+NPU_API npu_status npu_generator_create(npu_device *dev, const char *path,
+					const npu_generator_options *opts,
+					npu_generator **out);
+NPU_API void npu_generator_free(npu_generator *gen);
+
+/*
+ * Feed @n token ids (each in [0, vocab), else NPU_ERR_INVALID_ARG naming
+ * it).  Into an empty cache they run as one prefill program (@n at most
+ * max_context, else NPU_ERR_INVALID_ARG before anything runs); after that
+ * (a follow-up turn) one by one through the decode program, after the
+ * token the last step returned.  Tokens that would not fit into the free
+ * cache rows: NPU_ERR_CONTEXT_FULL, nothing run.  Clears a stop at the
+ * end-of-sequence id or max_new_tokens.
+ */
+NPU_API npu_status npu_generator_feed(npu_generator *gen, const int64_t *ids, size_t n);
+
+/*
+ * Generate one token into *@id: the first step after a feed samples from
+ * the fed tokens' last logits; each later one runs the decode program on
+ * the token returned before (writing its K/V into the next cache row).
+ * NPU_ERR_CONTEXT_FULL when that token has no cache row left (with a
+ * prompt of P tokens, at most max_context - P + 1 steps), never a write
+ * past the cache; NPU_ERR_INVALID_ARG before a feed or after a stop at
+ * eos_id or max_new_tokens (npu_generator_stats.stop says which).
+ */
+NPU_API npu_status npu_generator_step(npu_generator *gen, int64_t *id);
+
+/*
+ * The logits the last step sampled from (or, right after a feed, those
+ * the next step will): @vocab floats, valid until the next feed or step.
+ */
+NPU_API npu_status npu_generator_logits(npu_generator *gen, const float **logits,
+					size_t *vocab);
+
+/* Counters of a session; extensible like npu_model_info. */
+typedef struct npu_generator_stats {
+	size_t struct_size;
+	unsigned max_context;
+	unsigned vocab;
+	unsigned position;		/* cache rows holding a token */
+	unsigned fed;			/* tokens fed (prompts) */
+	unsigned generated;		/* tokens returned by steps */
+	npu_generator_stop stop;
+	unsigned prefill_tokens;	/* the bucket of the last prefill */
+	/* Wall time from the start of the first feed to the first step's
+	 * id (time to first token), and of the prefill run alone. */
+	double first_token_us;
+	double prefill_wall_us;
+	uint64_t prefill_cycles;	/* simulated cycles of the last prefill */
+	/* The last step: host wall time (run, sampling), the decode run's
+	 * simulated cycles and time at the device clock (0 for the first
+	 * step after a feed, which runs nothing), and the bytes the device's
+	 * DMA engines moved during it (npu_device_counters.dma_bytes: DDR
+	 * traffic, weights and cache reads; device-wide, so exact only when
+	 * nothing else runs on the device meanwhile). */
+	double step_wall_us;
+	uint64_t step_cycles;
+	double step_device_us;
+	uint64_t step_dma_bytes;
+	/* Sums over every decode run (steps and follow-up feeds). */
+	unsigned decode_runs;
+	double decode_wall_us;
+	uint64_t decode_cycles;
+	double decode_device_us;
+	uint64_t decode_dma_bytes;
+	unsigned clock_mhz;		/* the device clock the times are at */
+} npu_generator_stats;
+
+NPU_API npu_status npu_generator_get_stats(const npu_generator *gen,
+					   npu_generator_stats *stats);
 
 #ifdef __cplusplus
 }

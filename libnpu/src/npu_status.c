@@ -25,6 +25,7 @@ static const char *const status_names[NPU_STATUS_COUNT] = {
 	[NPU_ERR_JOB_FAILED] = "job failed on the NPU",
 	[NPU_ERR_SHAPE] = "tensor shape or size mismatch",
 	[NPU_ERR_INTERNAL] = "internal error",
+	[NPU_ERR_CONTEXT_FULL] = "generation context full",
 };
 
 const char *npu_status_str(npu_status s)

@@ -5,8 +5,8 @@
 # (those the compiler takes) npu-run against onnxruntime, the quantised
 # weights (the MatMulNBits models, the transformers at --precision w8), and
 # onnxruntime's greedy generation with the decoders exported with past (the
-# reference ids and logits for libnpu's generation, in
-# $(BUILD)/models-ref/generate).
+# reference ids and logits, in $(BUILD)/models-ref/generate) against libnpu's
+# generation sessions (generate_test.c).
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
 FACE_PHOTO  := $(MODELS_DIR)/astronaut-128.raw
@@ -15,6 +15,8 @@ TF_DIR      := tests/models/transformers
 TF_MODELS   := $(foreach m,bert gpt2 llama vit,$(foreach o,14 17,$(TF_DIR)/$(m)_tiny_op$(o).onnx))
 TF_PAST     := $(TF_DIR)/gpt2_past_op17.onnx $(TF_DIR)/llama_past_op17.onnx
 TF_PARSE    := $(BUILD)/tests/transformer-parse-test
+GEN_TEST    := $(BUILD)/tests/generate-test
+GEN_MODELS  := $(TF_PAST) $(TF_DIR)/llama_past_ext_op17.onnx
 TF_PACKAGES := python3-torch python3-onnx
 NB_DIR      := tests/models/nbits
 NB_PACKAGES := python3-onnx python3-numpy
@@ -28,6 +30,10 @@ $(BLAZEFACE) $(FACE_PHOTO):
 	@tests/models/fetch.sh
 
 $(MODEL_TEST): tests/models/model_test.c $(LIBNPU_A)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Ilibnpu/include $(OPTFLAGS) $< $(LIBNPU_A) $(LIBNPU_LIBS) -o $@
+
+$(GEN_TEST): tests/models/generate_test.c $(LIBNPU_A)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Ilibnpu/include $(OPTFLAGS) $< $(LIBNPU_A) $(LIBNPU_LIBS) -o $@
 
@@ -50,7 +56,7 @@ transformer-models:
 
 # The npu-run rule lives in tools/, included after this file: name the
 # target literally.
-check-models: models $(MODEL_TEST) $(TF_PARSE) $(BUILD)/bin/npu-run
+check-models: models $(MODEL_TEST) $(TF_PARSE) $(GEN_TEST) $(BUILD)/bin/npu-run
 	@rm -rf $(BUILD)/models-ref && mkdir -p $(BUILD)/models-ref/face
 	@node tests/models/ort_ref.js $(BLAZEFACE) $(BUILD)/models-ref
 	@node tests/models/ort_ref.js $(BLAZEFACE) $(BUILD)/models-ref/face 1 $(FACE_PHOTO)
@@ -67,6 +73,7 @@ check-models: models $(MODEL_TEST) $(TF_PARSE) $(BUILD)/bin/npu-run
 	@tests/models/npu_run_quant.sh $(NB_DIR) $(BUILD)/models-ref/nbits $(TF_DIR) \
 		$(BUILD)/models-ref/transformers $(BUILD)/bin/npu-run
 	@node tests/models/ort_generate.js $(TF_DIR) $(BUILD)/models-ref/generate
+	@$(GEN_TEST) $(BUILD)/models-ref/generate $(GEN_MODELS)
 
 # Regenerate the committed MatMulNBits test models (byte for byte; no torch):
 # installs Debian's onnx and numpy (root; once), then runs the generator.

@@ -811,5 +811,59 @@ size_is "external data output" "$TMP/ext/o1/y.bin" 12
 expect_exit "external data leaving the folder" 1 "$TMP/ext/sub/up.onnx" --device emu
 err_has "external data '..' named" "initializer 'W': external data location '../w.bin' has a '..' component"
 
+# --generate (a generation session; tests/models/generate_test.c checks its ids
+# against onnxruntime): usage errors before any device work, then one real
+# generation with a decoder exported with past.
+GPT2=tests/models/transformers/gpt2_past_op17.onnx
+expect_exit "generate without prompt" 2 "$GPT2" --generate 4
+err_has "generate without prompt says how" "--prompt-ids"
+expect_exit "both prompt forms" 2 "$GPT2" --generate 4 --prompt-ids 1,2 --prompt-ids-file "$TMP/ids"
+expect_exit "prompt id not a number" 2 "$GPT2" --generate 4 --prompt-ids 1,x,3
+err_has "prompt id not a number names it" "'x' is not a token id"
+expect_exit "negative prompt id" 2 "$GPT2" --generate 4 --prompt-ids 1,-2
+expect_exit "empty prompt" 2 "$GPT2" --generate 4 --prompt-ids ,
+err_has "empty prompt says so" "the prompt is empty"
+expect_exit "generate 0" 2 "$GPT2" --generate 0 --prompt-ids 1
+expect_exit "prompt without generate" 2 "$GPT2" --prompt-ids 1,2
+expect_exit "max-context without generate" 2 "$GPT2" --max-context 64
+expect_exit "bad sample" 2 "$GPT2" --generate 4 --prompt-ids 1 --sample top-k=many
+expect_exit "top-p above 1" 2 "$GPT2" --generate 4 --prompt-ids 1 --sample top-p=1.5
+expect_exit "temperature 0" 2 "$GPT2" --generate 4 --prompt-ids 1 --sample temperature=0
+expect_exit "generate with batch" 2 "$GPT2" --generate 4 --prompt-ids 1 --batch 2
+expect_exit "bad eos" 2 "$GPT2" --generate 4 --prompt-ids 1 --eos end
+expect_exit "prompt over max context" 2 "$GPT2" --generate 4 --prompt-ids 1,2,3 --max-context 2 \
+	--device emu
+err_has "prompt over max context says so" "more than the maximum context of 2"
+: >"$TMP/empty.ids"
+expect_exit "empty prompt file" 1 "$GPT2" --generate 4 --prompt-ids-file "$TMP/empty.ids" --device emu
+expect_exit "missing prompt file" 1 "$GPT2" --generate 4 --prompt-ids-file "$TMP/none.ids" --device emu
+expect_exit "generate with a model without past" 1 "$MODEL" --generate 4 --prompt-ids 1 --device emu
+printf '1, 2,3\n4\n' >"$TMP/p.ids"
+if "$BIN" "$GPT2" --device emu --generate 6 --prompt-ids-file "$TMP/p.ids" --max-context 32 \
+	--json >"$TMP/out.json" 2>"$TMP/err"; then
+	ok
+	check "generate: prompt from the file" "j['prompt'] == [1, 2, 3, 4]"
+	check "generate: 6 ids in the vocabulary" \
+		"len(j['generated']) == 6 and all(0 <= i < j['vocab'] for i in j['generated'])"
+	check "generate: figures" "j['time_to_first_token_ms'] > 0 and j['tokens_per_s'] > 0 and \
+j['simulated']['decode_steps'] == 5 and j['simulated']['cycles_per_token'] > 0 and \
+j['ddr_bytes_per_token'] > 0 and len(j['token_latency_ms']['percentiles']) == 3"
+	"$BIN" "$GPT2" --device emu --generate 6 --prompt-ids 1,2,3,4 --max-context 32 --json \
+		>"$TMP/again.json" 2>/dev/null
+	check "generate: --prompt-ids gives the same ids" \
+		"j['generated'] == json.load(open('$TMP/again.json'))['generated']"
+	first=$(python3 -c "import json; print(json.load(open('$TMP/out.json'))['generated'][1])")
+	"$BIN" "$GPT2" --device emu --generate 6 --prompt-ids 1,2,3,4 --max-context 32 \
+		--eos "$first" --json >"$TMP/out.json" 2>/dev/null
+	check "generate: --eos stops after the id" \
+		"j['generated'][-1] == $first and j['stop'] == 'end-of-sequence id'"
+	"$BIN" "$GPT2" --device emu --generate 40 --prompt-ids-file "$TMP/p.ids" --max-context 16 \
+		--sample top-k=5,temperature=0.8,seed=7 --json >"$TMP/out.json" 2>/dev/null
+	check "generate: sampled until the context is full" \
+		"len(j['generated']) == 13 and j['stop'] == 'maximum context reached'"
+else
+	no "generate: $(cat "$TMP/err")"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -25,6 +25,8 @@
 #define MAX_ITERATIONS	100000000u
 #define MAX_TOP_K	1000000u
 #define MAX_DURATION	86400.0
+#define MAX_GENERATE	1000000u
+#define MAX_CONTEXT	65536u		/* npu_generator_options.max_context */
 
 static void usage(FILE *f)
 {
@@ -59,6 +61,16 @@ static void usage(FILE *f)
 	      "  --detect-threshold F  minimum face score, 0..1 (default 0.5)\n"
 	      "  --detect-from DIR     decode DIR/<output>.bin (as --output-dir writes) instead of\n"
 	      "                        running the model\n"
+	      "  --generate N          generate N tokens with a decoder exported with past\n"
+	      "                        (KV cache on the device); prints the ids, time to first\n"
+	      "                        token, per-token latency, tokens/s, simulated time and\n"
+	      "                        DDR bytes per token\n"
+	      "  --prompt-ids LIST     the prompt's token ids, e.g. 1,2,3 (with --generate)\n"
+	      "  --prompt-ids-file F   ... read from F (ids separated by commas or spaces)\n"
+	      "  --max-context L       positions the KV cache holds (default 512)\n"
+	      "  --sample SPEC         greedy (the default, ArgMax on the device) or\n"
+	      "                        top-k=K,top-p=P,temperature=T,seed=S (any of them)\n"
+	      "  --eos ID              stop after generating the end-of-sequence id ID\n"
 	      "  --compile-only        compile and write the model (-o), do not run\n"
 	      "  -o FILE               write the compiled model (native .npum format)\n"
 	      "  -h, --help            this help\n"
@@ -189,6 +201,88 @@ const npu_input_shape *nr_shape_given(const struct nr_options *o, const char *na
 	return NULL;
 }
 
+int nr_parse_ids(const char *what, const char *s, int64_t **ids, size_t *n)
+{
+	size_t cap = strlen(s) / 2 + 1, k = 0;
+	int64_t *v = malloc(cap * sizeof(*v));
+	const char *p = s;
+
+	if (!v)
+		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
+	for (;;) {
+		long long x;
+		char *end;
+
+		while (*p == ',' || *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		if (!*p)
+			break;
+		errno = 0;
+		x = strtoll(p, &end, 10);
+		if (*p < '0' || *p > '9' || errno || x > INT32_MAX ||
+		    (*end && !strchr(", \t\n\r", *end))) {
+			free(v);
+			return nr_fail(NR_EXIT_USAGE, "%s: '%.*s' is not a token id (a number from 0 "
+				       "to %d)", what, (int)strcspn(p, ", \t\n\r"), p, INT32_MAX);
+		}
+		v[k++] = x;
+		p = end;
+	}
+	if (!k) {
+		free(v);
+		return nr_fail(NR_EXIT_USAGE, "%s: the prompt is empty; give at least one token id",
+			       what);
+	}
+	free(*ids);
+	*ids = v;
+	*n = k;
+	return 0;
+}
+
+/* --sample greedy | top-k=K,top-p=P,temperature=T,seed=S (any subset). */
+static int parse_sample(const char *s, struct nr_options *o)
+{
+	const char *p = s;
+
+	if (!strcmp(s, "greedy")) {
+		o->sample_random = 0;
+		return 0;
+	}
+	o->sample_random = 1;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		const char *eq = memchr(p, '=', len);
+		char *end;
+		double v;
+
+		errno = 0;
+		v = eq ? strtod(eq + 1, &end) : 0;
+		if (!eq || end == eq + 1 || end != p + len || errno || !isfinite(v))
+			goto bad;
+		if (eq - p == 5 && !strncmp(p, "top-k", 5) && v >= 0 && v <= MAX_TOP_K &&
+		    v == floor(v))
+			o->sample_top_k = (unsigned)v;
+		else if (eq - p == 5 && !strncmp(p, "top-p", 5) && v > 0 && v <= 1)
+			o->sample_top_p = (float)v;
+		else if (eq - p == 11 && !strncmp(p, "temperature", 11) && v > 0 && v <= 1000)
+			o->sample_temperature = (float)v;
+		else if (eq - p == 4 && !strncmp(p, "seed", 4) && v >= 0 && v == floor(v) &&
+			 v < 18446744073709551616.0)
+			o->sample_seed = strtoull(eq + 1, NULL, 10);
+		else
+			goto bad;
+		p += len;
+		if (*p == ',' && *++p == '\0')
+			goto bad;
+	}
+	return 0;
+bad:
+	return nr_fail(NR_EXIT_USAGE, "--sample %s: give greedy, or any of top-k=K (an integer), "
+		       "top-p=P (above 0, at most 1), temperature=T (above 0), seed=S (an "
+		       "integer) joined by commas, e.g. top-k=40,top-p=0.9,temperature=0.8,seed=1",
+		       s);
+}
+
 static int parse_precision(const char *s, npu_precision *out)
 {
 	if (!strcmp(s, "bf16"))
@@ -290,6 +384,40 @@ static int apply(struct nr_options *o, const char *flag, const char *val)
 		o->detect_from = val;
 		return 0;
 	}
+	if (!strcmp(flag, "--generate")) {
+		o->gen_flag = 1;
+		return parse_uint(flag, val, 1, MAX_GENERATE, &o->generate);
+	}
+	if (!strcmp(flag, "--prompt-ids")) {
+		o->gen_flag = 1;
+		if (o->prompt_ids)
+			return nr_fail(NR_EXIT_USAGE, "--prompt-ids is given twice");
+		return nr_parse_ids(flag, val, &o->prompt_ids, &o->n_prompt_ids);
+	}
+	if (!strcmp(flag, "--prompt-ids-file")) {
+		o->gen_flag = 1;
+		if (!*val)
+			return nr_fail(NR_EXIT_USAGE, "--prompt-ids-file: empty file name");
+		o->prompt_ids_file = val;
+		return 0;
+	}
+	if (!strcmp(flag, "--max-context")) {
+		o->gen_flag = 1;
+		return parse_uint(flag, val, 1, MAX_CONTEXT, &o->max_context);
+	}
+	if (!strcmp(flag, "--sample")) {
+		o->gen_flag = 1;
+		return parse_sample(val, o);
+	}
+	if (!strcmp(flag, "--eos")) {
+		unsigned id;
+
+		o->gen_flag = 1;
+		if (parse_uint(flag, val, 0, INT32_MAX, &id))
+			return 1;
+		o->eos_id = id;
+		return 0;
+	}
 	if (!strcmp(flag, "-o")) {
 		if (!*val)
 			return nr_fail(NR_EXIT_USAGE, "-o: empty file name");
@@ -305,7 +433,8 @@ static int takes_value(const char *flag)
 		"--device", "--clusters", "--precision", "--calibrate", "--batch", "--input", "--shape",
 		"--output-dir", "--output-format", "--warmup", "--iterations", "--duration",
 		"--percentiles", "--top-k", "--top-k-output", "--labels", "-o", "--detect",
-		"--detect-threshold", "--detect-from",
+		"--detect-threshold", "--detect-from", "--generate", "--prompt-ids",
+		"--prompt-ids-file", "--max-context", "--sample", "--eos",
 	};
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
@@ -350,6 +479,24 @@ static int check_combinations(struct nr_options *o)
 			       "outputs; add --output-dir DIR");
 	if (o->detect_from && !o->detect)
 		return nr_fail(NR_EXIT_USAGE, "--detect-from needs --detect DETECTOR");
+	if (o->gen_flag && !o->generate)
+		return nr_fail(NR_EXIT_USAGE, "--prompt-ids, --prompt-ids-file, --max-context, "
+			       "--sample and --eos apply to --generate N only");
+	if (o->generate) {
+		if (o->prompt_ids && o->prompt_ids_file)
+			return nr_fail(NR_EXIT_USAGE, "--prompt-ids and --prompt-ids-file both give "
+				       "the prompt; give one of them");
+		if (!o->prompt_ids && !o->prompt_ids_file)
+			return nr_fail(NR_EXIT_USAGE, "--generate needs a prompt: --prompt-ids 1,2,3 "
+				       "or --prompt-ids-file FILE");
+		if (o->batch || o->precision == NPU_PRECISION_INT8 || o->n_inputs ||
+		    o->n_shapes || o->output_dir || o->top_k || o->detect || o->compile_only ||
+		    o->save || o->profile)
+			return nr_fail(NR_EXIT_USAGE, "--generate runs a generation session: "
+				       "--batch, --precision int8, --input, --shape, --output-dir, "
+				       "--top-k, --detect, --profile, --compile-only and -o do not "
+				       "apply to it");
+	}
 	if ((o->labels || o->top_k_output) && !o->top_k)
 		return nr_fail(NR_EXIT_USAGE, "%s needs --top-k K",
 			       o->labels ? "--labels" : "--top-k-output");
@@ -368,6 +515,8 @@ int nr_parse_args(int argc, char **argv, struct nr_options *o)
 	o->percentiles[2] = 99;
 	o->n_percentiles = 3;
 	o->detect_threshold = 0.5;
+	o->eos_id = -1;
+	o->sample_temperature = 1.0f;
 	/* At most one --input or --shape per argument: argc bounds the count. */
 	o->inputs = calloc((size_t)argc + 1, sizeof(*o->inputs));
 	o->shapes = calloc((size_t)argc + 1, sizeof(*o->shapes));
@@ -423,6 +572,8 @@ int nr_parse_args(int argc, char **argv, struct nr_options *o)
 
 void nr_options_free(struct nr_options *o)
 {
+	free(o->prompt_ids);
+	o->prompt_ids = NULL;
 	free(o->inputs);
 	o->inputs = NULL;
 	for (unsigned i = 0; o->shapes && i < o->n_shapes; i++)

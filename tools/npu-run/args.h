@@ -43,6 +43,18 @@ struct nr_options {
 	const char *detect;		/* --detect DETECTOR, NULL: none */
 	double detect_threshold;	/* minimum score, default 0.5 */
 	const char *detect_from;	/* decode DIR/<output>.bin instead of running */
+	/* --generate N: a generation session instead of one-shot runs. */
+	unsigned generate;		/* tokens to generate; 0: no generation */
+	int64_t *prompt_ids;		/* --prompt-ids, malloc'd */
+	size_t n_prompt_ids;
+	const char *prompt_ids_file;	/* --prompt-ids-file */
+	unsigned max_context;		/* 0: libnpu's default */
+	int sample_random;		/* --sample other than greedy */
+	unsigned sample_top_k;
+	float sample_top_p, sample_temperature;
+	uint64_t sample_seed;
+	int64_t eos_id;			/* -1: none */
+	int gen_flag;			/* a generation-only flag appeared */
 };
 
 /*
@@ -55,6 +67,12 @@ void nr_options_free(struct nr_options *o);
 
 /* The --shape given for input @name, or NULL. */
 const npu_input_shape *nr_shape_given(const struct nr_options *o, const char *name);
+
+/*
+ * A list of token ids, separated by commas or white space, into a
+ * malloc'd *@ids; 0 or NR_EXIT_USAGE with "@what: ..." printed.
+ */
+int nr_parse_ids(const char *what, const char *s, int64_t **ids, size_t *n);
 
 /* "default", "bf16" or "int8". */
 const char *nr_precision_str(npu_precision p);

@@ -26,6 +26,7 @@
 
 #include "args.h"
 #include "detect.h"
+#include "generate.h"
 #include "inputs.h"
 #include "outputs.h"
 #include "report.h"
@@ -463,6 +464,10 @@ static int run(const struct nr_options *o)
 	rc = open_device(o->device, &st.dev);
 	if (!rc)
 		rc = check_clusters(o, st.dev);
+	if (!rc && o->generate) {
+		rc = nr_generate(o, st.dev);
+		goto out;
+	}
 	if (!rc)
 		rc = load_model(o, st.dev, &st.model, &r.load_ms);
 	if (!rc && o->save && npu_model_save(st.model, o->save) != NPU_OK)

@@ -915,6 +915,131 @@ void nr_report_print(const struct nr_report *r)
 		print_text(r, &s);
 }
 
+/* ---- --generate ---- */
+
+struct gen_summary {
+	double pct[NR_MAX_PERCENTILES];	/* per-token wall latency, ms */
+	double tokens_per_s;		/* wall, over the steps after the first */
+	double sim_us;			/* simulated time per decode step */
+	double sim_tokens_per_s;
+	double dma_per_token;		/* bytes the DMA engines moved per decode step */
+};
+
+static void gen_summarize(const struct nr_gen_report *g, struct gen_summary *s)
+{
+	double *sorted = malloc((g->n_step ? g->n_step : 1) * sizeof(*sorted)), sum = 0;
+	unsigned runs = g->st.decode_runs;
+
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < g->n_step; i++)
+		sum += g->step_ms[i];
+	if (g->n_step && sorted) {
+		memcpy(sorted, g->step_ms, g->n_step * sizeof(*sorted));
+		qsort(sorted, g->n_step, sizeof(*sorted), cmp_double);
+		for (unsigned i = 0; i < g->o->n_percentiles; i++)
+			s->pct[i] = percentile(sorted, g->n_step, g->o->percentiles[i]);
+		s->tokens_per_s = sum > 0 ? (double)g->n_step / (sum / 1e3) : 0;
+	}
+	free(sorted);
+	if (runs) {
+		s->sim_us = g->st.decode_device_us / runs;
+		s->sim_tokens_per_s = s->sim_us > 0 ? 1e6 / s->sim_us : 0;
+		s->dma_per_token = (double)g->st.decode_dma_bytes / runs;
+	}
+}
+
+static void gen_json(const struct nr_gen_report *g, const struct gen_summary *s)
+{
+	struct jw w = { 0 };
+
+	jw_open(&w, NULL, '{');
+	jw_str(&w, "model", g->o->model);
+	json_device(&w, &g->dev);
+	jw_u64(&w, "max_context", g->st.max_context);
+	jw_u64(&w, "vocab", g->st.vocab);
+	jw_str(&w, "sampling", g->o->sample_random ? "random" : "greedy");
+	jw_open(&w, "prompt", '[');
+	for (size_t i = 0; i < g->n_prompt; i++)
+		jw_i64(&w, NULL, g->prompt[i]);
+	jw_close(&w, ']');
+	jw_open(&w, "generated", '[');
+	for (size_t i = 0; i < g->n_ids; i++)
+		jw_i64(&w, NULL, g->ids[i]);
+	jw_close(&w, ']');
+	jw_str(&w, "stop", g->stop);
+	jw_num(&w, "create_ms", g->create_ms);
+	jw_u64(&w, "prefill_tokens", g->st.prefill_tokens);
+	jw_num(&w, "prefill_ms", g->st.prefill_wall_us / 1e3);
+	jw_u64(&w, "prefill_cycles", g->st.prefill_cycles);
+	jw_num(&w, "time_to_first_token_ms", g->st.first_token_us / 1e3);
+	jw_open(&w, "token_latency_ms", '{');
+	jw_u64(&w, "tokens", g->n_step);
+	jw_open(&w, "percentiles", '[');
+	for (unsigned i = 0; i < g->o->n_percentiles; i++) {
+		jw_open(&w, NULL, '{');
+		jw_num(&w, "percentile", g->o->percentiles[i]);
+		jw_num(&w, "ms", g->n_step ? s->pct[i] : NAN);
+		jw_close(&w, '}');
+	}
+	jw_close(&w, ']');
+	jw_close(&w, '}');
+	jw_num(&w, "tokens_per_s", g->n_step ? s->tokens_per_s : NAN);
+	jw_open(&w, "simulated", '{');
+	jw_u64(&w, "decode_steps", g->st.decode_runs);
+	jw_u64(&w, "cycles_per_token", g->st.decode_runs ?
+	       g->st.decode_cycles / g->st.decode_runs : 0);
+	jw_num(&w, "us_per_token", g->st.decode_runs ? s->sim_us : NAN);
+	jw_num(&w, "tokens_per_s", g->st.decode_runs ? s->sim_tokens_per_s : NAN);
+	jw_u64(&w, "clock_mhz", g->st.clock_mhz);
+	jw_close(&w, '}');
+	jw_num(&w, "ddr_bytes_per_token", g->st.decode_runs ? s->dma_per_token : NAN);
+	jw_close(&w, '}');
+}
+
+static void gen_text(const struct nr_gen_report *g, const struct gen_summary *s)
+{
+	const npu_device_info *dev = &g->dev;
+
+	printf("%-12s%s\n", "model", g->o->model);
+	printf("%-12s%s (%s): %u clusters, %u healthy, defect mask 0x%x, %u MHz\n", "device",
+	       dev->path, dev->driver, dev->clusters, dev->healthy_clusters, dev->defect_mask,
+	       dev->clock_mhz);
+	printf("%-12smax context %u, vocabulary %u, %s sampling, set up in %.3f ms\n",
+	       "session", g->st.max_context, g->st.vocab,
+	       g->o->sample_random ? "random" : "greedy", g->create_ms);
+	printf("%-12s%zu tokens\n", "prompt", g->n_prompt);
+	printf("%-12s%zu tokens (%s):", "generated", g->n_ids, g->stop);
+	for (size_t i = 0; i < g->n_ids; i++)
+		printf(" %" PRId64, g->ids[i]);
+	printf("\n%-12s%.3f ms (prefill of %u tokens %.3f ms, %" PRIu64 " cycles)\n",
+	       "first token", g->st.first_token_us / 1e3, g->st.prefill_tokens,
+	       g->st.prefill_wall_us / 1e3, g->st.prefill_cycles);
+	if (!g->n_step) {
+		printf("%-12sn/a (one token: no decode step)\n", "per token");
+		return;
+	}
+	printf("%-12s", "per token");
+	for (unsigned i = 0; i < g->o->n_percentiles; i++)
+		printf("%sp%g %.3f ms", i ? ", " : "", g->o->percentiles[i], s->pct[i]);
+	printf(" (wall, %zu decode steps)\n", g->n_step);
+	printf("%-12s%.2f tokens/s (wall)\n", "throughput", s->tokens_per_s);
+	printf("%-12s%.3f us per token (%" PRIu64 " cycles at %u MHz), %.2f tokens/s\n",
+	       "simulated", s->sim_us, g->st.decode_cycles / g->st.decode_runs, g->st.clock_mhz,
+	       s->sim_tokens_per_s);
+	printf("%-12s%.0f bytes per token (DMA counters)\n", "DDR read", s->dma_per_token);
+}
+
+void nr_report_generation(const struct nr_gen_report *g)
+{
+	struct gen_summary s;
+
+	gen_summarize(g, &s);
+	if (g->o->json)
+		gen_json(g, &s);
+	else
+		gen_text(g, &s);
+}
+
 void nr_report_compiled(const struct nr_options *o, const npu_device_info *dev,
 			const npu_model *model, double load_ms)
 {

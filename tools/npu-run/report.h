@@ -44,6 +44,24 @@ struct nr_report {
 	const struct nr_detect *det;	/* NULL without --detect */
 };
 
+/* What --generate measured; main's generation flow fills it. */
+struct nr_gen_report {
+	const struct nr_options *o;
+	npu_device_info dev;
+	const int64_t *prompt;
+	size_t n_prompt;
+	const int64_t *ids;		/* generated */
+	size_t n_ids;
+	const char *stop;		/* why it stopped, a phrase */
+	double create_ms;		/* compile the decode program, set up the cache */
+	double *step_ms;		/* wall time of each step after the first */
+	size_t n_step;
+	npu_generator_stats st;
+};
+
+/* The --generate summary on stdout, as text or (--json) one JSON object. */
+void nr_report_generation(const struct nr_gen_report *g);
+
 /* The summary on stdout, as text or (--json) one JSON object. */
 void nr_report_print(const struct nr_report *r);
 
