@@ -72,6 +72,39 @@ uint64_t npu_link_cal_book(struct npu_link_cal *c, uint64_t t, uint64_t len)
 	return t;
 }
 
+/* The index of the first interval ending after @t (c->n if none). */
+static uint32_t first_after(const struct npu_link_cal *c, uint64_t t)
+{
+	uint32_t lo = 0, hi = c->n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (c->e[mid] > t)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+uint64_t npu_link_cal_fill(struct npu_link_cal *c, uint64_t t, uint64_t len)
+{
+	while (len) {
+		uint32_t i = first_after(c, t);
+		uint64_t piece;
+
+		if (i < c->n && c->s[i] <= t) {
+			t = c->e[i];	/* busy at t: skip to the end */
+			continue;
+		}
+		piece = i < c->n && c->s[i] - t < len ? c->s[i] - t : len;
+		t = npu_link_cal_book(c, t, piece) + piece;
+		len -= piece;
+	}
+	return t;
+}
+
 void npu_link_cal_free(struct npu_link_cal *c)
 {
 	free(c->s);

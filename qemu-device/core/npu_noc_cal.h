@@ -25,6 +25,13 @@ struct npu_link_cal {
 
 /* Book @len cycles at the earliest time >= @t that is free; returns it. */
 uint64_t npu_link_cal_book(struct npu_link_cal *c, uint64_t t, uint64_t len);
+/*
+ * Book @len cycles of the free time from @t on, gap by gap, and return
+ * when the last one ends: a path whose arbiter interleaves requests at a
+ * fine grain (the DDR port), where a long transfer flows around short
+ * ones booked ahead of it instead of waiting for a gap it fits whole.
+ */
+uint64_t npu_link_cal_fill(struct npu_link_cal *c, uint64_t t, uint64_t len);
 void npu_link_cal_free(struct npu_link_cal *c);
 
 #endif /* NPU_NOC_CAL_H */

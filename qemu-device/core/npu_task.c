@@ -661,16 +661,18 @@ static void apply_signals(struct npu_job *job, struct runnable *r, uint64_t end)
 
 /*
  * A transfer over one of the CCB's own paths: DDR_BYTES_PER_CYCLE wide,
- * one hop of latency, queued behind what the path already carries.
+ * one hop of latency, taking the cycles the path has free from @start on
+ * (its arbiter interleaves requests: a long DMA flows around the short
+ * GSDU requests booked ahead of it, cycle-model.md).
  */
 static uint64_t route_path(struct npu_job *job, const struct npu_xfer *x,
 			   uint64_t start)
 {
 	uint64_t ser = (x->bytes + NPU_M100_DDR_BYTES_PER_CYCLE - 1) /
 		       NPU_M100_DDR_BYTES_PER_CYCLE;
-	uint64_t at = npu_link_cal_book(&job->path[x->path], start, ser);
+	uint64_t done = npu_link_cal_fill(&job->path[x->path], start, ser);
 
-	return at - start + NPU_M100_HOP_LATENCY + ser;
+	return done - start + NPU_M100_HOP_LATENCY;
 }
 
 /* XY routing: add bytes to each link on the path; returns transfer time. */

@@ -35,6 +35,25 @@ START_TEST(test_cal_waits_for_a_gap_that_fits)
 }
 END_TEST
 
+START_TEST(test_cal_fill_flows_around_short_bookings)
+{
+	struct npu_link_cal c = { 0 };
+
+	/* Two short requests booked ahead: [10, 11) and [500, 501). */
+	ck_assert_uint_eq(npu_link_cal_book(&c, 10, 1), 10);
+	ck_assert_uint_eq(npu_link_cal_book(&c, 500, 1), 500);
+	/* 1000 cycles from 0 take every free cycle: done at 1002, not 1501. */
+	ck_assert_uint_eq(npu_link_cal_fill(&c, 0, 1000), 1002);
+	ck_assert_uint_eq(c.n, 1);	/* [0, 1002) */
+	/* Busy at its start: it begins when the path is free. */
+	ck_assert_uint_eq(npu_link_cal_fill(&c, 3, 8), 1010);
+	/* Nothing in the way: the same as a booking. */
+	ck_assert_uint_eq(npu_link_cal_fill(&c, 5000, 7), 5007);
+	ck_assert_uint_eq(npu_link_cal_fill(&c, 0, 0), 0);
+	npu_link_cal_free(&c);
+}
+END_TEST
+
 START_TEST(test_cal_is_bounded)
 {
 	struct npu_link_cal c = { 0 };
@@ -62,6 +81,7 @@ static Suite *noc_suite(void)
 
 	tcase_add_test(tc, test_cal_backfills_earlier_gaps);
 	tcase_add_test(tc, test_cal_waits_for_a_gap_that_fits);
+	tcase_add_test(tc, test_cal_fill_flows_around_short_bookings);
 	tcase_add_test(tc, test_cal_is_bounded);
 	suite_add_tcase(s, tc);
 	return s;
