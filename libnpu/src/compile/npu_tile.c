@@ -181,3 +181,21 @@ void npu_tiles_free(struct npu_tile *tiles, unsigned n)
 	}
 	free(tiles);
 }
+
+uint64_t npu_tile_weight_cols(uint64_t n, uint64_t cols, uint64_t mtiles, uint64_t rows,
+			      uint32_t workers)
+{
+	/* Rows below which a TCU block reads weights faster than it computes
+	 * on them (cycle-model.md: 8-row array, WGT_BW a quarter of DDR). */
+	const uint64_t stream_rows = 24;
+	uint64_t split, want;
+
+	if (!mtiles || mtiles >= workers)
+		return cols;
+	split = (workers + mtiles - 1) / mtiles;
+	if (rows <= stream_rows)
+		split *= 4;
+	want = (n + split - 1) / split;
+	want = (want + 15) & ~15ull;
+	return want < cols ? want : cols;
+}

@@ -77,6 +77,20 @@ npu_status npu_tile_scatter(struct npu_tile *t, uint32_t idx_hbsm, uint32_t rows
 void npu_tiles_free(struct npu_tile *tiles, unsigned n);
 
 /*
+ * The widest column block of an [M][K] x [K][@n] product with constant
+ * weights, given @mtiles row blocks of at most @rows rows each and @cols
+ * the widest block the HBSM takes: a multiple of 16.  Fewer row blocks
+ * than @workers: the columns are spread so every worker gets a block.
+ * Few rows per block (decode's one, a short prefill), the product streams
+ * its weights (each TPB at WGT_BW, a quarter of the DDR port) and the
+ * blocks are cut finer still, about four per worker: the DMAs keep the
+ * DDR port busy while earlier blocks compute, and the last block's own
+ * compute, which nothing overlaps, is a few percent of the whole.
+ */
+uint64_t npu_tile_weight_cols(uint64_t n, uint64_t cols, uint64_t mtiles, uint64_t rows,
+			      uint32_t workers);
+
+/*
  * Tile input @ti: an [@r][@c] block of @dtype elements, element (i, j) at
  * byte @base + i * @rs + j * @cs of segment @seg, into HBSM @h as dense
  * rows of @c.  The DMA walks the memory's order; when that is column by
