@@ -520,6 +520,14 @@ typedef struct npu_generator_stats {
 NPU_API npu_status npu_generator_get_stats(const npu_generator *gen,
 					   npu_generator_stats *stats);
 
+/*
+ * The steps (programs) of the last decode run, as npu_context_last_run_steps
+ * gives them: where a token's simulated time goes.  NPU_ERR_INVALID_ARG
+ * before the first decode run.
+ */
+NPU_API npu_status npu_generator_last_steps(const npu_generator *gen, npu_step_stats *steps,
+					    size_t cap, size_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -861,6 +861,16 @@ j['ddr_bytes_per_token'] > 0 and len(j['token_latency_ms']['percentiles']) == 3"
 		--sample top-k=5,temperature=0.8,seed=7 --json >"$TMP/out.json" 2>/dev/null
 	check "generate: sampled until the context is full" \
 		"len(j['generated']) == 13 and j['stop'] == 'maximum context reached'"
+	"$BIN" "$GPT2" --device emu --generate 3 --prompt-ids 1,2,3,4 --max-context 32 \
+		--profile --json >"$TMP/out.json" 2>/dev/null
+	check "generate --profile: the decode steps sum to a token's cycles" \
+		"len(j['profile']) > 10 and \
+sum(s['cycles'] for s in j['profile']) == j['simulated']['cycles_per_token'] and \
+any(s['step'].startswith('Attention') for s in j['profile'])"
+	"$BIN" "$GPT2" --device emu --generate 3 --prompt-ids 1,2,3,4 --max-context 32 \
+		--profile >"$TMP/out.txt" 2>/dev/null
+	grep -q '^profile     the last decode run' "$TMP/out.txt" && ok ||
+		no "generate --profile: no profile in the text summary"
 else
 	no "generate: $(cat "$TMP/err")"
 fi

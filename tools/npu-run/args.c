@@ -54,6 +54,7 @@ static void usage(FILE *f)
 	      "  --percentiles LIST    latency percentiles, e.g. 50,90,99 (the default)\n"
 	      "  --json                print the summary as one JSON object\n"
 	      "  --profile             per-step cycles, unit, DMA and NoC link utilization\n"
+	      "                        (with --generate: the last decode run's steps)\n"
 	      "  --top-k K             the K best classes of the first output\n"
 	      "  --top-k-output NAME   ... of this output instead\n"
 	      "  --labels FILE         class names, one per line (with --top-k)\n"
@@ -491,10 +492,10 @@ static int check_combinations(struct nr_options *o)
 				       "or --prompt-ids-file FILE");
 		if (o->batch || o->precision == NPU_PRECISION_INT8 || o->n_inputs ||
 		    o->n_shapes || o->output_dir || o->top_k || o->detect || o->compile_only ||
-		    o->save || o->profile)
+		    o->save)
 			return nr_fail(NR_EXIT_USAGE, "--generate runs a generation session: "
 				       "--batch, --precision int8, --input, --shape, --output-dir, "
-				       "--top-k, --detect, --profile, --compile-only and -o do not "
+				       "--top-k, --detect, --compile-only and -o do not "
 				       "apply to it");
 	}
 	if ((o->labels || o->top_k_output) && !o->top_k)

@@ -66,6 +66,7 @@ int nr_generate(const struct nr_options *o, npu_device *dev)
 	npu_generator_options go;
 	npu_generator *gen = NULL;
 	int64_t *file_ids = NULL, *ids = NULL;
+	npu_step_stats *steps = NULL;
 	double t0;
 	npu_status s;
 	int rc = 0;
@@ -141,6 +142,14 @@ int nr_generate(const struct nr_options *o, npu_device *dev)
 			break;
 	}
 	npu_generator_get_stats(gen, &r.st);
+	if (o->profile && r.st.decode_runs) {
+		size_t n = 0;
+
+		if (npu_generator_last_steps(gen, NULL, 0, &n) == NPU_OK && n &&
+		    (steps = calloc(n, sizeof(*steps))) &&
+		    npu_generator_last_steps(gen, steps, n, &r.n_steps) == NPU_OK)
+			r.steps = steps;
+	}
 	r.ids = ids;
 	r.stop = stop_phrase(r.st.stop, o->generate);
 	nr_report_generation(&r);
@@ -149,6 +158,7 @@ int nr_generate(const struct nr_options *o, npu_device *dev)
 out:
 	npu_generator_free(gen);
 	free(r.step_ms);
+	free(steps);
 	free(ids);
 	free(file_ids);
 	return rc;

@@ -993,6 +993,16 @@ static void gen_json(const struct nr_gen_report *g, const struct gen_summary *s)
 	jw_u64(&w, "clock_mhz", g->st.clock_mhz);
 	jw_close(&w, '}');
 	jw_num(&w, "ddr_bytes_per_token", g->st.decode_runs ? s->dma_per_token : NAN);
+	if (g->o->profile) {
+		jw_open(&w, "profile", '[');
+		for (size_t i = 0; i < g->n_steps; i++) {
+			jw_open(&w, NULL, '{');
+			jw_str(&w, "step", g->steps[i].label);
+			jw_u64(&w, "cycles", g->steps[i].device_cycles);
+			jw_close(&w, '}');
+		}
+		jw_close(&w, ']');
+	}
 	jw_close(&w, '}');
 }
 
@@ -1027,6 +1037,18 @@ static void gen_text(const struct nr_gen_report *g, const struct gen_summary *s)
 	       "simulated", s->sim_us, g->st.decode_cycles / g->st.decode_runs, g->st.clock_mhz,
 	       s->sim_tokens_per_s);
 	printf("%-12s%.0f bytes per token (DMA counters)\n", "DDR read", s->dma_per_token);
+	if (g->o->profile && g->n_steps) {
+		uint64_t total = 0;
+
+		for (size_t i = 0; i < g->n_steps; i++)
+			total += g->steps[i].device_cycles;
+		printf("profile     the last decode run, %zu steps, %" PRIu64 " cycles:\n",
+		       g->n_steps, total);
+		for (size_t i = 0; i < g->n_steps; i++)
+			printf("  %10" PRIu64 " cycles %5.1f%%  %s\n", g->steps[i].device_cycles,
+			       total ? 100.0 * (double)g->steps[i].device_cycles / (double)total : 0,
+			       g->steps[i].label);
+	}
 }
 
 void nr_report_generation(const struct nr_gen_report *g)

@@ -57,6 +57,8 @@ struct nr_gen_report {
 	double *step_ms;		/* wall time of each step after the first */
 	size_t n_step;
 	npu_generator_stats st;
+	const npu_step_stats *steps;	/* --profile: the last decode run's steps */
+	size_t n_steps;
 };
 
 /* The --generate summary on stdout, as text or (--json) one JSON object. */

@@ -655,3 +655,14 @@ npu_status npu_generator_get_stats(const npu_generator *g, npu_generator_stats *
 	       stats->struct_size - sizeof(size_t));
 	return NPU_OK;
 }
+
+npu_status npu_generator_last_steps(const npu_generator *g, npu_step_stats *steps, size_t cap,
+				    size_t *count)
+{
+	if (!g || !count || (cap && !steps))
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_generator_last_steps: NULL argument");
+	if (!g->st.decode_runs || !g->decode.ctx)
+		return npu_fail(NPU_ERR_INVALID_ARG,
+				"npu_generator_last_steps: no decode step has run yet (call npu_generator_step after a feed)");
+	return npu_context_last_run_steps(g->decode.ctx, steps, cap, count);
+}
