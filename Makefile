@@ -43,8 +43,11 @@ GUEST_PACKAGES := busybox-static cpio xz-utils kmod binutils
 # the ONNX conformance data and npu-top's terminal UI (ncurses).
 LIBNPU_PACKAGES := libonnx-dev protobuf-c-compiler libprotobuf-c-dev \
                    libcurl4-openssl-dev libdrm-dev clang libonnx-testdata libncurses-dev
+# make bench's LLM figures generate their 7B-dimension model with onnx and
+# numpy (tests/bench/gen_llama_slice.py) and read models' graphs with onnx.
+BENCH_PACKAGES := python3-onnx python3-numpy
 DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PACKAGES) \
-                $(QEMU_PACKAGES) $(GUEST_PACKAGES)
+                $(QEMU_PACKAGES) $(GUEST_PACKAGES) $(BENCH_PACKAGES)
 DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
 
 # The kernel module, built against Debian's 6.12 headers (make deps installs
@@ -176,14 +179,15 @@ check-unit: $(UNIT_BIN) $(LIBNPU_TEST_BIN)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(LIBNPU_TEST_BIN)
 
 # Device-core kernels against oneDNN, then BlazeFace and the transformer
-# test models against onnxruntime and seed 002's bound
-# (tests/bench/bench_*.sh).  Every part runs; a figure not measured fails
-# the target at the end.
+# test models against onnxruntime and seed 002's bound, then LLM decode
+# against the DDR bound and onnxruntime (tests/bench/bench_*.sh).  Every
+# part runs; a figure not measured fails the target at the end.
 bench: $(BENCH_BIN) $(BUILD)/bin/npu-run $(BLAZEFACE) $(FACE_PHOTO) models
 	@status=0; \
 	$(BENCH_BIN) || status=1; \
 	tests/bench/bench_blazeface.sh $(BLAZEFACE) $(FACE_PHOTO) $(BUILD)/bin/npu-run || status=1; \
 	tests/bench/bench_transformers.sh $(TF_DIR) $(BUILD)/bin/npu-run || status=1; \
+	tests/bench/bench_llm.sh $(TF_DIR) $(BUILD)/bin/npu-run || status=1; \
 	exit $$status
 
 clean:

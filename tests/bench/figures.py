@@ -23,6 +23,14 @@ Usage:
       the three-bound lower bound of the same run; LABEL says which run
       ("batch 8 pipelined"), empty when the name says it
   figures.py clusters NAME PROFILE12.json PROFILE14.json
+  figures.py llm NAME GENERATE.json BYTES.json [LAYERS]
+      simulated decode tokens/s of `npu-run --generate --profile --json`
+      against the DDR bound: the bytes a token must read (llm_bytes.py's
+      total) at the DDR port's bandwidth.  With LAYERS, the model is a
+      slice of a deeper one: the decode steps of its layers (labels naming
+      "/layers.N/" or "present.N.") and the bytes of its layers are each
+      scaled to LAYERS layers, the rest (embedding, final norm, LM head)
+      kept once, and the line says so
 """
 import json
 import statistics
@@ -79,6 +87,33 @@ def line(name, value, unit, ref, ref_value, ref_unit, fmt='%.3f', why=None, ref_
     return 0
 
 
+def llm(name, gen_path, bytes_path, layers=None):
+    """One decode figure against the DDR bound (see the usage)."""
+    import re
+    j = json.load(open(gen_path))
+    b = json.load(open(bytes_path))
+    clock = j['simulated']['clock_mhz'] * 1e6
+    steps = j.get('profile') or []
+    cycles = sum(s['cycles'] for s in steps) or j['simulated']['cycles_per_token']
+    total_bytes, label = b['total'], ''
+    if layers:
+        n = len(b['layers'])
+        pat = re.compile(r'/layers\.\d+/|present\.\d+\.')
+        in_layers = sum(s['cycles'] for s in steps if pat.search(s['step']))
+        if not n or not in_layers:
+            return line(name, 0, 'tokens/s', 'DDR bound', None, None,
+                        why='no layer steps or bytes to scale (%d layers, %d cycles)'
+                        % (n, in_layers))
+        cycles = cycles - in_layers + in_layers * layers / n
+        total_bytes = b['other'] + sum(b['layers'].values()) * layers / n
+        label = '%d layers scaled from %d, ' % (layers, n)
+    bound = total_bytes / DDR_BYTES_PER_CYCLE
+    return line(name, clock / cycles, 'tokens/s',
+                'DDR bound: %s%.0f bytes per token at %d B/cycle'
+                % (label, total_bytes, DDR_BYTES_PER_CYCLE),
+                clock / bound, 'tokens/s', '%.1f')
+
+
 def side(arg):
     """A measured VALUE, or the reason it was not measured: (value, reason)."""
     try:
@@ -119,6 +154,8 @@ def main(argv):
         return line(name, batch * clock / cycles, 'inferences/s',
                     '%sthree-bound lower bound, %s-bound' % (label, kind),
                     batch * clock / bound, 'inferences/s', '%.1f')
+    if cmd == 'llm':
+        return llm(a[0], a[1], a[2], int(a[3]) if len(a) > 3 else None)
     if cmd == 'clusters':
         name, p12, p14 = a
         ips12, ips14 = (json.load(open(p))['simulated']['throughput_ips'] for p in (p12, p14))

@@ -26,7 +26,11 @@ Face's repeat_kv returns its input then.
 Usage: /usr/bin/python3 gen_llama_slice.py OUT.onnx [--layers 2]
            [--hidden 4096 --heads 32 --kv-heads 32 --ffn 11008 --vocab 32000]
            [--max-pos 4096] [--seed 16] [--compare TORCH.onnx]
+           [--nbits 4 [--block 32|64|128]]
 Quick test size: --hidden 256 --ffn 688 --heads 4 --vocab 1024.
+--nbits 4: every projection and the LM head a com.microsoft MatMulNBits on
+4-bit blocks of --block along K (symmetric, as onnxruntime's
+MatMul4BitsQuantizer without zero points), the embedding and norms float32.
 --compare checks that the float data path of OUT has the op types of
 TORCH.onnx in the same order (give the same layers and heads: gen.py's
 llama_past is --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 128
@@ -58,8 +62,9 @@ class Weights:
         self.rng = rng
         self.initializers = []
 
-    def _tensor(self, name, dims, fill):
-        """Append a float32 tensor of @dims, written by fill(file, count)."""
+    def _tensor(self, name, dims, fill, elem=TensorProto.FLOAT, size=4):
+        """Append a tensor of @dims (float32 unless @elem, @size bytes per
+        element), written by fill(file, count)."""
         offset = self.file.tell()
         pad = -offset % ALIGN
         if pad:
@@ -69,11 +74,11 @@ class Weights:
         fill(self.file, count)
         t = TensorProto()
         t.name = name
-        t.data_type = TensorProto.FLOAT
+        t.data_type = elem
         t.dims.extend(dims)
         t.data_location = TensorProto.EXTERNAL
         for k, v in (("location", self.location), ("offset", str(offset)),
-                     ("length", str(count * 4))):
+                     ("length", str(count * size))):
             e = t.external_data.add()
             e.key, e.value = k, v
         self.initializers.append(t)
@@ -95,6 +100,29 @@ class Weights:
         return self._tensor(name, list(a.shape),
                             lambda f, count: a.astype("<f4").tofile(f))
 
+    def uint8(self, name, a):
+        return self._tensor(name, list(a.shape), lambda f, count: a.tofile(f),
+                            TensorProto.UINT8, 1)
+
+    def nbits(self, name, fan_in, fan_out, block):
+        """The same seeded draw as linear(), quantised to 4 bits the way
+        onnxruntime's MatMul4BitsQuantizer does without zero points
+        (scale = max|w| / 7 per block of @block along K, codes around the
+        operator's default zero point 8, two per byte, low nibble first):
+        MatMulNBits' B [N][K/block][block/2] and scales [N * K/block]."""
+        w = self.rng.standard_normal(fan_in * fan_out, dtype=np.float32)
+        w = (w * np.float32(1.0 / math.sqrt(fan_in))).reshape(fan_in, fan_out).T
+        kb = fan_in // block
+        blocks = w.reshape(fan_out, kb, block)
+        scale = np.abs(blocks).max(axis=2) / np.float32(7.0)
+        scale[scale == 0] = 1.0
+        q = np.clip(np.round(blocks / scale[:, :, None]) + 8, 0, 15).astype(np.uint8)
+        del blocks, w
+        packed = (q[..., 0::2] | (q[..., 1::2] << 4)).astype(np.uint8)
+        del q
+        return (self.uint8(name + ".qweight", packed),
+                self.array(name + ".scales", scale.reshape(-1).astype(np.float32)))
+
     def close(self):
         self.file.close()
 
@@ -106,11 +134,15 @@ class Graph:
         self.nodes = []
         self.consts = []
         self.count = {}
+        # Node names carry the module path, as torch.onnx.export names them
+        # ("/model/layers.0/..."): make bench tells the layers' steps from
+        # the rest by it.
+        self.scope = ""
 
     def op(self, op_type, inputs, name=None, **attrs):
         n = self.count.get(op_type, 0)
         self.count[op_type] = n + 1
-        out = name or "/%s_%d" % (op_type, n)
+        out = name or "%s/%s_%d" % (self.scope, op_type, n)
         self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
         return out
 
@@ -150,13 +182,28 @@ def repeat_kv(g, x, heads, n_rep, d):
     return g.op("Reshape", [x, g.const("/shape_rep", [0, heads, -1, d])])
 
 
+def proj(g, w, a, x, name, fan_in, fan_out, out=None):
+    """x @ W: a MatMul on float weights, or with --nbits a com.microsoft
+    MatMulNBits on 4-bit blocks (how quantised LLMs ship in ONNX)."""
+    if not a.nbits:
+        return g.op("MatMul", [x, w.linear(name, fan_in, fan_out)], name=out)
+    qw, scales = w.nbits(name, fan_in, fan_out, a.block)
+    n = g.count.get("MatMulNBits", 0)
+    g.count["MatMulNBits"] = n + 1
+    y = out or "%s/MatMulNBits_%d" % (g.scope, n)
+    g.nodes.append(helper.make_node("MatMulNBits", [x, qw, scales], [y], name=y,
+                                    domain="com.microsoft", K=fan_in, N=fan_out,
+                                    bits=4, block_size=a.block))
+    return y
+
+
 def layer(g, w, n, x, cos, sin, mask, a):
     d = a.hidden // a.heads
     p = "model.layers.%d." % n
     h = rms_norm(g, x, w.normal(p + "input_layernorm.weight", [a.hidden], 1.0, 0.1))
-    q = split_heads(g, g.op("MatMul", [h, w.linear(p + "self_attn.q_proj.weight", a.hidden, a.heads * d)]), a.heads)
-    k = split_heads(g, g.op("MatMul", [h, w.linear(p + "self_attn.k_proj.weight", a.hidden, a.kv_heads * d)]), a.kv_heads)
-    v = split_heads(g, g.op("MatMul", [h, w.linear(p + "self_attn.v_proj.weight", a.hidden, a.kv_heads * d)]), a.kv_heads)
+    q = split_heads(g, proj(g, w, a, h, p + "self_attn.q_proj.weight", a.hidden, a.heads * d), a.heads)
+    k = split_heads(g, proj(g, w, a, h, p + "self_attn.k_proj.weight", a.hidden, a.kv_heads * d), a.kv_heads)
+    v = split_heads(g, proj(g, w, a, h, p + "self_attn.v_proj.weight", a.hidden, a.kv_heads * d), a.kv_heads)
     q = rotary(g, q, cos, sin)
     k = rotary(g, k, cos, sin)
     # The cache holds the KV heads after rotary, before repeat_kv.
@@ -170,12 +217,12 @@ def layer(g, w, n, x, cos, sin, mask, a):
     scores = g.op("Add", [g.op("Div", [scores, "/sqrt_head_dim"]), mask])
     o = g.op("MatMul", [g.op("Softmax", [scores], axis=-1), v])
     o = g.op("Reshape", [g.op("Transpose", [o], perm=[0, 2, 1, 3]), "/shape_merge"])
-    x = g.op("Add", [x, g.op("MatMul", [o, w.linear(p + "self_attn.o_proj.weight", a.heads * d, a.hidden)])])
+    x = g.op("Add", [x, proj(g, w, a, o, p + "self_attn.o_proj.weight", a.heads * d, a.hidden)])
     h = rms_norm(g, x, w.normal(p + "post_attention_layernorm.weight", [a.hidden], 1.0, 0.1))
-    gate = g.op("MatMul", [h, w.linear(p + "mlp.gate_proj.weight", a.hidden, a.ffn)])
+    gate = proj(g, w, a, h, p + "mlp.gate_proj.weight", a.hidden, a.ffn)
     gate = g.op("Mul", [gate, g.op("Sigmoid", [gate])])
-    up = g.op("MatMul", [h, w.linear(p + "mlp.up_proj.weight", a.hidden, a.ffn)])
-    down = g.op("MatMul", [g.op("Mul", [gate, up]), w.linear(p + "mlp.down_proj.weight", a.ffn, a.hidden)])
+    up = proj(g, w, a, h, p + "mlp.up_proj.weight", a.hidden, a.ffn)
+    down = proj(g, w, a, g.op("Mul", [gate, up]), p + "mlp.down_proj.weight", a.ffn, a.hidden)
     return g.op("Add", [x, down])
 
 
@@ -222,9 +269,11 @@ def build(a, data_path):
 
     x = g.op("Gather", [w.normal("model.embed_tokens.weight", [a.vocab, a.hidden], 0.0, 0.5), "input_ids"], axis=0)
     for n in range(a.layers):
+        g.scope = "/model/layers.%d" % n
         x = layer(g, w, n, x, cos, sin, mask, a)
+    g.scope = ""
     x = rms_norm(g, x, w.normal("model.norm.weight", [a.hidden], 1.0, 0.1))
-    g.op("MatMul", [x, w.linear("lm_head.weight", a.hidden, a.vocab)], name="logits")
+    proj(g, w, a, x, "lm_head.weight", a.hidden, a.vocab, out="logits")
     w.close()
 
     def io(name, elem, dims):
@@ -242,8 +291,10 @@ def build(a, data_path):
                               ["batch", a.kv_heads, total, d]))
     graph = helper.make_graph(g.nodes, "llama_slice", inputs, outputs,
                               initializer=g.consts + w.initializers)
-    model = helper.make_model(graph, producer_name="gen_llama_slice.py",
-                              opset_imports=[helper.make_opsetid("", 17)])
+    opsets = [helper.make_opsetid("", 17)]
+    if a.nbits:
+        opsets.append(helper.make_opsetid("com.microsoft", 1))
+    model = helper.make_model(graph, producer_name="gen_llama_slice.py", opset_imports=opsets)
     model.ir_version = 8
     return model
 
@@ -291,8 +342,15 @@ def main():
     p.add_argument("--max-pos", type=int, default=4096)
     p.add_argument("--seed", type=int, default=16)
     p.add_argument("--compare", metavar="TORCH.onnx")
+    p.add_argument("--nbits", type=int, choices=(4,), default=None,
+                   help="the projections and the LM head as 4-bit MatMulNBits")
+    p.add_argument("--block", type=int, choices=(32, 64, 128), default=32)
     a = p.parse_args()
     a.kv_heads = a.kv_heads or a.heads
+    if a.nbits and (a.hidden % a.block or a.ffn % a.block):
+        sys.exit("gen_llama_slice: --hidden and --ffn must be multiples of --block")
+    if a.compare and a.nbits:
+        sys.exit("gen_llama_slice: --compare checks float models: leave out --nbits")
     if a.hidden % a.heads or (a.hidden // a.heads) % 2 or a.heads % a.kv_heads:
         sys.exit("gen_llama_slice: --hidden must be --heads times an even head dim, "
                  "and --heads a multiple of --kv-heads")
@@ -309,9 +367,10 @@ def main():
     params = sum(int(np.prod(t.dims)) for t in model.graph.initializer
                  if t.data_location == TensorProto.EXTERNAL)
     print("%s: %d layers, hidden %d, %d heads (%d KV), FFN %d, vocabulary %d, %d nodes; "
-          "%s: %d float32 weights, %d bytes" %
+          "%s: %d weight elements (%s), %d bytes" %
           (a.out, a.layers, a.hidden, a.heads, a.kv_heads, a.ffn, a.vocab, len(model.graph.node),
-           data, params, os.path.getsize(data)))
+           data, params, "projections 4-bit, block %d" % a.block if a.nbits else "float32",
+           os.path.getsize(data)))
     if a.compare and not compare(model, a.compare, a):
         sys.exit(1)
 
