@@ -1,7 +1,10 @@
 # npu-run and npu-top for the guest (static), the sample model, BlazeFace
 # (with its test photo) and the BERT-style transformer test model, and the
 # outputs the emulator backend gives for them on the host, which the guest's
-# npu-guest-tools checks bit for bit against the driver's.
+# npu-guest-tools checks bit for bit against the driver's.  For
+# npu-guest-generate: the decoders exported with past, onnxruntime's greedy
+# ids for them (tests/models/ort_generate.js) and the emulator backend's
+# simulated cycles for the same generations.
 # build/guest/usr/ becomes /usr in the initramfs (mkinitramfs.sh).
 
 GUEST_USR       := $(BUILD)/guest/usr
@@ -68,6 +71,45 @@ $(GUEST_TF_EXPECT): $(GUEST_TF_DIR)/model.onnx $(NPU_RUN_BIN)
 	  --output-dir $(@D) >/dev/null
 	touch $@
 
+# Generation (npu-guest-generate.sh: its RUNS name the models and prompts).
+GUEST_GEN_DIR    := $(GUEST_USR)/share/npu/generate
+GUEST_GEN_TEST   := $(BUILD)/guest/bin/npu-guest-generate
+GUEST_GEN_MODELS := $(addprefix $(GUEST_GEN_DIR)/,gpt2_past_op17.onnx llama_past_op17.onnx \
+	llama_past_ext_op17.onnx llama_past_ext.onnx.data)
+GUEST_GEN_REF    := $(GUEST_GEN_DIR)/ref/stamp
+GUEST_GEN_EXPECT := $(GUEST_GEN_DIR)/expect/stamp
+# The defect masks run.sh boots with (default, fused-2, fused-corner): the
+# simulated cycles depend on which clusters a program runs on.
+GUEST_GEN_MASKS  := 0x0 0x0081 0x2400
+
+$(GUEST_GEN_MODELS): $(GUEST_GEN_DIR)/%: $(TF_DIR)/%
+	@mkdir -p $(@D)
+	cp $< $@
+
+# onnxruntime's ids on the host (its own checks included: the cache grows a
+# position a step, the first steps equal a full recompute, the external-data
+# LLaMA equals the other bit for bit); only the .json files go to the guest.
+$(GUEST_GEN_REF): tests/models/ort_generate.js $(GEN_MODELS) $(TF_DIR)/llama_past_ext.onnx.data \
+		$(ORT_NODE)
+	@rm -rf $(BUILD)/guest/ort-generate $(@D) && mkdir -p $(@D)
+	@node tests/models/ort_generate.js $(TF_DIR) $(BUILD)/guest/ort-generate \
+	  >$(BUILD)/guest/ort-generate.log || { cat $(BUILD)/guest/ort-generate.log; exit 1; }
+	cp $(BUILD)/guest/ort-generate/*.json $(@D)/
+	touch $@
+
+# The same generations on the emulator backend, once per defect mask.
+$(GUEST_GEN_EXPECT): tests/guest/tools/npu-guest-generate.sh $(GUEST_GEN_MODELS) $(GUEST_GEN_REF) \
+		$(NPU_RUN_BIN)
+	@rm -rf $(@D)
+	tests/guest/tools/npu-guest-generate.sh --expect $(@D) $(GUEST_GEN_DIR)/ref $(GUEST_GEN_DIR) \
+	  $(NPU_RUN_BIN) $(GUEST_GEN_MASKS)
+	touch $@
+
+$(GUEST_GEN_TEST): tests/guest/tools/npu-guest-generate.sh
+	@mkdir -p $(@D)
+	cp $< $@
+	chmod +x $@
+
 $(GUEST_TOOLS_TEST): tests/guest/tools/npu-guest-tools.sh
 	@mkdir -p $(@D)
 	cp $< $@
@@ -75,4 +117,4 @@ $(GUEST_TOOLS_TEST): tests/guest/tools/npu-guest-tools.sh
 
 .PHONY: guest-tools
 guest-tools: $(GUEST_NPU_RUN) $(GUEST_NPU_TOP) $(GUEST_SAMPLE) $(GUEST_EXPECT) $(GUEST_TOOLS_TEST) \
-	$(GUEST_BF_EXPECT) $(GUEST_TF_EXPECT)
+	$(GUEST_BF_EXPECT) $(GUEST_TF_EXPECT) $(GUEST_GEN_TEST) $(GUEST_GEN_EXPECT)

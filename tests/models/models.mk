@@ -25,8 +25,11 @@ NB_PACKAGES := python3-onnx python3-numpy
 models:
 	@tests/models/fetch.sh
 
-# Files other rules use (the guest's copies): fetched on demand.
-$(BLAZEFACE) $(FACE_PHOTO):
+# onnxruntime-node, the reference engine the node scripts load.
+ORT_NODE    := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/ort/node_modules/onnxruntime-node/package.json
+
+# Files other rules use (the guest's copies and references): fetched on demand.
+$(BLAZEFACE) $(FACE_PHOTO) $(ORT_NODE):
 	@tests/models/fetch.sh
 
 $(MODEL_TEST): tests/models/model_test.c $(LIBNPU_A)
