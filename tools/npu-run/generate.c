@@ -80,6 +80,12 @@ int nr_generate(const struct nr_options *o, npu_device *dev)
 		r.prompt = file_ids;
 	}
 	npu_device_get_info(dev, &r.dev);
+	{
+		npu_device_counters c;
+
+		r.have_traffic = npu_device_read_counters(dev, &c) == NPU_OK &&
+				 (c.have & NPU_HAVE_TRAFFIC);
+	}
 	npu_generator_options_init(&go);
 	if (o->max_context)
 		go.max_context = o->max_context;

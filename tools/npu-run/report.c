@@ -992,7 +992,8 @@ static void gen_json(const struct nr_gen_report *g, const struct gen_summary *s)
 	jw_num(&w, "tokens_per_s", g->st.decode_runs ? s->sim_tokens_per_s : NAN);
 	jw_u64(&w, "clock_mhz", g->st.clock_mhz);
 	jw_close(&w, '}');
-	jw_num(&w, "ddr_bytes_per_token", g->st.decode_runs ? s->dma_per_token : NAN);
+	jw_num(&w, "ddr_bytes_per_token", g->st.decode_runs && g->have_traffic ?
+	       s->dma_per_token : NAN);
 	if (g->o->profile) {
 		jw_open(&w, "profile", '[');
 		for (size_t i = 0; i < g->n_steps; i++) {
@@ -1036,7 +1037,11 @@ static void gen_text(const struct nr_gen_report *g, const struct gen_summary *s)
 	printf("%-12s%.3f us per token (%" PRIu64 " cycles at %u MHz), %.2f tokens/s\n",
 	       "simulated", s->sim_us, g->st.decode_cycles / g->st.decode_runs, g->st.clock_mhz,
 	       s->sim_tokens_per_s);
-	printf("%-12s%.0f bytes per token (DMA counters)\n", "DDR read", s->dma_per_token);
+	if (g->have_traffic)
+		printf("%-12s%.0f bytes per token (DMA counters)\n", "DDR read", s->dma_per_token);
+	else
+		printf("%-12snot reported (the %s backend counts no DMA bytes)\n", "DDR read",
+		       g->dev.driver);
 	if (g->o->profile && g->n_steps) {
 		uint64_t total = 0;
 

@@ -57,6 +57,7 @@ struct nr_gen_report {
 	double *step_ms;		/* wall time of each step after the first */
 	size_t n_step;
 	npu_generator_stats st;
+	int have_traffic;		/* the backend counts DMA bytes */
 	const npu_step_stats *steps;	/* --profile: the last decode run's steps */
 	size_t n_steps;
 };

@@ -253,7 +253,7 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 	/* Few row blocks (decode, a short prefill): spread B's columns. */
 	if (!b_rt)
 		nb = npu_tile_weight_cols((uint64_t)N, nb, (uint64_t)batch * ((M + mb - 1) / mb),
-					  mb, cc->workers);
+					  mb, cc->workers, 4);
 	for (int64_t bi = 0; bi < batch && !st; bi++) {
 		for (uint64_t m0 = 0; m0 < (uint64_t)M && !st; m0 += mb) {
 			for (uint64_t n0 = 0; n0 < (uint64_t)N && !st; n0 += nb) {

@@ -110,7 +110,7 @@ static npu_status qmatmul_tiles(struct npu_cc *cc, const npu_ir_node *n, const s
 		nb = 1;
 	/* Few rows (decode): spread the columns over the workers instead. */
 	if ((uint64_t)M < cc->workers)
-		nb = npu_tile_weight_cols((uint64_t)N, nb, 1, (uint64_t)M, cc->workers);
+		nb = npu_tile_weight_cols((uint64_t)N, nb, 1, (uint64_t)M, cc->workers, 16);
 	mb = (cc->hbsm - layout(w, 0, nb).end) / ((uint64_t)K * 6 + nb * 4);
 	if (mb > (uint64_t)M)
 		mb = (uint64_t)M;

@@ -183,7 +183,7 @@ void npu_tiles_free(struct npu_tile *tiles, unsigned n)
 }
 
 uint64_t npu_tile_weight_cols(uint64_t n, uint64_t cols, uint64_t mtiles, uint64_t rows,
-			      uint32_t workers)
+			      uint32_t workers, unsigned per_worker)
 {
 	/* Rows below which a TCU block reads weights faster than it computes
 	 * on them (cycle-model.md: 8-row array, WGT_BW a quarter of DDR). */
@@ -194,7 +194,7 @@ uint64_t npu_tile_weight_cols(uint64_t n, uint64_t cols, uint64_t mtiles, uint64
 		return cols;
 	split = (workers + mtiles - 1) / mtiles;
 	if (rows <= stream_rows)
-		split *= 4;
+		split *= per_worker;
 	want = (n + split - 1) / split;
 	want = (want + 15) & ~15ull;
 	return want < cols ? want : cols;

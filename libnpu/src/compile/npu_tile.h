@@ -82,13 +82,17 @@ void npu_tiles_free(struct npu_tile *tiles, unsigned n);
  * the widest block the HBSM takes: a multiple of 16.  Fewer row blocks
  * than @workers: the columns are spread so every worker gets a block.
  * Few rows per block (decode's one, a short prefill), the product streams
- * its weights (each TPB at WGT_BW, a quarter of the DDR port) and the
- * blocks are cut finer still, about four per worker: the DMAs keep the
- * DDR port busy while earlier blocks compute, and the last block's own
- * compute, which nothing overlaps, is a few percent of the whole.
+ * its weights and the blocks are cut finer still, @per_worker blocks per
+ * worker: the DMAs keep the DDR port busy while earlier blocks compute,
+ * and the last block's compute, which nothing overlaps, is a few percent
+ * of the whole.  @per_worker is about the cycles a TPB spends on a weight
+ * byte per cycle the DDR port spends on it: 4 for bf16 (the TCU reads 64
+ * B per cycle, the port 256), 16 for weights widened on the chip first
+ * (int8 or 4-bit: the CVU writes 2 bytes per stored byte or nibble, then
+ * the TCU reads them).
  */
 uint64_t npu_tile_weight_cols(uint64_t n, uint64_t cols, uint64_t mtiles, uint64_t rows,
-			      uint32_t workers);
+			      uint32_t workers, unsigned per_worker);
 
 /*
  * Tile input @ti: an [@r][@c] block of @dtype elements, element (i, j) at
