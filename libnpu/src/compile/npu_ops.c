@@ -180,6 +180,8 @@ static const struct npu_op ops[] = {
 	{ "DequantizeLinear", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_dequantize,
 	  .lower = npu_lower_quant,
 	  .rewrites = { npu_rewrite_quant_axis } },
+	/* CPU fallback only (issue 17, host/host_det.c). */
+	{ "Det", 11, 0, NPU_OP_HOST, .ir.shape = npu_ir_shape_det },
 	{ "Div", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_div, CVU_BINARY(NPU_FN_DIV),
 	  .rewrites = { npu_rewrite_8bit } },
@@ -345,6 +347,8 @@ static const struct npu_op ops[] = {
 	  .rewrites = { npu_rewrite_resize } },
 	{ "ReverseSequence", 10, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_unary,
 	  .rewrites = { npu_rewrite_reverse_sequence } },
+	/* CPU fallback only (issue 17, host/host_roialign.c). */
+	{ "RoiAlign", 10, 0, NPU_OP_HOST, .ir.shape = npu_ir_shape_roialign },
 	{ "Round", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
 	  CVU_UNARY(NPU_FN_ROUND) },
 	{ "Scatter", 9, 10, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_scatter,

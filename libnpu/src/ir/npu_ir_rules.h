@@ -163,4 +163,11 @@ npu_status npu_ir_eval_tile(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_constant_of_shape(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_range(npu_ir_graph *g, const npu_ir_node *n, void *out);
 
+/* ---- operators only the CPU fallback runs (shape_fallback.c, issue 17) ---- */
+
+/* Det: X [*, M, M] -> [*] */
+npu_status npu_ir_shape_det(npu_ir_graph *g, npu_ir_node *n);
+/* RoiAlign: X [N, C, H, W], rois [R, 4], batch_indices [R] -> [R, C, output_height, output_width] */
+npu_status npu_ir_shape_roialign(npu_ir_graph *g, npu_ir_node *n);
+
 #endif /* NPU_IR_RULES_H */
