@@ -418,6 +418,9 @@ static const struct npu_op ops[] = {
 	 * libnpu's own operators (lower case, after every ONNX name): made by
 	 * rewrites, never folded.  NPU_OP_SCATTER_ROWS (npu_lower.h).
 	 */
+	/* An ONNX If (issue 17, onnx/npu_onnx_if.c, rewrite_control.c). */
+	{ "npu.IfSelect", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_if_select,
+	  .ir.eval = npu_ir_eval_if_select, .rewrites = { npu_rewrite_if_select } },
 	{ "npu.ScatterRows", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_scatter_rows,
 	  .lower = npu_lower_scatter_rows },
 };

@@ -124,6 +124,8 @@ npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_trilu(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_select.c */
 npu_status npu_rewrite_where(npu_ir_graph *g, int k, bool *applied);
+/* npu.IfSelect (an ONNX If): its chosen value, or a Where (rewrite_control.c). */
+npu_status npu_rewrite_if_select(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_logic.c */
 npu_status npu_rewrite_isnan(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_isinf(npu_ir_graph *g, int k, bool *applied);

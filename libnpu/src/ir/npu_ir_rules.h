@@ -170,4 +170,8 @@ npu_status npu_ir_shape_det(npu_ir_graph *g, npu_ir_node *n);
 /* RoiAlign: X [N, C, H, W], rois [R, 4], batch_indices [R] -> [R, C, output_height, output_width] */
 npu_status npu_ir_shape_roialign(npu_ir_graph *g, npu_ir_node *n);
 
+/* npu.IfSelect, an ONNX If (shape_control.c, onnx/npu_onnx_if.c): cond, a, b -> a or b */
+npu_status npu_ir_shape_if_select(npu_ir_graph *g, npu_ir_node *n);
+npu_status npu_ir_eval_if_select(npu_ir_graph *g, const npu_ir_node *n, void *out);
+
 #endif /* NPU_IR_RULES_H */

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ONNX If, flattened at load (issue 17): each If node of the default
+ * domain whose branches hold only plain nodes (no Loop, Scan or other
+ * graph attribute once their own Ifs are flattened) becomes its two
+ * branches inlined into the enclosing graph, followed by one npu.IfSelect
+ * per output choosing between the branches' values by the condition
+ * (compile/npu_ops.c: with a constant condition, one that folds at
+ * compile time such as a comparison of shapes after --shape, it becomes
+ * the chosen branch and the other is dropped; else both run and a Where
+ * selects, which needs both branches' outputs to have one shape and dtype).
+ *
+ * Names: a tensor a branch defines (node outputs, initializers) is
+ * renamed "<if>/then/<name>" or "<if>/else/<name>" (<if> the node's name,
+ * or "If#<index>"), so branch names never clash with each other or the
+ * outer graph; a name the branch reads without defining it is the outer
+ * scope's, as ONNX says, and keeps its name.  Nested Ifs are flattened
+ * first, so an inner branch's outer names resolve in the outer branch.
+ *
+ * This works on the protobuf-c structures before the IR is built: nodes
+ * and initializers move from the branch graphs to the enclosing one (the
+ * branches keep none, so freeing the message frees each once).
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/npu_onnx_if.h"
+
+static bool default_domain(const char *d)
+{
+	return !d || !d[0] || !strcmp(d, "ai.onnx");
+}
+
+static Onnx__GraphProto *branch(const Onnx__NodeProto *np, const char *name)
+{
+	for (size_t i = 0; i < np->n_attribute; i++)
+		if (np->attribute[i]->name && !strcmp(np->attribute[i]->name, name))
+			return np->attribute[i]->g;
+	return NULL;
+}
+
+/* Whether a node of @gp still carries a graph (Loop, Scan, an If left whole). */
+static bool has_subgraph(const Onnx__GraphProto *gp)
+{
+	for (size_t i = 0; i < gp->n_node; i++)
+		for (size_t k = 0; k < gp->node[i]->n_attribute; k++)
+			if (gp->node[i]->attribute[k]->g || gp->node[i]->attribute[k]->n_graphs)
+				return true;
+	return false;
+}
+
+static bool defines(const Onnx__GraphProto *b, const char *name)
+{
+	if (!name || !name[0])
+		return false;
+	for (size_t i = 0; i < b->n_initializer; i++)
+		if (b->initializer[i]->name && !strcmp(b->initializer[i]->name, name))
+			return true;
+	for (size_t i = 0; i < b->n_node; i++)
+		for (size_t k = 0; k < b->node[i]->n_output; k++)
+			if (!strcmp(b->node[i]->output[k], name))
+				return true;
+	return false;
+}
+
+/* *@s renamed @prefix + *@s when branch @b defines it. */
+static npu_status rename_local(const Onnx__GraphProto *b, const char *prefix, char **s)
+{
+	char *n;
+
+	if (!defines(b, *s))
+		return NPU_OK;
+	n = malloc(strlen(prefix) + strlen(*s) + 1);
+	if (!n)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	sprintf(n, "%s%s", prefix, *s);
+	free(*s);
+	*s = n;
+	return NPU_OK;
+}
+
+struct nodes {
+	Onnx__NodeProto **v;
+	size_t n, cap;
+};
+
+static npu_status push(struct nodes *o, Onnx__NodeProto *np)
+{
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 16;
+		Onnx__NodeProto **v = realloc(o->v, cap * sizeof(*v));
+
+		if (!v)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		o->v = v;
+		o->cap = cap;
+	}
+	o->v[o->n++] = np;
+	return NPU_OK;
+}
+
+/*
+ * Move branch @b's nodes (renamed) to @o and its initializers to @gp; its
+ * outputs' new names into @outs (@nout of them, borrowed from the nodes).
+ */
+static npu_status move_branch(Onnx__GraphProto *gp, Onnx__GraphProto *b, const char *prefix,
+			      struct nodes *o, const char **outs, size_t nout)
+{
+	Onnx__TensorProto **init;
+	npu_status st = NPU_OK;
+
+	if (b->n_output != nout)
+		return npu_fail(NPU_ERR_FORMAT, "%s: the branch has %zu outputs, the If %zu",
+				prefix, b->n_output, nout);
+	for (size_t k = 0; k < nout; k++) {
+		if (!b->output[k]->name || !b->output[k]->name[0])
+			return npu_fail(NPU_ERR_FORMAT, "%s: branch output %zu has no name",
+					prefix, k);
+		st = rename_local(b, prefix, &b->output[k]->name);
+		if (st)
+			return st;
+		outs[k] = b->output[k]->name;
+	}
+	/* Inputs first: renaming outputs changes what the branch defines. */
+	for (size_t i = 0; !st && i < b->n_node; i++)
+		for (size_t k = 0; !st && k < b->node[i]->n_input; k++)
+			st = rename_local(b, prefix, &b->node[i]->input[k]);
+	for (size_t i = 0; !st && i < b->n_initializer; i++) {
+		char *n = malloc(strlen(prefix) + strlen(b->initializer[i]->name ?
+							  b->initializer[i]->name : "") + 1);
+
+		if (!n)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		sprintf(n, "%s%s", prefix, b->initializer[i]->name ? b->initializer[i]->name : "");
+		free(b->initializer[i]->name);
+		b->initializer[i]->name = n;
+	}
+	if (st)
+		return st;
+	/* Node outputs last: every reader above already saw the old names. */
+	for (size_t i = 0; i < b->n_node; i++)
+		for (size_t k = 0; k < b->node[i]->n_output; k++) {
+			char *n = malloc(strlen(prefix) + strlen(b->node[i]->output[k]) + 1);
+
+			if (!n)
+				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			sprintf(n, "%s%s", prefix, b->node[i]->output[k]);
+			free(b->node[i]->output[k]);
+			b->node[i]->output[k] = n;
+		}
+	for (size_t i = 0; i < b->n_node; i++)
+		if ((st = push(o, b->node[i])))
+			return st;
+	b->n_node = 0;
+	init = realloc(gp->initializer, (gp->n_initializer + b->n_initializer + 1) * sizeof(*init));
+	if (!init)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	gp->initializer = init;
+	for (size_t i = 0; i < b->n_initializer; i++)
+		gp->initializer[gp->n_initializer++] = b->initializer[i];
+	b->n_initializer = 0;
+	return NPU_OK;
+}
+
+/* One npu.IfSelect: @out = @cond ? @a : @b. */
+static npu_status select_node(struct nodes *o, const char *name, const char *cond, const char *a,
+			      const char *b, const char *out)
+{
+	Onnx__NodeProto *np = malloc(sizeof(*np));
+	npu_status st;
+
+	if (!np)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	onnx__node_proto__init(np);
+	np->n_input = 3;
+	np->input = calloc(3, sizeof(char *));
+	np->n_output = 1;
+	np->output = calloc(1, sizeof(char *));
+	np->op_type = strdup(NPU_OP_IF_SELECT);
+	np->name = strdup(name);
+	np->domain = strdup("");
+	if (np->input) {
+		np->input[0] = strdup(cond);
+		np->input[1] = strdup(a);
+		np->input[2] = strdup(b);
+	}
+	if (np->output)
+		np->output[0] = strdup(out);
+	st = push(o, np);
+	if (st || !np->input || !np->output || !np->op_type || !np->name || !np->domain ||
+	    !np->input[0] || !np->input[1] || !np->input[2] || !np->output[0]) {
+		if (!st)
+			o->n--;
+		onnx__node_proto__free_unpacked(np, NULL);
+		return st ? st : npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	return NPU_OK;
+}
+
+/* If node @np (index @i) inlined into @o; false in *@done when it stays whole. */
+static npu_status inline_if(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t i, struct nodes *o,
+			    int depth, bool *done)
+{
+	Onnx__GraphProto *br[2] = { branch(np, "then_branch"), branch(np, "else_branch") };
+	static const char *const side[2] = { "then", "else" };
+	const char **outs[2] = { NULL, NULL };
+	char base[256], prefix[300], sel[300];
+	npu_status st = NPU_OK;
+
+	*done = false;
+	if (!br[0] || !br[1] || np->n_input != 1 || !np->input[0][0])
+		return NPU_OK;	/* refused later, as an If */
+	for (int b = 0; b < 2; b++)
+		if ((st = npu_onnx_flatten_if(br[b], depth + 1)))
+			return st;
+	if (has_subgraph(br[0]) || has_subgraph(br[1]))
+		return NPU_OK;
+	if (np->name && np->name[0])
+		snprintf(base, sizeof(base), "%s", np->name);
+	else
+		snprintf(base, sizeof(base), "If#%zu", i);
+	outs[0] = calloc(np->n_output + 1, sizeof(char *));
+	outs[1] = calloc(np->n_output + 1, sizeof(char *));
+	if (!outs[0] || !outs[1])
+		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int b = 0; !st && b < 2; b++) {
+		snprintf(prefix, sizeof(prefix), "%s/%s/", base, side[b]);
+		st = move_branch(gp, br[b], prefix, o, outs[b], np->n_output);
+	}
+	for (size_t k = 0; !st && k < np->n_output; k++) {
+		snprintf(sel, sizeof(sel), "%s/select%zu", base, k);
+		if (np->output[k][0])
+			st = select_node(o, sel, np->input[0], outs[0][k], outs[1][k], np->output[k]);
+	}
+	if (!st) {
+		*done = true;
+		onnx__node_proto__free_unpacked(np, NULL);
+	}
+	free(outs[0]);
+	free(outs[1]);
+	return st;
+}
+
+npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int depth)
+{
+	struct nodes o = { 0 };
+	npu_status st = NPU_OK;
+
+	if (depth > 32)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "If nodes nested more than 32 deep");
+	for (size_t i = 0; !st && i < gp->n_node; i++) {
+		Onnx__NodeProto *np = gp->node[i];
+		bool done = false;
+
+		if (np->op_type && !strcmp(np->op_type, "If") && default_domain(np->domain))
+			st = inline_if(gp, np, i, &o, depth, &done);
+		if (!st && !done)
+			st = push(&o, np);
+	}
+	if (st) {
+		/* Nodes already moved belong to o now; the rest to gp. */
+		for (size_t i = 0; i < o.n; i++) {
+			bool in_gp = false;
+
+			for (size_t k = 0; k < gp->n_node && !in_gp; k++)
+				in_gp = gp->node[k] == o.v[i];
+			if (!in_gp)
+				onnx__node_proto__free_unpacked(o.v[i], NULL);
+		}
+		free(o.v);
+		return st;
+	}
+	free(gp->node);
+	gp->node = o.v;
+	gp->n_node = o.n;
+	return NPU_OK;
+}
