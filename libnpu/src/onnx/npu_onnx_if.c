@@ -5,10 +5,13 @@
  * graph attribute once their own Ifs are flattened) becomes its two
  * branches inlined into the enclosing graph, followed by one npu.IfSelect
  * per output choosing between the branches' values by the condition
- * (compile/npu_ops.c: with a constant condition, one that folds at
- * compile time such as a comparison of shapes after --shape, it becomes
- * the chosen branch and the other is dropped; else both run and a Where
- * selects, which needs both branches' outputs to have one shape and dtype).
+ * (compile/rewrite_control.c: with a condition that folds at compile
+ * time, such as a comparison of shapes after --shape, it becomes the
+ * chosen branch and the other is dropped; else both run and a Where
+ * selects, which needs both branches' outputs to have one shape and
+ * dtype).  A condition the file gives as a constant (an initializer or a
+ * Constant node) inlines the chosen branch alone, followed by Identity
+ * nodes: the other branch is never parsed, so it may hold anything.
  *
  * Names: a tensor a branch defines (node outputs, initializers) is
  * renamed "<if>/then/<name>" or "<if>/else/<name>" (<if> the node's name,
@@ -164,39 +167,91 @@ static npu_status move_branch(Onnx__GraphProto *gp, Onnx__GraphProto *b, const c
 	return NPU_OK;
 }
 
-/* One npu.IfSelect: @out = @cond ? @a : @b. */
-static npu_status select_node(struct nodes *o, const char *name, const char *cond, const char *a,
-			      const char *b, const char *out)
+/* A node @op(@in[0..@nin)) -> @out, appended to @o. */
+static npu_status add_node(struct nodes *o, const char *op, const char *name,
+			   const char *const *in, size_t nin, const char *out)
 {
 	Onnx__NodeProto *np = malloc(sizeof(*np));
 	npu_status st;
+	bool oom = false;
 
 	if (!np)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	onnx__node_proto__init(np);
-	np->n_input = 3;
-	np->input = calloc(3, sizeof(char *));
+	np->n_input = nin;
+	np->input = calloc(nin, sizeof(char *));
 	np->n_output = 1;
 	np->output = calloc(1, sizeof(char *));
-	np->op_type = strdup(NPU_OP_IF_SELECT);
+	np->op_type = strdup(op);
 	np->name = strdup(name);
 	np->domain = strdup("");
-	if (np->input) {
-		np->input[0] = strdup(cond);
-		np->input[1] = strdup(a);
-		np->input[2] = strdup(b);
-	}
+	for (size_t i = 0; np->input && i < nin; i++)
+		oom |= !(np->input[i] = strdup(in[i]));
 	if (np->output)
 		np->output[0] = strdup(out);
 	st = push(o, np);
-	if (st || !np->input || !np->output || !np->op_type || !np->name || !np->domain ||
-	    !np->input[0] || !np->input[1] || !np->input[2] || !np->output[0]) {
+	if (st || oom || !np->input || !np->output || !np->op_type || !np->name || !np->domain ||
+	    !np->output[0]) {
 		if (!st)
 			o->n--;
 		onnx__node_proto__free_unpacked(np, NULL);
 		return st ? st : npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
 	return NPU_OK;
+}
+
+/* One npu.IfSelect: @out = @cond ? @a : @b. */
+static npu_status select_node(struct nodes *o, const char *name, const char *cond, const char *a,
+			      const char *b, const char *out)
+{
+	return add_node(o, NPU_OP_IF_SELECT, name, (const char *[]){ cond, a, b }, 3, out);
+}
+
+/* @out = Identity(@x): the output of an If whose condition is a constant. */
+static npu_status identity_node(struct nodes *o, const char *name, const char *x, const char *out)
+{
+	return add_node(o, "Identity", name, &x, 1, out);
+}
+
+/* The value of bool tensor proto @t of one element: 0, 1, or -1 if it is not that. */
+static int bool_value(const Onnx__TensorProto *t)
+{
+	size_t n = 1;
+
+	for (size_t d = 0; d < t->n_dims; d++)
+		n *= (size_t)t->dims[d];
+	if (t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__BOOL || n != 1 || t->data_location)
+		return -1;
+	if (t->has_raw_data && t->raw_data.len == 1)
+		return t->raw_data.data[0] != 0;
+	if (t->n_int32_data == 1)
+		return t->int32_data[0] != 0;
+	return -1;
+}
+
+/*
+ * The If condition @name when the file gives it as a constant (an
+ * initializer, or a Constant node already in @o): 0, 1; -1 otherwise (it
+ * may still fold at shape inference: npu.IfSelect then chooses).
+ */
+static int const_cond(const Onnx__GraphProto *gp, const struct nodes *o, const char *name)
+{
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
+			return bool_value(gp->initializer[i]);
+	for (size_t i = 0; i < o->n; i++) {
+		const Onnx__NodeProto *np = o->v[i];
+
+		if (!np->op_type || strcmp(np->op_type, "Constant") || np->n_output != 1 ||
+		    strcmp(np->output[0], name))
+			continue;
+		for (size_t k = 0; k < np->n_attribute; k++)
+			if (np->attribute[k]->t && np->attribute[k]->name &&
+			    !strcmp(np->attribute[k]->name, "value"))
+				return bool_value(np->attribute[k]->t);
+		return -1;
+	}
+	return -1;
 }
 
 /* If node @np (index @i) inlined into @o; false in *@done when it stays whole. */
@@ -208,6 +263,7 @@ static npu_status inline_if(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t i,
 	const char **outs[2] = { NULL, NULL };
 	char base[256], prefix[300], sel[300];
 	npu_status st = NPU_OK;
+	int cv;
 
 	*done = false;
 	if (!br[0] || !br[1] || np->n_input != 1 || !np->input[0][0])
@@ -225,13 +281,21 @@ static npu_status inline_if(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t i,
 	outs[1] = calloc(np->n_output + 1, sizeof(char *));
 	if (!outs[0] || !outs[1])
 		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	/* A condition the file gives as a constant: only its branch, the other never parsed. */
+	cv = const_cond(gp, o, np->input[0]);
 	for (int b = 0; !st && b < 2; b++) {
+		if (cv >= 0 && b != (cv ? 0 : 1))
+			continue;
 		snprintf(prefix, sizeof(prefix), "%s/%s/", base, side[b]);
 		st = move_branch(gp, br[b], prefix, o, outs[b], np->n_output);
 	}
 	for (size_t k = 0; !st && k < np->n_output; k++) {
 		snprintf(sel, sizeof(sel), "%s/select%zu", base, k);
-		if (np->output[k][0])
+		if (!np->output[k][0])
+			continue;
+		if (cv >= 0)
+			st = identity_node(o, sel, outs[cv ? 0 : 1][k], np->output[k]);
+		else
 			st = select_node(o, sel, np->input[0], outs[0][k], outs[1][k], np->output[k]);
 	}
 	if (!st) {
