@@ -223,6 +223,67 @@ START_TEST(if_nested_outer_scope)
 }
 END_TEST
 
+/*
+ * Scan (opset 9+), unrolled at load: state s [2] += x[t] over x [T, 2]
+ * read in reverse, each step's y = s * w (w an outer initializer read by
+ * the body) stacked on axis 0; against a C loop.
+ */
+START_TEST(scan_unrolled)
+{
+	enum { T = 3, D = 2 };
+	onnxb *m = onnxb_new(8, 13), *b = onnxb_new(8, 13);
+	float x[T * D] = { 1, 2, 3, 4, 5, 6 }, s0[D] = { 0.5f, -1 }, w[D] = { 2, 3 };
+	float fin[D], ys[T * D], s[D];
+	struct npu_cmodel *cm;
+	Onnx__NodeProto *n;
+	npu_model *mod = calloc(1, sizeof(*mod));
+	npu_tensor in[2] = { { "init", NPU_DTYPE_FLOAT32, s0, sizeof(s0) },
+			     { "x", NPU_DTYPE_FLOAT32, x, sizeof(x) } };
+	npu_tensor out[2] = { { "fin", NPU_DTYPE_FLOAT32, fin, sizeof(fin) },
+			      { "ys", NPU_DTYPE_FLOAT32, ys, sizeof(ys) } };
+	npu_device *dev;
+	npu_context *ctx;
+	uint8_t *buf;
+	size_t len;
+
+	onnxb_input(b, "s_in", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_input(b, "x_t", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_node(b, "Add", NULL, "s_in,x_t", "s_out");
+	onnxb_node(b, "Mul", NULL, "s_out,w", "y");
+	onnxb_output(b, "s_out", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_output(b, "y", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_input(m, "init", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_input(m, "x", ONNXB_F32, 2, (int64_t[]){ T, D });
+	onnxb_init_f32(m, "w", 1, (int64_t[]){ D }, w);
+	n = onnxb_node(m, "Scan", "scan_1", "init,x", "fin,ys");
+	onnxb_attr_g(m, n, "body", onnxb_model(b)->graph);
+	onnxb_attr_i(m, n, "num_scan_inputs", 1);
+	onnxb_attr_ints(m, n, "scan_input_directions", 1, (int64_t[]){ 1 });
+	onnxb_output(m, "fin", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_output(m, "ys", ONNXB_F32, 2, (int64_t[]){ T, D });
+	buf = onnxb_pack(m, &len);
+	onnxb_free(m);
+	onnxb_free(b);
+	ck_assert_int_eq(compile(buf, len, &cm, NULL), NPU_OK);
+	free(buf);
+	mod->cm = cm;
+	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
+	ck_assert_int_eq(npu_context_create(dev, mod, 0, &ctx), NPU_OK);
+	ck_assert_int_eq(npu_run(ctx, in, 2, out, 2), NPU_OK);
+	memcpy(s, s0, sizeof(s));
+	for (int t = 0; t < T; t++)
+		for (int d = 0; d < D; d++) {
+			s[d] += x[(T - 1 - t) * D + d];
+			ck_assert_float_eq_tol(ys[t * D + d], s[d] * w[d], 1e-2f);
+		}
+	for (int d = 0; d < D; d++)
+		ck_assert_float_eq_tol(fin[d], s[d], 1e-2f);
+	npu_context_destroy(ctx);
+	npu_model_free(mod);
+	npu_device_close(dev);
+}
+END_TEST
+
 static Suite *control_suite(void)
 {
 	Suite *s = suite_create("control");
@@ -232,6 +293,7 @@ static Suite *control_suite(void)
 	tcase_add_test(tc, if_shape_condition_folds);
 	tcase_add_test(tc, if_runtime_condition_selects);
 	tcase_add_test(tc, if_nested_outer_scope);
+	tcase_add_test(tc, scan_unrolled);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

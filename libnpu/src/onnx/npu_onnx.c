@@ -1024,7 +1024,7 @@ npu_status npu_onnx_parse_dir(const void *buf, size_t len, const char *model_dir
 		goto done;
 	}
 	/* If nodes become their branches and npu.IfSelect (npu_onnx_if.c). */
-	st = npu_onnx_flatten_if(m->graph, 0);
+	st = npu_onnx_flatten_if(m->graph, (int)opset_of(m, ""), 0);
 	if (st)
 		goto done;
 	memset(&c, 0, sizeof(c));

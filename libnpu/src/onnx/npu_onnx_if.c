@@ -167,9 +167,10 @@ static npu_status move_branch(Onnx__GraphProto *gp, Onnx__GraphProto *b, const c
 	return NPU_OK;
 }
 
-/* A node @op(@in[0..@nin)) -> @out, appended to @o. */
-static npu_status add_node(struct nodes *o, const char *op, const char *name,
-			   const char *const *in, size_t nin, const char *out)
+/* A node @op(@in[0..@nin)) -> @out, appended to @o; *@made (may be NULL) gets it. */
+static npu_status add_node_p(struct nodes *o, const char *op, const char *name,
+			     const char *const *in, size_t nin, const char *out,
+			     Onnx__NodeProto **made)
 {
 	Onnx__NodeProto *np = malloc(sizeof(*np));
 	npu_status st;
@@ -197,7 +198,15 @@ static npu_status add_node(struct nodes *o, const char *op, const char *name,
 		onnx__node_proto__free_unpacked(np, NULL);
 		return st ? st : npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
+	if (made)
+		*made = np;
 	return NPU_OK;
+}
+
+static npu_status add_node(struct nodes *o, const char *op, const char *name,
+			   const char *const *in, size_t nin, const char *out)
+{
+	return add_node_p(o, op, name, in, nin, out, NULL);
 }
 
 /* One npu.IfSelect: @out = @cond ? @a : @b. */
@@ -256,7 +265,7 @@ static int const_cond(const Onnx__GraphProto *gp, const struct nodes *o, const c
 
 /* If node @np (index @i) inlined into @o; false in *@done when it stays whole. */
 static npu_status inline_if(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t i, struct nodes *o,
-			    int depth, bool *done)
+			    int opset, int depth, bool *done)
 {
 	Onnx__GraphProto *br[2] = { branch(np, "then_branch"), branch(np, "else_branch") };
 	static const char *const side[2] = { "then", "else" };
@@ -269,7 +278,7 @@ static npu_status inline_if(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t i,
 	if (!br[0] || !br[1] || np->n_input != 1 || !np->input[0][0])
 		return NPU_OK;	/* refused later, as an If */
 	for (int b = 0; b < 2; b++)
-		if ((st = npu_onnx_flatten_if(br[b], depth + 1)))
+		if ((st = npu_onnx_flatten_if(br[b], opset, depth + 1)))
 			return st;
 	if (has_subgraph(br[0]) || has_subgraph(br[1]))
 		return NPU_OK;
@@ -307,7 +316,353 @@ static npu_status inline_if(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t i,
 	return st;
 }
 
-npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int depth)
+/* ---- Scan, unrolled ---- */
+
+/* An independent copy of @np (its attributes' graphs too), through protobuf. */
+static Onnx__NodeProto *copy_node(const Onnx__NodeProto *np)
+{
+	size_t n = onnx__node_proto__get_packed_size(np);
+	uint8_t *buf = malloc(n ? n : 1);
+	Onnx__NodeProto *c;
+
+	if (!buf)
+		return NULL;
+	onnx__node_proto__pack(np, buf);
+	c = onnx__node_proto__unpack(NULL, n, buf);
+	free(buf);
+	return c;
+}
+
+static Onnx__TensorProto *copy_tensor(const Onnx__TensorProto *t)
+{
+	size_t n = onnx__tensor_proto__get_packed_size(t);
+	uint8_t *buf = malloc(n ? n : 1);
+	Onnx__TensorProto *c;
+
+	if (!buf)
+		return NULL;
+	onnx__tensor_proto__pack(t, buf);
+	c = onnx__tensor_proto__unpack(NULL, n, buf);
+	free(buf);
+	return c;
+}
+
+static npu_status add_init(Onnx__GraphProto *gp, Onnx__TensorProto *t)
+{
+	Onnx__TensorProto **v = realloc(gp->initializer, (gp->n_initializer + 1) * sizeof(*v));
+
+	if (!v) {
+		onnx__tensor_proto__free_unpacked(t, NULL);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	gp->initializer = v;
+	gp->initializer[gp->n_initializer++] = t;
+	return NPU_OK;
+}
+
+/* An int64 initializer @name of @n values (rank 0 when @n is 0: one value). */
+static npu_status add_i64(Onnx__GraphProto *gp, const char *name, const int64_t *v, size_t n)
+{
+	Onnx__TensorProto *t = malloc(sizeof(*t));
+
+	if (!t)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	onnx__tensor_proto__init(t);
+	t->name = strdup(name);
+	t->has_data_type = 1;
+	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	t->n_int64_data = n ? n : 1;
+	t->int64_data = malloc(t->n_int64_data * sizeof(int64_t));
+	if (n) {
+		t->n_dims = 1;
+		t->dims = malloc(sizeof(int64_t));
+		if (t->dims)
+			t->dims[0] = (int64_t)n;
+	}
+	if (!t->name || !t->int64_data || (n && !t->dims)) {
+		onnx__tensor_proto__free_unpacked(t, NULL);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	memcpy(t->int64_data, v, t->n_int64_data * sizeof(int64_t));
+	return add_init(gp, t);
+}
+
+/* An INT or INTS attribute on @np (@n 0: INT @v[0]). */
+static npu_status set_ints(Onnx__NodeProto *np, const char *name, const int64_t *v, size_t n)
+{
+	Onnx__AttributeProto *a = malloc(sizeof(*a)), **arr;
+
+	if (!a)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	onnx__attribute_proto__init(a);
+	a->name = strdup(name);
+	a->has_type = 1;
+	if (n) {
+		a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+		a->n_ints = n;
+		a->ints = malloc(n * sizeof(int64_t));
+		if (a->ints)
+			memcpy(a->ints, v, n * sizeof(int64_t));
+	} else {
+		a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+		a->has_i = 1;
+		a->i = v[0];
+	}
+	arr = realloc(np->attribute, (np->n_attribute + 1) * sizeof(*arr));
+	if (!a->name || (n && !a->ints) || !arr) {
+		onnx__attribute_proto__free_unpacked(a, NULL);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	np->attribute = arr;
+	np->attribute[np->n_attribute++] = a;
+	return NPU_OK;
+}
+
+static int64_t attr_int(const Onnx__NodeProto *np, const char *name, int64_t def)
+{
+	for (size_t i = 0; i < np->n_attribute; i++)
+		if (np->attribute[i]->name && !strcmp(np->attribute[i]->name, name))
+			return np->attribute[i]->i;
+	return def;
+}
+
+/* Element @k of INTS attribute @name, @def when absent. */
+static int64_t attr_ints_at(const Onnx__NodeProto *np, const char *name, size_t k, int64_t def)
+{
+	for (size_t i = 0; i < np->n_attribute; i++)
+		if (np->attribute[i]->name && !strcmp(np->attribute[i]->name, name))
+			return k < np->attribute[i]->n_ints ? np->attribute[i]->ints[k] : def;
+	return def;
+}
+
+/* Dim @axis of tensor @name as the graph declares it (an input, value_info, initializer); -1 unknown. */
+static int64_t declared_dim(const Onnx__GraphProto *gp, const char *name, int64_t axis)
+{
+	const Onnx__ValueInfoProto *const *lists[2] = { (const Onnx__ValueInfoProto *const *)gp->input,
+							(const Onnx__ValueInfoProto *const *)gp->value_info };
+	size_t counts[2] = { gp->n_input, gp->n_value_info };
+
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
+			return axis >= 0 && (size_t)axis < gp->initializer[i]->n_dims ?
+			       gp->initializer[i]->dims[axis] : -1;
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < counts[l]; i++) {
+			const Onnx__ValueInfoProto *v = lists[l][i];
+			const Onnx__TensorShapeProto *sh;
+
+			if (!v->name || strcmp(v->name, name) || !v->type || !v->type->tensor_type ||
+			    !(sh = v->type->tensor_type->shape) || axis < 0 || (size_t)axis >= sh->n_dim)
+				continue;
+			return sh->dim[axis]->value_case ==
+			       ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ?
+			       sh->dim[axis]->dim_value : -1;
+		}
+	return -1;
+}
+
+#define MAX_UNROLL	256
+
+/*
+ * @s renamed for one iteration: a body input to @to[k] (the value it
+ * takes), a name the body defines to @prefix + name, an outer one kept.
+ */
+static npu_status rename_iter(const Onnx__GraphProto *b, char *const *to, const char *prefix,
+			      char **s)
+{
+	for (size_t k = 0; k < b->n_input; k++)
+		if (b->input[k]->name && !strcmp(*s, b->input[k]->name)) {
+			char *n = strdup(to[k]);
+
+			if (!n)
+				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			free(*s);
+			*s = n;
+			return NPU_OK;
+		}
+	return rename_local(b, prefix, s);
+}
+
+/*
+ * Scan (opset 9+) node @np unrolled: its scan inputs' length T known from
+ * the graph's declarations (at most MAX_UNROLL), the body copied T times,
+ * state chained from one copy to the next, the scan inputs' slices
+ * Gathers, the scan outputs Unsqueezes and a Concat.  *@done false: left
+ * whole (refused later as Scan).
+ */
+static npu_status unroll_scan(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t idx,
+			      struct nodes *o, int opset, int depth, bool *done)
+{
+	Onnx__GraphProto *b = branch(np, "body");
+	int64_t M = attr_int(np, "num_scan_inputs", -1), N, K, T = -1;
+	char base[200], nm[400];
+	char **to = NULL, **state = NULL, ***ys = NULL;
+	npu_status st = NPU_OK;
+
+	*done = false;
+	if (!b || M < 1 || (int64_t)np->n_input < M || (st = npu_onnx_flatten_if(b, opset, depth + 1)))
+		return st;
+	N = (int64_t)np->n_input - M;
+	K = (int64_t)b->n_output - N;
+	if (has_subgraph(b) || (int64_t)b->n_input != N + M || K < 0 ||
+	    (int64_t)np->n_output != N + K)
+		return NPU_OK;
+	for (int64_t j = 0; j < M; j++) {
+		int64_t ax = attr_ints_at(np, "scan_input_axes", (size_t)j, 0);
+		int64_t t = ax < 0 ? -1 : declared_dim(gp, np->input[N + j], ax);
+
+		if (t < 1 || (T >= 0 && t != T))
+			return NPU_OK;
+		T = t;
+	}
+	for (int64_t k = 0; k < K; k++)
+		if (attr_ints_at(np, "scan_output_axes", (size_t)k, 0) < 0)
+			return NPU_OK;
+	if (T > MAX_UNROLL)
+		return NPU_OK;
+	if (np->name && np->name[0])
+		snprintf(base, sizeof(base), "%s", np->name);
+	else
+		snprintf(base, sizeof(base), "Scan#%zu", idx);
+	to = calloc((size_t)(N + M) + 1, sizeof(*to));
+	state = calloc((size_t)N + 1, sizeof(*state));
+	ys = calloc((size_t)K + 1, sizeof(*ys));
+	if (!to || !state || !ys)
+		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t k = 0; !st && k < K; k++)
+		if (!(ys[k] = calloc((size_t)T, sizeof(char *))))
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t i = 0; !st && i < N; i++)
+		if (!(state[i] = strdup(np->input[i])))
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t t = 0; !st && t < T; t++) {
+		char prefix[300];
+
+		snprintf(prefix, sizeof(prefix), "%s/%lld/", base, (long long)t);
+		for (int64_t i = 0; i < N; i++)
+			to[i] = state[i];
+		for (int64_t j = 0; !st && j < M; j++) {
+			int64_t ax = attr_ints_at(np, "scan_input_axes", (size_t)j, 0);
+			int64_t at = attr_ints_at(np, "scan_input_directions", (size_t)j, 0) ?
+				     T - 1 - t : t;
+			char idxn[420];
+			Onnx__NodeProto *g = NULL;
+
+			snprintf(nm, sizeof(nm), "%sin%lld", prefix, (long long)j);
+			snprintf(idxn, sizeof(idxn), "%sidx%lld", prefix, (long long)j);
+			st = add_i64(gp, idxn, &at, 0);
+			if (!st)
+				st = add_node_p(o, "Gather", nm, (const char *[]){ np->input[N + j], idxn },
+						2, nm, &g);
+			if (!st)
+				st = set_ints(g, "axis", &ax, 0);
+			if (!st && !(to[N + j] = strdup(nm)))
+				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		}
+		for (size_t n = 0; !st && n < b->n_node; n++) {
+			Onnx__NodeProto *c = copy_node(b->node[n]);
+
+			if (!c) {
+				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+				break;
+			}
+			for (size_t k = 0; !st && k < c->n_input; k++)
+				st = rename_iter(b, to, prefix, &c->input[k]);
+			for (size_t k = 0; !st && k < c->n_output; k++)
+				st = rename_local(b, prefix, &c->output[k]);
+			if (!st)
+				st = push(o, c);
+			if (st)
+				onnx__node_proto__free_unpacked(c, NULL);
+		}
+		for (size_t n = 0; !st && n < b->n_initializer; n++) {
+			Onnx__TensorProto *c = copy_tensor(b->initializer[n]);
+
+			if (!c) {
+				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+				break;
+			}
+			st = rename_local(b, prefix, &c->name);
+			st = st ? st : add_init(gp, c);
+		}
+		/* The body's outputs this iteration: the next state, the scan slices. */
+		for (int64_t i = 0; !st && i < N + K; i++) {
+			char *out = strdup(b->output[i]->name ? b->output[i]->name : "");
+
+			if (!out) {
+				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+				break;
+			}
+			st = rename_iter(b, to, prefix, &out);
+			if (i < N) {
+				free(state[i]);
+				state[i] = out;
+			} else {
+				ys[i - N][t] = out;
+			}
+		}
+		for (int64_t j = 0; j < M; j++) {
+			free(to[N + j]);
+			to[N + j] = NULL;
+		}
+	}
+	for (int64_t i = 0; !st && i < N; i++)
+		if (np->output[i][0]) {
+			snprintf(nm, sizeof(nm), "%s/state%lld", base, (long long)i);
+			st = add_node(o, "Identity", nm, (const char *const *)&state[i], 1, np->output[i]);
+		}
+	for (int64_t k = 0; !st && k < K; k++) {
+		int64_t ax = attr_ints_at(np, "scan_output_axes", (size_t)k, 0);
+		bool rev = attr_ints_at(np, "scan_output_directions", (size_t)k, 0) != 0;
+		const char **parts;
+		char axn[420];
+		Onnx__NodeProto *c = NULL;
+
+		if (!np->output[N + k][0])
+			continue;
+		parts = calloc((size_t)T, sizeof(*parts));
+		if (!parts) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		snprintf(axn, sizeof(axn), "%s/axes%lld", base, (long long)k);
+		if (opset >= 13)
+			st = add_i64(gp, axn, &ax, 1);
+		for (int64_t t = 0; !st && t < T; t++) {
+			Onnx__NodeProto *u = NULL;
+
+			snprintf(nm, sizeof(nm), "%s/%lld/out%lld", base, (long long)t, (long long)k);
+			st = add_node_p(o, "Unsqueeze", nm,
+					(const char *[]){ ys[k][t], axn }, opset >= 13 ? 2 : 1, nm, &u);
+			if (!st && opset < 13)
+				st = set_ints(u, "axes", &ax, 1);
+			parts[rev ? T - 1 - t : t] = u ? u->output[0] : NULL;
+		}
+		snprintf(nm, sizeof(nm), "%s/concat%lld", base, (long long)k);
+		if (!st)
+			st = add_node_p(o, "Concat", nm, parts, (size_t)T, np->output[N + k], &c);
+		if (!st)
+			st = set_ints(c, "axis", &ax, 0);
+		free(parts);
+	}
+	for (int64_t i = 0; state && i < N; i++)
+		free(state[i]);
+	for (int64_t k = 0; ys && k < K; k++) {
+		for (int64_t t = 0; ys[k] && t < T; t++)
+			free(ys[k][t]);
+		free(ys[k]);
+	}
+	free(state);
+	free(ys);
+	free(to);
+	if (!st) {
+		*done = true;
+		onnx__node_proto__free_unpacked(np, NULL);
+	}
+	return st;
+}
+
+npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int opset, int depth)
 {
 	struct nodes o = { 0 };
 	npu_status st = NPU_OK;
@@ -319,7 +674,10 @@ npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int depth)
 		bool done = false;
 
 		if (np->op_type && !strcmp(np->op_type, "If") && default_domain(np->domain))
-			st = inline_if(gp, np, i, &o, depth, &done);
+			st = inline_if(gp, np, i, &o, opset, depth, &done);
+		else if (np->op_type && !strcmp(np->op_type, "Scan") && default_domain(np->domain) &&
+			 opset >= 9)
+			st = unroll_scan(gp, np, i, &o, opset, depth, &done);
 		if (!st && !done)
 			st = push(&o, np);
 	}

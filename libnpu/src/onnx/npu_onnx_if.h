@@ -16,9 +16,11 @@
 #define NPU_OP_IF_SELECT	"npu.IfSelect"
 
 /*
- * Inline every If of @gp (depth @depth, 0 for the model's graph) whose
- * branches can be: see npu_onnx_if.c.  An If that cannot stays as it is.
+ * Inline every If of @gp (depth @depth, 0 for the model's graph; @opset the
+ * default domain's) whose branches can be, and unroll every Scan (opset 9
+ * and later) whose length the graph declares: see npu_onnx_if.c.  A node
+ * that cannot be stays as it is (and is refused later by name).
  */
-npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int depth);
+npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int opset, int depth);
 
 #endif /* NPU_ONNX_IF_H */
