@@ -277,6 +277,40 @@ START_TEST(host_mod)
 }
 END_TEST
 
+/*
+ * OneHot after an NPU Relu's indices (float): idx [2, 3] -> Relu -> OneHot
+ * (depth 4, axis 1, values { -1, 5 }) -> [2, 4, 3], negative and
+ * out-of-range indices included, against a C loop.
+ */
+START_TEST(host_onehot)
+{
+	npu_ir_graph *g = irb_graph(11);
+	int x = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 2, (int64_t[]){ 2, 3 });
+	int r = irb_tensor(g, "r", NPU_DTYPE_FLOAT32, -1, NULL);
+	int d = irb_const(g, "depth", NPU_DTYPE_INT64, 0, NULL, (int64_t[]){ 4 });
+	int v = irb_const(g, "values", NPU_DTYPE_FLOAT32, 1, (int64_t[]){ 2 },
+			  (float[]){ -1, 5 });
+	int y = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
+	float xv[6] = { 0, 3, 2, 7, 1, 1 }, yv[24];
+	struct npu_cmodel *cm;
+	npu_ir_node *n;
+
+	irb_node(g, "Relu", &x, 1, &r, 1);
+	n = irb_node(g, "OneHot", (int[]){ r, d, v }, 3, &y, 1);
+	ck_assert_int_eq(npu_ir_set_attr_int(n, "axis", 1), NPU_OK);
+	irb_io(g, &x, 1, &y, 1);
+	ck_assert_int_eq(compile(g, true, &cm), NPU_OK);
+	ck_assert_uint_eq(npu_cmodel_host_steps(cm), 1);
+	ck_assert_int_eq(irb_exec(cm, "emu", (void *[]){ xv }, (void *[]){ yv }), NPU_OK);
+	for (int b = 0; b < 2; b++)
+		for (int k = 0; k < 4; k++)
+			for (int i = 0; i < 3; i++)
+				ck_assert_float_eq(yv[(b * 4 + k) * 3 + i],
+						   (int)xv[b * 3 + i] == k ? 5.0f : -1.0f);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /* Batched (pipelined) compilation has no host steps: refused by name. */
 START_TEST(host_refused_in_a_batch)
 {
@@ -301,6 +335,7 @@ static Suite *host_suite(void)
 	tcase_add_test(tc, host_refused_without_option);
 	tcase_add_test(tc, host_npum_round_trip);
 	tcase_add_test(tc, host_mod);
+	tcase_add_test(tc, host_onehot);
 	tcase_add_test(tc, host_refused_in_a_batch);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);

@@ -292,6 +292,8 @@ static const struct npu_op ops[] = {
 	  .rewrites = { npu_rewrite_nll_loss } },
 	{ "Not", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_not, .ir.eval = npu_ir_eval_not,
 	  CVU_UNARY(NPU_FN_NOT) },
+	/* CPU fallback only (issue 17, host/host_onehot.c). */
+	{ "OneHot", 9, 0, NPU_OP_HOST, .ir.shape = npu_ir_shape_onehot },
 	{ "Or", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_logical, .ir.eval = npu_ir_eval_or,
 	  CVU_BINARY(NPU_FN_OR) },
 	{ "PRelu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_prelu, CVU_BINARY(NPU_FN_PRELU) },

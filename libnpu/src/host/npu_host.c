@@ -13,6 +13,7 @@
 static const struct npu_host_op host_ops[] = {
 	{ "Det", 11, npu_host_det_accepts, npu_host_det },
 	{ "Mod", 10, npu_host_mod_accepts, npu_host_mod },
+	{ "OneHot", 9, npu_host_onehot_accepts, npu_host_onehot },
 	{ "RoiAlign", 10, npu_host_roialign_accepts, npu_host_roialign },
 };
 

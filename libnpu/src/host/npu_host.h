@@ -73,6 +73,9 @@ const char *npu_host_mod_accepts(const npu_ir_graph *g, const npu_ir_node *n);
 npu_status npu_host_det(const struct npu_host_step *h, const struct npu_host_buf *in,
 			struct npu_host_buf *out);
 const char *npu_host_det_accepts(const npu_ir_graph *g, const npu_ir_node *n);
+npu_status npu_host_onehot(const struct npu_host_step *h, const struct npu_host_buf *in,
+			   struct npu_host_buf *out);
+const char *npu_host_onehot_accepts(const npu_ir_graph *g, const npu_ir_node *n);
 npu_status npu_host_roialign(const struct npu_host_step *h, const struct npu_host_buf *in,
 			     struct npu_host_buf *out);
 const char *npu_host_roialign_accepts(const npu_ir_graph *g, const npu_ir_node *n);

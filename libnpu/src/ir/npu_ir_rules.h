@@ -167,6 +167,8 @@ npu_status npu_ir_eval_range(npu_ir_graph *g, const npu_ir_node *n, void *out);
 
 /* Det: X [*, M, M] -> [*] */
 npu_status npu_ir_shape_det(npu_ir_graph *g, npu_ir_node *n);
+/* OneHot: indices, depth (a constant), values [2] -> indices' shape with depth inserted at axis */
+npu_status npu_ir_shape_onehot(npu_ir_graph *g, npu_ir_node *n);
 /* RoiAlign: X [N, C, H, W], rois [R, 4], batch_indices [R] -> [R, C, output_height, output_width] */
 npu_status npu_ir_shape_roialign(npu_ir_graph *g, npu_ir_node *n);
 

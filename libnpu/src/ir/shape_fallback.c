@@ -52,3 +52,45 @@ npu_status npu_ir_shape_roialign(npu_ir_graph *g, npu_ir_node *n)
 	dims[3] = ow;
 	return npu_sh_set_out(g, n, 0, x->dtype, 4, dims);
 }
+
+npu_status npu_ir_shape_onehot(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_ir_tensor *x, *d, *v;
+	int64_t axis, depth, dims[NPU_MAX_RANK];
+	float fd;
+	int cnt = 0, r;
+	npu_status st = npu_sh_need_in(g, n, 0, &x);
+
+	if (!st)
+		st = npu_sh_need_in(g, n, 1, &d);
+	if (!st)
+		st = npu_sh_need_in(g, n, 2, &v);
+	if (!st)
+		st = npu_ir_attr_int(n, "axis", -1, &axis);
+	if (!st && x->rank >= NPU_MAX_RANK)
+		st = npu_sh_err(n, NPU_ERR_SHAPE, "indices of rank %d: the output would exceed rank %d",
+				x->rank, NPU_MAX_RANK);
+	if (st)
+		return st;
+	/* depth: any numeric type, one value, which fixes the output's shape. */
+	if (is_float(d->dtype)) {
+		st = npu_sh_const_floats(g, n, 1, &fd, 1, &cnt);
+		depth = (int64_t)fd;
+	} else {
+		st = npu_sh_const_ints(g, n, 1, &depth, 1, &cnt);
+	}
+	if (st)
+		return st;
+	if (cnt != 1 || depth < 1)
+		return npu_sh_err(n, NPU_ERR_SHAPE, "depth must be one positive value");
+	if (npu_ir_numel(v) != 2)
+		return npu_sh_err(n, NPU_ERR_SHAPE, "values must hold two elements (off, on)");
+	r = x->rank + 1;
+	if (axis < -r || axis >= r)
+		return npu_sh_err(n, NPU_ERR_SHAPE, "axis %" PRId64 " is outside -%d..%d", axis, r, r - 1);
+	if (axis < 0)
+		axis += r;
+	for (int i = 0, k = 0; i < r; i++)
+		dims[i] = i == axis ? depth : x->dims[k++];
+	return npu_sh_set_out(g, n, 0, v->dtype, r, dims);
+}
