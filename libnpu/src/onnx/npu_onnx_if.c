@@ -462,6 +462,7 @@ static int64_t declared_dim(const Onnx__GraphProto *gp, const char *name, int64_
 }
 
 #define MAX_UNROLL	256
+#define MAX_UNROLL_NODES	65536u
 
 /*
  * @s renamed for one iteration: a body input to @to[k] (the value it
@@ -518,7 +519,8 @@ static npu_status unroll_scan(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 	for (int64_t k = 0; k < K; k++)
 		if (attr_ints_at(np, "scan_output_axes", (size_t)k, 0) < 0)
 			return NPU_OK;
-	if (T > MAX_UNROLL)
+	/* Bounded work: a long scan over a large (maybe itself unrolled) body stays whole. */
+	if (T > MAX_UNROLL || (uint64_t)T * (b->n_node + b->n_initializer + 1) > MAX_UNROLL_NODES)
 		return NPU_OK;
 	if (np->name && np->name[0])
 		snprintf(base, sizeof(base), "%s", np->name);
