@@ -519,3 +519,61 @@ npu_status npu_ir_shape_flatten(npu_ir_graph *g, npu_ir_node *n)
 		dims[d < axis ? 0 : 1] *= x->dims[d];
 	return npu_sh_set_out(g, n, 0, x->dtype, 2, dims);
 }
+
+/*
+ * LSTM, GRU, RNN: X [T, B, I] (layout 1: [B, T, I]), W [D, G * H, I] with
+ * G gates (4, 3, 1); Y [T, D, B, H] ([B, T, D, H]), Y_h and Y_c [D, B, H]
+ * ([B, D, H]).
+ */
+npu_status npu_ir_shape_rnn(npu_ir_graph *g, npu_ir_node *n)
+{
+	int64_t gates = !strcmp(n->op, "LSTM") ? 4 : !strcmp(n->op, "GRU") ? 3 : 1;
+	int64_t hidden = -1, layout = 0, T, B, D, H, yd[4], hd[3];
+	const char *dir;
+	npu_ir_tensor *x, *w;
+	npu_status st = npu_sh_need_in(g, n, 0, &x);
+
+	if (!st)
+		st = npu_sh_need_in(g, n, 1, &w);
+	if (!st)
+		st = npu_sh_need_float(n, x);
+	if (!st)
+		st = npu_sh_need_rank(n, x, 3, 3);
+	if (!st)
+		st = npu_sh_need_rank(n, w, 3, 3);
+	if (!st)
+		st = npu_ir_attr_int(n, "hidden_size", -1, &hidden);
+	if (!st)
+		st = npu_ir_attr_int(n, "layout", 0, &layout);
+	if (!st)
+		st = npu_ir_attr_string(n, "direction", "forward", &dir);
+	if (st)
+		return st;
+	if (strcmp(dir, "forward") && strcmp(dir, "reverse") && strcmp(dir, "bidirectional"))
+		return npu_sh_err(n, NPU_ERR_FORMAT,
+				  "direction '%s' is not forward, reverse or bidirectional", dir);
+	if (layout != 0 && layout != 1)
+		return npu_sh_err(n, NPU_ERR_FORMAT, "layout %" PRId64 " is not 0 or 1", layout);
+	D = strcmp(dir, "bidirectional") ? 1 : 2;
+	H = hidden > 0 ? hidden : w->dims[1] >= 0 ? w->dims[1] / gates : -1;
+	if (w->dims[0] >= 0 && w->dims[0] != D)
+		return npu_sh_err(n, NPU_ERR_SHAPE, "W has %" PRId64 " directions, direction '%s' needs %" PRId64,
+				  w->dims[0], dir, D);
+	if (H >= 0 && w->dims[1] >= 0 && w->dims[1] != gates * H)
+		return npu_sh_err(n, NPU_ERR_SHAPE, "W's second dimension %" PRId64
+				  " is not %" PRId64 " gates times hidden_size %" PRId64,
+				  w->dims[1], gates, H);
+	T = x->dims[layout ? 1 : 0];
+	B = x->dims[layout ? 0 : 1];
+	if (layout) {
+		yd[0] = B, yd[1] = T, yd[2] = D, yd[3] = H;
+		hd[0] = B, hd[1] = D, hd[2] = H;
+	} else {
+		yd[0] = T, yd[1] = D, yd[2] = B, yd[3] = H;
+		hd[0] = D, hd[1] = B, hd[2] = H;
+	}
+	if ((st = npu_sh_set_out(g, n, 0, x->dtype, 4, yd)) ||
+	    (st = npu_sh_set_out(g, n, 1, x->dtype, 3, hd)))
+		return st;
+	return gates == 4 ? npu_sh_set_out(g, n, 2, x->dtype, 3, hd) : NPU_OK;
+}
