@@ -824,6 +824,32 @@ npu_status npu_ir_set_attr_floats(npu_ir_node *n, const char *name, const float 
 	return NPU_OK;
 }
 
+npu_status npu_ir_set_attr_strings(npu_ir_node *n, const char *name, const char *const *v,
+				   int count)
+{
+	npu_ir_attr *a = attr_slot(n, name);
+	size_t len = 1;
+	char *p;
+
+	if (!a)
+		return no_memory();
+	for (int i = 0; i < count; i++)
+		len += strlen(v[i]) + 1;
+	a->type = NPU_IR_ATTR_STRINGS;
+	a->s = p = malloc(len);
+	if (!a->s)
+		return no_memory();
+	for (int i = 0; i < count; i++) {
+		size_t l = strlen(v[i]) + 1;
+
+		memcpy(p, v[i], l);
+		p += l;
+	}
+	*p = '\0';
+	a->n = count > 0 ? count : 0;
+	return NPU_OK;
+}
+
 void npu_ir_remove_attr(npu_ir_node *n, const char *name)
 {
 	npu_ir_attr *a = npu_ir_attr_find(n, name);

@@ -300,6 +300,8 @@ npu_status npu_ir_set_attr_float(npu_ir_node *n, const char *name, float v);
 npu_status npu_ir_set_attr_string(npu_ir_node *n, const char *name, const char *s);
 npu_status npu_ir_set_attr_ints(npu_ir_node *n, const char *name, const int64_t *v, int count);
 npu_status npu_ir_set_attr_floats(npu_ir_node *n, const char *name, const float *v, int count);
+npu_status npu_ir_set_attr_strings(npu_ir_node *n, const char *name, const char *const *v,
+				   int count);
 void npu_ir_remove_attr(npu_ir_node *n, const char *name);
 
 /* ---- whole-graph passes ---- */
