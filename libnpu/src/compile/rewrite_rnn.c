@@ -511,8 +511,26 @@ static npu_status step(npu_ir_graph *g, const struct rnn *s, int xw, int64_t t, 
 		int gi, go, gf, gc, i, f, o;
 
 		if ((st = slice2(g, s, xw, t * B, B, d * GH, GH, &xg)) ||
-		    (st = matmul(g, s, dr->h, dr->rt, &hr)) || (st = bin(g, s, "Add", xg, hr, &gs)) ||
-		    (st = slice2(g, s, gs, 0, B, 0, H, &gi)) ||
+		    (st = matmul(g, s, dr->h, dr->rt, &hr)) || (st = bin(g, s, "Add", xg, hr, &gs)))
+			return st;
+		if (dr->pi < 0 && !s->input_forget) {
+			/* i, o, f are adjacent and take f as they are: one
+			 * activation over [B, 3H] (one CVU step, not three). */
+			if ((st = slice2(g, s, gs, 0, B, 0, 3 * H, &a)) ||
+			    (st = act(g, s, &dr->act[0], a, true, &a)) ||
+			    (st = slice2(g, s, a, 0, B, 0, H, &i)) ||
+			    (st = slice2(g, s, a, 0, B, H, H, &o)) ||
+			    (st = slice2(g, s, a, 0, B, 2 * H, H, &f)) ||
+			    (st = slice2(g, s, gs, 0, B, 3 * H, H, &gc)) ||
+			    (st = act(g, s, &dr->act[1], gc, true, &c)) ||
+			    (st = bin(g, s, "Mul", f, dr->c, &a)) || (st = bin(g, s, "Mul", i, c, &b)) ||
+			    (st = bin(g, s, "Add", a, b, &cn)) ||
+			    (st = act(g, s, &dr->act[2], cn, false, &e)) ||
+			    (st = bin(g, s, "Mul", o, e, &hn)))
+				return st;
+			goto state;
+		}
+		if ((st = slice2(g, s, gs, 0, B, 0, H, &gi)) ||
 		    (st = slice2(g, s, gs, 0, B, H, H, &go)) ||
 		    (st = slice2(g, s, gs, 0, B, 2 * H, H, &gf)) ||
 		    (st = slice2(g, s, gs, 0, B, 3 * H, H, &gc)))
@@ -554,11 +572,11 @@ static npu_status step(npu_ir_graph *g, const struct rnn *s, int xw, int64_t t, 
 			if (dr->rb_h >= 0 && (st = bin(g, s, "Add", hh, dr->rb_h, &hh)))
 				return st;
 		}
+		/* z and r are adjacent: one activation over [B, 2H]. */
 		if ((st = bin(g, s, "Add", xzr, hr, &gzr)) ||
-		    (st = slice2(g, s, gzr, 0, B, 0, H, &a)) ||
-		    (st = slice2(g, s, gzr, 0, B, H, H, &b)) ||
-		    (st = act(g, s, &dr->act[0], a, true, &z)) ||
-		    (st = act(g, s, &dr->act[0], b, true, &r)))
+		    (st = act(g, s, &dr->act[0], gzr, true, &gzr)) ||
+		    (st = slice2(g, s, gzr, 0, B, 0, H, &z)) ||
+		    (st = slice2(g, s, gzr, 0, B, H, H, &r)))
 			return st;
 		if (s->lbr)
 			st = bin(g, s, "Mul", r, hh, &a);
@@ -576,6 +594,7 @@ static npu_status step(npu_ir_graph *g, const struct rnn *s, int xw, int64_t t, 
 		    (st = act(g, s, &dr->act[0], gs, true, &hn)))
 			return st;
 	}
+state:
 	if (valid == B) {
 		dr->h = *y = hn;
 		if (cn >= 0)
