@@ -10,9 +10,13 @@
  * product (one Slice), adds the state's MatMul by the constant R^T
  * [H, G * H] and applies the gates on the CVU (Sigmoid, Tanh, ...,
  * Mul, Add).  The state is an ordinary tensor between the nodes of one
- * compiled graph: the scheduler keeps it on the device (HBSM or scratch)
- * from one step to the next, nothing goes back to the host between time
- * steps.
+ * compiled graph: it stays in the device's scratch memory (DDR, like every
+ * tensor between steps today) from one time step to the next and never
+ * goes back to the host within a run.  Unrolling into operators that
+ * already have lowerings was chosen over a loop over time inside one
+ * program with the state in HBSM: the compiler has no tensors resident in
+ * HBSM across steps yet, and the unrolled form reuses the tested TCU and
+ * CVU lowerings; its cost is programs that grow with T.
  *
  * Constant sequence_lens become constant masks: a batch row at or past
  * its length keeps its state (H = Hn * m + H * (1 - m)) and outputs 0
