@@ -477,6 +477,28 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* A malformed node: the shape rule names the input and the shape it needs. */
+START_TEST(bad_shapes)
+{
+	npu_ir_graph *g = irb_graph(14);
+	int64_t xd[3] = { 2, 1, 3 }, wd[3] = { 1, 12, 3 }, rd[3] = { 1, 12, 3 };
+	float wv[36] = { 0 }, rv[36] = { 0 };
+	int ins[3], outs[2];
+
+	ins[0] = irb_tensor(g, "X", NPU_DTYPE_FLOAT32, 3, xd);
+	ins[1] = irb_const(g, "W", NPU_DTYPE_FLOAT32, 3, wd, wv);
+	ins[2] = irb_const(g, "R", NPU_DTYPE_FLOAT32, 3, rd, rv);
+	outs[0] = irb_tensor(g, "Y", NPU_DTYPE_FLOAT32, -1, NULL);
+	outs[1] = irb_tensor(g, "Y_h", NPU_DTYPE_FLOAT32, -1, NULL);
+	irb_node(g, "GRU", ins, 3, outs, 2);
+	irb_io(g, ins, 1, outs, 2);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_ERR_SHAPE);
+	ck_assert_msg(strstr(npu_last_error(), "R is float32[1,12,3], it must be [D, G * H, H]"),
+		      "%s", npu_last_error());
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 static Suite *rnn_suite(void)
 {
 	Suite *s = suite_create("rnn");
@@ -488,6 +510,7 @@ static Suite *rnn_suite(void)
 	tcase_add_test(tc, rnn_forms);
 	tcase_add_test(tc, activations);
 	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, bad_shapes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -521,6 +521,28 @@ npu_status npu_ir_shape_flatten(npu_ir_graph *g, npu_ir_node *n)
 }
 
 /*
+ * Optional input @i of a recurrent node, when present and of known shape,
+ * must be @rank dims equal to @want (where both are known).
+ */
+static npu_status rnn_check_in(const npu_ir_graph *g, const npu_ir_node *n, int i, int rank,
+			       const int64_t *want, const char *what, const char *form)
+{
+	const npu_ir_tensor *t = in(g, n, i);
+	char sh[160];
+	bool ok;
+
+	if (!t || t->rank < 0)
+		return NPU_OK;
+	ok = t->rank == rank;
+	for (int d = 0; ok && d < rank; d++)
+		ok = t->dims[d] < 0 || want[d] < 0 || t->dims[d] == want[d];
+	if (ok)
+		return NPU_OK;
+	return npu_sh_err(n, NPU_ERR_SHAPE, "%s is %s, it must be %s (D directions, G gates, hidden H)",
+			  what, npu_ir_shape_str(t, sh, sizeof(sh)), form);
+}
+
+/*
  * LSTM, GRU, RNN: X [T, B, I] (layout 1: [B, T, I]), W [D, G * H, I] with
  * G gates (4, 3, 1); Y [T, D, B, H] ([B, T, D, H]), Y_h and Y_c [D, B, H]
  * ([B, D, H]).
@@ -565,6 +587,17 @@ npu_status npu_ir_shape_rnn(npu_ir_graph *g, npu_ir_node *n)
 				  w->dims[1], gates, H);
 	T = x->dims[layout ? 1 : 0];
 	B = x->dims[layout ? 0 : 1];
+	if ((st = rnn_check_in(g, n, 2, 3, (int64_t[]){ D, gates * H, H }, "R", "[D, G * H, H]")) ||
+	    (st = rnn_check_in(g, n, 3, 2, (int64_t[]){ D, 2 * gates * H }, "B", "[D, 2 * G * H]")) ||
+	    (st = rnn_check_in(g, n, 4, 1, (int64_t[]){ B }, "sequence_lens", "[batch]")) ||
+	    (st = rnn_check_in(g, n, 5, 3, layout ? (int64_t[]){ B, D, H } : (int64_t[]){ D, B, H },
+			       "initial_h", layout ? "[batch, D, H]" : "[D, batch, H]")))
+		return st;
+	if (gates == 4 &&
+	    ((st = rnn_check_in(g, n, 6, 3, layout ? (int64_t[]){ B, D, H } : (int64_t[]){ D, B, H },
+				"initial_c", layout ? "[batch, D, H]" : "[D, batch, H]")) ||
+	     (st = rnn_check_in(g, n, 7, 2, (int64_t[]){ D, 3 * H }, "P", "[D, 3 * H]"))))
+		return st;
 	if (layout) {
 		yd[0] = B, yd[1] = T, yd[2] = D, yd[3] = H;
 		hd[0] = B, hd[1] = D, hd[2] = H;
