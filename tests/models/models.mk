@@ -64,6 +64,7 @@ transformer-models:
 # torch, installed by transformer-models).  Not part of any check.
 recurrent-models:
 	/usr/bin/python3 $(RNN_DIR)/gen.py $(RNN_DIR)
+	/usr/bin/python3 $(RNN_DIR)/gen_nodes.py $(RNN_DIR)
 
 # The npu-run rule lives in tools/, included after this file: name the
 # target literally.

@@ -6,6 +6,8 @@
 # npu-run wrote for frame k - 1.  Every output of every frame against
 # onnxruntime's: cosine >= 0.999 and max error <= 2% of its range (bf16
 # products; an error in the carried state would grow frame by frame).
+# The single nodes of gen_nodes.py (clip, activations with alpha/beta) on
+# onnxruntime's X, each output against onnxruntime's by the same measure.
 # Usage: npu_run_recurrent.sh MODELDIR REFDIR [NPU_RUN]
 set -u
 
@@ -80,5 +82,18 @@ run() {
 
 run lstm_frames "h0=hn c0=cn"
 run gru_frames "h0=hn"
+for model in node_lstm_clip node_gru_acts node_rnn_acts; do
+	if ! "$BIN" "$DIR/$model.onnx" --device emu --iterations 1 --warmup 0 \
+		--input "X=$REF/$model/in_X.bin" --output-dir "$TMP/$model" >/dev/null 2>"$TMP/err"; then
+		no "$model compiles and runs: $(cat "$TMP/err")"
+		continue
+	fi
+	for f in "$REF/$model"/*.bin; do
+		name=${f##*/}
+		case $name in in_*) continue ;; esac
+		if close "$TMP/$model/$name" "$f"; then ok "$model $name matches onnxruntime"
+		else no "$model $name matches onnxruntime"; fi
+	done
+done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -6,7 +6,8 @@
 // model_test.c); the states start at zero.  Writes, per model and frame,
 // OUTDIR/<model>/f<k>/in_x.bin and every output (raw float32, little
 // endian): the references npu_run_recurrent.sh compares against while
-// libnpu carries its own state.
+// libnpu carries its own state.  The single nodes of gen_nodes.py run once
+// on a deterministic X [5, 2, 3]: OUTDIR/<model>/in_X.bin and the outputs.
 // Usage: node ort_recurrent.js MODELDIR OUTDIR
 // Prints "N passed, N failed".
 const path = require('path');
@@ -19,6 +20,7 @@ const MODELS = {
   lstm_frames: { states: { h0: 'hn', c0: 'cn' }, dims: [2, 1, 48] },
   gru_frames: { states: { h0: 'hn' }, dims: [2, 1, 32] },
 };
+const NODE_MODELS = ['node_lstm_clip', 'node_gru_acts', 'node_rnn_acts'];
 let passed = 0, failed = 0;
 function check(ok, what, detail) {
   if (ok) { passed++; console.log('ok - ' + what); }
@@ -61,6 +63,22 @@ async function main() {
             `${name} frame ${k}: finite logits [1, 16, 10]`, out.logits.dims.join());
       for (const [s, o] of Object.entries(m.states)) state[s] = out[o];
     }
+  }
+  for (const name of NODE_MODELS) {
+    const sess = await ort.InferenceSession.create(path.join(modelDir, name + '.onnx'));
+    const r = lcg(7), x = new Float32Array(5 * 2 * 3);
+    for (let i = 0; i < x.length; i++) x[i] = 4 * (r() / 65536 - 0.5);
+    const xt = new ort.Tensor('float32', x, [5, 2, 3]);
+    const out = await sess.run({ X: xt });
+    const dir = path.join(outDir, name);
+    fs.mkdirSync(dir, { recursive: true });
+    write(dir, 'in_X', xt);
+    let finite = true;
+    for (const [o, t] of Object.entries(out)) {
+      write(dir, o, t);
+      finite = finite && t.data.every(Number.isFinite);
+    }
+    check(finite, `${name}: finite outputs`, '');
   }
   console.log(`${passed} passed, ${failed} failed`);
   process.exit(failed ? 1 : 0);
