@@ -55,17 +55,17 @@ static const struct {
 	bool alpha, beta;
 	float def_alpha, def_beta;
 } rnn_acts[] = {
-	[ACT_SIGMOID] = { "Sigmoid" },
-	[ACT_TANH] = { "Tanh" },
-	[ACT_RELU] = { "Relu" },
+	[ACT_SIGMOID] = { "Sigmoid", false, false, 0.0f, 0.0f },
+	[ACT_TANH] = { "Tanh", false, false, 0.0f, 0.0f },
+	[ACT_RELU] = { "Relu", false, false, 0.0f, 0.0f },
 	[ACT_HARDSIGMOID] = { "HardSigmoid", true, true, 0.2f, 0.5f },
 	[ACT_AFFINE] = { "Affine", true, true, 1.0f, 0.0f },
 	[ACT_LEAKYRELU] = { "LeakyRelu", true, false, 0.01f, 0.0f },
 	[ACT_THRESHOLDEDRELU] = { "ThresholdedRelu", true, false, 1.0f, 0.0f },
 	[ACT_SCALEDTANH] = { "ScaledTanh", true, true, 1.0f, 1.0f },
 	[ACT_ELU] = { "Elu", true, false, 1.0f, 0.0f },
-	[ACT_SOFTSIGN] = { "Softsign" },
-	[ACT_SOFTPLUS] = { "Softplus" },
+	[ACT_SOFTSIGN] = { "Softsign", false, false, 0.0f, 0.0f },
+	[ACT_SOFTPLUS] = { "Softplus", false, false, 0.0f, 0.0f },
 };
 
 struct rnn_act {
