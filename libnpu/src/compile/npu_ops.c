@@ -40,11 +40,12 @@ static const char *support_resize(const npu_ir_graph *g, const npu_ir_node *n)
 	return NULL;
 }
 
+/* The Indices output of a 2-D float32 pool is a rewrite's (rewrite_detect.c). */
 static const char *support_maxpool(const npu_ir_graph *g, const npu_ir_node *n)
 {
 	(void)g;
 	if (n->n_outputs > 1 && n->outputs[1] >= 0)
-		return "its Indices output is not";
+		return "its Indices output (other than of a 2-D float32 pool) is not";
 	return NULL;
 }
 
@@ -269,7 +270,7 @@ static const struct npu_op ops[] = {
 	/* rewrites: Either order: an 8-bit 3-D pool goes float32, then 2-D. */
 	{ "MaxPool", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_pool,
 	  .support = support_maxpool, .lower = npu_lower_pool,
-	  .rewrites = { npu_rewrite_pool3d, npu_rewrite_8bit } },
+	  .rewrites = { npu_rewrite_pool3d, npu_rewrite_8bit, npu_rewrite_maxpool_indices } },
 	{ "Mean", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_variadic,
 	  .rewrites = { npu_rewrite_variadic } },
 	{ "MeanVarianceNormalization", 9, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_unary_float,
@@ -279,9 +280,13 @@ static const struct npu_op ops[] = {
 	  .ir.eval = npu_ir_eval_min, CVU_BINARY(NPU_FN_MIN),
 	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16,
 			npu_rewrite_minmax_int } },
-	/* rewrites: One fits: 8-bit and float16 leave a float32 Mod for npu_rewrite_mod. */
-	{ "Mod", 10, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_binary,
-	  .ir.eval = npu_ir_eval_mod,
+	/*
+	 * rewrites: One fits: 8-bit and float16 leave a float32 Mod for
+	 * npu_rewrite_mod.  int32 (int64 narrowed) is the CVU's exact MOD,
+	 * FMOD with fmod = 1 (npu_op_cvu_fn; ISA 1.4, issue 17).
+	 */
+	{ "Mod", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
+	  .ir.eval = npu_ir_eval_mod, CVU_BINARY(NPU_FN_MOD),
 	  .rewrites = { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
 	/* rewrites: One fits: 8-bit operands, or a rotary Neg folded into a constant. */
 	{ "Mul", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
@@ -486,7 +491,10 @@ const struct npu_op *npu_op_get(const char *name, int opset)
 unsigned npu_op_cvu_fn(const struct npu_op *d, const npu_ir_node *n)
 {
 	const char *a = "none";
+	int64_t fmod = 0;
 
+	if (d->cvu.fn == NPU_FN_MOD && !npu_ir_attr_int(n, "fmod", 0, &fmod) && fmod)
+		return NPU_FN_FMOD;
 	if (d->cvu.fn == NPU_FN_GELU && !npu_ir_attr_string(n, "approximate", "none", &a) &&
 	    !strcmp(a, "tanh"))
 		return NPU_FN_GELU_TANH;
