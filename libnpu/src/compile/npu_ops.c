@@ -552,7 +552,7 @@ static const char *host_only_reason(const npu_ir_node *n)
 		  "its output selected_indices [num_selected, 3] has as many rows as boxes survive, known only at run time; NPU programs have static shapes, and padding to max_output_boxes_per_class rows would not be what ONNX returns: "
 		  "run it on the host with the CPU fallback (npu_compile_options.allow_cpu_fallback, npu-run --cpu-fallback)" },
 		{ "Unique",
-		  "its outputs have as many entries as the input holds distinct values, known only at run time; NPU programs have static shapes: "
+		  "its outputs have as many entries as the input holds distinct values, known only at run time (libnpu does not fold Unique of a constant either); NPU programs have static shapes: "
 		  "run it on the host with the CPU fallback (npu_compile_options.allow_cpu_fallback, npu-run --cpu-fallback)" },
 	};
 
