@@ -165,4 +165,12 @@ npu_status npu_ir_eval_tile(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_constant_of_shape(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_range(npu_ir_graph *g, const npu_ir_node *n, void *out);
 
+/* ---- detection and ranking (shape_detect.c, issue 17) ---- */
+
+npu_status npu_ir_shape_topk(npu_ir_graph *g, npu_ir_node *n);	/* K a constant */
+npu_status npu_ir_shape_onehot(npu_ir_graph *g, npu_ir_node *n);	/* depth a constant */
+npu_status npu_ir_shape_compress(npu_ir_graph *g, npu_ir_node *n);	/* condition a constant */
+npu_status npu_ir_shape_nonzero(npu_ir_graph *g, npu_ir_node *n);	/* of a constant */
+npu_status npu_ir_eval_nonzero(npu_ir_graph *g, const npu_ir_node *n, void *out);
+
 #endif /* NPU_IR_RULES_H */
