@@ -374,6 +374,21 @@ static npu_status fallback_or_refuse(struct npu_cc *cc, const struct npu_compile
 			msg);
 }
 
+/* Node @n has outputs and none of them has an element. */
+static bool no_elements(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	int outs = 0;
+
+	for (int i = 0; i < n->n_outputs; i++) {
+		const npu_ir_tensor *y = npu_ir_output(g, n, i);
+
+		if (y && npu_ir_numel(y))
+			return false;
+		outs += y != NULL;
+	}
+	return outs > 0;
+}
+
 npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			  struct npu_cmodel **out)
 {
@@ -481,6 +496,11 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			continue;
 		cc.cur_node = i;
 		fn = npu_op_lowering(n);
+		/* Outputs without elements (Trilu of [3, 0, 5]): nothing to
+		 * compute, even for an operator only rewrites make runnable
+		 * (the rewrite pass leaves empty nodes alone). */
+		if (!fn && no_elements(g, n))
+			continue;
 		if (!fn || !npu_op_supported(g, n)) {
 			st = fallback_or_refuse(&cc, tgt, n);
 			if (st)
@@ -531,6 +551,7 @@ out:
 	npu_sched_free(&cc);
 	free(wide);
 	free(cc.cdata);
+	free(cc.bconst);
 	free(cc.loc);
 	free(cc.home);
 	free(cc.blocks);

@@ -34,6 +34,8 @@ npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_argreduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_cumsum(struct npu_cc *cc, const npu_ir_node *n);
+/* Detection and ranking on the CSU (lower_topk.c, issue 17): TopK. */
+npu_status npu_lower_topk(struct npu_cc *cc, const npu_ir_node *n);
 /* com.microsoft MatMulNBits: packed weights widened on the chip (lower_qmatmul.c). */
 npu_status npu_lower_matmul_nbits(struct npu_cc *cc, const npu_ir_node *n);
 /* Why MatMulNBits node @n cannot run ("... is not"), or NULL. */

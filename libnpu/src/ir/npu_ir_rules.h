@@ -63,6 +63,8 @@ npu_status npu_ir_shape_einsum(npu_ir_graph *g, npu_ir_node *n);
 /* ---- neural network (shape_nn.c) ---- */
 
 npu_status npu_ir_shape_conv(npu_ir_graph *g, npu_ir_node *n);
+/* LSTM, GRU, RNN: Y, Y_h (and LSTM's Y_c) from X, W and the attributes. */
+npu_status npu_ir_shape_rnn(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_conv_integer(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_qlinear_conv(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_conv_transpose(npu_ir_graph *g, npu_ir_node *n);
@@ -167,13 +169,19 @@ npu_status npu_ir_eval_range(npu_ir_graph *g, const npu_ir_node *n, void *out);
 
 /* Det: X [*, M, M] -> [*] */
 npu_status npu_ir_shape_det(npu_ir_graph *g, npu_ir_node *n);
-/* OneHot: indices, depth (a constant), values [2] -> indices' shape with depth inserted at axis */
-npu_status npu_ir_shape_onehot(npu_ir_graph *g, npu_ir_node *n);
 /* RoiAlign: X [N, C, H, W], rois [R, 4], batch_indices [R] -> [R, C, output_height, output_width] */
 npu_status npu_ir_shape_roialign(npu_ir_graph *g, npu_ir_node *n);
 
 /* npu.IfSelect, an ONNX If (shape_control.c, onnx/npu_onnx_if.c): cond, a, b -> a or b */
 npu_status npu_ir_shape_if_select(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_eval_if_select(npu_ir_graph *g, const npu_ir_node *n, void *out);
+
+/* ---- detection and ranking (shape_detect.c, issue 17) ---- */
+
+npu_status npu_ir_shape_topk(npu_ir_graph *g, npu_ir_node *n);	/* K a constant */
+npu_status npu_ir_shape_onehot(npu_ir_graph *g, npu_ir_node *n);	/* depth a constant */
+npu_status npu_ir_shape_compress(npu_ir_graph *g, npu_ir_node *n);	/* condition a constant */
+npu_status npu_ir_shape_nonzero(npu_ir_graph *g, npu_ir_node *n);	/* of a constant */
+npu_status npu_ir_eval_nonzero(npu_ir_graph *g, const npu_ir_node *n, void *out);
 
 #endif /* NPU_IR_RULES_H */
