@@ -240,6 +240,7 @@ npu_status npu_model_get_info(const npu_model *model, npu_model_info *info)
 	all.batch = npu_cmodel_batch(cm);
 	all.clusters = cm->nclusters;
 	all.steps = cm->nsteps;
+	all.notes = cm->notes ? cm->notes : "";
 	for (uint32_t i = 0; i < cm->nsegs; i++) {
 		uint64_t *b = NULL;
 

@@ -30,6 +30,7 @@ void npu_cmodel_free(struct npu_cmodel *m)
 		free(m->steps[i].label);
 	free(m->steps);
 	free(m->fallback_ops);
+	free(m->notes);
 	free(m);
 }
 
