@@ -283,6 +283,107 @@ START_TEST(npum_keeps_types)
 }
 END_TEST
 
+/*
+ * Mod of int32 by constant divisors (rewrite_intdiv.c): every dividend
+ * against every divisor (a [A, 1] by a constant [1, Y]), ONNX's floor
+ * remainder and C's (fmod), against C in int64.
+ */
+START_TEST(mod_int_by_constants)
+{
+	static const int32_t av[] = {
+		INT32_MIN, INT32_MIN + 1, -16777217, -1000001, -7, -1, 0, 1, 6, 7,
+		16777217, 123456789, INT32_MAX - 1, INT32_MAX,
+	};
+	static const int32_t yv[] = { 1, -1, 2, 3, -7, 10, 255, -4096, 65537, 4194304, -4194304 };
+	enum { A = sizeof(av) / 4, Y = sizeof(yv) / 4 };
+	int32_t out[A * Y];
+
+	for (int fmod = 0; fmod < 2; fmod++) {
+		npu_ir_graph *g = irb_graph(13);
+		int a = irb_tensor(g, "a", NPU_DTYPE_INT32, 2, (int64_t[]){ A, 1 });
+		int y = irb_const(g, "y", NPU_DTYPE_INT32, 2, (int64_t[]){ 1, Y }, yv);
+		int r = irb_tensor(g, "r", NPU_DTYPE_INT32, -1, NULL);
+		struct npu_cmodel *cm;
+		npu_ir_node *n;
+
+		n = irb_node(g, "Mod", (int[]){ a, y }, 2, &r, 1);
+		ck_assert_int_eq(npu_ir_set_attr_int(n, "fmod", fmod), NPU_OK);
+		irb_io(g, &a, 1, &r, 1);
+		ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+		ck_assert_int_eq(irb_compile(g, "emu", &cm), NPU_OK);
+		ck_assert_int_eq(irb_exec(cm, "emu", (void *[]){ (void *)av }, (void *[]){ out }),
+				 NPU_OK);
+		for (int i = 0; i < A; i++)
+			for (int j = 0; j < Y; j++) {
+				int64_t want = (int64_t)av[i] % yv[j];
+
+				if (!fmod && want && (want < 0) != (yv[j] < 0))
+					want += yv[j];
+				ck_assert_msg(out[i * Y + j] == want, "fmod %d: %d mod %d = %d, want %lld",
+					      fmod, av[i], yv[j], out[i * Y + j], (long long)want);
+			}
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
+/* BitShift of uint32 by constant amounts, both directions, against C. */
+START_TEST(bitshift_uint32_by_constants)
+{
+	static const uint32_t xv[] = { 0, 1, 5, 255, 65535, 16777219, 1073754169, INT32_MAX };
+	static const uint32_t right[] = { 0, 1, 3, 8, 22 }, left[] = { 0, 1, 3, 8, 31 };
+	enum { X = sizeof(xv) / 4, S = sizeof(right) / 4 };
+	uint32_t out[X * S];
+
+	for (int l = 0; l < 2; l++) {
+		const uint32_t *sv = l ? left : right;
+		npu_ir_graph *g = irb_graph(13);
+		int x = irb_tensor(g, "x", NPU_DTYPE_UINT32, 2, (int64_t[]){ X, 1 });
+		int s = irb_const(g, "s", NPU_DTYPE_UINT32, 2, (int64_t[]){ 1, S }, sv);
+		int y = irb_tensor(g, "y", NPU_DTYPE_UINT32, -1, NULL);
+		struct npu_cmodel *cm;
+		npu_ir_node *n;
+
+		n = irb_node(g, "BitShift", (int[]){ x, s }, 2, &y, 1);
+		ck_assert_int_eq(npu_ir_set_attr_string(n, "direction", l ? "LEFT" : "RIGHT"),
+				 NPU_OK);
+		irb_io(g, &x, 1, &y, 1);
+		ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+		ck_assert_int_eq(irb_compile(g, "emu", &cm), NPU_OK);
+		ck_assert_int_eq(irb_exec(cm, "emu", (void *[]){ (void *)xv }, (void *[]){ out }),
+				 NPU_OK);
+		for (int i = 0; i < X; i++)
+			for (int j = 0; j < S; j++) {
+				uint32_t want = l ? xv[i] << sv[j] : xv[i] >> sv[j];
+
+				ck_assert_msg(out[i * S + j] == want, "%u %s %u = %u, want %u", xv[i],
+					      l ? "<<" : ">>", sv[j], out[i * S + j], want);
+			}
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
+/* A divisor beyond 2^22, or a shift the rewrite cannot do: refused by name. */
+START_TEST(intdiv_refused)
+{
+	static const int32_t yv[2] = { 3, 1 << 23 };
+	npu_ir_graph *g = irb_graph(13);
+	int a = irb_tensor(g, "a", NPU_DTYPE_INT32, 1, (int64_t[]){ 2 });
+	int y = irb_const(g, "y", NPU_DTYPE_INT32, 1, (int64_t[]){ 2 }, yv);
+	int r = irb_tensor(g, "r", NPU_DTYPE_INT32, -1, NULL);
+	struct npu_cmodel *cm = NULL;
+
+	irb_node(g, "Mod", (int[]){ a, y }, 2, &r, 1);
+	irb_io(g, &a, 1, &r, 1);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+	ck_assert_int_ne(irb_compile(g, "emu", &cm), NPU_OK);
+	ck_assert_msg(strstr(npu_last_error(), "Mod"), "%s", npu_last_error());
+	ck_assert_ptr_null(cm);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 static Suite *dtypes_suite(void)
 {
 	Suite *s = suite_create("npu_dtypes");
@@ -294,6 +395,12 @@ static Suite *dtypes_suite(void)
 	tcase_add_test(tc, small_int_models);
 	tcase_add_test(tc, constants_that_do_not_fit);
 	tcase_add_test(tc, npum_keeps_types);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("intdiv");
+	tcase_add_test(tc, mod_int_by_constants);
+	tcase_add_test(tc, bitshift_uint32_by_constants);
+	tcase_add_test(tc, intdiv_refused);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

@@ -151,7 +151,7 @@ static const struct npu_op ops[] = {
 	{ "BatchNormalization", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_batchnorm,
 	  .rewrites = { npu_rewrite_batchnorm_training } },
 	{ "BitShift", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_binary,
-	  .rewrites = { npu_rewrite_bitshift } },
+	  .rewrites = { npu_rewrite_bitshift, npu_rewrite_bitshift_int } },
 	{ "Cast", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_cast,
 	  .ir.eval = npu_ir_eval_cast, .lower = npu_lower_quant,
 	  .rewrites = { npu_rewrite_cast_int8 } },
@@ -276,10 +276,10 @@ static const struct npu_op ops[] = {
 	  .ir.eval = npu_ir_eval_min, CVU_BINARY(NPU_FN_MIN),
 	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16,
 			npu_rewrite_minmax_int } },
-	/* rewrites: One fits: 8-bit and float16 leave a float32 Mod for npu_rewrite_mod. */
+	/* rewrites: One fits: 8-bit and float16 leave a float32 Mod for npu_rewrite_mod; int32 (narrowed) by a constant: npu_rewrite_mod_int. */
 	{ "Mod", 10, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_mod,
-	  .rewrites = { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
+	  .rewrites = { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod, npu_rewrite_mod_int } },
 	/* rewrites: One fits: 8-bit operands, or a rotary Neg folded into a constant. */
 	{ "Mul", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_mul, CVU_BINARY(NPU_FN_MUL),
