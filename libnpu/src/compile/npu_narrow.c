@@ -226,9 +226,9 @@ static npu_status note_type(const npu_ir_graph *g, const npu_dtype *orig, int no
 		line[0] = '\0';
 	*notes = line;
 	at = strlen(line);
-	snprintf(line + at, len - at, "%s computed as %s (the NPU has no %s): %d tensor%s (%s)%s%s%s\n",
+	snprintf(line + at, len - at, "%s computed as %s (the NPU has no %s): %d tensor%s (%s)%s%s\n",
 		 npu_dtype_str(from), npu_dtype_str(npu_dtype_device(from)), npu_dtype_str(from),
-		 nt, nt == 1 ? "" : "s", tensors, nn ? "; nodes " : "", nodes, "");
+		 nt, nt == 1 ? "" : "s", tensors, nn ? "; nodes " : "", nodes);
 	npu_debug(NPU_DEBUG_IR, "%.*s", (int)strlen(line + at) - 1, line + at);
 	return NPU_OK;
 }
