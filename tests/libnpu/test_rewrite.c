@@ -979,7 +979,9 @@ START_TEST(rewrite_table_order)
 		{ "Min", { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16,
 			  npu_rewrite_minmax_int } },
 		{ "MaxPool", { npu_rewrite_pool3d, npu_rewrite_8bit } },
-		{ "Mod", { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
+		{ "Mod", { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod,
+			  npu_rewrite_mod_int } },
+		{ "BitShift", { npu_rewrite_bitshift, npu_rewrite_bitshift_int } },
 		{ "QuantizeLinear", { npu_rewrite_quant_axis, npu_rewrite_quant_computed } },
 	};
 
