@@ -78,12 +78,17 @@ typedef enum npu_dtype {
 	NPU_DTYPE_FLOAT32 = 1,
 	NPU_DTYPE_UINT8 = 2,
 	NPU_DTYPE_INT8 = 3,
+	NPU_DTYPE_UINT16 = 4,		/* computed as int32 on the device */
+	NPU_DTYPE_INT16 = 5,		/* computed as int32 on the device */
 	NPU_DTYPE_INT32 = 6,
 	NPU_DTYPE_INT64 = 7,
 	NPU_DTYPE_BOOL = 9,		/* one byte, 0 or 1 (an input byte above 1
 					 * is NPU_ERR_INVALID_ARG); on the device
 					 * a uint8 0/1 */
 	NPU_DTYPE_FLOAT16 = 10,
+	NPU_DTYPE_FLOAT64 = 11,		/* ONNX DOUBLE; computed as float32 */
+	NPU_DTYPE_UINT32 = 12,		/* computed as int32: values < 2^31 */
+	NPU_DTYPE_UINT64 = 13,		/* computed as int32: values < 2^31 */
 	NPU_DTYPE_BFLOAT16 = 16,
 } npu_dtype;	/* values follow ONNX TensorProto.DataType */
 
@@ -103,6 +108,32 @@ typedef struct npu_tensor_info {
 	float scale;
 	int32_t zero_point;
 } npu_tensor_info;
+
+/*
+ * The type a tensor of type @t is computed in on the NPU (its device
+ * buffer's type): @t itself for float32, float16, bfloat16, int32, int8,
+ * uint8 and bool; float32 for float64; int32 for int64, uint64, uint32,
+ * int16 and uint16.
+ */
+NPU_API npu_dtype npu_dtype_device(npu_dtype t);
+
+/*
+ * Convert one tensor described by @info (a model input's or output's
+ * info) between the caller's type and its device buffer's
+ * (npu_dtype_device(); npu_context_input_buffer() and _output_buffer()
+ * hold that type).  npu_run() does this itself; these are for callers of
+ * the zero-copy buffers.  @src and @dst must not overlap unless the two
+ * types are the same.  To the device: NPU_ERR_INVALID_ARG naming the
+ * element when a value does not fit (an integer outside int32, a finite
+ * float64 beyond float32's range; infinities and NaN are kept) or a bool
+ * byte is not 0 or 1.  From the device: int32 results are wrapped into
+ * uint32, int16 and uint16 and sign-extended into int64 and uint64 (as
+ * the ONNX type's own arithmetic wraps), float32 widened to float64.
+ */
+NPU_API npu_status npu_tensor_to_device(const npu_tensor_info *info, const void *src,
+					void *dst);
+NPU_API npu_status npu_tensor_from_device(const npu_tensor_info *info, const void *src,
+					  void *dst);
 
 /* Caller memory holding one tensor's data, raw little endian. */
 typedef struct npu_tensor {
@@ -314,6 +345,14 @@ typedef struct npu_model_info {
 	/* "Det 'det_1', Mod #3": the nodes those steps run ("" if none);
 	 * valid while the model lives. */
 	const char *host_nodes;
+	/*
+	 * What the compiler did that changes how the model computes, one
+	 * line each, "" if nothing: tensors of types the NPU does not have,
+	 * computed in the nearest one, by name ("float64 computed as
+	 * float32: ...").  Owned by the model.  A model loaded from a .npum
+	 * file has none (the file does not keep them).
+	 */
+	const char *notes;
 } npu_model_info;
 
 /* Fill @info (see npu_model_info); NPU_ERR_INVALID_ARG for NULL or a struct_size too small. */
@@ -335,9 +374,11 @@ NPU_API void npu_context_destroy(npu_context *ctx);
  * Zero-copy: the device memory of input or output @index, mapped in this
  * process.  Write inputs there and read outputs there; npu_run() with
  * NULL tensors then copies nothing.  Valid while the context lives.  With
- * a batch, index i is tensor i % n of batch element i / n.  The NPU has
- * no int64: an int64 tensor's buffer holds it as int32 (@bytes is half
- * the tensor's); npu_run() with tensors converts, checking inputs fit.
+ * a batch, index i is tensor i % n of batch element i / n.  The buffer
+ * holds the type the NPU computes the tensor in, npu_dtype_device(): an
+ * int64 tensor's holds int32 (@bytes is half the tensor's), a float64
+ * one's float32; npu_run() with tensors converts, checking inputs fit,
+ * and npu_tensor_to_device() / _from_device() convert for these buffers.
  */
 NPU_API npu_status npu_context_input_buffer(npu_context *ctx, size_t index,
 					    void **data, size_t *bytes);

@@ -63,8 +63,13 @@ const char *npu_dtype_str(npu_dtype t)
 	case NPU_DTYPE_FLOAT32: return "float32";
 	case NPU_DTYPE_UINT8: return "uint8";
 	case NPU_DTYPE_INT8: return "int8";
+	case NPU_DTYPE_UINT16: return "uint16";
+	case NPU_DTYPE_INT16: return "int16";
 	case NPU_DTYPE_INT32: return "int32";
 	case NPU_DTYPE_INT64: return "int64";
+	case NPU_DTYPE_FLOAT64: return "float64";
+	case NPU_DTYPE_UINT32: return "uint32";
+	case NPU_DTYPE_UINT64: return "uint64";
 	case NPU_DTYPE_BOOL: return "bool";
 	case NPU_DTYPE_FLOAT16: return "float16";
 	case NPU_DTYPE_BFLOAT16: return "bfloat16";
@@ -79,9 +84,14 @@ size_t npu_dtype_size(npu_dtype t)
 	case NPU_DTYPE_UINT8:
 	case NPU_DTYPE_INT8: return 1;
 	case NPU_DTYPE_FLOAT16:
-	case NPU_DTYPE_BFLOAT16: return 2;
+	case NPU_DTYPE_BFLOAT16:
+	case NPU_DTYPE_UINT16:
+	case NPU_DTYPE_INT16: return 2;
 	case NPU_DTYPE_FLOAT32:
+	case NPU_DTYPE_UINT32:
 	case NPU_DTYPE_INT32: return 4;
+	case NPU_DTYPE_FLOAT64:
+	case NPU_DTYPE_UINT64:
 	case NPU_DTYPE_INT64: return 8;
 	}
 	return 0;

@@ -187,7 +187,8 @@ START_TEST(float_graph_untouched)
 			   (int64_t[]){ 3, 4 });
 	int y = irb_tensor(g, "y", NPU_DTYPE_FLOAT32, -1, NULL);
 	int nt, nn;
-	bool *wide;
+	npu_dtype *wide;
+	char *notes;
 	int nwide;
 
 	irb_node(g, "Reshape", (int[]){ x, sh }, 2, &y, 1);
@@ -195,8 +196,9 @@ START_TEST(float_graph_untouched)
 	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	nt = g->n_tensors;
 	nn = g->n_nodes;
-	ck_assert_int_eq(npu_narrow_int64(g, &wide, &nwide), NPU_OK);
+	ck_assert_int_eq(npu_narrow_types(g, &wide, &nwide, &notes), NPU_OK);
 	ck_assert_ptr_null(wide);
+	ck_assert_ptr_null(notes);
 	ck_assert_int_eq(g->n_tensors, nt);
 	ck_assert_int_eq(g->n_nodes, nn);
 	ck_assert_int_eq(g->tensors[sh].dtype, NPU_DTYPE_INT64);

@@ -980,6 +980,7 @@ START_TEST(rewrite_table_order)
 			  npu_rewrite_minmax_int } },
 		{ "MaxPool", { npu_rewrite_pool3d, npu_rewrite_8bit, npu_rewrite_maxpool_indices } },
 		{ "Mod", { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
+		{ "BitShift", { npu_rewrite_bitshift, npu_rewrite_bitshift_int } },
 		{ "QuantizeLinear", { npu_rewrite_quant_axis, npu_rewrite_quant_computed } },
 	};
 

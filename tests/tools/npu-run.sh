@@ -5,7 +5,8 @@
 # emulator: exit codes and one-line messages, the JSON summary, raw and .npy
 # inputs, --output-dir, .npum round trip, top-k with labels, the profile,
 # batches and the timing options; int64 inputs and outputs (int32 on the
-# device) on a hand-made Concat model; --output-format npy for every output
+# device) on a hand-made Concat model; float64, uint32 and int16 ones
+# (float32 / int32 on the device) with the compile's note; --output-format npy for every output
 # dtype (hand-made Cast models) and its bfloat16 refusal; ONNX external data (a
 # hand-made MatMul model with its weights in a side file, and a '..' location
 # refused); the CPU fallback (a hand-made Relu -> Det -> Add model: Det on the
@@ -729,6 +730,90 @@ same "bool .npy in, bool out" "$TMP/bnpy/keep.bin" "$TMP/keep.want"
 same "bool raw in, bool out" "$TMP/braw/keep.bin" "$TMP/keep.want"
 expect_exit "bool input byte other than 0/1" 1 "$TMP/bool.onnx" --device emu --input mask="$TMP/bad.raw"
 err_has "bool input byte named" "input 'mask': element 2 is 255; a bool tensor holds bytes 0 (false) and 1 (true) only"
+
+# ---- float64, uint32, int16 (issue 17): float32 / int32 on the device ----
+# f64: x float64 [1,4] + a float64 constant; u32: Max(a uint32 [1,3], a
+# uint32 constant); i16: Concat(s int16 [1,3], an int16 constant).  .npy
+# '<f8', '<u4', '<i2' and raw in; raw and .npy out in the model's type; the
+# compile's note; values the NPU's type cannot hold refused by name.
+python3 - "$TMP" <<'EOF'
+import struct, sys
+tmp = sys.argv[1]
+
+def enc(v):
+    o = bytearray()
+    while True:
+        c = v & 0x7f; v >>= 7
+        o.append(c | (0x80 if v else 0))
+        if not v:
+            return bytes(o)
+
+def fld(n, v):
+    if isinstance(v, int):
+        return enc(n << 3) + enc(v)
+    return enc(n << 3 | 2) + enc(len(v)) + v
+
+def vinfo(name, dt, dims):
+    shape = b''.join(fld(1, fld(1, d)) for d in dims)
+    return fld(1, name) + fld(2, fld(1, fld(1, dt) + fld(2, shape)))
+
+def model(path, op, x, dt, xdims, c, cfmt, cdims, y, ydims, attrs=b''):
+    node = fld(1, x) + fld(1, b'c') + fld(2, y) + fld(4, op) + attrs
+    init = (b''.join(fld(1, d) for d in cdims) + fld(2, dt) + fld(8, b'c') +
+            fld(9, struct.pack(cfmt, *c)))
+    graph = (fld(1, node) + fld(2, b't') + fld(5, init) + fld(11, vinfo(x, dt, xdims)) +
+             fld(12, vinfo(y, dt, ydims)))
+    open(path, 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph))
+
+def npy(path, descr, shape, data):
+    h = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    h = (h + ' ' * ((64 - (10 + len(h) + 1) % 64) % 64) + '\n').encode()
+    open(path, 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h + data)
+
+# float64 (DOUBLE, 11): x + c, values exact in float32.
+model(tmp + '/f64.onnx', b'Add', b'x', 11, [1, 4], [0.5, -1, 2, 0.125], '<4d', [1, 4], b'y', [1, 4])
+x = struct.pack('<4d', 1, 2, -3, 0.25)
+npy(tmp + '/x64.npy', '<f8', '(1, 4)', x)
+open(tmp + '/x64.raw', 'wb').write(x)
+open(tmp + '/big64.raw', 'wb').write(struct.pack('<4d', 1, 1e300, 0, 0))
+open(tmp + '/y64.want', 'wb').write(struct.pack('<4d', 1.5, 1, -1, 0.375))
+# uint32 (12): Max(a, c), a value of c above 2^30.
+model(tmp + '/u32.onnx', b'Max', b'a', 12, [1, 3], [5, 7, 2000000000], '<3I', [1, 3], b'm', [1, 3])
+a = struct.pack('<3I', 6, 1, 2)
+npy(tmp + '/a32.npy', '<u4', '(1, 3)', a)
+open(tmp + '/big32.raw', 'wb').write(struct.pack('<3I', 6, 3000000000, 2))
+open(tmp + '/m32.want', 'wb').write(struct.pack('<3I', 6, 7, 2000000000))
+# int16 (5): Concat(s, c) along axis 1.
+model(tmp + '/i16.onnx', b'Concat', b's', 5, [1, 3], [-300, 32767], '<2h', [1, 2], b'cat', [1, 5],
+      fld(5, fld(1, b'axis') + fld(3, 1) + fld(20, 2)))
+s16 = struct.pack('<3h', -32768, 5, 1000)
+npy(tmp + '/s16.npy', '<i2', '(1, 3)', s16)
+open(tmp + '/cat16.want', 'wb').write(s16 + struct.pack('<2h', -300, 32767))
+EOF
+"$BIN" "$TMP/f64.onnx" --device emu --iterations 1 --input x="$TMP/x64.npy" \
+	--output-dir "$TMP/o64" >"$TMP/out.txt" 2>"$TMP/err" && ok || no "float64 .npy input: $(cat "$TMP/err")"
+same "float64 .npy in, float64 out" "$TMP/o64/y.bin" "$TMP/y64.want"
+if grep -q '^note        float64 computed as float32 (the NPU has no float64): 3 tensors (c, x, y); nodes' \
+	"$TMP/out.txt"; then ok; else no "float64 note: $(cat "$TMP/out.txt")"; fi
+run_json "float64 raw input, npy output" "$TMP/f64.onnx" --device emu --iterations 1 \
+	--input x="$TMP/x64.raw" --output-dir "$TMP/o64n" --output-format npy
+npy_is "float64 npy output" "$TMP/o64n/y.npy" '<f8' '(1, 4)' "$TMP/y64.want"
+check "float64 note in JSON" "len(j['notes']) == 1 and j['notes'][0].startswith('float64 computed as float32')"
+check "float64 input in JSON" "j['inputs'][0]['dtype'] == 'float64'"
+expect_exit "float64 input beyond float32" 1 "$TMP/f64.onnx" --device emu --input x="$TMP/big64.raw"
+err_has "float64 input beyond float32 named" "input 'x': element 1 is 1e+300, beyond float32's largest value"
+"$BIN" "$TMP/u32.onnx" --device emu --iterations 1 --input a="$TMP/a32.npy" \
+	--output-dir "$TMP/o32" --output-format npy >/dev/null 2>"$TMP/err" && ok || \
+	no "uint32 .npy input: $(cat "$TMP/err")"
+npy_is "uint32 npy in and out" "$TMP/o32/m.npy" '<u4' '(1, 3)' "$TMP/m32.want"
+expect_exit "uint32 input outside int32" 1 "$TMP/u32.onnx" --device emu --input a="$TMP/big32.raw"
+err_has "uint32 input outside int32 named" "input 'a': element 1 is 3000000000, outside int32"
+"$BIN" "$TMP/i16.onnx" --device emu --iterations 1 --input s="$TMP/s16.npy" \
+	--output-dir "$TMP/o16" --output-format npy >/dev/null 2>"$TMP/err" && ok || \
+	no "int16 .npy input: $(cat "$TMP/err")"
+npy_is "int16 npy in and out" "$TMP/o16/cat.npy" '<i2' '(1, 5)' "$TMP/cat16.want"
+run_json "tiny CNN has no notes" "$MODEL" --device emu --iterations 1
+check "no notes for a float32 model" "j['notes'] == []"
 
 # ---- --output-format npy: outputs as NumPy .npy ----
 expect_exit "bad output format" 2 "$MODEL" --output-dir "$TMP/x" --output-format csv

@@ -83,10 +83,10 @@ static uint16_t f32_to_bf16(float f)
 
 /*
  * Fill @n elements of @dtype: floats uniform in [-1, 1), ints over their
- * range, but int64 0 or 1: int64 inputs are token ids, masks and segment
- * ids of transformer exports, and these index every embedding table
- * (BERT's token types have 2 rows) and fit the int32 the NPU computes
- * int64 as.
+ * range, but int64 and uint64 0 or 1: int64 inputs are token ids, masks and
+ * segment ids of transformer exports, and these index every embedding
+ * table (BERT's token types have 2 rows) and fit the int32 the NPU
+ * computes int64 as; uint32 below 2^31 for the same reason.
  */
 static void generate(npu_dtype dtype, uint64_t n, size_t index, void *out)
 {
@@ -116,7 +116,18 @@ static void generate(npu_dtype dtype, uint64_t n, size_t index, void *out)
 			((uint32_t *)out)[i] = (uint32_t)(r >> 32);
 			break;
 		case NPU_DTYPE_INT64:
+		case NPU_DTYPE_UINT64:
 			((int64_t *)out)[i] = (int64_t)(r >> 63);
+			break;
+		case NPU_DTYPE_FLOAT64:
+			((double *)out)[i] = f;
+			break;
+		case NPU_DTYPE_INT16:
+		case NPU_DTYPE_UINT16:
+			((uint16_t *)out)[i] = (uint16_t)(r >> 48);
+			break;
+		case NPU_DTYPE_UINT32:	/* below 2^31: what the NPU's int32 holds */
+			((uint32_t *)out)[i] = (uint32_t)(r >> 33);
 			break;
 		case NPU_DTYPE_BOOL:
 			((uint8_t *)out)[i] = (uint8_t)(r >> 63);
@@ -255,7 +266,9 @@ static npu_dtype npy_dtype(const char *descr)
 		{ "f4", NPU_DTYPE_FLOAT32 }, { "f2", NPU_DTYPE_FLOAT16 },
 		{ "u1", NPU_DTYPE_UINT8 }, { "i1", NPU_DTYPE_INT8 },
 		{ "i4", NPU_DTYPE_INT32 }, { "i8", NPU_DTYPE_INT64 },
-		{ "b1", NPU_DTYPE_BOOL },
+		{ "b1", NPU_DTYPE_BOOL }, { "f8", NPU_DTYPE_FLOAT64 },
+		{ "i2", NPU_DTYPE_INT16 }, { "u2", NPU_DTYPE_UINT16 },
+		{ "u4", NPU_DTYPE_UINT32 }, { "u8", NPU_DTYPE_UINT64 },
 	};
 
 	int one_byte = !strcmp(descr + 1, "u1") || !strcmp(descr + 1, "i1") ||
@@ -592,35 +605,16 @@ static int copy_one(npu_context *ctx, const struct nr_input *in, size_t index, u
 	if (npu_context_input_buffer(ctx, index, &buf, &bytes) != NPU_OK)
 		return nr_fail(NR_EXIT_RUNTIME, "input buffer of '%s': %s", in->info.name,
 			       npu_last_error());
-	/* The NPU has no int64: an int64 input's buffer holds int32. */
-	if (bytes != (in->info.dtype == NPU_DTYPE_INT64 ? in->info.bytes / 2 : in->info.bytes))
+	/* The buffer holds the type the NPU computes in (int64 as int32 ...). */
+	if (bytes != in->info.bytes / npu_dtype_size(in->info.dtype) *
+		     npu_dtype_size(npu_dtype_device(in->info.dtype)))
 		return nr_fail(NR_EXIT_RUNTIME, "input buffer of '%s' holds %zu bytes, the model "
 			       "says %zu; please report this libnpu bug", in->info.name, bytes,
 			       in->info.bytes);
-	if (in->info.dtype == NPU_DTYPE_INT64) {
-		const char *src = (const char *)in->data + (size_t)b * in->info.bytes;
-
-		for (size_t i = 0; i < bytes / 4; i++) {
-			int64_t v;
-			int32_t w;
-
-			memcpy(&v, src + i * 8, 8);
-			if (v < INT32_MIN || v > INT32_MAX)
-				return nr_fail(NR_EXIT_RUNTIME, "input '%s': element %zu is %lld, "
-					       "outside int32 (the NPU computes int64 tensors as "
-					       "int32)", in->info.name, i, (long long)v);
-			w = (int32_t)v;
-			memcpy((char *)buf + i * 4, &w, 4);
-		}
-		return 0;
-	}
-	memcpy(buf, (const char *)in->data + (size_t)b * bytes, bytes);
-	/* The zero-copy buffer skips npu_run()'s check: the same one here. */
-	for (size_t i = 0; in->info.dtype == NPU_DTYPE_BOOL && i < bytes; i++)
-		if (((const uint8_t *)buf)[i] > 1)
-			return nr_fail(NR_EXIT_RUNTIME, "input '%s': element %zu is %u; a bool "
-				       "tensor holds bytes 0 (false) and 1 (true) only",
-				       in->info.name, i, ((const uint8_t *)buf)[i]);
+	/* The zero-copy buffer skips npu_run()'s conversion and checks: the same here. */
+	if (npu_tensor_to_device(&in->info, (const char *)in->data + (size_t)b * in->info.bytes,
+				 buf) != NPU_OK)
+		return nr_fail(NR_EXIT_RUNTIME, "%s", npu_last_error());
 	return 0;
 }
 

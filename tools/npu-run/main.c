@@ -423,18 +423,20 @@ static float half_to_float(uint16_t h, int bf16)
 static int output_scores(struct state *st, size_t idx, const npu_tensor_info *t, int64_t *n)
 {
 	uint64_t elems = nr_shape_elems(t->dims, t->rank);
+	/* The buffer holds what the NPU computes in: float64 as float32. */
+	npu_dtype dt = npu_dtype_device(t->dtype);
 	void *data;
 	size_t bytes;
 
 	if (npu_context_output_buffer(st->ctx, idx, &data, &bytes) != NPU_OK)
 		return nr_fail(NR_EXIT_RUNTIME, "output '%s': %s", t->name, npu_last_error());
-	if (elems * npu_dtype_size(t->dtype) != bytes)
+	if (elems * npu_dtype_size(dt) != bytes)
 		elems = 0;
 	st->scores = malloc((elems ? elems : 1) * sizeof(float));
 	if (!st->scores)
 		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
 	*n = (int64_t)elems;
-	switch (t->dtype) {
+	switch (dt) {
 	case NPU_DTYPE_FLOAT32:
 		memcpy(st->scores, data, elems * sizeof(float));
 		return 0;

@@ -95,8 +95,8 @@ static int write_file(const char *dir, const char *path, const void *head, size_
 /* ---- .npy ---- */
 
 /*
- * The NumPy descr of what the file holds for @dtype (int64 as int64: the
- * widening below comes first); NULL for a dtype NumPy has none for
+ * The NumPy descr of what the file holds for @dtype (int64 as int64,
+ * float64 as float64: the conversion below comes first); NULL for a dtype NumPy has none for
  * (bfloat16).  Little-endian like the device; '|' for single bytes.
  */
 static const char *npy_descr(npu_dtype dtype)
@@ -104,8 +104,13 @@ static const char *npy_descr(npu_dtype dtype)
 	switch (dtype) {
 	case NPU_DTYPE_FLOAT32: return "<f4";
 	case NPU_DTYPE_FLOAT16: return "<f2";
+	case NPU_DTYPE_FLOAT64: return "<f8";
 	case NPU_DTYPE_INT64: return "<i8";
+	case NPU_DTYPE_UINT64: return "<u8";
 	case NPU_DTYPE_INT32: return "<i4";
+	case NPU_DTYPE_UINT32: return "<u4";
+	case NPU_DTYPE_INT16: return "<i2";
+	case NPU_DTYPE_UINT16: return "<u2";
 	case NPU_DTYPE_INT8: return "|i1";
 	case NPU_DTYPE_UINT8: return "|u1";
 	case NPU_DTYPE_BOOL: return "|b1";
@@ -207,27 +212,24 @@ static int write_output(npu_context *ctx, const char *dir, const char *stem, uns
 {
 	char suffix[16] = "", head[512];
 	size_t bytes, head_bytes = 0, len = strlen(dir);
-	int64_t *wide = NULL;
-	void *data;
+	void *wide = NULL, *data;
 	char *path;
 	int rc;
 
 	*path_out = NULL;
 	if (npu_context_output_buffer(ctx, index, &data, &bytes) != NPU_OK)
 		return nr_fail(NR_EXIT_RUNTIME, "output buffer %zu: %s", index, npu_last_error());
-	/* The NPU computes int64 as int32: the file gets the model's int64. */
-	if (t->dtype == NPU_DTYPE_INT64) {
-		wide = malloc(bytes / 4 * 8 + 1);
+	/* The NPU computes int64 as int32 ...: the file gets the model's type. */
+	if (npu_dtype_device(t->dtype) != t->dtype) {
+		wide = malloc(t->bytes + 1);
 		if (!wide)
 			return nr_fail(NR_EXIT_RUNTIME, "out of memory");
-		for (size_t i = 0; i < bytes / 4; i++) {
-			int32_t w;
-
-			memcpy(&w, (const char *)data + i * 4, 4);
-			wide[i] = w;
+		if (npu_tensor_from_device(t, data, wide) != NPU_OK) {
+			free(wide);
+			return nr_fail(NR_EXIT_RUNTIME, "output '%s': %s", t->name, npu_last_error());
 		}
 		data = wide;
-		bytes = bytes / 4 * 8;
+		bytes = t->bytes;
 	}
 	if (format == NR_OUTPUT_NPY) {
 		/* The header promises shape x dtype: never write a file that lies. */

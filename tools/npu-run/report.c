@@ -702,6 +702,38 @@ static void json_host(struct jw *w, const struct nr_report *r)
 	jw_num(w, "host_wall_share", r->last.wall_us > 0 ? r->host_us / r->last.wall_us : 0);
 }
 
+/*
+ * The compiler's notes (npu_model_info.notes: types the NPU lacks,
+ * computed in another), one "note" line each.
+ */
+static void text_notes(const char *notes)
+{
+	while (notes && *notes) {
+		const char *nl = strchr(notes, '\n');
+		int len = nl ? (int)(nl - notes) : (int)strlen(notes);
+
+		printf("%-12s%.*s\n", "note", len, notes);
+		notes += len + (nl ? 1 : 0);
+	}
+}
+
+/* The same as a JSON array of strings, "notes" (empty if none). */
+static void json_notes(struct jw *w, const char *notes)
+{
+	jw_open(w, "notes", '[');
+	while (notes && *notes) {
+		const char *nl = strchr(notes, '\n');
+		size_t len = nl ? (size_t)(nl - notes) : strlen(notes);
+		char *line = strndup(notes, len);
+
+		if (line)
+			jw_str(w, NULL, line);
+		free(line);
+		notes += len + (nl ? 1 : 0);
+	}
+	jw_close(w, ']');
+}
+
 static void print_json(const struct nr_report *r, const struct summary *s)
 {
 	struct jw w = { 0 };
@@ -713,6 +745,7 @@ static void print_json(const struct nr_report *r, const struct summary *s)
 	jw_str(&w, "precision", nr_precision_str(r->o->precision));
 	jw_u64(&w, "batch", r->batch);
 	json_io(&w, r);
+	json_notes(&w, s->have_mem ? s->mem.notes : NULL);
 	jw_num(&w, "load_ms", r->load_ms);
 	jw_u64(&w, "warmup", r->o->warmup);
 	jw_u64(&w, "iterations", r->n_lat);
@@ -903,6 +936,8 @@ static void print_text(const struct nr_report *r, const struct summary *s)
 	printf("%-12s%s\n", "precision", nr_precision_str(r->o->precision));
 	printf("%-12s%u\n", "batch", r->batch);
 	text_io(r);
+	if (s->have_mem)
+		text_notes(s->mem.notes);
 	printf("%-12s%.3f ms\n", "load", r->load_ms);
 	printf("%-12smean %.3f ms, min %.3f ms, max %.3f ms over %zu runs (%u warmup)\n",
 	       "latency", s->mean, s->min, s->max, r->n_lat, r->o->warmup);
@@ -1109,6 +1144,8 @@ void nr_report_compiled(const struct nr_options *o, const npu_device_info *dev,
 		       "%u clusters, %s precision, for %s\n", o->model, o->save, load_ms, n_in,
 		       n_in == 1 ? "" : "s", n_out, n_out == 1 ? "" : "s", npu_model_batch(model),
 		       npu_model_clusters(model), nr_precision_str(o->precision), dev->path);
+		if (npu_model_get_info(model, &mem) == NPU_OK)
+			text_notes(mem.notes);
 		return;
 	}
 	jw_open(&w, NULL, '{');
@@ -1122,6 +1159,7 @@ void nr_report_compiled(const struct nr_options *o, const npu_device_info *dev,
 		jw_u64(&w, "scratch_bytes", mem.scratch_bytes);
 	else
 		jw_null(&w, "scratch_bytes");
+	json_notes(&w, mem.notes);
 	jw_num(&w, "load_ms", load_ms);
 	jw_open(&w, "inputs", '[');
 	for (size_t i = 0; i < n_in; i++) {

@@ -169,12 +169,13 @@ npu_status npu_cc_grow(struct npu_cc *cc)
 }
 
 /*
- * Describe graph input or output @id.  @wide: it is int64 at the model's
- * boundary while the device computes it as int32 (npu_narrow.c): the
- * caller's tensor keeps int64 and its size, the I/O slot holds int32 and
- * libnpu converts on the host (npu_io_dev_bytes()).
+ * Describe graph input or output @id.  @wide: its type at the model's
+ * boundary when the device computes it in another (npu_narrow.c: int64
+ * as int32, float64 as float32 ...), else 0: the caller's tensor keeps
+ * that type and its size, the I/O slot holds the device type and libnpu
+ * converts on the host (npu_io_dev_bytes()).
  */
-static npu_status add_io(struct npu_cc *cc, int id, bool output, bool wide)
+static npu_status add_io(struct npu_cc *cc, int id, bool output, npu_dtype wide)
 {
 	const npu_ir_tensor *t = &cc->g->tensors[id];
 	struct npu_io **arr = output ? &cc->cm->outputs : &cc->cm->inputs;
@@ -195,7 +196,7 @@ static npu_status add_io(struct npu_cc *cc, int id, bool output, bool wide)
 	if (!io->name)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	io->info.name = io->name;
-	io->info.dtype = wide ? NPU_DTYPE_INT64 : t->dtype;
+	io->info.dtype = wide ? wide : t->dtype;
 	io->info.rank = t->rank;
 	memcpy(io->info.dims, t->dims, sizeof(t->dims));
 	io->info.bytes = (size_t)npu_ir_numel(t) * npu_dtype_size(io->info.dtype);
@@ -215,18 +216,20 @@ static npu_status add_io(struct npu_cc *cc, int id, bool output, bool wide)
 
 /*
  * A constant graph output: an I/O slot filled by a DMA from CONST.  An
- * int64 one (@wide) is copied from an int32 copy of it, its slot's type.
+ * int64 one (@wide) is copied from an int32 copy of it, its slot's type
+ * (constants of the other types narrowing changes are converted already).
  */
-static npu_status const_output(struct npu_cc *cc, int id, bool wide)
+static npu_status const_output(struct npu_cc *cc, int id, npu_dtype wide)
 {
+	bool copy = wide && cc->g->tensors[id].dtype == NPU_DTYPE_INT64;
 	struct npu_loc src;
 	npu_status st;
 	uint64_t off;
 	int from = id;
 
-	if (wide && (st = npu_narrow_const(cc->g, id, "a graph output", &from)))
+	if (copy && (st = npu_narrow_const(cc->g, id, "a graph output", &from)))
 		return st;
-	if (wide && (st = npu_cc_grow(cc)))
+	if (copy && (st = npu_cc_grow(cc)))
 		return st;
 	/* The constant's own home first, then the output's I/O slot. */
 	if ((st = npu_cc_loc(cc, from, &src)))
@@ -307,9 +310,9 @@ static bool is_state(const struct npu_cc *cc, const struct npu_compile_target *t
 	return false;
 }
 
-static bool is_wide(const bool *wide, int nwide, int id)
+static npu_dtype is_wide(const npu_dtype *wide, int nwide, int id)
 {
-	return wide && id < nwide && wide[id];
+	return wide && id < nwide ? wide[id] : 0;
 }
 
 /* NPU_DEBUG=ir: the graph after pass @pass. */
@@ -393,7 +396,9 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			  struct npu_cmodel **out)
 {
 	struct npu_cc cc = { 0 };
-	bool *wide = NULL;	/* int64 graph inputs and outputs, by tensor id */
+	/* Graph inputs and outputs of types the NPU lacks, by tensor id. */
+	npu_dtype *wide = NULL;
+	char *notes = NULL;
 	npu_status st;
 	int i, nwide = 0;
 	unsigned nwork;
@@ -432,10 +437,11 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 		goto out;
 	}
 	debug_graph(g, "shape inference");
-	/* The device computes int64 as int32: before the rewrites see dtypes. */
-	st = npu_narrow_int64(g, &wide, &nwide);
+	/* The device computes int64 as int32 ...: before the rewrites see dtypes. */
+	st = npu_narrow_types(g, &wide, &nwide, &notes);
 	if (!st && wide)
-		debug_graph(g, "int64 narrowing");
+		debug_graph(g, "type narrowing");
+	cc.cm->notes = notes;
 	/* Layer/RMS norm, GELU and SiLU spelled out node by node: one node each. */
 	if (!st)
 		st = npu_fuse_patterns(g);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
+ * Types the NPU does not have, computed in the nearest one it has.
+ *
  * int64 narrowing: the NPU has no int64 (its integer type is int32), while
  * ONNX exports keep integer data in int64 (token ids, attention masks,
  * position ids).  Every int64 tensor computed at run time becomes int32
@@ -13,8 +15,17 @@
  * copy, its values checked to fit.  Which inputs of an operator are such
  * data operands is the table below; a constant int64 at any other input
  * stays int64 and the lowering reads it at compile time or refuses it.
+ *
+ * The other types ONNX models carry and the NPU lacks (float64, uint64,
+ * uint32, int16, uint16) are rarer and never shape arithmetic, so every
+ * live tensor of them is computed in the device type npu_dtype_device()
+ * names, constants included (converted once here, a value that does not
+ * fit refused by name), and the compile says so once in the model's notes
+ * (npu_model_info.notes), naming the tensors and nodes, as a user of such
+ * a model would want to know that float64 became float32.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,21 +106,28 @@ npu_status npu_narrow_const(npu_ir_graph *g, int t, const char *what, int *copy)
 	return npu_ir_set_const_owned(g, *copy, v, (size_t)n * sizeof(*v));
 }
 
-/* Node @k computes int32 now: Cast to int64 casts to int32, or copies. */
+/*
+ * Node @k is a Cast: a Cast to a type the NPU lacks casts to its device
+ * type instead (to int64: int32), or copies when its input has that type.
+ */
 static npu_status narrow_cast(npu_ir_graph *g, int k)
 {
 	npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
 	int64_t to;
+	npu_dtype dev;
 	npu_status st;
 	char *op;
 
 	if ((st = npu_ir_attr_int(n, "to", 0, &to)))
 		return st;
-	if (to != NPU_DTYPE_INT64)
+	if (to <= 0 || to > 64 || !npu_dtype_size((npu_dtype)to))
+		return NPU_OK;
+	dev = npu_dtype_device((npu_dtype)to);
+	if (dev == (npu_dtype)to)
 		return NPU_OK;
 	if (!x || !y || x->dtype != y->dtype)
-		return npu_ir_set_attr_int(n, "to", NPU_DTYPE_INT32);
+		return npu_ir_set_attr_int(n, "to", dev);
 	op = strdup("Identity");
 	if (!op)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
@@ -130,62 +148,173 @@ static void add_name(char *buf, size_t len, int *count, const char *name)
 		snprintf(buf + at, len - at, ", ...");
 }
 
-npu_status npu_narrow_int64(npu_ir_graph *g, bool **wide, int *nwide)
+/* One of the types this pass computes in another (int64 aside: see above). */
+static bool other_type(npu_dtype t)
+{
+	return t != NPU_DTYPE_INT64 && npu_dtype_device(t) != t;
+}
+
+/*
+ * Constant @t of a type the NPU lacks (not int64), converted in place to
+ * its device type: NPU_ERR_UNSUPPORTED naming it and the element when a
+ * value does not fit (an integer outside int32, a finite float64 beyond
+ * float32's range; infinities and NaN are kept).
+ */
+static npu_status convert_const(npu_ir_graph *g, int t)
+{
+	npu_ir_tensor *c = &g->tensors[t];
+	npu_tensor_info info = { .name = c->name, .dtype = c->dtype, .bytes = c->bytes };
+	npu_dtype dev = npu_dtype_device(c->dtype);
+	size_t es = npu_dtype_size(c->dtype), n = es ? c->bytes / es : 0;
+	void *v = malloc(n ? n * npu_dtype_size(dev) : 1);
+	npu_status st;
+
+	if (!v)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	st = npu_tensor_to_device(&info, c->data, v);
+	if (st) {
+		char msg[512];
+
+		free(v);
+		/* The boundary's message names an input: say constant instead. */
+		snprintf(msg, sizeof(msg), "%s", npu_last_error());
+		return npu_fail(NPU_ERR_UNSUPPORTED,
+				"%s constant '%s' cannot be computed as %s, the NPU's nearest type "
+				"(%s)", npu_dtype_str(c->dtype), c->name, npu_dtype_str(dev),
+				strstr(msg, ": ") ? strstr(msg, ": ") + 2 : msg);
+	}
+	c->dtype = dev;
+	return npu_ir_set_const_owned(g, t, v, n * npu_dtype_size(dev));
+}
+
+/* The notes' line for type @from: the tensors and the nodes that read or write them. */
+static npu_status note_type(const npu_ir_graph *g, const npu_dtype *orig, int norig,
+			    npu_dtype from, char **notes)
+{
+	char tensors[1024] = "", nodes[1024] = "", *line, lbl[96];
+	int nt = 0, nn = 0;
+	size_t at, len;
+
+	for (int t = 0; t < norig; t++)
+		if (orig[t] == from)
+			add_name(tensors, sizeof(tensors), &nt, g->tensors[t].name);
+	if (!nt)
+		return NPU_OK;
+	for (int k = 0; k < g->n_nodes; k++) {
+		const npu_ir_node *n = &g->nodes[k];
+		bool hit = false;
+
+		for (int i = 0; !n->dead && i < n->n_inputs && !hit; i++)
+			hit = n->inputs[i] >= 0 && n->inputs[i] < norig &&
+			      orig[n->inputs[i]] == from;
+		for (int o = 0; !n->dead && o < n->n_outputs && !hit; o++)
+			hit = n->outputs[o] >= 0 && n->outputs[o] < norig &&
+			      orig[n->outputs[o]] == from;
+		if (hit) {
+			char name[128];
+
+			snprintf(name, sizeof(name), "%s (%s)", npu_ir_node_label(n, lbl, sizeof(lbl)),
+				 n->op);
+			add_name(nodes, sizeof(nodes), &nn, name);
+		}
+	}
+	len = (*notes ? strlen(*notes) : 0) + strlen(tensors) + strlen(nodes) + 256;
+	line = realloc(*notes, len);
+	if (!line)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	if (!*notes)
+		line[0] = '\0';
+	*notes = line;
+	at = strlen(line);
+	snprintf(line + at, len - at, "%s computed as %s (the NPU has no %s): %d tensor%s (%s)%s%s\n",
+		 npu_dtype_str(from), npu_dtype_str(npu_dtype_device(from)), npu_dtype_str(from),
+		 nt, nt == 1 ? "" : "s", tensors, nn ? "; nodes " : "", nodes);
+	npu_debug(NPU_DEBUG_IR, "%.*s", (int)strlen(line + at) - 1, line + at);
+	return NPU_OK;
+}
+
+npu_status npu_narrow_types(npu_ir_graph *g, npu_dtype **boundary, int *nboundary,
+			    char **notes)
 {
 	int nt = g->n_tensors, nrun = 0, ncopy = 0, *copy = NULL;
 	char runs[1024] = "", copies[1024] = "";
-	bool *narrow, any = false;
+	bool *narrow, *live = NULL, any = false;
+	npu_dtype *orig = NULL;
 	npu_status st = NPU_OK;
 
-	*wide = NULL;
-	*nwide = 0;
+	*boundary = NULL;
+	*nboundary = 0;
+	*notes = NULL;
 	narrow = calloc((size_t)nt, sizeof(*narrow));
-	if (!narrow)
-		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	live = calloc((size_t)nt, sizeof(*live));
+	orig = calloc((size_t)nt, sizeof(*orig));
+	if (!narrow || !live || !orig) {
+		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
 	/* The tensors a live node or the graph's boundary has (folded ones lost their data). */
 	for (int k = 0; k < g->n_nodes; k++) {
 		const npu_ir_node *n = &g->nodes[k];
 
 		for (int i = 0; !n->dead && i < n->n_inputs; i++)
 			if (n->inputs[i] >= 0)
-				narrow[n->inputs[i]] = true;
+				live[n->inputs[i]] = true;
 		for (int o = 0; !n->dead && o < n->n_outputs; o++)
 			if (n->outputs[o] >= 0)
-				narrow[n->outputs[o]] = true;
+				live[n->outputs[o]] = true;
 	}
 	for (int i = 0; i < g->n_inputs; i++)
-		narrow[g->inputs[i]] = true;
+		live[g->inputs[i]] = true;
 	for (int i = 0; i < g->n_outputs; i++)
-		narrow[g->outputs[i]] = true;
+		live[g->outputs[i]] = true;
 	for (int t = 0; t < nt; t++) {
-		narrow[t] = narrow[t] && g->tensors[t].dtype == NPU_DTYPE_INT64 &&
+		npu_dtype dt = g->tensors[t].dtype;
+
+		narrow[t] = live[t] && npu_dtype_device(dt) != dt &&
 			    !npu_ir_is_const(&g->tensors[t]);
-		any = any || narrow[t];
+		/* Other types' constants too; int64 ones stay (shapes, axes). */
+		if (live[t] && other_type(dt) && npu_ir_is_const(&g->tensors[t]))
+			orig[t] = dt;
+		any = any || narrow[t] || orig[t];
 	}
 	for (int i = 0; i < g->n_outputs && !any; i++)
 		any = g->tensors[g->outputs[i]].dtype == NPU_DTYPE_INT64;
-	if (!any) {
-		free(narrow);
-		return NPU_OK;
-	}
-	*wide = calloc((size_t)nt, sizeof(**wide));
+	if (!any)
+		goto out;
+	*boundary = calloc((size_t)nt, sizeof(**boundary));
 	copy = malloc((size_t)nt * sizeof(*copy));
-	if (!*wide || !copy) {
+	if (!*boundary || !copy) {
 		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
-	*nwide = nt;
+	*nboundary = nt;
 	for (int t = 0; t < nt; t++)
 		copy[t] = -1;
-	for (int i = 0; i < g->n_inputs; i++)
-		(*wide)[g->inputs[i]] = g->tensors[g->inputs[i]].dtype == NPU_DTYPE_INT64;
-	for (int i = 0; i < g->n_outputs; i++)
-		(*wide)[g->outputs[i]] = g->tensors[g->outputs[i]].dtype == NPU_DTYPE_INT64;
-	for (int t = 0; t < nt; t++)
+	for (int i = 0; i < g->n_inputs; i++) {
+		npu_dtype dt = g->tensors[g->inputs[i]].dtype;
+
+		if (npu_dtype_device(dt) != dt)
+			(*boundary)[g->inputs[i]] = dt;
+	}
+	for (int i = 0; i < g->n_outputs; i++) {
+		npu_dtype dt = g->tensors[g->outputs[i]].dtype;
+
+		if (npu_dtype_device(dt) != dt)
+			(*boundary)[g->outputs[i]] = dt;
+	}
+	for (int t = 0; !st && t < nt; t++) {
+		npu_dtype dt = g->tensors[t].dtype;
+
 		if (narrow[t]) {
-			g->tensors[t].dtype = NPU_DTYPE_INT32;
-			add_name(runs, sizeof(runs), &nrun, g->tensors[t].name);
+			if (other_type(dt))
+				orig[t] = dt;
+			else
+				add_name(runs, sizeof(runs), &nrun, g->tensors[t].name);
+			g->tensors[t].dtype = npu_dtype_device(dt);
+		} else if (orig[t]) {
+			st = convert_const(g, t);
 		}
+	}
 	for (int k = 0; !st && k < g->n_nodes; k++) {
 		npu_ir_node *n = &g->nodes[k];
 		unsigned mask = data_mask(n);
@@ -225,13 +354,26 @@ npu_status npu_narrow_int64(npu_ir_graph *g, bool **wide, int *nwide)
 			npu_debug(NPU_DEBUG_IR, "int64 narrowing: int32 copies of %d constant(s): %s",
 				  ncopy, copies);
 	}
+	{
+		static const npu_dtype order[] = {
+			NPU_DTYPE_FLOAT64, NPU_DTYPE_UINT64, NPU_DTYPE_UINT32,
+			NPU_DTYPE_INT16, NPU_DTYPE_UINT16,
+		};
+
+		for (size_t i = 0; !st && i < sizeof(order) / sizeof(order[0]); i++)
+			st = note_type(g, orig, nt, order[i], notes);
+	}
 out:
 	free(narrow);
+	free(live);
+	free(orig);
 	free(copy);
 	if (st) {
-		free(*wide);
-		*wide = NULL;
-		*nwide = 0;
+		free(*boundary);
+		*boundary = NULL;
+		*nboundary = 0;
+		free(*notes);
+		*notes = NULL;
 	}
 	return st;
 }

@@ -158,7 +158,7 @@ static const struct npu_op ops[] = {
 	{ "BatchNormalization", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_batchnorm,
 	  .rewrites = { npu_rewrite_batchnorm_training } },
 	{ "BitShift", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_binary,
-	  .rewrites = { npu_rewrite_bitshift } },
+	  .rewrites = { npu_rewrite_bitshift, npu_rewrite_bitshift_int } },
 	{ "Cast", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_cast,
 	  .ir.eval = npu_ir_eval_cast, .lower = npu_lower_quant,
 	  .rewrites = { npu_rewrite_cast_int8 } },

@@ -112,6 +112,8 @@ npu_status npu_rewrite_quant_axis(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_quant_computed(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_dyn_quant(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_bitshift(npu_ir_graph *g, int k, bool *applied);
+/* rewrite_intdiv.c: int32 (narrowed) Mod by a constant, BitShift by constants. */
+npu_status npu_rewrite_bitshift_int(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_cast_int8(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_move.c */
 npu_status npu_rewrite_pad(npu_ir_graph *g, int k, bool *applied);

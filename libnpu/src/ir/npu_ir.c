@@ -1136,6 +1136,41 @@ static void dump_values(const npu_ir_tensor *t, FILE *f)
 			fprintf(f, "%s%" PRId32, sep, v);
 			break;
 		}
+		case NPU_DTYPE_FLOAT64: {
+			double v;
+
+			memcpy(&v, p + 8 * i, 8);
+			fprintf(f, "%s%g", sep, v);
+			break;
+		}
+		case NPU_DTYPE_UINT64: {
+			uint64_t v;
+
+			memcpy(&v, p + 8 * i, 8);
+			fprintf(f, "%s%" PRIu64, sep, v);
+			break;
+		}
+		case NPU_DTYPE_UINT32: {
+			uint32_t v;
+
+			memcpy(&v, p + 4 * i, 4);
+			fprintf(f, "%s%" PRIu32, sep, v);
+			break;
+		}
+		case NPU_DTYPE_INT16: {
+			int16_t v;
+
+			memcpy(&v, p + 2 * i, 2);
+			fprintf(f, "%s%d", sep, v);
+			break;
+		}
+		case NPU_DTYPE_UINT16: {
+			uint16_t v;
+
+			memcpy(&v, p + 2 * i, 2);
+			fprintf(f, "%s%u", sep, v);
+			break;
+		}
 		case NPU_DTYPE_INT8:
 			fprintf(f, "%s%d", sep, (int8_t)p[i]);
 			break;

@@ -103,19 +103,24 @@ uint16_t npu_ir_f32_to_bf16(float f)
 
 static bool dt_float(npu_dtype t)
 {
-	return t == NPU_DTYPE_FLOAT32 || t == NPU_DTYPE_FLOAT16 || t == NPU_DTYPE_BFLOAT16;
+	return t == NPU_DTYPE_FLOAT32 || t == NPU_DTYPE_FLOAT16 || t == NPU_DTYPE_BFLOAT16 ||
+	       t == NPU_DTYPE_FLOAT64;
 }
 
 static double ld_f(const void *p, npu_dtype t, int64_t i)
 {
 	const char *c = (const char *)p;
 	uint16_t h;
+	double d;
 	float f;
 
 	switch (t) {
 	case NPU_DTYPE_FLOAT32:
 		memcpy(&f, c + 4 * i, 4);
 		return f;
+	case NPU_DTYPE_FLOAT64:
+		memcpy(&d, c + 8 * i, 8);
+		return d;
 	case NPU_DTYPE_FLOAT16:
 		memcpy(&h, c + 2 * i, 2);
 		return npu_ir_f16_to_f32(h);
@@ -133,14 +138,27 @@ static int64_t ld_i(const void *p, npu_dtype t, int64_t i)
 	const char *c = (const char *)p;
 	int64_t v64;
 	int32_t v32;
+	uint32_t u32;
+	int16_t v16;
+	uint16_t u16;
 
 	switch (t) {
 	case NPU_DTYPE_INT64:
+	case NPU_DTYPE_UINT64:	/* above INT64_MAX: wraps, as shapes never are */
 		memcpy(&v64, c + 8 * i, 8);
 		return v64;
 	case NPU_DTYPE_INT32:
 		memcpy(&v32, c + 4 * i, 4);
 		return v32;
+	case NPU_DTYPE_UINT32:
+		memcpy(&u32, c + 4 * i, 4);
+		return u32;
+	case NPU_DTYPE_INT16:
+		memcpy(&v16, c + 2 * i, 2);
+		return v16;
+	case NPU_DTYPE_UINT16:
+		memcpy(&u16, c + 2 * i, 2);
+		return u16;
 	case NPU_DTYPE_INT8:
 		return (int8_t)c[i];
 	case NPU_DTYPE_UINT8:
@@ -157,15 +175,26 @@ static void st_i(void *p, npu_dtype t, int64_t i, int64_t v)
 {
 	char *c = (char *)p;
 	int32_t v32 = (int32_t)(uint32_t)(uint64_t)v;
-	uint16_t h;
+	uint16_t h, v16 = (uint16_t)(uint64_t)v;
+	double d;
 	float f;
 
 	switch (t) {
 	case NPU_DTYPE_INT64:
+	case NPU_DTYPE_UINT64:
 		memcpy(c + 8 * i, &v, 8);
 		break;
 	case NPU_DTYPE_INT32:
+	case NPU_DTYPE_UINT32:
 		memcpy(c + 4 * i, &v32, 4);
+		break;
+	case NPU_DTYPE_INT16:
+	case NPU_DTYPE_UINT16:
+		memcpy(c + 2 * i, &v16, 2);
+		break;
+	case NPU_DTYPE_FLOAT64:
+		d = (double)v;
+		memcpy(c + 8 * i, &d, 8);
 		break;
 	case NPU_DTYPE_INT8:
 	case NPU_DTYPE_UINT8:
@@ -211,6 +240,9 @@ static void st_f(void *p, npu_dtype t, int64_t i, double v)
 	case NPU_DTYPE_FLOAT32:
 		f = (float)v;
 		memcpy(c + 4 * i, &f, 4);
+		break;
+	case NPU_DTYPE_FLOAT64:
+		memcpy(c + 8 * i, &v, 8);
 		break;
 	case NPU_DTYPE_FLOAT16:
 		h = npu_ir_f32_to_f16((float)v);

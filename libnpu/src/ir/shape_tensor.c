@@ -27,7 +27,7 @@ npu_status npu_ir_shape_cast(npu_ir_graph *g, npu_ir_node *n)
 		return st;
 	if (!npu_dtype_size((npu_dtype)to))
 		return npu_sh_err(n, NPU_ERR_UNSUPPORTED, "cast to ONNX data type %" PRId64
-				  " is not supported (the NPU has float32, float16, bfloat16, int8, uint8, int32, int64)",
+				  " is not supported (libnpu has float32, float64, float16, bfloat16, int8, uint8, int16, uint16, int32, uint32, int64, uint64, bool)",
 				  to);
 	return npu_sh_set_out(g, n, 0, (npu_dtype)to, x->rank, x->dims);
 }

@@ -18,12 +18,15 @@ npu_status npu_sh_err(const npu_ir_node *n, npu_status s, const char *fmt, ...)
 
 static inline bool is_float(npu_dtype t)
 {
-	return t == NPU_DTYPE_FLOAT32 || t == NPU_DTYPE_FLOAT16 || t == NPU_DTYPE_BFLOAT16;
+	return t == NPU_DTYPE_FLOAT32 || t == NPU_DTYPE_FLOAT16 || t == NPU_DTYPE_BFLOAT16 ||
+	       t == NPU_DTYPE_FLOAT64;
 }
 
+/* The wide integers (int8 and uint8 are is_q8()); the NPU computes them as int32. */
 static inline bool is_int(npu_dtype t)
 {
-	return t == NPU_DTYPE_INT32 || t == NPU_DTYPE_INT64;
+	return t == NPU_DTYPE_INT32 || t == NPU_DTYPE_INT64 || t == NPU_DTYPE_UINT32 ||
+	       t == NPU_DTYPE_UINT64 || t == NPU_DTYPE_INT16 || t == NPU_DTYPE_UINT16;
 }
 
 static inline bool is_q8(npu_dtype t)

@@ -263,83 +263,6 @@ static npu_status io_buffer(npu_context *ctx, const struct npu_io *io, uint32_t 
 	return NPU_OK;
 }
 
-/*
- * A bool input holds bytes 0 and 1 only (numpy's and ONNX's bool): the
- * device computes with them as numbers, so a 2 would be neither true nor
- * false consistently (And, Where and Cast read any non-zero as true, Equal
- * would not).  Anything else is NPU_ERR_INVALID_ARG naming the element.
- */
-static npu_status check_bool(const struct npu_io *io, const npu_tensor *t)
-{
-	const uint8_t *b = t->data;
-
-	for (size_t i = 0; i < io->info.bytes; i++)
-		if (b[i] > 1)
-			return npu_fail(NPU_ERR_INVALID_ARG,
-					"input '%s': element %zu is %u; a bool tensor holds bytes 0 (false) and 1 (true) only",
-					io->name, i, b[i]);
-	return NPU_OK;
-}
-
-/*
- * An int64 input's values all fit the int32 its device slot holds (the
- * NPU has no int64): else NPU_ERR_INVALID_ARG naming the first that does not.
- * A bool input's are 0 or 1.
- */
-static npu_status check_input_values(const struct npu_io *io, const npu_tensor *t)
-{
-	size_t n = io->info.bytes / 8;
-
-	if (io->info.dtype == NPU_DTYPE_BOOL)
-		return check_bool(io, t);
-	if (io->info.dtype != NPU_DTYPE_INT64)
-		return NPU_OK;
-	for (size_t i = 0; i < n; i++) {
-		int64_t v;
-
-		memcpy(&v, (const uint8_t *)t->data + i * 8, 8);
-		if (v < INT32_MIN || v > INT32_MAX)
-			return npu_fail(NPU_ERR_INVALID_ARG,
-					"input '%s': element %zu is %lld, outside int32 (the NPU "
-					"computes int64 tensors as int32)", io->name, i, (long long)v);
-	}
-	return NPU_OK;
-}
-
-/* Caller tensor data @src into device slot @dst of @io (int64: as int32). */
-static void copy_in(const struct npu_io *io, void *dst, const void *src)
-{
-	if (io->info.dtype != NPU_DTYPE_INT64) {
-		memcpy(dst, src, io->info.bytes);
-		return;
-	}
-	for (size_t i = 0; i < io->info.bytes / 8; i++) {
-		int64_t v;
-		int32_t w;
-
-		memcpy(&v, (const uint8_t *)src + i * 8, 8);
-		w = (int32_t)v;
-		memcpy((uint8_t *)dst + i * 4, &w, 4);
-	}
-}
-
-/* Device slot @src of @io into caller tensor data @dst (int32: as int64). */
-static void copy_out(const struct npu_io *io, void *dst, const void *src)
-{
-	if (io->info.dtype != NPU_DTYPE_INT64) {
-		memcpy(dst, src, io->info.bytes);
-		return;
-	}
-	for (size_t i = 0; i < io->info.bytes / 8; i++) {
-		int32_t w;
-		int64_t v;
-
-		memcpy(&w, (const uint8_t *)src + i * 4, 4);
-		v = w;
-		memcpy((uint8_t *)dst + i * 8, &v, 8);
-	}
-}
-
 /* Tensor @index of a batched model: batch element index / n, tensor index % n. */
 static npu_status io_index(npu_context *ctx, size_t index, const struct npu_io *ios,
 			   uint32_t n, const char *what, void **data, size_t *bytes)
@@ -431,7 +354,7 @@ static void finish_locked(npu_job *job, npu_status st)
 			if (st)
 				break;
 			io_buffer(ctx, io, b, &src, NULL);
-			copy_out(io, job->outputs[i].data, src);
+			npu_tensor_from_device(&io->info, src, job->outputs[i].data);
 		}
 	}
 	if (!st) {
@@ -512,7 +435,7 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		uint32_t b;
 
 		if ((st = match(cm, cm->inputs, cm->ninputs, &inputs[i], i, "input", &io, &b)) ||
-		    (st = check_input_values(io, &inputs[i])))
+		    (st = npu_io_check_input(&io->info, inputs[i].data)))
 			return st;
 	}
 	for (size_t i = 0; i < n_outputs; i++) {
@@ -553,7 +476,8 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 
 		match(cm, cm->inputs, cm->ninputs, &inputs[i], i, "input", &io, &b);
 		io_buffer(ctx, io, b, &dst, NULL);
-		copy_in(io, dst, inputs[i].data);
+		/* Checked above: cannot fail. */
+		npu_tensor_to_device(&io->info, inputs[i].data, dst);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &job->start);
 	for (uint32_t i = 0; i < cm->nsteps && !st; i++) {

@@ -242,6 +242,7 @@ npu_status npu_model_get_info(const npu_model *model, npu_model_info *info)
 	all.steps = cm->nsteps;
 	all.host_steps = npu_cmodel_host_steps(cm);
 	all.host_nodes = cm->fallback_ops ? cm->fallback_ops : "";
+	all.notes = cm->notes ? cm->notes : "";
 	for (uint32_t i = 0; i < cm->nsegs; i++) {
 		uint64_t *b = NULL;
 

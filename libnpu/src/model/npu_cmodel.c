@@ -32,6 +32,7 @@ void npu_cmodel_free(struct npu_cmodel *m)
 	}
 	free(m->steps);
 	free(m->fallback_ops);
+	free(m->notes);
 	free(m);
 }
 

@@ -56,21 +56,35 @@ struct npu_io {
 };
 
 /*
- * The device has no int64 (its integer type is int32): an int64 input or
- * output keeps int64 and its size in info (what the caller passes and
- * gets), its I/O slot holds int32 and libnpu converts on the host.  The
- * file format stores info only: INT64 at the boundary always means INT32
- * in the slot.
+ * The device computes with float32, float16, bfloat16, int32, int8, uint8
+ * and bool.  An input or output of another ONNX type keeps its type and
+ * size in info (what the caller passes and gets); its I/O slot holds the
+ * nearest device type and libnpu converts on the host: float64 as
+ * float32, int64, uint64, uint32, int16 and uint16 as int32.  The file
+ * format stores info only: the boundary type always implies the slot's.
  */
 static inline npu_dtype npu_io_dev_dtype(const npu_tensor_info *t)
 {
-	return t->dtype == NPU_DTYPE_INT64 ? NPU_DTYPE_INT32 : t->dtype;
+	switch (t->dtype) {
+	case NPU_DTYPE_FLOAT64:
+		return NPU_DTYPE_FLOAT32;
+	case NPU_DTYPE_INT64:
+	case NPU_DTYPE_UINT64:
+	case NPU_DTYPE_UINT32:
+	case NPU_DTYPE_INT16:
+	case NPU_DTYPE_UINT16:
+		return NPU_DTYPE_INT32;
+	default:
+		return t->dtype;
+	}
 }
 
 /* Bytes of an I/O tensor's slot on the device (see npu_io_dev_dtype()). */
 static inline size_t npu_io_dev_bytes(const npu_tensor_info *t)
 {
-	return t->dtype == NPU_DTYPE_INT64 ? t->bytes / 2 : t->bytes;
+	size_t es = npu_dtype_size(t->dtype);
+
+	return es ? t->bytes / es * npu_dtype_size(npu_io_dev_dtype(t)) : t->bytes;
 }
 
 /*
@@ -116,6 +130,12 @@ struct npu_host_step {
 	struct npu_host_attr *attrs;
 };
 
+/*
+ * The checks of npu_tensor_to_device() alone (model/io_convert.c): every
+ * value of input @t at @src fits its device slot, bools are 0 or 1.
+ */
+npu_status npu_io_check_input(const npu_tensor_info *t, const void *src);
+
 struct npu_step {
 	uint32_t seg;		/* an NPU_SEG_PROGRAM segment; NPU_HOST_SEG: a host step */
 	uint64_t offset;	/* of the npu_hw_prog header, 64-byte aligned */
@@ -155,6 +175,13 @@ struct npu_cmodel {
 	uint64_t io_stride;
 	/* Names of operators run on the CPU (allow_cpu_fallback), "," joined. */
 	char *fallback_ops;
+	/*
+	 * What the compiler changed that the caller should know, one line
+	 * each (tensors computed in another type than the model's: float64
+	 * as float32 ...); NULL if nothing.  Not in the file format: a model
+	 * loaded from .npum has none.
+	 */
+	char *notes;
 };
 
 #define NPU_MAX_BATCH	64

@@ -250,6 +250,12 @@ static npu_status map_dtype(int64_t code, const char *what, npu_dtype *out)
 	case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL:
 	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16:
 	case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16:
+	/* Computed in the nearest device type (compile/npu_narrow.c). */
+	case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT16:
+	case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16:
+	case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+	case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
 		*out = (npu_dtype)code;
 		return NPU_OK;
 	}
@@ -257,7 +263,7 @@ static npu_status map_dtype(int64_t code, const char *what, npu_dtype *out)
 		return npu_fail(NPU_ERR_FORMAT, "%s has data type %" PRId64
 				", which is not an ONNX data type", what, code);
 	return npu_fail(NPU_ERR_UNSUPPORTED,
-			"%s has data type %s, which libnpu does not support (it supports FLOAT, FLOAT16, BFLOAT16, INT8, UINT8, INT32, INT64 and BOOL)",
+			"%s has data type %s, which libnpu does not support (it supports FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64 and BOOL)",
 			what, name);
 }
 
@@ -358,6 +364,15 @@ static npu_status load_tensor(npu_ir_tensor *t, Onnx__TensorProto *tp, const cha
 		count = tp->n_int64_data;
 		field = "int64_data";
 		break;
+	case NPU_DTYPE_FLOAT64:
+		count = tp->n_double_data;
+		field = "double_data";
+		break;
+	case NPU_DTYPE_UINT32:
+	case NPU_DTYPE_UINT64:
+		count = tp->n_uint64_data;
+		field = "uint64_data";
+		break;
 	default:
 		count = tp->n_int32_data;
 		field = "int32_data";
@@ -372,8 +387,10 @@ static npu_status load_tensor(npu_ir_tensor *t, Onnx__TensorProto *tp, const cha
 	if (!data)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory loading %s", what);
 	for (int64_t i = 0; i < numel; i++) {
-		int32_t v32 = t->dtype == NPU_DTYPE_FLOAT32 || t->dtype == NPU_DTYPE_INT64 ?
-			      0 : tp->int32_data[i];
+		bool in32 = t->dtype != NPU_DTYPE_FLOAT32 && t->dtype != NPU_DTYPE_INT64 &&
+			    t->dtype != NPU_DTYPE_FLOAT64 && t->dtype != NPU_DTYPE_UINT32 &&
+			    t->dtype != NPU_DTYPE_UINT64;
+		int32_t v32 = in32 ? tp->int32_data[i] : 0;
 		uint16_t v16 = (uint16_t)(uint32_t)v32;
 
 		switch (t->dtype) {
@@ -382,6 +399,15 @@ static npu_status load_tensor(npu_ir_tensor *t, Onnx__TensorProto *tp, const cha
 			break;
 		case NPU_DTYPE_INT64:
 			memcpy(data + 8 * i, &tp->int64_data[i], 8);
+			break;
+		case NPU_DTYPE_FLOAT64:
+			memcpy(data + 8 * i, &tp->double_data[i], 8);
+			break;
+		case NPU_DTYPE_UINT64:
+			memcpy(data + 8 * i, &tp->uint64_data[i], 8);
+			break;
+		case NPU_DTYPE_UINT32:
+			memcpy(data + 4 * i, &(uint32_t){ (uint32_t)tp->uint64_data[i] }, 4);
 			break;
 		case NPU_DTYPE_INT32:
 			memcpy(data + 4 * i, &v32, 4);
@@ -395,6 +421,8 @@ static npu_status load_tensor(npu_ir_tensor *t, Onnx__TensorProto *tp, const cha
 			break;
 		case NPU_DTYPE_FLOAT16:
 		case NPU_DTYPE_BFLOAT16:
+		case NPU_DTYPE_INT16:
+		case NPU_DTYPE_UINT16:
 			memcpy(data + 2 * i, &v16, 2);
 			break;
 		}
