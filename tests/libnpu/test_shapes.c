@@ -186,19 +186,20 @@ START_TEST(missing_shape)
 
 	ck_assert_str_eq(compile_fail(DIMS_NAMED, NULL, 0, NPU_ERR_SHAPE),
 			 "graph input 'x' has the symbolic dimension 'N' (axis 0 of float32[N,3,H,W]):"
-			 " give its size with --shape x=<N>x3x<H>x<W> (npu-run) or"
+			 " give its size with --shape x=<N>x3x<H>x<W> or --input x=FILE.npy (npu-run) or"
 			 " npu_compile_options.input_shapes");
 	ck_assert_str_eq(compile_fail(DIMS_NAMED, &b, 1, NPU_ERR_SHAPE),
 			 "graph input 'x' has the symbolic dimension 'N' (axis 0 of float32[N,3,H,W]):"
-			 " give its size with --shape x=<N>x3x<H>x<W> (npu-run) or"
+			 " give its size with --shape x=<N>x3x<H>x<W> or --input x=FILE.npy (npu-run) or"
 			 " npu_compile_options.input_shapes");
 	ck_assert_str_eq(compile_fail(DIMS_UNNAMED, NULL, 0, NPU_ERR_SHAPE),
 			 "graph input 'x' has an unknown dimension (axis 0 of float32[?,3,8,6]):"
-			 " give its size with --shape x=<dim0>x3x8x6 (npu-run) or"
+			 " give its size with --shape x=<dim0>x3x8x6 or --input x=FILE (raw or .npy)"
+			 " (npu-run) or"
 			 " npu_compile_options.input_shapes");
 	ck_assert_str_eq(compile_fail(DIMS_NONE, NULL, 0, NPU_ERR_SHAPE),
 			 "graph input 'x' has no declared shape (float32[?]): give it with"
-			 " --shape x=DIMS (npu-run) or npu_compile_options.input_shapes");
+			 " --shape x=DIMS or --input x=FILE.npy (npu-run) or npu_compile_options.input_shapes");
 }
 END_TEST
 
