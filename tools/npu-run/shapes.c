@@ -4,8 +4,8 @@
  * input dims open ("batch", "?"); --shape fixes them, and so does the
  * file given with --input: an .npy header gives every dim, a raw file's
  * size one open dim (the others are declared).  The chosen shape goes to
- * the compiler as if given with --shape and is said on stderr, in the
- * summary and in the JSON (shape_from).
+ * the compiler as if given with --shape and is said on stderr and in the
+ * summary, or in the JSON (shape_from) with --json.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -135,7 +135,9 @@ static int choose(struct nr_options *o, const char *arg, const char *file,
 		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
 	}
 	o->n_shapes++;
-	fprintf(stderr, "npu-run: input '%s': shape %s from %s of %s\n", t->name,
+	/* --json: the JSON says it (shape_from); stderr stays quiet. */
+	if (!o->json)
+		fprintf(stderr, "npu-run: input '%s': shape %s from %s of %s\n", t->name,
 		dims_str(sh->dims, sh->rank, got, sizeof(got)), from, file);
 	return 0;
 }

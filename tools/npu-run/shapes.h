@@ -8,7 +8,7 @@
 /*
  * For every --input whose model input has open dims and no --shape: add
  * the shape its file gives (an .npy header: every dim; a raw file's size:
- * the one open dim) to o->shapes, and say so on stderr.  Returns 0, or
+ * the one open dim) to o->shapes, and say so on stderr (not with --json).  Returns 0, or
  * the exit status with the message printed (a file that fixes no shape).
  * A model that does not parse, a compiled one or a URL is left to the
  * load.
