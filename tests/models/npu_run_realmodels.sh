@@ -64,12 +64,13 @@ run_case() {
 # openWakeWord's speech embedding: the open batch dim from the raw file's size.
 E=oww_embedding_b4
 if run_case embedding_model.onnx $E --input "input_1=$REF/$E/in_input_1.bin"; then
-	grep -q "input 'input_1': shape 4x76x32x1 from the file's size (axis 0)" "$TMP/$E.err" &&
-		ok "$E: npu-run says the shape it took from the file" ||
-		no "$E: npu-run says the shape it took from the file: $(cat "$TMP/$E.err")"
-	grep -q "^input .*input_1 float32 \[4, 76, 32, 1\] .*shape from the file's size (axis 0)" \
-		"$TMP/$E.txt" && ok "$E: the summary names the shape's source" ||
-		no "$E: the summary names the shape's source"
+	if grep -q "input 'input_1': shape 4x76x32x1 from the file's size (axis 0)" "$TMP/$E.err"
+	then ok "$E: npu-run says the shape it took from the file"
+	else no "$E: npu-run says the shape it took from the file: $(cat "$TMP/$E.err")"; fi
+	if grep -q "^input .*input_1 float32 \[4, 76, 32, 1\] .*shape from the file's size (axis 0)" \
+		"$TMP/$E.txt"
+	then ok "$E: the summary names the shape's source"
+	else no "$E: the summary names the shape's source"; fi
 fi
 # The same input as an .npy file: every dim from its header.
 python3 - "$REF/$E/in_input_1.bin" "$TMP/in.npy" <<'PY'
