@@ -533,10 +533,12 @@ npu_status npu_fuse(npu_ir_graph *g, uint32_t hbsm)
 			st = split_bn(g, i);
 	/* New nodes went to the end: put them back in order. */
 	/* A residual may be produced after its Conv: drop the fused nodes
-	 * (sorting reads every node) and order again. */
+	 * (sorting reads every node, and a folded BatchNormalization still
+	 * reads the Conv output it replaced) and order again. */
+	reorder |= g->n_nodes != n0;
 	if (!st && reorder)
 		st = npu_ir_remove_dead(g);
-	if (!st && (g->n_nodes != n0 || reorder))
+	if (!st && reorder)
 		st = npu_ir_topo_sort(g);
 	/* Last, on the final node order: what runs inside whose tiles. */
 	if (!st)
