@@ -282,8 +282,8 @@ NPU_API npu_status npu_model_output_info(const npu_model *model, size_t index,
 					 npu_tensor_info *info);
 /*
  * The inputs an ONNX model file declares, before compiling anything: a dim
- * the model leaves open (a symbolic name or no value) is -1 and @bytes 0
- * then.  For choosing npu_compile_options.input_shapes (npu-run takes an
+ * the model leaves open (a symbolic name or no value) is -1, rank -1 for
+ * an input with no declared shape, and @bytes 0 then.  For choosing npu_compile_options.input_shapes (npu-run takes an
  * open dim from the size of an input file).  Parses the whole model, as a
  * load does.  A compiled (native) model is NPU_ERR_FORMAT: its inputs are
  * npu_model_input_info()'s.  Free *@infos with npu_declared_inputs_free().

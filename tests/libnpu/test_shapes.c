@@ -322,6 +322,13 @@ START_TEST(declared_inputs)
 	ck_assert_str_eq(t[1].name, "b");
 	ck_assert(t[1].rank == 4 && t[1].dims[1] == 4 && t[1].bytes == 16);
 	npu_declared_inputs_free(t, n);
+	remove(path);
+	/* No declared shape: rank -1. */
+	model_file(DIMS_NONE, path, sizeof(path));
+	ck_assert_int_eq(npu_model_declared_inputs(path, &t, &n), NPU_OK);
+	ck_assert(n == 2 && t[0].rank == -1 && t[0].bytes == 0);
+	npu_declared_inputs_free(t, n);
+	remove(path);
 	/* A compiled model has no declared shapes to look at. */
 	model_file(DIMS_STATIC, path, sizeof(path));
 	ck_assert_int_eq(npu_model_load_file(path, NULL, NULL, &m), NPU_OK);
@@ -335,9 +342,6 @@ START_TEST(declared_inputs)
 	ck_assert_int_eq(npu_model_declared_inputs("/nonexistent.onnx", &t, &n), NPU_ERR_IO);
 	ck_assert_int_eq(npu_model_declared_inputs(NULL, &t, &n), NPU_ERR_INVALID_ARG);
 	remove(npum);
-	remove(path);
-	snprintf(path, sizeof(path), "/tmp/npu-test-shapes-%d-%d.onnx", (int)getpid(),
-		 (int)DIMS_NAMED);
 	remove(path);
 }
 END_TEST

@@ -17,10 +17,11 @@
 #include "shapes.h"
 #include "util.h"
 
-/* "float32[?,76,32,1]" of a declared input into @buf. */
+/* "float32[?,76,32,1]" of a declared input into @buf ("float32[?]": no shape). */
 static const char *declared_str(const npu_tensor_info *t, char *buf, size_t cap)
 {
-	size_t o = (size_t)snprintf(buf, cap, "%s[", npu_dtype_str(t->dtype));
+	size_t o = (size_t)snprintf(buf, cap, "%s[%s", npu_dtype_str(t->dtype),
+				    t->rank < 0 ? "?" : "");
 
 	for (int i = 0; i < t->rank && o < cap; i++) {
 		if (t->dims[i] < 0)
@@ -52,12 +53,12 @@ static int from_npy(const char *arg, const char *file, const npu_tensor_info *t,
 
 	declared_str(t, want, sizeof(want));
 	dims_str(dims, rank, got, sizeof(got));
-	if (rank != t->rank)
+	if (t->rank >= 0 && rank != t->rank)
 		return nr_fail(NR_EXIT_RUNTIME, "--input %s: %s holds shape %s (rank %d), but input "
 			       "'%s' is %s; save it with %d dims or give --shape %s=DIMS",
 			       arg, file, got, rank, t->name, want, t->rank, t->name);
 	for (int i = 0; i < rank; i++) {
-		if (dims[i] < 1 || (t->dims[i] >= 0 && dims[i] != t->dims[i]))
+		if (dims[i] < 1 || (t->rank >= 0 && t->dims[i] >= 0 && dims[i] != t->dims[i]))
 			return nr_fail(NR_EXIT_RUNTIME, "--input %s: %s holds shape %s, but input "
 				       "'%s' is %s: axis %d does not fit; save it with the "
 				       "model's shape or give --shape %s=DIMS", arg, file, got,
@@ -82,6 +83,10 @@ static int from_size(const char *arg, const char *file, const npu_tensor_info *t
 		return nr_fail(NR_EXIT_RUNTIME, "--input %s: cannot read %s; give a raw or .npy "
 			       "file", arg, file);
 	size = (uint64_t)sb.st_size;
+	if (t->rank < 0)
+		return nr_fail(NR_EXIT_RUNTIME, "--input %s: input '%s' has no declared shape, "
+			       "which a raw file's size cannot give; give --shape %s=DIMS or an "
+			       ".npy file", arg, t->name, t->name);
 	for (int i = 0; i < t->rank; i++) {
 		if (t->dims[i] < 0) {
 			open++;
@@ -161,6 +166,7 @@ int nr_shapes_from_inputs(struct nr_options *o)
 		if (nr_match_input(o->inputs[i], decl, n, &k, &file) || !*file ||
 		    nr_shape_given(o, decl[k].name))
 			continue;
+		open = decl[k].rank < 0;
 		for (int d = 0; d < decl[k].rank; d++)
 			open |= decl[k].dims[d] < 0;
 		if (open)

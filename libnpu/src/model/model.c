@@ -168,7 +168,7 @@ static npu_status declared_info(const npu_ir_graph *g, int k, npu_tensor_info *t
 	if (!t->name)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	t->dtype = x->dtype;
-	t->rank = x->rank < 0 ? 0 : x->rank;
+	t->rank = x->rank;	/* -1: no declared shape */
 	for (int d = 0; d < t->rank; d++) {
 		t->dims[d] = x->dims[d] < 0 ? -1 : x->dims[d];
 		open |= x->dims[d] < 0;
