@@ -99,7 +99,8 @@ fi
 # the detector's sigmoid map differs by up to 39% at a few text-edge pixels,
 # the classifier's probabilities by 2.2%), so they are gated on cosine and
 # on what PaddleOCR reads: the text mask (probability > 0.3, its default
-# det_db_thresh) within IoU 0.98, and the same direction for each line.
+# det_db_thresh) within IoU 0.98, the same direction for each line, the
+# same greedy CTC decoding of the recogniser (opset 9 Slices).
 # paddle CASE MODEL KIND: compile, run, compare.
 paddle() {
 	case=$1 model=$2 kind=$3
@@ -129,7 +130,14 @@ dot = sum(p * q for p, q in zip(x, y))
 cos = dot / math.sqrt(sum(p * p for p in x) * sum(q * q for q in y))
 rng = max(y) - min(y)
 err = max(abs(p - q) for p, q in zip(x, y))
-if sys.argv[3] == 'mask':
+if sys.argv[3] == 'ctc':
+    # Greedy CTC as PaddleOCR decodes: the best class per step, repeats
+    # merged, blanks (class 0) dropped.
+    def ctc(v, k=6625):
+        best = [max(range(k), key=lambda c: v[t * k + c]) for t in range(len(v) // k)]
+        return [c for i, c in enumerate(best) if c and (i == 0 or c != best[i - 1])]
+    what, good = 'decoded %d vs %d classes' % (len(ctc(x)), len(ctc(y))), ctc(x) == ctc(y)
+elif sys.argv[3] == 'mask':
     inter = sum(1 for p, q in zip(x, y) if p > 0.3 and q > 0.3)
     union = sum(1 for p, q in zip(x, y) if p > 0.3 or q > 0.3)
     what, good = 'text mask IoU %.4f' % (inter / union), inter >= 0.98 * union
@@ -146,6 +154,7 @@ PY
 }
 paddle ppocr_det_320 ch_PP-OCRv4_det_infer.onnx mask
 paddle ppocr_cls_b4 ch_ppocr_mobile_v2.0_cls_infer.onnx class
+paddle ppocr_rec_320 ch_PP-OCRv4_rec_infer.onnx ctc
 
 # openWakeWord's timer classifier over a stream: 8 window positions, one
 # npu-run each (the compiled model saved once), probabilities side by side.

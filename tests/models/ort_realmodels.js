@@ -4,7 +4,7 @@
 //  - openWakeWord's speech embedding (tf2onnx, input float32[?,76,32,1]) on
 //    4 windows of a synthetic mel spectrogram: the batch dim is open, and
 //    npu-run takes it from the size of the raw input file;
-//  - PaddleOCR's PP-OCRv4 text detector and its text-direction classifier
+//  - PaddleOCR's PP-OCRv4 text detector, recogniser and text-direction classifier
 //    (paddle2onnx, inputs float32[?,3,?,?]) on drawn "text", the inputs as
 //    .npy files (npu-run takes every open dim from the header);
 //  - M-LSD tiny, Keijiro's tf2onnx line-segment detector
@@ -152,6 +152,9 @@ const CASES = [
   { name: 'ppocr_cls_b4', model: 'ch_ppocr_mobile_v2.0_cls_infer.onnx',
     feeds: () => textFeeds(4, 48, 192, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5], 13), npy: true,
     shapes: { 'softmax_0.tmp_0': [4, 2] } },
+  { name: 'ppocr_rec_320', model: 'ch_PP-OCRv4_rec_infer.onnx',
+    feeds: () => textFeeds(1, 48, 320, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5], 17), npy: true,
+    shapes: { 'softmax_11.tmp_0': [1, 40, 6625] } },
   { name: 'mlsd_tiny_320', model: 'mlsd_320x320_tiny.onnx', feeds: lineFeeds,
     shapes: { offsets: [1, 160, 160, 4], scores: [1, 160, 160, 1] } },
 ];

@@ -33,7 +33,5 @@ try silero_vad.onnx --shape input=1x512 --shape h=2x1x64 --shape c=2x1x64
 try silero_vad_v5.onnx --shape input=1x512 --shape state=2x1x128
 # openWakeWord's front end: 1280 samples (80 ms) into mel frames.
 try melspectrogram.onnx --shape input=1x1280
-# PaddleOCR's PP-OCRv4 text recogniser: a 48-pixel line, 320 wide.
-try ch_PP-OCRv4_rec_infer.onnx --shape x=1x3x48x320
 # openWakeWord's "hey jarvis" classifier.
 try hey_jarvis_v0.1.onnx
