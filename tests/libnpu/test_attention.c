@@ -18,7 +18,9 @@
 #include "ir_build.h"
 #include "npu_test.h"
 
-enum mask_kind { MASK_NONE, MASK_PADDING, MASK_CAUSAL_ADD, MASK_CAUSAL_WHERE };
+/* MASK_PADDING_WHERE: GPT-2's prefill, the padding mask added, then the
+ * causal Where on the sum. */
+enum mask_kind { MASK_NONE, MASK_PADDING, MASK_CAUSAL_ADD, MASK_CAUSAL_WHERE, MASK_PADDING_WHERE };
 /* How K^T is made: a Transpose straight from [B, S, H, D], or split heads
  * then a Transpose of the last two axes (K/V heads repeated by Expand, or
  * by Tile). */
@@ -121,11 +123,11 @@ static void reference(const struct cfg *c, const float *q, const float *k, const
 						acc += bf(q[((b * S + i) * c->H + h) * D + d]) *
 						       bf(k[((b * S + j) * c->KV + KVH(h)) * D + d]);
 					acc *= scale;
-					if (c->mask == MASK_PADDING)
+					if (c->mask == MASK_PADDING || c->mask == MASK_PADDING_WHERE)
 						acc += pad[b * S + j];
-					else if (c->mask != MASK_NONE && j > i)
-						acc = c->mask == MASK_CAUSAL_WHERE ? -3.4028235e38f :
-						      acc - 3.4028235e38f;
+					if (c->mask != MASK_NONE && c->mask != MASK_PADDING && j > i)
+						acc = c->mask == MASK_CAUSAL_ADD ? acc - 3.4028235e38f :
+						      -3.4028235e38f;
 					sc[j] = acc;
 					mx = fmaxf(mx, acc);
 				}
@@ -202,7 +204,7 @@ static void check(const struct cfg *c)
 			 (int[]){ s, irb_const(g, "sqrt_d", NPU_DTYPE_FLOAT32, 0, NULL, &dv) }, 2,
 			 &sd, 1);
 	}
-	if (c->mask == MASK_PADDING) {
+	if (c->mask == MASK_PADDING || c->mask == MASK_PADDING_WHERE) {
 		int m = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL);
 
 		pad = irb_tensor(g, "pad", NPU_DTYPE_FLOAT32, 4, (int64_t[]){ c->B, 1, 1, S });
@@ -211,7 +213,8 @@ static void check(const struct cfg *c)
 			padv[i] = (i * 7) % 5 == 0 ? -10000.0f : 0.0f;
 		irb_node(g, "Add", (int[]){ sd, pad }, 2, &m, 1);
 		sd = m;
-	} else if (c->mask != MASK_NONE) {
+	}
+	if (c->mask != MASK_NONE && c->mask != MASK_PADDING) {
 		int m = irb_tensor(g, NULL, NPU_DTYPE_FLOAT32, -1, NULL), cm_t;
 		float *tab = malloc((size_t)S * S * 4);
 		bool *keep = malloc((size_t)S * S);
@@ -313,6 +316,14 @@ END_TEST
 START_TEST(causal_where)
 {
 	check(&(struct cfg){ 2, 16, 4, 4, 16, MASK_CAUSAL_WHERE, KT_DIRECT, true, false });
+}
+END_TEST
+
+/* GPT-2's prefill: (S + pad) then Where(causal): one block, the mask pad +
+ * the causal table computed once (fuse_attn.c padded_mask). */
+START_TEST(padding_then_causal_where)
+{
+	check(&(struct cfg){ 2, 16, 4, 4, 16, MASK_PADDING_WHERE, KT_DIRECT, true, false });
 }
 END_TEST
 
@@ -576,6 +587,7 @@ static Suite *attention_suite(void)
 	tcase_add_test(tc, padding_mask_batch);
 	tcase_add_test(tc, causal_add);
 	tcase_add_test(tc, causal_where);
+	tcase_add_test(tc, padding_then_causal_where);
 	tcase_add_test(tc, grouped_query);
 	tcase_add_test(tc, grouped_query_tile);
 	tcase_add_test(tc, scale_on_q);

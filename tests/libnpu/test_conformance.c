@@ -68,6 +68,8 @@ static const char *const cases[] = {
 	"test_batchnorm_example_training_mode", "test_scatter_elements_with_duplicate_indices",
 	"test_scatternd_multiply", "test_tril_neg", "test_triu_square_neg",
 	"test_reversesequence_time",
+	/* recurrent layers (rewrite_rnn.c) */
+	"test_lstm_with_peepholes", "test_gru_with_initial_bias", "test_simple_rnn_batchwise",
 };
 
 START_TEST(conformance_case)

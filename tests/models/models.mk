@@ -6,10 +6,12 @@
 # weights (the MatMulNBits models, the transformers at --precision w8), and
 # onnxruntime's greedy generation with the decoders exported with past (the
 # reference ids and logits, in $(BUILD)/models-ref/generate) against libnpu's
-# generation sessions (generate_test.c), and the real models of
+# generation sessions (generate_test.c), the real models of
 # tests/models/README.md from the npm registry against onnxruntime
 # (ort_realmodels.js, npu_run_realmodels.sh), with the first refusal of
-# those libnpu does not run yet (try_realmodels.sh, informational).
+# those libnpu does not run yet (try_realmodels.sh, informational), and the
+# recurrent test models (tests/models/recurrent: an LSTM and a GRU exported
+# by PyTorch) over four frames with the state carried, against onnxruntime.
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
 FACE_PHOTO  := $(MODELS_DIR)/astronaut-128.raw
@@ -23,8 +25,9 @@ GEN_MODELS  := $(TF_PAST) $(TF_DIR)/llama_past_ext_op17.onnx
 TF_PACKAGES := python3-torch python3-onnx
 NB_DIR      := tests/models/nbits
 NB_PACKAGES := python3-onnx python3-numpy
+RNN_DIR     := tests/models/recurrent
 
-.PHONY: models check-models transformer-models nbits-models
+.PHONY: models check-models transformer-models nbits-models recurrent-models
 models:
 	@tests/models/fetch.sh
 
@@ -60,6 +63,12 @@ transformer-models:
 	fi
 	/usr/bin/python3 $(TF_DIR)/gen.py $(TF_DIR)
 
+# Regenerate the committed recurrent test models (byte for byte; Debian's
+# torch, installed by transformer-models).  Not part of any check.
+recurrent-models:
+	/usr/bin/python3 $(RNN_DIR)/gen.py $(RNN_DIR)
+	/usr/bin/python3 $(RNN_DIR)/gen_nodes.py $(RNN_DIR)
+
 # The npu-run rule lives in tools/, included after this file: name the
 # target literally.
 check-models: models $(MODEL_TEST) $(TF_PARSE) $(GEN_TEST) $(BUILD)/bin/npu-run
@@ -84,6 +93,9 @@ check-models: models $(MODEL_TEST) $(TF_PARSE) $(GEN_TEST) $(BUILD)/bin/npu-run
 	@node tests/models/ort_realmodels.js $(MODELS_DIR) $(BUILD)/models-ref/real
 	@tests/models/npu_run_realmodels.sh $(MODELS_DIR) $(BUILD)/models-ref/real $(BUILD)/bin/npu-run
 	@tests/models/try_realmodels.sh $(MODELS_DIR) $(BUILD)/bin/npu-run
+	@rm -rf $(BUILD)/models-ref/recurrent && mkdir -p $(BUILD)/models-ref/recurrent
+	@node tests/models/ort_recurrent.js $(RNN_DIR) $(BUILD)/models-ref/recurrent
+	@tests/models/npu_run_recurrent.sh $(RNN_DIR) $(BUILD)/models-ref/recurrent $(BUILD)/bin/npu-run
 
 # Regenerate the committed MatMulNBits test models (byte for byte; no torch):
 # installs Debian's onnx and numpy (root; once), then runs the generator.

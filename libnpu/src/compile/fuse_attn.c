@@ -205,6 +205,9 @@ static int additive_mask(npu_ir_graph *g, int mi, int fi)
 
 struct block {
 	int m1, mul, add, sm, m2;
+	/* GPT-2's prefill: the Mul's scores are Add(S, pad) with a run-time
+	 * padding mask pad; the block's mask is then pad + f (fuse_one). */
+	int add0, pad;
 	int pre[2];		/* a Mul or Div by a scalar of Q, of K^T, or -1 */
 	int q, kt, v, mask;	/* tensors: the operands as the block reads them */
 	float scale;
@@ -244,6 +247,31 @@ static int pre_scale(const npu_ir_graph *g, int t, int *x, float *scale)
 	return -1;
 }
 
+/*
+ * Add node @a0 as S + pad: S a MatMul's output that only @a0 reads, pad a
+ * float32 tensor computed at run time (a padding mask).  Returns S, -1 if
+ * @a0 is not that.
+ */
+static int padded_scores(const npu_ir_graph *g, int a0, int *pad)
+{
+	const npu_ir_node *n = &g->nodes[a0];
+
+	if (n->n_inputs != 2)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		int sc = n->inputs[i], p = n->inputs[1 - i];
+
+		if (sc != p && live_producer(g, sc, "MatMul") >= 0 && private_to_block(g, sc) &&
+		    !npu_ir_is_const(&g->tensors[p]) &&
+		    g->tensors[p].dtype == NPU_DTYPE_FLOAT32 &&
+		    g->tensors[p].rank == g->tensors[sc].rank) {
+			*pad = p;
+			return sc;
+		}
+	}
+	return -1;
+}
+
 /* Match the block ending in MatMul @k; false if it is not one. */
 static bool match(npu_ir_graph *g, int k, struct block *b)
 {
@@ -253,6 +281,7 @@ static bool match(npu_ir_graph *g, int k, struct block *b)
 
 	memset(b, 0, sizeof(*b));
 	b->mul = b->add = b->mask = b->pre[0] = b->pre[1] = -1;
+	b->add0 = b->pad = -1;
 	b->m2 = k;
 	if (m2->n_inputs != 2 || npu_ir_attr_find(m2, "npu_act") ||
 	    npu_ir_attr_find(m2, NPU_ATTR_SCALE) || npu_ir_attr_find(m2, NPU_ATTR_ATTN))
@@ -288,16 +317,24 @@ static bool match(npu_ir_graph *g, int k, struct block *b)
 			mul = live_producer(g, a, "Mul");
 			if (mul >= 0 && private_to_block(g, a) && g->nodes[mul].n_inputs == 2) {
 				for (int j = 0; j < 2; j++) {
-					int sj = g->nodes[mul].inputs[j];
+					int sj = g->nodes[mul].inputs[j], pad = -1;
 
-					if (live_producer(g, sj, "MatMul") >= 0 &&
-					    private_to_block(g, sj) &&
-					    npu_ir_is_const(&g->tensors[g->nodes[mul].inputs[1 - j]]) &&
-					    npu_ir_is_const(&g->tensors[o])) {
-						b->mul = mul;
-						s = sj;
-						b->mask = o;	/* made additive on success */
+					if (!npu_ir_is_const(&g->tensors[g->nodes[mul].inputs[1 - j]]) ||
+					    !npu_ir_is_const(&g->tensors[o]) || !private_to_block(g, sj))
+						continue;
+					if (live_producer(g, sj, "MatMul") < 0) {
+						/* (S + pad) * m + f: S's own additive mask first. */
+						int a0 = live_producer(g, sj, "Add");
+
+						sj = a0 >= 0 ? padded_scores(g, a0, &pad) : -1;
+						if (sj < 0)
+							continue;
+						b->add0 = a0;
+						b->pad = pad;
 					}
+					b->mul = mul;
+					s = sj;
+					b->mask = o;	/* made additive on success */
 				}
 				if (b->mul >= 0)
 					break;
@@ -393,11 +430,45 @@ static bool plain_rows(const struct npu_lview *v)
 	return true;
 }
 
+/*
+ * (S + pad) * m + f as S + (pad + f'), f' the additive form of m and f in
+ * *@mask: where m is 0 the softmax weight is 0 either way (f' <= -1e30;
+ * pad + f' may round to -inf, which the fused softmax clamps), where m is
+ * 1 it is S + pad.  A new Add node computes pad + f' at run time, once per
+ * block, in the broadcast shape of the two; *@mask becomes its output, or
+ * -1 if the shapes do not broadcast.
+ */
+static npu_status padded_mask(npu_ir_graph *g, const struct block *b, int *mask, int *node)
+{
+	const npu_ir_tensor *p = &g->tensors[b->pad], *f = &g->tensors[*mask];
+	int64_t dims[NPU_MAX_RANK];
+	int in[2] = { b->pad, *mask }, out, id;
+	npu_status st;
+
+	if (p->rank != f->rank) {
+		*mask = -1;
+		return NPU_OK;
+	}
+	for (int d = 0; d < p->rank; d++) {
+		if (p->dims[d] != f->dims[d] && p->dims[d] != 1 && f->dims[d] != 1) {
+			*mask = -1;
+			return NPU_OK;
+		}
+		dims[d] = p->dims[d] > f->dims[d] ? p->dims[d] : f->dims[d];
+	}
+	if ((st = npu_ir_add_tensor(g, NULL, NPU_DTYPE_FLOAT32, p->rank, dims, &out)) ||
+	    (st = npu_ir_add_node(g, "Add", g->nodes[b->mul].name, in, 2, &out, 1, &id)))
+		return st;
+	*mask = out;
+	*node = id;
+	return NPU_OK;
+}
+
 static npu_status fuse_one(npu_ir_graph *g, struct block *b, uint32_t hbsm, int *chain,
 			   int *nchain)
 {
 	const npu_ir_tensor *y = &g->tensors[g->nodes[b->m2].outputs[0]];
-	int rank = y->rank, n0 = *nchain, yt, mask = b->mask, *in;
+	int rank = y->rank, n0 = *nchain, yt, mask = b->mask, *in, added = -1;
 	int64_t sdims[NPU_MAX_RANK];
 	struct npu_lview q, k, v, m, o;
 	int64_t D, Dv, Sk, Sq;
@@ -427,6 +498,10 @@ static npu_status fuse_one(npu_ir_graph *g, struct block *b, uint32_t hbsm, int 
 			 mul->inputs[1];
 
 		mask = additive_mask(g, mc, mask);
+		if (mask < 0)
+			goto no;
+		if (b->pad >= 0 && (st = padded_mask(g, b, &mask, &added)))
+			return st;
 		if (mask < 0)
 			goto no;
 	}
@@ -471,6 +546,8 @@ static npu_status fuse_one(npu_ir_graph *g, struct block *b, uint32_t hbsm, int 
 		g->nodes[b->add].dead = true;
 	if (b->mul >= 0)
 		g->nodes[b->mul].dead = true;
+	if (b->add0 >= 0)
+		g->nodes[b->add0].dead = true;
 	for (int i = 0; i < 2; i++)
 		if (b->pre[i] >= 0)
 			g->nodes[b->pre[i]].dead = true;
@@ -484,6 +561,8 @@ static npu_status fuse_one(npu_ir_graph *g, struct block *b, uint32_t hbsm, int 
 	return NPU_OK;
 no:
 	*nchain = n0;
+	if (added >= 0)
+		g->nodes[added].dead = true;	/* the pad + f' no block reads */
 	return NPU_OK;
 }
 

@@ -34,9 +34,20 @@ static npu_status const_b(struct npu_cc *cc, const npu_ir_tensor *b, int64_t K,
 			  int64_t N, bool trans, uint64_t batch_off, uint64_t *off)
 {
 	const float *src = (const float *)b->data + batch_off;
-	uint16_t *dst = malloc((size_t)(K * N) * 2 + 2);
+	uint16_t *dst;
+	struct npu_cc_bconst *bc;
 	npu_status st = NPU_OK;
 
+	/* The same whole B of an earlier MatMul: its placed copy. */
+	for (unsigned i = 0; i < cc->nbconst; i++) {
+		bc = &cc->bconst[i];
+		if (bc->src == src && bc->K == K && bc->N == N && bc->trans == trans &&
+		    !batch_off) {
+			*off = bc->off;
+			return NPU_OK;
+		}
+	}
+	dst = malloc((size_t)(K * N) * 2 + 2);
 	if (!dst)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	for (int64_t k = 0; k < K; k++)
@@ -44,6 +55,13 @@ static npu_status const_b(struct npu_cc *cc, const npu_ir_tensor *b, int64_t K,
 			dst[k * N + n] = npu_ir_f32_to_bf16(trans ? src[n * K + k] : src[k * N + n]);
 	*off = npu_cc_const(cc, dst, (uint64_t)(K * N) * 2, &st);
 	free(dst);
+	if (st || batch_off)
+		return st;
+	bc = realloc(cc->bconst, (cc->nbconst + 1) * sizeof(*bc));
+	if (!bc)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	cc->bconst = bc;
+	cc->bconst[cc->nbconst++] = (struct npu_cc_bconst){ src, K, N, trans, *off };
 	return st;
 }
 

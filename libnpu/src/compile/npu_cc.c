@@ -477,6 +477,7 @@ out:
 	npu_sched_free(&cc);
 	free(wide);
 	free(cc.cdata);
+	free(cc.bconst);
 	free(cc.loc);
 	free(cc.home);
 	free(cc.blocks);

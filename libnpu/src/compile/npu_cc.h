@@ -79,6 +79,18 @@ struct npu_cc {
 	bool blocks_oom;
 	uint8_t *cdata;		/* CONST segment contents so far */
 	uint64_t clen, ccap;
+	/*
+	 * MatMul's constant B operands already placed as bf16
+	 * (lower_matmul.c): the time steps of an unrolled recurrence
+	 * (rewrite_rnn.c) share one R^T instead of a copy per step.
+	 */
+	struct npu_cc_bconst {
+		const void *src;	/* the IR tensor's data */
+		int64_t K, N;
+		bool trans;
+		uint64_t off;
+	} *bconst;
+	unsigned nbconst;
 	uint64_t scratch_len, io_len;	/* scratch_len: the blocks, before the plan */
 	unsigned batch;		/* inputs per run; > 1: pipelined stages */
 	uint64_t scratch_stride, io_stride;	/* per batch element (the planned scratch) */

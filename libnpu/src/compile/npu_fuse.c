@@ -531,15 +531,15 @@ npu_status npu_fuse(npu_ir_graph *g, uint32_t hbsm)
 	for (int i = 0; i < n0 && !st; i++)
 		if (!g->nodes[i].dead && !strcmp(g->nodes[i].op, "BatchNormalization"))
 			st = split_bn(g, i);
-	/* New nodes went to the end: put them back in order. */
-	/* A residual may be produced after its Conv: drop the fused nodes
-	 * (sorting reads every node, and a folded BatchNormalization still
-	 * reads the Conv output it replaced) and order again. */
-	reorder |= g->n_nodes != n0;
-	if (!st && reorder)
+	/* New nodes went to the end (split BatchNormalization, an attention
+	 * block's padding mask): put them back in order.  A residual may be
+	 * produced after its Conv.  Either way drop the fused nodes first
+	 * (sorting reads every node) and order again. */
+	if (!st && (g->n_nodes != n0 || reorder)) {
 		st = npu_ir_remove_dead(g);
-	if (!st && reorder)
-		st = npu_ir_topo_sort(g);
+		if (!st)
+			st = npu_ir_topo_sort(g);
+	}
 	/* Last, on the final node order: what runs inside whose tiles. */
 	if (!st)
 		st = npu_fuse_conv(g, hbsm);

@@ -114,6 +114,12 @@ static const char *support_einsum(const npu_ir_graph *g, const npu_ir_node *n)
 	return NULL;
 }
 
+/* LSTM, GRU, RNN: what the unrolling rewrite (rewrite_rnn.c) needs. */
+static const char *support_rnn(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	return npu_rnn_unsupported(g, n);
+}
+
 /* ---- the table ---- */
 
 /* Elementwise operators: the CVU function, of one input or of two. */
@@ -204,6 +210,8 @@ static const struct npu_op ops[] = {
 	  .ir.eval = npu_ir_eval_copy, .lower = npu_lower_alias },
 	{ "Floor", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
 	  CVU_UNARY(NPU_FN_FLOOR) },
+	{ "GRU", 7, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_rnn,
+	  .support = support_rnn, .rewrites = { npu_rewrite_rnn } },
 	{ "Gather", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_gather,
 	  .ir.eval = npu_ir_eval_gather, .support = support_gather, .lower = npu_lower_gather,
 	  .rewrites = { npu_rewrite_gather } },
@@ -242,6 +250,8 @@ static const struct npu_op ops[] = {
 	  .rewrites = { npu_rewrite_isnan } },
 	{ "LRN", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_unary_float,
 	  .rewrites = { npu_rewrite_lrn } },
+	{ "LSTM", 7, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_rnn,
+	  .support = support_rnn, .rewrites = { npu_rewrite_rnn } },
 	{ "LayerNormalization", 17, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_layernorm,
 	  .lower = npu_lower_layernorm,
 	  .rewrites = { npu_rewrite_layernorm_stats } },
@@ -309,6 +319,8 @@ static const struct npu_op ops[] = {
 	/* LAYERNORM with NPU_CVU_F_RMS; fuse_pattern.c makes it from LLaMA's RMSNorm */
 	{ "RMSNormalization", 23, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_layernorm,
 	  .lower = npu_lower_layernorm },
+	{ "RNN", 7, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_rnn,
+	  .support = support_rnn, .rewrites = { npu_rewrite_rnn } },
 	{ "Range", 11, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_range,
 	  .ir.eval = npu_ir_eval_range },
 	{ "Reciprocal", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,

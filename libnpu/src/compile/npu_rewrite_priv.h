@@ -141,5 +141,8 @@ npu_status npu_rewrite_rotate_half(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_swap_halves(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_einsum.c */
 npu_status npu_rewrite_einsum(npu_ir_graph *g, int k, bool *applied);
+/* rewrite_rnn.c: LSTM, GRU, RNN unrolled over time; why one is left alone. */
+npu_status npu_rewrite_rnn(npu_ir_graph *g, int k, bool *applied);
+const char *npu_rnn_unsupported(const npu_ir_graph *g, const npu_ir_node *n);
 
 #endif /* NPU_REWRITE_PRIV_H */

@@ -606,6 +606,7 @@ static const char *const attr_type_names[] = {
 	[NPU_IR_ATTR_INT] = "an int", [NPU_IR_ATTR_FLOAT] = "a float",
 	[NPU_IR_ATTR_STRING] = "a string", [NPU_IR_ATTR_INTS] = "a list of ints",
 	[NPU_IR_ATTR_FLOATS] = "a list of floats", [NPU_IR_ATTR_TENSOR] = "a tensor",
+	[NPU_IR_ATTR_STRINGS] = "a list of strings",
 	[NPU_IR_ATTR_OTHER] = "of a type libnpu does not read",
 };
 
@@ -697,6 +698,22 @@ npu_status npu_ir_attr_floats(const npu_ir_node *n, const char *name, const floa
 	if (a->type != NPU_IR_ATTR_FLOATS)
 		return wrong_type(n, a, NPU_IR_ATTR_FLOATS);
 	*vals = a->floats;
+	*count = a->n;
+	return NPU_OK;
+}
+
+npu_status npu_ir_attr_strings(const npu_ir_node *n, const char *name, const char **buf,
+			       int *count)
+{
+	const npu_ir_attr *a = npu_ir_attr_find(n, name);
+
+	*buf = NULL;
+	*count = -1;
+	if (!a)
+		return NPU_OK;
+	if (a->type != NPU_IR_ATTR_STRINGS)
+		return wrong_type(n, a, NPU_IR_ATTR_STRINGS);
+	*buf = a->s;
 	*count = a->n;
 	return NPU_OK;
 }
@@ -803,6 +820,32 @@ npu_status npu_ir_set_attr_floats(npu_ir_node *n, const char *name, const float 
 		return no_memory();
 	if (count > 0)
 		memcpy(a->floats, v, (size_t)count * sizeof(*v));
+	a->n = count > 0 ? count : 0;
+	return NPU_OK;
+}
+
+npu_status npu_ir_set_attr_strings(npu_ir_node *n, const char *name, const char *const *v,
+				   int count)
+{
+	npu_ir_attr *a = attr_slot(n, name);
+	size_t len = 1;
+	char *p;
+
+	if (!a)
+		return no_memory();
+	for (int i = 0; i < count; i++)
+		len += strlen(v[i]) + 1;
+	a->type = NPU_IR_ATTR_STRINGS;
+	a->s = p = malloc(len);
+	if (!a->s)
+		return no_memory();
+	for (int i = 0; i < count; i++) {
+		size_t l = strlen(v[i]) + 1;
+
+		memcpy(p, v[i], l);
+		p += l;
+	}
+	*p = '\0';
 	a->n = count > 0 ? count : 0;
 	return NPU_OK;
 }
@@ -1155,6 +1198,15 @@ static void dump_attr(const npu_ir_attr *a, FILE *f)
 		fprintf(f, "tensor %s", npu_ir_shape_str(a->t, sh, sizeof(sh)));
 		if (a->t->data)
 			dump_values(a->t, f);
+		break;
+	}
+	case NPU_IR_ATTR_STRINGS: {
+		const char *p = a->s;
+
+		fputc('[', f);
+		for (int i = 0; i < a->n; i++, p += strlen(p) + 1)
+			fprintf(f, "%s\"%s\"", i ? "," : "", p);
+		fputc(']', f);
 		break;
 	}
 	case NPU_IR_ATTR_OTHER:

@@ -63,8 +63,11 @@ typedef enum npu_ir_attr_type {
 	NPU_IR_ATTR_INTS,
 	NPU_IR_ATTR_FLOATS,
 	NPU_IR_ATTR_TENSOR,
+	/* A list of strings (RNN activations): @n strings back to back in
+	 * @s, each NUL terminated. */
+	NPU_IR_ATTR_STRINGS,
 	/* An ONNX attribute the IR does not carry (graphs, sparse tensors,
-	 * type protos, lists of strings or tensors): its name only. */
+	 * type protos, lists of tensors): its name only. */
 	NPU_IR_ATTR_OTHER,
 } npu_ir_attr_type;
 
@@ -283,6 +286,10 @@ npu_status npu_ir_attr_ints(const npu_ir_node *n, const char *name, const int64_
 			    int *count);
 npu_status npu_ir_attr_floats(const npu_ir_node *n, const char *name, const float **vals,
 			      int *count);
+/* A list of strings: *@buf holds *@count strings back to back, each NUL
+ * terminated; absent gives *@buf NULL and *@count -1. */
+npu_status npu_ir_attr_strings(const npu_ir_node *n, const char *name, const char **buf,
+			       int *count);
 /* Absent gives NULL. */
 npu_status npu_ir_attr_tensor(const npu_ir_node *n, const char *name,
 			      const npu_ir_tensor **out);
@@ -293,6 +300,8 @@ npu_status npu_ir_set_attr_float(npu_ir_node *n, const char *name, float v);
 npu_status npu_ir_set_attr_string(npu_ir_node *n, const char *name, const char *s);
 npu_status npu_ir_set_attr_ints(npu_ir_node *n, const char *name, const int64_t *v, int count);
 npu_status npu_ir_set_attr_floats(npu_ir_node *n, const char *name, const float *v, int count);
+npu_status npu_ir_set_attr_strings(npu_ir_node *n, const char *name, const char *const *v,
+				   int count);
 void npu_ir_remove_attr(npu_ir_node *n, const char *name);
 
 /* ---- whole-graph passes ---- */

@@ -69,6 +69,8 @@ npu_status npu_ir_shape_einsum(npu_ir_graph *g, npu_ir_node *n);
 /* ---- neural network (shape_nn.c) ---- */
 
 npu_status npu_ir_shape_conv(npu_ir_graph *g, npu_ir_node *n);
+/* LSTM, GRU, RNN: Y, Y_h (and LSTM's Y_c) from X, W and the attributes. */
+npu_status npu_ir_shape_rnn(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_conv_integer(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_qlinear_conv(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_conv_transpose(npu_ir_graph *g, npu_ir_node *n);

@@ -519,3 +519,94 @@ npu_status npu_ir_shape_flatten(npu_ir_graph *g, npu_ir_node *n)
 		dims[d < axis ? 0 : 1] *= x->dims[d];
 	return npu_sh_set_out(g, n, 0, x->dtype, 2, dims);
 }
+
+/*
+ * Optional input @i of a recurrent node, when present and of known shape,
+ * must be @rank dims equal to @want (where both are known).
+ */
+static npu_status rnn_check_in(const npu_ir_graph *g, const npu_ir_node *n, int i, int rank,
+			       const int64_t *want, const char *what, const char *form)
+{
+	const npu_ir_tensor *t = in(g, n, i);
+	char sh[160];
+	bool ok;
+
+	if (!t || t->rank < 0)
+		return NPU_OK;
+	ok = t->rank == rank;
+	for (int d = 0; ok && d < rank; d++)
+		ok = t->dims[d] < 0 || want[d] < 0 || t->dims[d] == want[d];
+	if (ok)
+		return NPU_OK;
+	return npu_sh_err(n, NPU_ERR_SHAPE, "%s is %s, it must be %s (D directions, G gates, hidden H)",
+			  what, npu_ir_shape_str(t, sh, sizeof(sh)), form);
+}
+
+/*
+ * LSTM, GRU, RNN: X [T, B, I] (layout 1: [B, T, I]), W [D, G * H, I] with
+ * G gates (4, 3, 1); Y [T, D, B, H] ([B, T, D, H]), Y_h and Y_c [D, B, H]
+ * ([B, D, H]).
+ */
+npu_status npu_ir_shape_rnn(npu_ir_graph *g, npu_ir_node *n)
+{
+	int64_t gates = !strcmp(n->op, "LSTM") ? 4 : !strcmp(n->op, "GRU") ? 3 : 1;
+	int64_t hidden = -1, layout = 0, T, B, D, H, yd[4], hd[3];
+	const char *dir;
+	npu_ir_tensor *x, *w;
+	npu_status st = npu_sh_need_in(g, n, 0, &x);
+
+	if (!st)
+		st = npu_sh_need_in(g, n, 1, &w);
+	if (!st)
+		st = npu_sh_need_float(n, x);
+	if (!st)
+		st = npu_sh_need_rank(n, x, 3, 3);
+	if (!st)
+		st = npu_sh_need_rank(n, w, 3, 3);
+	if (!st)
+		st = npu_ir_attr_int(n, "hidden_size", -1, &hidden);
+	if (!st)
+		st = npu_ir_attr_int(n, "layout", 0, &layout);
+	if (!st)
+		st = npu_ir_attr_string(n, "direction", "forward", &dir);
+	if (st)
+		return st;
+	if (strcmp(dir, "forward") && strcmp(dir, "reverse") && strcmp(dir, "bidirectional"))
+		return npu_sh_err(n, NPU_ERR_FORMAT,
+				  "direction '%s' is not forward, reverse or bidirectional", dir);
+	if (layout != 0 && layout != 1)
+		return npu_sh_err(n, NPU_ERR_FORMAT, "layout %" PRId64 " is not 0 or 1", layout);
+	D = strcmp(dir, "bidirectional") ? 1 : 2;
+	H = hidden > 0 ? hidden : w->dims[1] >= 0 ? w->dims[1] / gates : -1;
+	if (w->dims[0] >= 0 && w->dims[0] != D)
+		return npu_sh_err(n, NPU_ERR_SHAPE, "W has %" PRId64 " directions, direction '%s' needs %" PRId64,
+				  w->dims[0], dir, D);
+	if (H >= 0 && w->dims[1] >= 0 && w->dims[1] != gates * H)
+		return npu_sh_err(n, NPU_ERR_SHAPE, "W's second dimension %" PRId64
+				  " is not %" PRId64 " gates times hidden_size %" PRId64,
+				  w->dims[1], gates, H);
+	T = x->dims[layout ? 1 : 0];
+	B = x->dims[layout ? 0 : 1];
+	if ((st = rnn_check_in(g, n, 2, 3, (int64_t[]){ D, gates * H, H }, "R", "[D, G * H, H]")) ||
+	    (st = rnn_check_in(g, n, 3, 2, (int64_t[]){ D, 2 * gates * H }, "B", "[D, 2 * G * H]")) ||
+	    (st = rnn_check_in(g, n, 4, 1, (int64_t[]){ B }, "sequence_lens", "[batch]")) ||
+	    (st = rnn_check_in(g, n, 5, 3, layout ? (int64_t[]){ B, D, H } : (int64_t[]){ D, B, H },
+			       "initial_h", layout ? "[batch, D, H]" : "[D, batch, H]")))
+		return st;
+	if (gates == 4 &&
+	    ((st = rnn_check_in(g, n, 6, 3, layout ? (int64_t[]){ B, D, H } : (int64_t[]){ D, B, H },
+				"initial_c", layout ? "[batch, D, H]" : "[D, batch, H]")) ||
+	     (st = rnn_check_in(g, n, 7, 2, (int64_t[]){ D, 3 * H }, "P", "[D, 3 * H]"))))
+		return st;
+	if (layout) {
+		yd[0] = B, yd[1] = T, yd[2] = D, yd[3] = H;
+		hd[0] = B, hd[1] = D, hd[2] = H;
+	} else {
+		yd[0] = T, yd[1] = D, yd[2] = B, yd[3] = H;
+		hd[0] = D, hd[1] = B, hd[2] = H;
+	}
+	if ((st = npu_sh_set_out(g, n, 0, x->dtype, 4, yd)) ||
+	    (st = npu_sh_set_out(g, n, 1, x->dtype, 3, hd)))
+		return st;
+	return gates == 4 ? npu_sh_set_out(g, n, 2, x->dtype, 3, hd) : NPU_OK;
+}

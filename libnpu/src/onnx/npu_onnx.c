@@ -593,8 +593,32 @@ static npu_status load_attr(npu_ir_attr *a, Onnx__AttributeProto *ap, const char
 		}
 		a->type = NPU_IR_ATTR_TENSOR;
 		return st;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
+		size_t len = 1;
+		char *p;
+
+		if (ap->n_strings > INT32_MAX / 8)
+			return npu_fail(NPU_ERR_FORMAT, "%s: attribute '%s' is too long", where, ap->name);
+		for (size_t i = 0; i < ap->n_strings; i++)
+			len += ap->strings[i].len + 1;
+		a->type = NPU_IR_ATTR_STRINGS;
+		a->n = (int)ap->n_strings;
+		a->s = p = malloc(len);
+		if (!a->s)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		for (size_t i = 0; i < ap->n_strings; i++) {
+			/* A NUL inside a string ends it early: names of
+			 * activations never hold one. */
+			if (ap->strings[i].len)
+				memcpy(p, ap->strings[i].data, ap->strings[i].len);
+			p += ap->strings[i].len;
+			*p++ = '\0';
+		}
+		*p = '\0';
+		return NPU_OK;
+	}
 	default:
-		a->type = NPU_IR_ATTR_OTHER;	/* graphs, strings, sparse, type protos */
+		a->type = NPU_IR_ATTR_OTHER;	/* graphs, sparse, type protos */
 		return NPU_OK;
 	}
 }
