@@ -187,6 +187,9 @@ static Suite *fuse_suite(void)
 	Suite *s = suite_create("npu_fuse");
 	TCase *tc = tcase_create("conv");
 
+	/* folded_and_split_batchnorm compiles and runs a model: room for a
+	 * loaded machine under ASan. */
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, pair_marked);
 	tcase_add_test(tc, residual_rebuilt_from_input);
 	tcase_add_test(tc, no_pair_when_tile_does_not_fit);
