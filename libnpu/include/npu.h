@@ -222,9 +222,15 @@ typedef struct npu_compile_options {
 	/* Logical clusters to compile for; 0: every healthy cluster of the
 	 * device given to npu_model_load_*, or all 14 without one. */
 	unsigned clusters;
-	/* Reserved for running operators the NPU cannot on the CPU.  Not
-	 * available in this version: non-zero is refused (NPU_ERR_UNSUPPORTED),
-	 * so an unsupported operator always fails compilation by name. */
+	/*
+	 * Non-zero: a node the NPU cannot run whose operator libnpu has a C
+	 * reference of (Documentation/libnpu.md, "Host steps, control flow
+	 * and the CPU fallback") runs on the host between two NPU programs (a
+	 * host step; npu_model_get_info's host_steps, npu_context_step_info).
+	 * Zero (the default): such a node fails compilation with
+	 * NPU_ERR_UNSUPPORTED naming the operator, the node, the opset and
+	 * this option.  Batch 1 only; ignored for compiled (native) models.
+	 */
 	int allow_cpu_fallback;
 	/*
 	 * Inputs per run.  0 or 1: one input, the nodes run one after another,
@@ -314,6 +320,11 @@ typedef struct npu_model_info {
 	uint64_t io_bytes;		/* inputs and outputs, every batch element */
 	/* Kept across runs: a generation program's KV cache (issue 16). */
 	uint64_t state_bytes;
+	/* Steps run on the host (allow_cpu_fallback), counted in steps. */
+	unsigned host_steps;
+	/* "Det 'det_1', Mod #3": the nodes those steps run ("" if none);
+	 * valid while the model lives. */
+	const char *host_nodes;
 } npu_model_info;
 
 /* Fill @info (see npu_model_info); NPU_ERR_INVALID_ARG for NULL or a struct_size too small. */
@@ -393,6 +404,29 @@ typedef struct npu_step_stats {
  */
 NPU_API npu_status npu_context_last_run_steps(const npu_context *ctx, npu_step_stats *steps,
 					      size_t cap, size_t *count);
+
+/*
+ * One step of the last completed run, in more detail than npu_step_stats.
+ * Extensible: set struct_size to sizeof(npu_step_info).
+ */
+typedef struct npu_step_info {
+	size_t struct_size;
+	const char *label;	/* as npu_step_stats; a host step's ends in " (host)" */
+	uint64_t device_cycles;	/* 0 for a host step */
+	int on_host;		/* 1: a host step (the CPU fallback), 0: an NPU program */
+	const char *op;		/* a host step's ONNX operator, else NULL */
+	double host_us;		/* a host step's wall time, else 0 */
+} npu_step_info;
+
+/*
+ * Step @index of the last completed run of @ctx: NPU_ERR_NOT_FOUND past
+ * the last step or before the first run.  Host steps run on the calling
+ * thread inside npu_submit()/npu_run() (the programs before one finish
+ * first), so a model with host steps returns from npu_submit() only
+ * after its last host step.
+ */
+NPU_API npu_status npu_context_last_run_step(const npu_context *ctx, size_t index,
+					     npu_step_info *info);
 
 /* ---- Generating text ---- */
 

@@ -111,6 +111,11 @@ void npu_kern_binary(float *y, const float *a, const float *b, size_t n,
 /* y[i] = fn(a[i], b) */
 void npu_kern_binary_scalar(float *y, const float *a, float b, size_t n,
 			    unsigned fn);
+/*
+ * The int32 remainder of @a by @b: with the divisor's sign (MOD), or the
+ * dividend's with @fmod (C's %); 0 for @b = 0 (and INT32_MIN by -1).
+ */
+int32_t npu_kern_mod_i32(int32_t a, int32_t b, bool fmod);
 /* true if fn is a valid unary (or binary) function code */
 bool npu_fn_is_unary(unsigned fn);
 bool npu_fn_is_binary(unsigned fn);

@@ -595,6 +595,14 @@ static ALWAYS_INLINE float min_nan(float a, float b)
 	return select_f((a < b) | (a != a), a, b);
 }
 
+/* MOD in fp32: fmod, moved into the divisor's sign (as Python's %). */
+static ALWAYS_INLINE float mod_floor(float a, float b)
+{
+	float r = fmodf(a, b);
+
+	return r != 0.0f && ((r < 0.0f) != (b < 0.0f)) ? r + b : r;
+}
+
 /* BINARY_LOOP(bexpr) runs bexpr for every i with av = a[i], bv = B(i) */
 #define BINARY_LOOPS(B)							\
 	do {								\
@@ -646,6 +654,12 @@ static ALWAYS_INLINE float min_nan(float a, float b)
 			break;						\
 		case NPU_FN_XOR:					\
 			BLOOP(select_f((av != 0.0f) != (bv != 0.0f), 1.0f, 0.0f), B); \
+			break;						\
+		case NPU_FN_MOD:					\
+			BLOOP(mod_floor(av, bv), B);			\
+			break;						\
+		case NPU_FN_FMOD:					\
+			BLOOP(fmodf(av, bv), B);			\
 			break;						\
 		default:						\
 			memset(y, 0, n * sizeof(*y));			\
@@ -873,6 +887,18 @@ void npu_kern_scan(float *y, const float *x, size_t outer, size_t n,
 			}
 		}
 	}
+}
+
+int32_t npu_kern_mod_i32(int32_t a, int32_t b, bool fmod)
+{
+	int32_t r;
+
+	if (b == 0 || b == -1)	/* -1: INT32_MIN % -1 overflows in C */
+		return 0;
+	r = a % b;
+	if (!fmod && r != 0 && ((r < 0) != (b < 0)))
+		r += b;
+	return r;
 }
 
 void npu_kern_scan_i32(int32_t *y, const int32_t *x, size_t outer, size_t n,

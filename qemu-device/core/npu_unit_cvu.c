@@ -624,14 +624,16 @@ static int select_exec(struct npu_exec_ctx *ctx)
 /*
  * ADD, SUB and MUL of INT32 into INT32, nothing converted and no stages:
  * int32 arithmetic, wrapping modulo 2^32 (version 1.2), where fp32 would
- * round beyond 2^24.
+ * round beyond 2^24.  MOD and FMOD likewise (version 1.4): exact
+ * remainders, 0 for a zero divisor.
  */
 static bool is_int_arith(const struct npu_dinsn *di)
 {
 	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
 
 	return di->raw.opcode == NPU_CVU_BINARY &&
-	       (p->fn == NPU_FN_ADD || p->fn == NPU_FN_SUB || p->fn == NPU_FN_MUL) &&
+	       (p->fn == NPU_FN_ADD || p->fn == NPU_FN_SUB || p->fn == NPU_FN_MUL ||
+		p->fn == NPU_FN_MOD || p->fn == NPU_FN_FMOD) &&
 	       !p->nstages && !(p->flags & (NPU_CVU_F_IN_QUANT | NPU_CVU_F_OUT_QUANT)) &&
 	       di->opnd[NPU_OPND_SRC0].dtype == NPU_DT_INT32 &&
 	       di->opnd[NPU_OPND_SRC1].dtype == NPU_DT_INT32 &&
@@ -659,7 +661,10 @@ static int int_arith_exec(struct npu_exec_ctx *ctx)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t u = (uint32_t)a[i], v = (uint32_t)b[i];
 
-		y[i] = (int32_t)(fn == NPU_FN_ADD ? u + v : fn == NPU_FN_SUB ? u - v : u * v);
+		if (fn == NPU_FN_MOD || fn == NPU_FN_FMOD)
+			y[i] = npu_kern_mod_i32(a[i], b[i], fn == NPU_FN_FMOD);
+		else
+			y[i] = (int32_t)(fn == NPU_FN_ADD ? u + v : fn == NPU_FN_SUB ? u - v : u * v);
 	}
 	return npu_view_store(ctx, &dv, y);
 }

@@ -328,6 +328,13 @@ void onnxb_attr_t(onnxb *b, Onnx__NodeProto *n, const char *name, Onnx__TensorPr
 	a->t = t;
 }
 
+void onnxb_attr_g(onnxb *b, Onnx__NodeProto *n, const char *name, Onnx__GraphProto *g)
+{
+	Onnx__AttributeProto *a = attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+
+	a->g = g;
+}
+
 uint8_t *onnxb_pack(onnxb *b, size_t *len)
 {
 	size_t n = onnx__model_proto__get_packed_size(&b->model);

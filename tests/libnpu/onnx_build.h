@@ -65,6 +65,8 @@ void onnxb_attr_s(onnxb *b, Onnx__NodeProto *n, const char *name, const char *v)
 void onnxb_attr_ints(onnxb *b, Onnx__NodeProto *n, const char *name, int count, const int64_t *v);
 void onnxb_attr_floats(onnxb *b, Onnx__NodeProto *n, const char *name, int count, const float *v);
 void onnxb_attr_t(onnxb *b, Onnx__NodeProto *n, const char *name, Onnx__TensorProto *t);
+/* A graph attribute (If branches): @g stays owned by the builder that made it. */
+void onnxb_attr_g(onnxb *b, Onnx__NodeProto *n, const char *name, Onnx__GraphProto *g);
 
 /* Uniform pseudo-random values in [-1, 1) from @seed (an LCG). */
 void onnxb_fill(float *v, size_t n, unsigned seed);

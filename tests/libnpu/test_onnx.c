@@ -516,7 +516,10 @@ START_TEST(err_unsupported_operator)
 	npu_ir_graph *g;
 	int bad;
 	static const char msg[] =
-		"operator 'NonMaxSuppression' (node 'nms_1', opset 13) is not supported by the NPU compiler";
+		"operator 'NonMaxSuppression' (node 'nms_1', opset 13) is not supported by the NPU compiler: "
+		"its output selected_indices [num_selected, 3] has as many rows as boxes survive, known only at run time; "
+		"NPU programs have static shapes, and padding to max_output_boxes_per_class rows would not be what ONNX returns: "
+		"run it on the host with the CPU fallback (npu_compile_options.allow_cpu_fallback, npu-run --cpu-fallback)";
 
 	b = onnxb_new(8, 13);
 	onnxb_input(b, "boxes", ONNXB_F32, 3, D(1, 10, 4));

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compile/npu_ops.h"
+#include "host/npu_host.h"
 #include "npu_test.h"
 
 /*
@@ -28,9 +29,14 @@ static const char *entry_problem(const struct npu_op *d, char *buf, size_t len)
 	else if (!d->ir.shape)
 		snprintf(buf, len, "%s has no shape rule", d->name);
 	else if ((d->flags & ~NPU_OP_TCU_ACT) != NPU_OP_NPU &&
-		 d->flags != (NPU_OP_NPU | NPU_OP_BY_REWRITE) && d->flags != NPU_OP_CONST)
-		snprintf(buf, len, "%s: flags %#x (NPU_OP_NPU, maybe with NPU_OP_BY_REWRITE or NPU_OP_TCU_ACT, or NPU_OP_CONST)",
+		 d->flags != (NPU_OP_NPU | NPU_OP_BY_REWRITE) && d->flags != NPU_OP_CONST &&
+		 d->flags != NPU_OP_HOST)
+		snprintf(buf, len, "%s: flags %#x (NPU_OP_NPU, maybe with NPU_OP_BY_REWRITE or NPU_OP_TCU_ACT, or NPU_OP_CONST, or NPU_OP_HOST)",
 			 d->name, d->flags);
+	else if (d->flags == NPU_OP_HOST &&
+		 (d->lower || d->rewrites[0] || !npu_host_op_get(d->name, d->until ? d->until : 99)))
+		snprintf(buf, len, "%s runs on the host only: no lowering, no rewrite, a host implementation",
+			 d->name);
 	else if ((d->flags & NPU_OP_TCU_ACT) && d->cvu.kind != NPU_OP_CVU_UNARY)
 		snprintf(buf, len, "%s: a TCU activation is a unary CVU function", d->name);
 	else if ((d->flags & ~NPU_OP_TCU_ACT) == NPU_OP_NPU && !d->lower)
@@ -175,10 +181,15 @@ START_TEST(find_messages)
 	ck_assert_int_eq(npu_op_find(&n, &d), NPU_ERR_UNSUPPORTED);
 	ck_assert_str_eq(npu_last_error(),
 			 "operator 'Upsample' (node #4, opset 10) is not supported by the NPU compiler: it was removed after opset 9");
+	n.op = (char *)"StringNormalizer";
+	ck_assert_int_eq(npu_op_find(&n, &d), NPU_ERR_UNSUPPORTED);
+	ck_assert_str_eq(npu_last_error(),
+			 "operator 'StringNormalizer' (node #4, opset 10) is not supported by the NPU compiler");
+	/* Data-sized outputs (issue 17): why, and the option that runs it. */
 	n.op = (char *)"NonMaxSuppression";
 	ck_assert_int_eq(npu_op_find(&n, &d), NPU_ERR_UNSUPPORTED);
 	ck_assert_str_eq(npu_last_error(),
-			 "operator 'NonMaxSuppression' (node #4, opset 10) is not supported by the NPU compiler");
+			 "operator 'NonMaxSuppression' (node #4, opset 10) is not supported by the NPU compiler: its output selected_indices [num_selected, 3] has as many rows as boxes survive, known only at run time; NPU programs have static shapes, and padding to max_output_boxes_per_class rows would not be what ONNX returns: run it on the host with the CPU fallback (npu_compile_options.allow_cpu_fallback, npu-run --cpu-fallback)");
 	n.op = (char *)"Relu";
 	n.domain = (char *)"com.example";
 	ck_assert_int_eq(npu_op_find(&n, &d), NPU_ERR_UNSUPPORTED);

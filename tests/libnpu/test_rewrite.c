@@ -958,12 +958,12 @@ START_TEST(rewrite_table_order)
 	/* Every operator with rewrites is found (the rows are sorted) ... */
 	static const char *const ops[] = {
 		"Add", "AveragePool", "BatchNormalization", "BitShift", "Cast", "CastLike",
-		"Clip", "Conv", "ConvTranspose", "DepthToSpace", "DequantizeLinear", "Div",
+		"Clip", "Compress", "Conv", "ConvTranspose", "DepthToSpace", "DequantizeLinear", "Div",
 		"Dropout", "DynamicQuantizeLinear", "Expand", "EyeLike", "Gather",
 		"GatherElements", "GatherND", "Gemm", "GridSample", "Hardmax",
 		"InstanceNormalization", "IsInf", "IsNaN", "LRN",
 		"LayerNormalization", "MatMul", "Max", "MaxPool", "Mean",
-		"MeanVarianceNormalization", "Min", "Mod", "Mul", "NegativeLogLikelihoodLoss",
+		"MeanVarianceNormalization", "Min", "Mod", "Mul", "NegativeLogLikelihoodLoss", "OneHot",
 		"Pad", "Pow", "QLinearMatMul", "QuantizeLinear", "ReduceMax", "ReduceMean",
 		"ReduceMin", "ReduceProd", "ReduceSum", "Resize", "ReverseSequence", "Scatter",
 		"ScatterElements", "ScatterND", "SoftmaxCrossEntropyLoss", "SpaceToDepth", "Sub",
@@ -978,7 +978,7 @@ START_TEST(rewrite_table_order)
 			  npu_rewrite_minmax_int } },
 		{ "Min", { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16,
 			  npu_rewrite_minmax_int } },
-		{ "MaxPool", { npu_rewrite_pool3d, npu_rewrite_8bit } },
+		{ "MaxPool", { npu_rewrite_pool3d, npu_rewrite_8bit, npu_rewrite_maxpool_indices } },
 		{ "Mod", { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
 		{ "QuantizeLinear", { npu_rewrite_quant_axis, npu_rewrite_quant_computed } },
 	};

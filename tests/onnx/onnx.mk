@@ -10,3 +10,7 @@ $(CHECK_ONNX_BIN): tests/onnx/check_onnx.c tests/onnx/onnx_case.c tests/onnx/onn
 .PHONY: check-onnx
 check-onnx: $(CHECK_ONNX_BIN)
 	NPU_EMU_STATS=0 $(CHECK_ONNX_BIN)
+	@echo "check-onnx with the CPU fallback on (issue 17; the whole list: $(BUILD)/check-onnx-fallback.txt):"
+	@NPU_EMU_STATS=0 NPU_ONNX_CPU_FALLBACK=1 $(CHECK_ONNX_BIN) > $(BUILD)/check-onnx-fallback.txt || \
+	  { cat $(BUILD)/check-onnx-fallback.txt; exit 1; }
+	@grep -E '^(host |CPU fallback on|[0-9]+ passed, )' $(BUILD)/check-onnx-fallback.txt

@@ -106,11 +106,12 @@ static int tol_ok(npu_dtype dt, const void *got, const void *want, size_t n, cha
  * their test values before shape inference; without, every input is given
  * at run time.
  */
-static enum npu_onnx_case_result run_once(const char *dir, bool freeze, char *why,
-					  size_t whylen)
+static enum npu_onnx_case_result run_once(const char *dir, bool freeze, bool fallback,
+					  unsigned *host_steps, char *why, size_t whylen)
 {
 	char path[400], msg[256] = "";
-	struct npu_compile_target tgt = { .clusters = 14, .tpbs = 4, .hbsm_size = 2u << 20, .batch = 1 };
+	struct npu_compile_target tgt = { .clusters = 14, .tpbs = 4, .hbsm_size = 2u << 20, .batch = 1,
+					  .allow_cpu_fallback = fallback };
 	npu_ir_tensor *ins[16] = { NULL }, *outs[16] = { NULL };
 	struct npu_cmodel *cm = NULL;
 	npu_tensor tin[16], tout[16];
@@ -148,6 +149,7 @@ static enum npu_onnx_case_result run_once(const char *dir, bool freeze, char *wh
 		snprintf(why, whylen, "%s", npu_last_error());
 	if (!st) {
 		model.cm = cm;
+		*host_steps = npu_cmodel_host_steps(cm);
 		res = NPU_CASE_PASSED;
 		st = npu_device_open("emu", &dev);
 		if (!st)
@@ -191,19 +193,31 @@ static enum npu_onnx_case_result run_once(const char *dir, bool freeze, char *wh
 	return res;
 }
 
-enum npu_onnx_case_result npu_onnx_case_run(const char *dir, bool *frozen, char *why,
-					    size_t whylen)
+enum npu_onnx_case_result npu_onnx_case_run_fallback(const char *dir, bool fallback,
+						     bool *frozen, unsigned *host_steps,
+						     char *why, size_t whylen)
 {
-	enum npu_onnx_case_result r = run_once(dir, false, why, whylen);
+	unsigned hs = 0;
+	enum npu_onnx_case_result r = run_once(dir, false, fallback, &hs, why, whylen);
 
 	if (frozen)
 		*frozen = false;
-	if (r != NPU_CASE_SKIPPED)
-		return r;
-	/* Refused with run-time inputs (a Reshape's shape, a Resize's scales,
-	 * Conv weights): try again with them frozen, as a real model's
-	 * initializers would be. */
-	if (frozen)
-		*frozen = true;
-	return run_once(dir, true, why, whylen);
+	if (r == NPU_CASE_SKIPPED) {
+		/* Refused with run-time inputs (a Reshape's shape, a Resize's
+		 * scales, Conv weights): try again with them frozen, as a real
+		 * model's initializers would be. */
+		if (frozen)
+			*frozen = true;
+		hs = 0;
+		r = run_once(dir, true, fallback, &hs, why, whylen);
+	}
+	if (host_steps)
+		*host_steps = hs;
+	return r;
+}
+
+enum npu_onnx_case_result npu_onnx_case_run(const char *dir, bool *frozen, char *why,
+					    size_t whylen)
+{
+	return npu_onnx_case_run_fallback(dir, false, frozen, NULL, why, whylen);
 }

@@ -30,5 +30,12 @@ enum npu_onnx_case_result {
  */
 enum npu_onnx_case_result npu_onnx_case_run(const char *dir, bool *frozen, char *why,
 					    size_t whylen);
+/*
+ * The same with the CPU fallback on when @fallback (issue 17):
+ * *@host_steps (may be NULL) gets the host steps of the compiled model.
+ */
+enum npu_onnx_case_result npu_onnx_case_run_fallback(const char *dir, bool fallback,
+						     bool *frozen, unsigned *host_steps,
+						     char *why, size_t whylen);
 
 #endif /* NPU_ONNX_CASE_H */

@@ -8,7 +8,8 @@
 # device) on a hand-made Concat model; --output-format npy for every output
 # dtype (hand-made Cast models) and its bfloat16 refusal; ONNX external data (a
 # hand-made MatMul model with its weights in a side file, and a '..' location
-# refused).  Run from the repository root after
+# refused); the CPU fallback (a hand-made Relu -> Det -> Add model: Det on the
+# host with --cpu-fallback, refused by name without).  Run from the repository root after
 # `make build/bin/npu-run`; $1 overrides the binary.
 #
 # Output-name sanitising needs a tensor name with characters outside
@@ -194,6 +195,73 @@ err_has "unsupported op names op" "'Loop'"
 err_has "unsupported op names node" "relu1"
 err_has "unsupported op names opset" "opset"
 err_has "unsupported op hint" "run with a model the NPU supports"
+# ---- the CPU fallback (issue 17): x [2,3,3] -> Relu -> Det (host) -> Add(d, d) ----
+# Hand-made protobuf; Det has no NPU lowering, so it runs on the host between
+# the Relu and the Add programs with --cpu-fallback and is refused without.
+python3 - "$TMP" <<'EOF'
+import struct, sys
+tmp = sys.argv[1]
+
+def enc(v):
+    o = bytearray()
+    while True:
+        c = v & 0x7f; v >>= 7
+        o.append(c | (0x80 if v else 0))
+        if not v:
+            return bytes(o)
+
+def fld(n, v):
+    if isinstance(v, int):
+        return enc(n << 3) + enc(v)
+    return enc(n << 3 | 2) + enc(len(v)) + v
+
+def vinfo(name, dims):
+    shape = b''.join(fld(1, fld(1, d)) for d in dims)
+    return fld(1, name) + fld(2, fld(1, fld(1, 1) + fld(2, shape)))
+
+nodes = (fld(1, fld(1, b'x') + fld(2, b'r') + fld(3, b'relu_1') + fld(4, b'Relu')) +
+         fld(1, fld(1, b'r') + fld(2, b'd') + fld(3, b'det_1') + fld(4, b'Det')) +
+         fld(1, fld(1, b'd') + fld(1, b'd') + fld(2, b'y') + fld(3, b'add_1') + fld(4, b'Add')))
+graph = nodes + fld(2, b'det') + fld(11, vinfo(b'x', [2, 3, 3])) + fld(12, vinfo(b'y', [2]))
+open(tmp + '/det.onnx', 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph))
+x = [((i * 7) % 11 - 3) * 0.5 for i in range(18)]
+open(tmp + '/det_x.raw', 'wb').write(struct.pack('<18f', *x))
+want = []
+for b in range(2):
+    a = [max(v, 0.0) for v in x[9 * b:9 * b + 9]]
+    want.append(2 * (a[0] * (a[4] * a[8] - a[5] * a[7]) - a[1] * (a[3] * a[8] - a[5] * a[6]) +
+                     a[2] * (a[3] * a[7] - a[4] * a[6])))
+open(tmp + '/det_y.txt', 'w').write(' '.join(repr(v) for v in want))
+EOF
+expect_exit "host op without --cpu-fallback" 1 "$TMP/det.onnx" --device emu
+err_has "host op refusal names op" "'Det'"
+err_has "host op refusal names node" "det_1"
+err_has "host op refusal names opset" "opset 13"
+err_has "host op refusal names the option" "--cpu-fallback"
+run_json "--cpu-fallback" "$TMP/det.onnx" --device emu --cpu-fallback --iterations 2 \
+	--input x="$TMP/det_x.raw" --output-dir "$TMP/det_out"
+check "--cpu-fallback lists the host node" \
+	"len(j['host_steps']) == 1 and j['host_steps'][0]['op'] == 'Det' and 'det_1' in j['host_steps'][0]['label'] and j['host_steps'][0]['wall_us'] >= 0"
+check "--cpu-fallback host share" "0 <= j['host_wall_share'] <= 1 and j['steps'] == 3"
+python3 -c "
+import struct, sys
+got = struct.unpack('<2f', open(sys.argv[1], 'rb').read())
+want = [float(v) for v in open(sys.argv[2]).read().split()]
+sys.exit(0 if all(abs(g - w) <= 1e-4 * (1 + abs(w)) for g, w in zip(got, want)) else 1)" \
+	"$TMP/det_out/y.bin" "$TMP/det_y.txt" && ok || no "--cpu-fallback output against the reference"
+run_json "no host steps" "$MODEL" --device emu --iterations 1
+check "no host steps listed" "j['host_steps'] == [] and j['host_wall_share'] == 0"
+if "$BIN" "$TMP/det.onnx" --device emu --cpu-fallback --iterations 1 --profile \
+	>"$TMP/det.txt" 2>"$TMP/err" && grep -q "ran on the CPU (--cpu-fallback)" "$TMP/det.txt" &&
+	grep -q "Det det_1 (host), .* ms on the CPU" "$TMP/det.txt"; then ok
+else no "--cpu-fallback text and --profile: $(cat "$TMP/err" "$TMP/det.txt")"; fi
+run_json "--cpu-fallback --profile" "$TMP/det.onnx" --device emu --cpu-fallback --iterations 1 --profile
+check "--profile marks the host step" \
+	"[s['host'] for s in j['profile']['steps']] == [False, True, False] and j['profile']['steps'][1]['cycles'] == 0"
+"$BIN" "$TMP/det.onnx" --device emu --cpu-fallback --compile-only -o "$TMP/det.npum" \
+	>/dev/null 2>"$TMP/err" && ok || no "--cpu-fallback -o: $(cat "$TMP/err")"
+run_json ".npum with a host step" "$TMP/det.npum" --device emu --iterations 1
+check ".npum keeps the host step" "len(j['host_steps']) == 1"
 # The sample is a classifier: its 1x10 output holds no BlazeFace anchors.
 expect_exit "detect on a classifier" 1 "$MODEL" --device emu --detect blazeface
 err_has "detect on a classifier" "BlazeFace front model"

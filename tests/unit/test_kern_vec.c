@@ -435,6 +435,12 @@ static double ref_binary(unsigned fn, double a, double b)
 	case NPU_FN_AND: return a != 0 && b != 0;
 	case NPU_FN_OR: return a != 0 || b != 0;
 	case NPU_FN_XOR: return (a != 0) != (b != 0);
+	case NPU_FN_MOD: {
+		double r = fmod(a, b);
+
+		return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+	}
+	case NPU_FN_FMOD: return fmod(a, b);
 	default: return NAN;
 	}
 }

@@ -159,6 +159,64 @@ START_TEST(test_int32_arith)
 }
 END_TEST
 
+/*
+ * MOD and FMOD of INT32 into INT32 (version 1.4): exact remainders with
+ * the divisor's sign (Python's %) or the dividend's (C's %), beyond 2^24
+ * too; 0 for a zero divisor and for INT32_MIN by -1.  In fp32 (an FP32
+ * destination) the same functions of the values as floats.
+ */
+START_TEST(test_int32_mod)
+{
+	enum { M = 10 };
+	const int32_t a[M] = { 7, -7, 7, -7, 2147483647, -2147483647 - 1, 16777219, 5, 0, -9 };
+	const int32_t b[M] = { 3, 3, -3, -3, 16777216, -1, 2, 0, 4, -9 };
+	/* Python: a % b; C: a % b. */
+	const int32_t want_mod[M] = { 1, 2, -2, -1, 16777215, 0, 1, 0, 0, 0 };
+	const int32_t want_fmod[M] = { 1, -1, 1, -1, 16777215, 0, 1, 0, 0, 0 };
+
+	for (int k = 0; k < 2; k++) {
+		struct npu_tprog p;
+		struct npu_hw_insn *in = one(&p, NPU_CVU_BINARY);
+		struct npu_hw_completion c;
+		int32_t y[M];
+
+		memcpy(hb + 0x1000, a, sizeof(a));
+		memcpy(hb + 0x2000, b, sizeof(b));
+		npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_INT32, 0x1000, 1, (uint32_t[]){ M });
+		npu_twu_dense(&in->opnd[1], NPU_SPACE_HBSM, NPU_DT_INT32, 0x2000, 1, (uint32_t[]){ M });
+		npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_INT32, 0x3000, 1, (uint32_t[]){ M });
+		in->params.cvu.fn = k ? NPU_FN_FMOD : NPU_FN_MOD;
+		c = run(&p);
+		ck_ok(c);
+		memcpy(y, hb + 0x3000, sizeof(y));
+		for (int i = 0; i < M; i++)
+			ck_assert_msg(y[i] == (k ? want_fmod : want_mod)[i],
+				      "%s element %d: %d %% %d gave %d", k ? "FMOD" : "MOD", i, a[i],
+				      b[i], y[i]);
+	}
+	{
+		const float fa[4] = { 7.5f, -7.5f, 7.5f, -7.5f }, fb[4] = { 2.0f, 2.0f, -2.0f, -2.0f };
+		const float want[4] = { 1.5f, 0.5f, -0.5f, -1.5f };
+		struct npu_tprog p;
+		struct npu_hw_insn *in = one(&p, NPU_CVU_BINARY);
+		struct npu_hw_completion c;
+		float y[4];
+
+		memcpy(hb + 0x1000, fa, sizeof(fa));
+		memcpy(hb + 0x2000, fb, sizeof(fb));
+		npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_FP32, 0x1000, 1, (uint32_t[]){ 4 });
+		npu_twu_dense(&in->opnd[1], NPU_SPACE_HBSM, NPU_DT_FP32, 0x2000, 1, (uint32_t[]){ 4 });
+		npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x3000, 1, (uint32_t[]){ 4 });
+		in->params.cvu.fn = NPU_FN_MOD;
+		c = run(&p);
+		ck_ok(c);
+		memcpy(y, hb + 0x3000, sizeof(y));
+		for (int i = 0; i < 4; i++)
+			ck_assert_msg(y[i] == want[i], "fp32 MOD element %d: %g", i, y[i]);
+	}
+}
+END_TEST
+
 /* NOT as the function and as a pipeline stage (NOT NOT x = x != 0), TRUNC. */
 START_TEST(test_not_trunc)
 {
@@ -538,6 +596,7 @@ static Suite *unit_cvu_logic_suite(void)
 	tcase_add_test(tc, test_compare_logic_to_u8);
 	tcase_add_test(tc, test_compare_int32);
 	tcase_add_test(tc, test_int32_arith);
+	tcase_add_test(tc, test_int32_mod);
 	tcase_add_test(tc, test_not_trunc);
 	tcase_add_test(tc, test_select);
 	tcase_add_test(tc, test_scan);

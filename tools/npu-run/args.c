@@ -40,6 +40,8 @@ static void usage(FILE *f)
 	      "  --precision P         bf16, int8 (needs --calibrate DIR) or w8 (int8 weights)\n"
 	      "  --calibrate DIR       sample inputs (.npy or raw float32) for int8\n"
 	      "  --batch N             inputs per run, pipelined (1..64)\n"
+	      "  --cpu-fallback        run operators the NPU cannot on the CPU, as host steps\n"
+	      "                        between NPU programs (listed in the summary)\n"
 	      "  --shape NAME=DIMS     compile input NAME with shape DIMS, e.g. 1x3x224x224\n"
 	      "                        (repeatable; needed for symbolic dims such as batch;\n"
 	      "                        NAME= alone is a scalar)\n"
@@ -453,6 +455,8 @@ static int apply_switch(struct nr_options *o, const char *arg)
 		o->profile = 1;
 	else if (!strcmp(arg, "--compile-only"))
 		o->compile_only = 1;
+	else if (!strcmp(arg, "--cpu-fallback"))
+		o->cpu_fallback = 1;
 	else
 		return 0;
 	return 1;

@@ -42,6 +42,7 @@ struct nr_options {
 	const char *labels;
 	const char *top_k_output;	/* NULL: the first output */
 	int compile_only;
+	int cpu_fallback;		/* --cpu-fallback: allow_cpu_fallback */
 	const char *save;		/* -o FILE */
 	const char *detect;		/* --detect DETECTOR, NULL: none */
 	double detect_threshold;	/* minimum score, default 0.5 */

@@ -48,6 +48,8 @@ struct state {
 	double *lat;
 	size_t n_lat;
 	npu_step_stats *steps;
+	double *step_host_us;
+	struct nr_host_step *host;
 	npu_top_k_entry *top;
 	float *scores;
 	char **paths;
@@ -60,6 +62,8 @@ static void state_free(struct state *st)
 	free(st->scores);
 	free(st->top);
 	free(st->steps);
+	free(st->step_host_us);
+	free(st->host);
 	free(st->lat);
 	nr_inputs_free(st->in, st->n_in);
 	npu_labels_free(st->labels);
@@ -182,6 +186,7 @@ static int load_model(const struct nr_options *o, npu_device *dev, npu_model **m
 	copts.calibration_dir = o->calibrate;
 	copts.clusters = o->clusters;
 	copts.batch = o->batch;
+	copts.allow_cpu_fallback = o->cpu_fallback;
 	copts.input_shapes = o->shapes;
 	copts.n_input_shapes = o->n_shapes;
 	t0 = nr_now();
@@ -322,6 +327,46 @@ static int profile_run(struct state *st, struct nr_profile *p)
 	if (p->n_steps > n)
 		p->n_steps = n;
 	p->steps = st->steps;
+	st->step_host_us = calloc(n ? n : 1, sizeof(*st->step_host_us));
+	if (!st->step_host_us)
+		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
+	for (size_t i = 0; i < p->n_steps; i++) {
+		npu_step_info si = { .struct_size = sizeof(si) };
+
+		if (npu_context_last_run_step(st->ctx, i, &si) == NPU_OK && si.on_host)
+			st->step_host_us[i] = si.host_us;
+		else
+			st->step_host_us[i] = -1;
+	}
+	p->host_us = st->step_host_us;
+	return 0;
+}
+
+/*
+ * The host steps (CPU fallback) of the last timed run: each node and its
+ * wall time, and their share of the run's wall time.
+ */
+static int host_steps(struct state *st, struct nr_report *r)
+{
+	size_t n = r->last.steps;
+
+	st->host = calloc(n ? n : 1, sizeof(*st->host));
+	if (!st->host)
+		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		npu_step_info si = { .struct_size = sizeof(si) };
+
+		if (npu_context_last_run_step(st->ctx, i, &si) != NPU_OK)
+			return nr_fail(NR_EXIT_RUNTIME, "reading the steps: %s", npu_last_error());
+		if (!si.on_host)
+			continue;
+		st->host[r->n_host].label = si.label;
+		st->host[r->n_host].op = si.op;
+		st->host[r->n_host].us = si.host_us;
+		r->host_us += si.host_us;
+		r->n_host++;
+	}
+	r->host = st->host;
 	return 0;
 }
 
@@ -515,6 +560,8 @@ static int run(const struct nr_options *o)
 	rc = nr_inputs_copy(st.ctx, st.in, st.n_in, r.batch);
 	if (!rc)
 		rc = timed_loop(o, &st, &r);
+	if (!rc)
+		rc = host_steps(&st, &r);
 	if (!rc && o->profile) {
 		rc = profile_run(&st, &prof);
 		r.prof = &prof;

@@ -680,6 +680,9 @@ static void json_profile(struct jw *w, const struct nr_report *r, const struct p
 		jw_u64(w, "cycles", p->steps[i].device_cycles);
 		jw_num(w, "share", p->total_cycles ?
 		       (double)p->steps[i].device_cycles / (double)p->total_cycles : 0);
+		jw_bool(w, "host", p->host_us && p->host_us[i] >= 0);
+		if (p->host_us && p->host_us[i] >= 0)
+			jw_num(w, "host_us", p->host_us[i]);
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
@@ -689,6 +692,21 @@ static void json_profile(struct jw *w, const struct nr_report *r, const struct p
 	else
 		jw_str(w, "note", "this device does not report unit and traffic counters");
 	jw_close(w, '}');
+}
+
+/* The nodes the CPU fallback ran in the last timed run, and their share of its wall time. */
+static void json_host(struct jw *w, const struct nr_report *r)
+{
+	jw_open(w, "host_steps", '[');
+	for (size_t i = 0; i < r->n_host; i++) {
+		jw_open(w, NULL, '{');
+		jw_str(w, "label", r->host[i].label);
+		jw_str(w, "op", r->host[i].op ? r->host[i].op : "");
+		jw_num(w, "wall_us", r->host[i].us);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_num(w, "host_wall_share", r->last.wall_us > 0 ? r->host_us / r->last.wall_us : 0);
 }
 
 static void print_json(const struct nr_report *r, const struct summary *s)
@@ -731,6 +749,7 @@ static void print_json(const struct nr_report *r, const struct summary *s)
 	else
 		jw_null(&w, "cluster_utilization");
 	jw_u64(&w, "steps", r->last.steps);
+	json_host(&w, r);
 	if (s->have_mem)
 		jw_u64(&w, "scratch_bytes", s->mem.scratch_bytes);
 	else
@@ -864,10 +883,14 @@ static void text_profile(const struct nr_report *r, const struct summary *s)
 	printf("profile     one run, %" PRIu64 " cycles, %zu steps\n", p->total_cycles, p->n_steps);
 	text_memory(s);
 	printf("  %4s %12s %7s  %s\n", "step", "cycles", "share", "label");
-	for (size_t i = 0; i < p->n_steps; i++)
-		printf("  %4zu %12" PRIu64 " %6.1f%%  %s\n", i, p->steps[i].device_cycles,
+	for (size_t i = 0; i < p->n_steps; i++) {
+		printf("  %4zu %12" PRIu64 " %6.1f%%  %s", i, p->steps[i].device_cycles,
 		       p->total_cycles ? 100.0 * (double)p->steps[i].device_cycles /
 		       (double)p->total_cycles : 0.0, p->steps[i].label ? p->steps[i].label : "");
+		if (p->host_us && p->host_us[i] >= 0)
+			printf(", %.3f ms on the CPU", p->host_us[i] / 1000);
+		printf("\n");
+	}
 	if (pv->counters)
 		text_counters(r, pv);
 	else
@@ -903,6 +926,13 @@ static void print_text(const struct nr_report *r, const struct summary *s)
 	else
 		printf("%-12sn/a (the device reports no cluster counters)\n", "utilization");
 	printf("%-12s%u\n", "steps", r->last.steps);
+	if (r->n_host) {
+		printf("%-12s%zu step%s ran on the CPU (--cpu-fallback), %.1f%% of the wall time "
+		       "of the last run:\n", "host", r->n_host, r->n_host > 1 ? "s" : "",
+		       r->last.wall_us > 0 ? 100 * r->host_us / r->last.wall_us : 0.0);
+		for (size_t i = 0; i < r->n_host; i++)
+			printf("%-12s%s: %.3f ms\n", "", r->host[i].label, r->host[i].us / 1000);
+	}
 	if (r->top)
 		text_top_k(r);
 	if (r->det)

@@ -13,9 +13,17 @@
 /* One profiled run: its steps and the counters' increase over it. */
 struct nr_profile {
 	npu_step_stats *steps;
+	double *host_us;		/* per step: a host step's wall time, else < 0 */
 	size_t n_steps;
 	uint64_t total_cycles;		/* npu_run_stats.device_cycles */
 	npu_device_counters delta;
+};
+
+/* A step of the last timed run that ran on the host (--cpu-fallback). */
+struct nr_host_step {
+	const char *label;		/* "Det #0 (host)" */
+	const char *op;
+	double us;			/* its wall time */
 };
 
 struct nr_top_k {
@@ -38,6 +46,9 @@ struct nr_report {
 	double *lat_ms;			/* wall latency of each timed run */
 	size_t n_lat;
 	npu_run_stats last;		/* the last timed run */
+	const struct nr_host_step *host;	/* its host steps */
+	size_t n_host;
+	double host_us;			/* their wall time together */
 	npu_device_counters loop_delta;	/* counters over the timed runs */
 	const struct nr_top_k *top;	/* NULL without --top-k */
 	const struct nr_profile *prof;	/* NULL without --profile */

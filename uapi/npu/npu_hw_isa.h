@@ -30,8 +30,9 @@
  * 1.3: NPU_CVU_DEQUANT (NPU_CVU_F_NIBBLES): quantised weights widened
  * on the chip.
  * 1.3: NPU_GSDU_F_DST_INDEXED (rows written at run-time positions).
+ * 1.4: NPU_FN_MOD, NPU_FN_FMOD (remainders; exact on int32: ONNX Mod).
  */
-#define NPU_PROG_VERSION_MINOR		3
+#define NPU_PROG_VERSION_MINOR		4
 #define NPU_PROG_MAX_INSNS		65536
 #define NPU_INSN_SIZE			512
 #define NPU_MAX_REPEAT_LEVELS		4
@@ -290,7 +291,14 @@ enum npu_hw_fn {
 	NPU_FN_AND = 45,
 	NPU_FN_OR = 46,
 	NPU_FN_XOR = 47,
-	NPU_FN_BINARY_END = 48,
+	/*
+	 * Remainders (version 1.4): MOD takes the divisor's sign (Python's
+	 * %, ONNX Mod), FMOD the dividend's (C fmod, ONNX Mod fmod=1).  On
+	 * INT32 operands (see int32 arithmetic) exact; a zero divisor gives 0.
+	 */
+	NPU_FN_MOD = 48,
+	NPU_FN_FMOD = 49,
+	NPU_FN_BINARY_END = 50,
 	/* More unary functions (version 1.1); α = imm[0], β = imm[1]. */
 	NPU_FN_SIN = 64,
 	NPU_FN_COS = 65,

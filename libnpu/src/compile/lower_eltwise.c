@@ -256,7 +256,8 @@ static bool eltwise_dtype_ok(const npu_ir_tensor *t, bool bool_out, bool int_ari
 static bool is_int_arith(const struct npu_op *f, const npu_ir_tensor *o)
 {
 	return o->dtype == NPU_DTYPE_INT32 && f->cvu.kind == NPU_OP_CVU_BINARY &&
-	       (f->cvu.fn == NPU_FN_ADD || f->cvu.fn == NPU_FN_SUB || f->cvu.fn == NPU_FN_MUL);
+	       (f->cvu.fn == NPU_FN_ADD || f->cvu.fn == NPU_FN_SUB || f->cvu.fn == NPU_FN_MUL ||
+		f->cvu.fn == NPU_FN_MOD);
 }
 
 npu_status npu_lower_eltwise(struct npu_cc *cc, const npu_ir_node *n)

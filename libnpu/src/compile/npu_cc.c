@@ -14,6 +14,7 @@
 #include "compile/npu_narrow.h"
 #include "compile/npu_ops.h"
 #include "compile/npu_rewrite.h"
+#include "host/npu_host.h"
 #include "npu_debug.h"
 
 #define ALIGN 64
@@ -333,6 +334,61 @@ static void debug_rewrite(void *arg, const char *op, int fn, const npu_ir_node *
 		  n->dead ? "replaced by new nodes" : "edited in place");
 }
 
+/* Forget the work items from @from on (a lowering that failed part way). */
+static void drop_work(struct npu_cc *cc, unsigned from)
+{
+	for (unsigned i = from; i < cc->nwork; i++) {
+		npu_tiles_free(cc->work[i].tiles, cc->work[i].ntiles);
+		npu_pb_free(&cc->work[i].dma);
+		npu_host_step_free(cc->work[i].host);
+	}
+	cc->nwork = from;
+}
+
+/*
+ * Node @n has no NPU lowering: a host step with tgt->allow_cpu_fallback
+ * (lower_host.c), else the registry's refusal, which then says that the
+ * option would run it when the host has an implementation.
+ */
+static npu_status fallback_or_refuse(struct npu_cc *cc, const struct npu_compile_target *tgt,
+				     const npu_ir_node *n)
+{
+	const struct npu_host_op *op = npu_host_op_get(n->op, n->opset);
+	char msg[768], lbl[96];
+	npu_status st;
+
+	npu_ir_node_label(n, lbl, sizeof(lbl));
+	if (tgt->allow_cpu_fallback) {
+		st = npu_lower_host(cc, n);
+		if (!st)
+			return NPU_OK;
+		snprintf(msg, sizeof(msg), "%s", npu_last_error());
+		return npu_fail(st, "operator '%s' (node %s, opset %d) is not supported by the NPU compiler, and %s",
+				n->op, lbl, n->opset, msg);
+	}
+	st = npu_op_refuse(cc->g, n);
+	if (!op || !st)
+		return st;
+	snprintf(msg, sizeof(msg), "%s", npu_last_error());
+	return npu_fail(st, "%s; compile with allow_cpu_fallback (npu-run --cpu-fallback) to run it on the CPU",
+			msg);
+}
+
+/* Node @n has outputs and none of them has an element. */
+static bool no_elements(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	int outs = 0;
+
+	for (int i = 0; i < n->n_outputs; i++) {
+		const npu_ir_tensor *y = npu_ir_output(g, n, i);
+
+		if (y && npu_ir_numel(y))
+			return false;
+		outs += y != NULL;
+	}
+	return outs > 0;
+}
+
 npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			  struct npu_cmodel **out)
 {
@@ -340,6 +396,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	bool *wide = NULL;	/* int64 graph inputs and outputs, by tensor id */
 	npu_status st;
 	int i, nwide = 0;
+	unsigned nwork;
 
 	*out = NULL;
 	cc.g = g;
@@ -439,17 +496,34 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			continue;
 		cc.cur_node = i;
 		fn = npu_op_lowering(n);
+		/* Outputs without elements (Trilu of [3, 0, 5]): nothing to
+		 * compute, even for an operator only rewrites make runnable
+		 * (the rewrite pass leaves empty nodes alone). */
+		if (!fn && no_elements(g, n))
+			continue;
 		if (!fn || !npu_op_supported(g, n)) {
-			st = npu_op_refuse(g, n);
-			break;
+			st = fallback_or_refuse(&cc, tgt, n);
+			if (st)
+				break;
+			continue;
 		}
+		nwork = cc.nwork;
 		st = fn(&cc, n);
+		if (st == NPU_ERR_UNSUPPORTED && tgt->allow_cpu_fallback &&
+		    npu_host_op_get(n->op, n->opset)) {
+			/* The lowering refused this node: drop what it made, run it on the host. */
+			drop_work(&cc, nwork);
+			st = fallback_or_refuse(&cc, tgt, n);
+		}
 		if (st) {
 			char msg[768];
 
 			snprintf(msg, sizeof(msg), "%s", npu_last_error());
-			st = npu_fail(st, "node %s (%s): %s",
-				      npu_ir_node_label(n, label, sizeof(label)), n->op, msg);
+			st = npu_fail(st, "node %s (%s): %s%s",
+				      npu_ir_node_label(n, label, sizeof(label)), n->op, msg,
+				      st == NPU_ERR_UNSUPPORTED && !tgt->allow_cpu_fallback &&
+				      npu_host_op_get(n->op, n->opset) ?
+				      "; compile with allow_cpu_fallback (npu-run --cpu-fallback) to run it on the CPU" : "");
 		}
 	}
 	cc.io_stride = align_up(cc.io_len ? cc.io_len : 1);

@@ -56,7 +56,8 @@ struct npu_work {
 	int node;		/* IR node, -1 for copies the compiler added */
 	struct npu_tile *tiles;	/* TPB work ... */
 	unsigned ntiles;
-	struct npu_pb dma;	/* ... or DDR-to-DDR DMA without sync */
+	struct npu_pb dma;	/* ... or DDR-to-DDR DMA without sync ... */
+	struct npu_host_step *host;	/* ... or a host step (CPU fallback, lower_host.c) */
 };
 
 struct npu_cc {
@@ -152,6 +153,8 @@ npu_status npu_scratch_plan(struct npu_cc *cc);
 npu_status npu_sched_emit(struct npu_cc *cc, struct npu_tile *tiles, unsigned n);
 /* Hand DDR-to-DDR DMA instructions over as a work item (takes @pb). */
 npu_status npu_sched_dma(struct npu_cc *cc, struct npu_pb *pb);
+/* A host step for the current node (the CPU fallback); takes @h, freeing it on failure. */
+npu_status npu_sched_host(struct npu_cc *cc, struct npu_host_step *h);
 /* Emit every work item as programs: steps, or one pipelined program. */
 npu_status npu_sched_finish(struct npu_cc *cc);
 void npu_sched_free(struct npu_cc *cc);

@@ -35,8 +35,6 @@ npu_status npu_compile_onnx_in(const void *data, size_t size, const char *model_
 	npu_status st;
 
 	*out = NULL;
-	if (opts->allow_cpu_fallback)
-		return npu_fail(NPU_ERR_UNSUPPORTED, "CPU fallback is not available yet");
 	if (dev) {
 		tgt.clusters = dev->info.healthy_clusters;
 		tgt.tpbs = dev->info.tpbs_per_cluster;
@@ -53,6 +51,7 @@ npu_status npu_compile_onnx_in(const void *data, size_t size, const char *model_
 		return npu_fail(NPU_ERR_INVALID_ARG, "batch %u: at most %d inputs per run",
 				opts->batch, NPU_MAX_BATCH);
 	tgt.batch = opts->batch ? opts->batch : 1;
+	tgt.allow_cpu_fallback = opts->allow_cpu_fallback != 0;
 	tgt.input_shapes = opts->input_shapes;
 	tgt.n_input_shapes = opts->n_input_shapes;
 	if (opts->precision == NPU_PRECISION_INT8)

@@ -41,6 +41,12 @@ struct npu_compile_target {
 	const struct npu_state_tensor *state;
 	unsigned n_state;
 	uint64_t state_bytes;
+	/*
+	 * npu_compile_options.allow_cpu_fallback: a node the NPU cannot run
+	 * whose operator has a host implementation (host/npu_host.h) becomes
+	 * a host step (compile/lower_host.c) instead of an error.
+	 */
+	bool allow_cpu_fallback;
 };
 
 /* A tensor in the NPU_SEG_STATE segment (npu_compile_target.state). */

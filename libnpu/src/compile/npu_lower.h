@@ -34,6 +34,8 @@ npu_status npu_lower_layernorm(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_reduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_argreduce(struct npu_cc *cc, const npu_ir_node *n);
 npu_status npu_lower_cumsum(struct npu_cc *cc, const npu_ir_node *n);
+/* Detection and ranking on the CSU (lower_topk.c, issue 17): TopK. */
+npu_status npu_lower_topk(struct npu_cc *cc, const npu_ir_node *n);
 /* com.microsoft MatMulNBits: packed weights widened on the chip (lower_qmatmul.c). */
 npu_status npu_lower_matmul_nbits(struct npu_cc *cc, const npu_ir_node *n);
 /* Why MatMulNBits node @n cannot run ("... is not"), or NULL. */
@@ -48,6 +50,12 @@ npu_status npu_lower_matmul_w8(struct npu_cc *cc, const npu_ir_node *n, const np
 			       float alpha, float beta);
 /* npu.ScatterRows: rows written at given (constant or run-time) positions (lower_scatter.c). */
 npu_status npu_lower_scatter_rows(struct npu_cc *cc, const npu_ir_node *n);
+/*
+ * The CPU fallback (lower_host.c, issue 17): node @n as a host step run by
+ * its operator's C reference (host/npu_host.h); NPU_ERR_UNSUPPORTED saying
+ * why when the host has no implementation or it does not take the node.
+ */
+npu_status npu_lower_host(struct npu_cc *cc, const npu_ir_node *n);
 /* A MatMul marked NPU_ATTR_ATTN: the fused attention block (lower_attn.c). */
 npu_status npu_lower_attention(struct npu_cc *cc, const npu_ir_node *n);
 

@@ -40,11 +40,12 @@ static const char *support_resize(const npu_ir_graph *g, const npu_ir_node *n)
 	return NULL;
 }
 
+/* The Indices output of a 2-D float32 pool is a rewrite's (rewrite_detect.c). */
 static const char *support_maxpool(const npu_ir_graph *g, const npu_ir_node *n)
 {
 	(void)g;
 	if (n->n_outputs > 1 && n->outputs[1] >= 0)
-		return "its Indices output is not";
+		return "its Indices output (other than of a 2-D float32 pool) is not";
 	return NULL;
 }
 
@@ -167,6 +168,9 @@ static const struct npu_op ops[] = {
 	{ "Celu", 12, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_CELU) },
 	{ "Clip", 1, 0, NPU_OP_NPU | NPU_OP_TCU_ACT, .ir.shape = npu_ir_shape_clip, CVU_UNARY(NPU_FN_CLIP),
 	  .rewrites = { npu_rewrite_8bit } },
+	/* Compress, NonZero, OneHot, TopK: detection and ranking (issue 17) */
+	{ "Compress", 9, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_compress,
+	  .rewrites = { npu_rewrite_compress } },
 	{ "Concat", 4, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_concat,
 	  .ir.eval = npu_ir_eval_concat, .lower = npu_lower_concat,
 	  .rewrites = { npu_rewrite_swap_halves } },
@@ -186,6 +190,8 @@ static const struct npu_op ops[] = {
 	{ "DequantizeLinear", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_dequantize,
 	  .lower = npu_lower_quant,
 	  .rewrites = { npu_rewrite_quant_axis } },
+	/* CPU fallback only (issue 17, host/host_det.c). */
+	{ "Det", 11, 0, NPU_OP_HOST, .ir.shape = npu_ir_shape_det },
 	{ "Div", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
 	  .ir.eval = npu_ir_eval_div, CVU_BINARY(NPU_FN_DIV),
 	  .rewrites = { npu_rewrite_8bit } },
@@ -276,7 +282,7 @@ static const struct npu_op ops[] = {
 	/* rewrites: Either order: an 8-bit 3-D pool goes float32, then 2-D. */
 	{ "MaxPool", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_pool,
 	  .support = support_maxpool, .lower = npu_lower_pool,
-	  .rewrites = { npu_rewrite_pool3d, npu_rewrite_8bit } },
+	  .rewrites = { npu_rewrite_pool3d, npu_rewrite_8bit, npu_rewrite_maxpool_indices } },
 	{ "Mean", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_variadic,
 	  .rewrites = { npu_rewrite_variadic } },
 	{ "MeanVarianceNormalization", 9, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_unary_float,
@@ -286,9 +292,13 @@ static const struct npu_op ops[] = {
 	  .ir.eval = npu_ir_eval_min, CVU_BINARY(NPU_FN_MIN),
 	  .rewrites = { npu_rewrite_variadic, npu_rewrite_8bit, npu_rewrite_f16,
 			npu_rewrite_minmax_int } },
-	/* rewrites: One fits: 8-bit and float16 leave a float32 Mod for npu_rewrite_mod. */
-	{ "Mod", 10, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_binary,
-	  .ir.eval = npu_ir_eval_mod,
+	/*
+	 * rewrites: One fits: 8-bit and float16 leave a float32 Mod for
+	 * npu_rewrite_mod.  int32 (int64 narrowed) is the CVU's exact MOD,
+	 * FMOD with fmod = 1 (npu_op_cvu_fn; ISA 1.4, issue 17).
+	 */
+	{ "Mod", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
+	  .ir.eval = npu_ir_eval_mod, CVU_BINARY(NPU_FN_MOD),
 	  .rewrites = { npu_rewrite_8bit, npu_rewrite_f16, npu_rewrite_mod } },
 	/* rewrites: One fits: 8-bit operands, or a rotary Neg folded into a constant. */
 	{ "Mul", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary,
@@ -298,8 +308,12 @@ static const struct npu_op ops[] = {
 	  .ir.eval = npu_ir_eval_neg, CVU_UNARY(NPU_FN_NEG) },
 	{ "NegativeLogLikelihoodLoss", 12, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_nll_loss,
 	  .rewrites = { npu_rewrite_nll_loss } },
+	{ "NonZero", 9, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_nonzero,
+	  .ir.eval = npu_ir_eval_nonzero },
 	{ "Not", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_not, .ir.eval = npu_ir_eval_not,
 	  CVU_UNARY(NPU_FN_NOT) },
+	{ "OneHot", 9, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_onehot,
+	  .rewrites = { npu_rewrite_onehot } },
 	{ "Or", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_logical, .ir.eval = npu_ir_eval_or,
 	  CVU_BINARY(NPU_FN_OR) },
 	{ "PRelu", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_prelu, CVU_BINARY(NPU_FN_PRELU) },
@@ -357,6 +371,8 @@ static const struct npu_op ops[] = {
 	  .rewrites = { npu_rewrite_resize } },
 	{ "ReverseSequence", 10, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_unary,
 	  .rewrites = { npu_rewrite_reverse_sequence } },
+	/* CPU fallback only (issue 17, host/host_roialign.c). */
+	{ "RoiAlign", 10, 0, NPU_OP_HOST, .ir.shape = npu_ir_shape_roialign },
 	{ "Round", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
 	  CVU_UNARY(NPU_FN_ROUND) },
 	{ "Scatter", 9, 10, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_scatter,
@@ -409,6 +425,7 @@ static const struct npu_op ops[] = {
 	{ "Tile", 6, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_tile,
 	  .ir.eval = npu_ir_eval_tile,
 	  .rewrites = { npu_rewrite_repeat } },
+	{ "TopK", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_topk, .lower = npu_lower_topk },
 	{ "Transpose", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_transpose,
 	  .ir.eval = npu_ir_eval_transpose, .lower = npu_lower_transpose },
 	{ "Trilu", 14, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_unary,
@@ -427,6 +444,9 @@ static const struct npu_op ops[] = {
 	 * libnpu's own operators (lower case, after every ONNX name): made by
 	 * rewrites, never folded.  NPU_OP_SCATTER_ROWS (npu_lower.h).
 	 */
+	/* An ONNX If (issue 17, onnx/npu_onnx_if.c, rewrite_control.c). */
+	{ "npu.IfSelect", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_if_select,
+	  .ir.eval = npu_ir_eval_if_select, .rewrites = { npu_rewrite_if_select } },
 	{ "npu.ScatterRows", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_scatter_rows,
 	  .lower = npu_lower_scatter_rows },
 };
@@ -491,7 +511,10 @@ const struct npu_op *npu_op_get(const char *name, int opset)
 unsigned npu_op_cvu_fn(const struct npu_op *d, const npu_ir_node *n)
 {
 	const char *a = "none";
+	int64_t fmod = 0;
 
+	if (d->cvu.fn == NPU_FN_MOD && !npu_ir_attr_int(n, "fmod", 0, &fmod) && fmod)
+		return NPU_FN_FMOD;
 	if (d->cvu.fn == NPU_FN_GELU && !npu_ir_attr_string(n, "approximate", "none", &a) &&
 	    !strcmp(a, "tanh"))
 		return NPU_FN_GELU_TANH;
@@ -538,6 +561,27 @@ static npu_status unsupported(const npu_ir_node *n, const char *why)
 			dom, n->op, lbl, n->opset);
 }
 
+/*
+ * Operators whose outputs have a size known only at run time, so no
+ * static NPU program computes them (issue 17): why, and what to do.
+ */
+static const char *host_only_reason(const npu_ir_node *n)
+{
+	static const struct { const char *op, *why; } host_only[] = {
+		{ "NonMaxSuppression",
+		  "its output selected_indices [num_selected, 3] has as many rows as boxes survive, known only at run time; NPU programs have static shapes, and padding to max_output_boxes_per_class rows would not be what ONNX returns: "
+		  "run it on the host with the CPU fallback (npu_compile_options.allow_cpu_fallback, npu-run --cpu-fallback)" },
+		{ "Unique",
+		  "its outputs have as many entries as the input holds distinct values, known only at run time (libnpu does not fold Unique of a constant either); NPU programs have static shapes: "
+		  "run it on the host with the CPU fallback (npu_compile_options.allow_cpu_fallback, npu-run --cpu-fallback)" },
+	};
+
+	for (size_t i = 0; default_domain(n) && i < NPU_ARRAY_SIZE(host_only); i++)
+		if (!strcmp(n->op, host_only[i].op))
+			return host_only[i].why;
+	return NULL;
+}
+
 /* Node @n's operator has no entry at its opset: say whether another opset has one. */
 static npu_status unknown_op(const npu_ir_node *n)
 {
@@ -545,7 +589,7 @@ static npu_status unknown_op(const npu_ir_node *n)
 	char why[96];
 
 	if (!d)
-		return unsupported(n, NULL);
+		return unsupported(n, host_only_reason(n));
 	if (n->opset < d->since) {
 		snprintf(why, sizeof(why), "it needs opset %d or later", d->since);
 	} else {

@@ -35,6 +35,11 @@
  * Conv, Gemm or MatMul that feeds it (npu_fuse.c).
  */
 #define NPU_OP_TCU_ACT	8u
+/*
+ * Alone: the NPU has no lowering, no rewrite; only the CPU fallback runs
+ * it (host/npu_host.h, with allow_cpu_fallback), so it has a shape rule.
+ */
+#define NPU_OP_HOST	16u
 
 /* Extra support check: NULL if node @n is fine, else what is not ("its
  * Indices output is not"; the message adds " supported"). */

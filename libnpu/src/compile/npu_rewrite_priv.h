@@ -124,6 +124,8 @@ npu_status npu_rewrite_reverse_sequence(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_trilu(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_select.c */
 npu_status npu_rewrite_where(npu_ir_graph *g, int k, bool *applied);
+/* npu.IfSelect (an ONNX If): its chosen value, or a Where (rewrite_control.c). */
+npu_status npu_rewrite_if_select(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_logic.c */
 npu_status npu_rewrite_isnan(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_isinf(npu_ir_graph *g, int k, bool *applied);
@@ -139,6 +141,10 @@ npu_status npu_rewrite_sce_loss(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_rotary.c */
 npu_status npu_rewrite_rotate_half(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_swap_halves(npu_ir_graph *g, int k, bool *applied);
+/* rewrite_detect.c (issue 17) */
+npu_status npu_rewrite_compress(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_onehot(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_maxpool_indices(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_einsum.c */
 npu_status npu_rewrite_einsum(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_rnn.c: LSTM, GRU, RNN unrolled over time; why one is left alone. */

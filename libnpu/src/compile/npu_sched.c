@@ -227,6 +227,38 @@ npu_status npu_sched_dma(struct npu_cc *cc, struct npu_pb *pb)
 	return NPU_OK;
 }
 
+npu_status npu_sched_host(struct npu_cc *cc, struct npu_host_step *h)
+{
+	struct npu_work *w = new_work(cc);
+
+	if (!w) {
+		npu_host_step_free(h);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	w->host = h;
+	return NPU_OK;
+}
+
+/* Host step @w (its tensors already on the scratch plan) as the model's next step. */
+static npu_status host_step(struct npu_cc *cc, struct npu_work *w, const char *label)
+{
+	struct npu_cmodel *cm = cc->cm;
+	struct npu_step *s = realloc(cm->steps, (cm->nsteps + 1) * sizeof(*s));
+	char *lab = malloc(strlen(label) + sizeof(" (host)"));
+
+	if (s)
+		cm->steps = s;
+	if (!s || !lab) {
+		free(lab);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	sprintf(lab, "%s (host)", label);
+	cm->steps[cm->nsteps++] = (struct npu_step){ .seg = NPU_HOST_SEG, .label = lab,
+						     .host = w->host };
+	w->host = NULL;
+	return NPU_OK;
+}
+
 npu_status npu_sched_finish(struct npu_cc *cc)
 {
 	npu_status st = NPU_OK;
@@ -238,8 +270,11 @@ npu_status npu_sched_finish(struct npu_cc *cc)
 		char label[160];
 
 		work_label(cc, w, label, sizeof(label));
-		st = w->ntiles ? emit_step(cc, w->tiles, w->ntiles, label) :
-				 npu_pb_finish(&w->dma, cc->cm, label);
+		if (w->host)
+			st = host_step(cc, w, label);
+		else
+			st = w->ntiles ? emit_step(cc, w->tiles, w->ntiles, label) :
+					 npu_pb_finish(&w->dma, cc->cm, label);
 	}
 	return st;
 }
@@ -249,6 +284,7 @@ void npu_sched_free(struct npu_cc *cc)
 	for (unsigned i = 0; i < cc->nwork; i++) {
 		npu_tiles_free(cc->work[i].tiles, cc->work[i].ntiles);
 		npu_pb_free(&cc->work[i].dma);
+		npu_host_step_free(cc->work[i].host);
 	}
 	free(cc->work);
 	cc->work = NULL;

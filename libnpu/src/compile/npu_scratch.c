@@ -263,6 +263,25 @@ static npu_status move_dma(const struct plan *p, struct npu_work *w)
 	return st;
 }
 
+/* A host step's scratch tensors (lower_host.c): each whole, at the step's node. */
+static npu_status move_host(const struct plan *p, struct npu_work *w)
+{
+	const struct npu_host_step *h = w->host;
+	npu_status st = NPU_OK;
+
+	for (uint32_t k = 0; k < h->ninputs + h->noutputs && !st; k++) {
+		struct npu_host_tensor *t = &h->tensors[k];
+		int64_t bytes = (int64_t)npu_dtype_size((npu_dtype)t->dtype);
+
+		if (t->seg != p->cc->seg_scratch)
+			continue;
+		for (int d = 0; d < t->rank; d++)
+			bytes *= t->dims[d];
+		st = move(p, w, &t->offset, 0, bytes);
+	}
+	return st;
+}
+
 /* The work runs in node order: lifetimes over nodes are over the work order. */
 static bool node_order(const struct npu_cc *cc)
 {
@@ -377,7 +396,8 @@ npu_status npu_scratch_plan(struct npu_cc *cc)
 	if (npu_debug_on(NPU_DEBUG_MEM))
 		say_plan(cc, &p, share, peak);
 	for (unsigned i = 0; i < cc->nwork && !st; i++)
-		st = cc->work[i].ntiles ? move_tiles(&p, &cc->work[i]) : move_dma(&p, &cc->work[i]);
+		st = cc->work[i].host ? move_host(&p, &cc->work[i]) :
+		     cc->work[i].ntiles ? move_tiles(&p, &cc->work[i]) : move_dma(&p, &cc->work[i]);
 	/* Each batch element has its own copy: this is one element's. */
 	cc->scratch_stride = peak ? peak : ALIGN;
 out:

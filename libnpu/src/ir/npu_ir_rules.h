@@ -172,4 +172,23 @@ npu_status npu_ir_eval_tile(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_constant_of_shape(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_range(npu_ir_graph *g, const npu_ir_node *n, void *out);
 
+/* ---- operators only the CPU fallback runs (shape_fallback.c, issue 17) ---- */
+
+/* Det: X [*, M, M] -> [*] */
+npu_status npu_ir_shape_det(npu_ir_graph *g, npu_ir_node *n);
+/* RoiAlign: X [N, C, H, W], rois [R, 4], batch_indices [R] -> [R, C, output_height, output_width] */
+npu_status npu_ir_shape_roialign(npu_ir_graph *g, npu_ir_node *n);
+
+/* npu.IfSelect, an ONNX If (shape_control.c, onnx/npu_onnx_if.c): cond, a, b -> a or b */
+npu_status npu_ir_shape_if_select(npu_ir_graph *g, npu_ir_node *n);
+npu_status npu_ir_eval_if_select(npu_ir_graph *g, const npu_ir_node *n, void *out);
+
+/* ---- detection and ranking (shape_detect.c, issue 17) ---- */
+
+npu_status npu_ir_shape_topk(npu_ir_graph *g, npu_ir_node *n);	/* K a constant */
+npu_status npu_ir_shape_onehot(npu_ir_graph *g, npu_ir_node *n);	/* depth a constant */
+npu_status npu_ir_shape_compress(npu_ir_graph *g, npu_ir_node *n);	/* condition a constant */
+npu_status npu_ir_shape_nonzero(npu_ir_graph *g, npu_ir_node *n);	/* of a constant */
+npu_status npu_ir_eval_nonzero(npu_ir_graph *g, const npu_ir_node *n, void *out);
+
 #endif /* NPU_IR_RULES_H */

@@ -7,6 +7,12 @@
  * device addresses.  A run copies inputs in, submits every step as a job
  * on the context's queue (a queue runs its jobs in order), waits for the
  * last and copies outputs out.
+ *
+ * A host step (the CPU fallback, host/npu_host.h) runs on the calling
+ * thread when the submit loop reaches it: the programs queued before it
+ * are waited for, then the host computes on the buffers' host mappings
+ * (the same on the emulator and on the kernel's mmapped BOs), and the
+ * programs after it are queued once it is done.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -16,6 +22,7 @@
 #include <time.h>
 
 #include "dev/npu_dev.h"
+#include "host/npu_host.h"
 #include "model/npu_model_priv.h"
 
 struct npu_context {
@@ -32,11 +39,13 @@ struct npu_context {
 	bool busy;			/* a run is in flight */
 	npu_run_stats last;
 	uint64_t *last_cycles;		/* per step of the last run */
+	double *last_host_us;		/* per step of the last run: host steps' wall time */
 };
 
 struct npu_job {
 	npu_context *ctx;
-	npu_dev_job **steps;
+	npu_dev_job **steps;		/* NULL for a host step */
+	double *host_us;		/* per step: a host step's wall time */
 	uint32_t nsteps;
 	npu_tensor *outputs;		/* caller's, filled on completion */
 	size_t noutputs;
@@ -76,6 +85,7 @@ void npu_context_destroy(npu_context *ctx)
 	free(ctx->bos);
 	free(ctx->uses);
 	free(ctx->last_cycles);
+	free(ctx->last_host_us);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_cond_destroy(&ctx->idle);
 	free(ctx);
@@ -154,7 +164,8 @@ static npu_status context_new(npu_device *dev, const struct npu_cmodel *cm, npu_
 	ctx->bos = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->bos));
 	ctx->uses = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->uses));
 	ctx->last_cycles = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_cycles));
-	if (!ctx->bos || !ctx->uses || !ctx->last_cycles) {
+	ctx->last_host_us = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_host_us));
+	if (!ctx->bos || !ctx->uses || !ctx->last_cycles || !ctx->last_host_us) {
 		npu_context_destroy(ctx);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
@@ -403,8 +414,10 @@ static void finish_locked(npu_job *job, npu_status st)
 	for (uint32_t i = 0; i < job->nsteps; i++) {
 		uint64_t c = job->steps[i] ? ctx->dev->ops->job_cycles(job->steps[i]) : 0;
 
-		if (!st)
+		if (!st) {
 			ctx->last_cycles[i] = c;
+			ctx->last_host_us[i] = job->host_us[i];
+		}
 		cycles += c;
 	}
 	if (!st) {
@@ -429,7 +442,8 @@ static void finish_locked(npu_job *job, npu_status st)
 		ctx->last.steps = job->nsteps;
 	}
 	for (uint32_t i = 0; i < job->nsteps; i++)
-		ctx->dev->ops->job_free(job->steps[i]);
+		if (job->steps[i])
+			ctx->dev->ops->job_free(job->steps[i]);
 	job->nsteps = 0;
 	job->result = st;
 	if (st)
@@ -437,6 +451,47 @@ static void finish_locked(npu_job *job, npu_status st)
 	job->finished = true;
 	ctx->busy = false;
 	pthread_cond_broadcast(&ctx->idle);
+}
+
+/* The host address of host-step tensor @t (NULL for an omitted one). */
+static void *host_addr(npu_context *ctx, const struct npu_host_tensor *t)
+{
+	return t->seg == NPU_HOST_SEG ? NULL : (uint8_t *)ctx->bos[t->seg]->host + t->offset;
+}
+
+/*
+ * Step @i of @job, a host step: wait for the programs queued before it
+ * (the first that failed is the error, named like npu_job_wait names it),
+ * then compute it on the buffers' host mappings, timed.
+ */
+static npu_status host_step(npu_context *ctx, npu_job *job, uint32_t i)
+{
+	const struct npu_host_step *h = ctx->cm->steps[i].host;
+	void *in[64], *out[64];
+	struct timespec t0;
+	npu_status st;
+
+	for (uint32_t k = 0; k < i; k++) {
+		if (!job->steps[k])
+			continue;
+		st = ctx->dev->ops->job_wait(job->steps[k], -1);
+		if (st) {
+			char msg[512];
+			const char *lbl = ctx->cm->steps[k].label;
+
+			snprintf(msg, sizeof(msg), "%s", npu_last_error());
+			return npu_fail(st, "step %u of %u (%s): %s", k + 1, ctx->cm->nsteps,
+					lbl ? lbl : "", msg);
+		}
+	}
+	for (uint32_t k = 0; k < h->ninputs; k++)
+		in[k] = host_addr(ctx, &h->tensors[k]);
+	for (uint32_t k = 0; k < h->noutputs; k++)
+		out[k] = host_addr(ctx, &h->tensors[h->ninputs + k]);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	st = npu_host_run(h, in, out);
+	job->host_us[i] = elapsed_us(&t0);
+	return st;
 }
 
 npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_inputs,
@@ -469,9 +524,15 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 			return st;
 	}
 	job = calloc(1, sizeof(*job));
-	if (job)
+	if (job) {
 		job->steps = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->steps));
-	if (!job || !job->steps) {
+		job->host_us = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->host_us));
+	}
+	if (!job || !job->steps || !job->host_us) {
+		if (job) {
+			free(job->steps);
+			free(job->host_us);
+		}
 		free(job);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
@@ -498,8 +559,11 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 	for (uint32_t i = 0; i < cm->nsteps && !st; i++) {
 		const struct npu_step *s = &cm->steps[i];
 
-		st = ctx->dev->ops->submit(ctx->dctx, ctx->bos[s->seg], (uint32_t)s->offset,
-					   s->size, ctx->uses, cm->nsegs, 0, &job->steps[i]);
+		if (npu_step_on_host(s))
+			st = host_step(ctx, job, i);
+		else
+			st = ctx->dev->ops->submit(ctx->dctx, ctx->bos[s->seg], (uint32_t)s->offset,
+						   s->size, ctx->uses, cm->nsegs, 0, &job->steps[i]);
 		if (!st)
 			job->nsteps = i + 1;
 	}
@@ -509,11 +573,13 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		snprintf(msg, sizeof(msg), "%s", npu_last_error());
 		/* Let the steps already queued finish before reporting. */
 		for (uint32_t i = 0; i < job->nsteps; i++)
-			ctx->dev->ops->job_wait(job->steps[i], -1);
+			if (job->steps[i])
+				ctx->dev->ops->job_wait(job->steps[i], -1);
 		pthread_mutex_lock(&ctx->lock);
 		finish_locked(job, NPU_ERR_DEVICE);
 		pthread_mutex_unlock(&ctx->lock);
 		free(job->steps);
+		free(job->host_us);
 		free(job);
 		return npu_fail(st, "%s", msg);
 	}
@@ -532,9 +598,13 @@ npu_status npu_job_wait(npu_job *job, int64_t timeout_ns)
 	if (job->finished)
 		return job->result ? npu_fail(job->result, "%s", job->error) : NPU_OK;
 	/* Steps run in order: the last one finishing means all did. */
-	for (uint32_t i = job->nsteps; i-- > 0;) {
-		npu_status s = ctx->dev->ops->job_wait(job->steps[i], i + 1 == job->nsteps ?
-						       timeout_ns : -1);
+	for (uint32_t i = job->nsteps, last = 1; i-- > 0;) {
+		npu_status s;
+
+		if (!job->steps[i])
+			continue;	/* a host step, done in npu_submit() */
+		s = ctx->dev->ops->job_wait(job->steps[i], last ? timeout_ns : -1);
+		last = 0;
 
 		if (s == NPU_ERR_TIMEOUT)
 			return s;
@@ -543,7 +613,7 @@ npu_status npu_job_wait(npu_job *job, int64_t timeout_ns)
 	}
 	/* Report the first failing step. */
 	for (uint32_t i = 0; st && i < job->nsteps; i++) {
-		npu_status s = ctx->dev->ops->job_wait(job->steps[i], 0);
+		npu_status s = job->steps[i] ? ctx->dev->ops->job_wait(job->steps[i], 0) : NPU_OK;
 
 		if (s) {
 			char msg[512];
@@ -571,6 +641,7 @@ void npu_job_free(npu_job *job)
 	if (!job->finished)
 		npu_job_wait(job, -1);
 	free(job->steps);
+	free(job->host_us);
 	free(job);
 }
 
@@ -614,5 +685,34 @@ npu_status npu_context_last_run_steps(const npu_context *ctx, npu_step_stats *st
 		steps[i].device_cycles = c->last_cycles[i];
 	}
 	pthread_mutex_unlock(&c->lock);
+	return NPU_OK;
+}
+
+npu_status npu_context_last_run_step(const npu_context *ctx, size_t index, npu_step_info *info)
+{
+	npu_context *c = (npu_context *)ctx;
+	npu_step_info all = { .struct_size = sizeof(all) };
+	const struct npu_step *s;
+
+	if (!ctx || !info || info->struct_size < sizeof(size_t))
+		return npu_fail(NPU_ERR_INVALID_ARG,
+				"npu_context_last_run_step: NULL argument or struct_size too small");
+	pthread_mutex_lock(&c->lock);
+	if (index >= c->last.steps) {
+		unsigned n = c->last.steps;
+
+		pthread_mutex_unlock(&c->lock);
+		return npu_fail(NPU_ERR_NOT_FOUND, n ? "the last run had %u steps, no step %zu" :
+				"no run of this context has completed yet%.0u%.0zu", n, index);
+	}
+	s = &ctx->cm->steps[index];
+	all.label = s->label ? s->label : "";
+	all.device_cycles = c->last_cycles[index];
+	all.on_host = npu_step_on_host(s);
+	all.op = all.on_host ? s->host->op : NULL;
+	all.host_us = all.on_host ? c->last_host_us[index] : 0;
+	pthread_mutex_unlock(&c->lock);
+	memcpy((char *)info + sizeof(size_t), (const char *)&all + sizeof(size_t),
+	       (info->struct_size < sizeof(all) ? info->struct_size : sizeof(all)) - sizeof(size_t));
 	return NPU_OK;
 }

@@ -313,6 +313,8 @@ npu_status npu_model_get_info(const npu_model *model, npu_model_info *info)
 	all.batch = npu_cmodel_batch(cm);
 	all.clusters = cm->nclusters;
 	all.steps = cm->nsteps;
+	all.host_steps = npu_cmodel_host_steps(cm);
+	all.host_nodes = cm->fallback_ops ? cm->fallback_ops : "";
 	for (uint32_t i = 0; i < cm->nsegs; i++) {
 		uint64_t *b = NULL;
 

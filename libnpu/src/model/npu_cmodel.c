@@ -26,8 +26,10 @@ void npu_cmodel_free(struct npu_cmodel *m)
 	free(m->relocs);
 	free(m->inputs);
 	free(m->outputs);
-	for (uint32_t i = 0; m->steps && i < m->nsteps; i++)
+	for (uint32_t i = 0; m->steps && i < m->nsteps; i++) {
 		free(m->steps[i].label);
+		npu_host_step_free(m->steps[i].host);
+	}
 	free(m->steps);
 	free(m->fallback_ops);
 	free(m);
@@ -66,6 +68,76 @@ static npu_status check_io(const struct npu_cmodel *m, const struct npu_io *io,
 	if (io->offset > limit || npu_io_dev_bytes(t) > limit - io->offset)
 		return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' lies outside its segment",
 				what, io->name);
+	return NPU_OK;
+}
+
+void npu_host_step_free(struct npu_host_step *h)
+{
+	if (!h)
+		return;
+	for (uint32_t i = 0; h->attrs && i < h->nattrs; i++) {
+		free(h->attrs[i].name);
+		free(h->attrs[i].s);
+		free(h->attrs[i].ints);
+		free(h->attrs[i].floats);
+	}
+	free(h->attrs);
+	free(h->tensors);
+	free(h->op);
+	free(h->node);
+	free(h);
+}
+
+uint32_t npu_cmodel_host_steps(const struct npu_cmodel *m)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < m->nsteps; i++)
+		n += npu_step_on_host(&m->steps[i]);
+	return n;
+}
+
+/*
+ * Host step @i: an operator name, tensors inside segments the host may
+ * touch (outputs not in CONST or PROGRAM), a batch of one.
+ */
+static npu_status check_host(const struct npu_cmodel *m, uint32_t i)
+{
+	const struct npu_host_step *h = m->steps[i].host;
+
+	if (!h || !h->op || !*h->op || !h->node)
+		return npu_fail(NPU_ERR_FORMAT, "bad model: host step %u has no operator", i);
+	if (npu_cmodel_batch(m) > 1)
+		return npu_fail(NPU_ERR_FORMAT, "bad model: host step %u in a batched model", i);
+	if (h->ninputs > 64 || h->noutputs > 64 || h->nattrs > 256 || (h->ninputs + h->noutputs && !h->tensors))
+		return npu_fail(NPU_ERR_FORMAT, "bad model: host step %u has too many tensors", i);
+	for (uint32_t k = 0; k < h->ninputs + h->noutputs; k++) {
+		const struct npu_host_tensor *t = &h->tensors[k];
+		size_t esize = npu_dtype_size((npu_dtype)t->dtype);
+		uint64_t count = 1;
+		const struct npu_seg *s;
+
+		if (t->seg == NPU_HOST_SEG)
+			continue;
+		if (t->seg >= m->nsegs || !esize || t->rank < 0 || t->rank > NPU_MAX_RANK)
+			return npu_fail(NPU_ERR_FORMAT, "bad model: host step %u tensor %u is bad", i, k);
+		s = &m->segs[t->seg];
+		if (s->kind == NPU_SEG_PROGRAM || (k >= h->ninputs && s->kind == NPU_SEG_CONST))
+			return npu_fail(NPU_ERR_FORMAT,
+					"bad model: host step %u tensor %u is in a read-only segment", i, k);
+		for (int d = 0; d < t->rank; d++) {
+			if (t->dims[d] < 0 || (t->dims[d] && count > (1ull << 40) / (uint64_t)t->dims[d]))
+				return npu_fail(NPU_ERR_FORMAT,
+						"bad model: host step %u tensor %u has a bad dimension", i, k);
+			count *= (uint64_t)t->dims[d];
+		}
+		if (t->offset > s->size || count * esize > s->size - t->offset)
+			return npu_fail(NPU_ERR_FORMAT,
+					"bad model: host step %u tensor %u lies outside its segment", i, k);
+	}
+	for (uint32_t k = 0; k < h->nattrs; k++)
+		if (!h->attrs[k].name || (h->attrs[k].n && !h->attrs[k].ints && !h->attrs[k].floats))
+			return npu_fail(NPU_ERR_FORMAT, "bad model: host step %u attribute %u is bad", i, k);
 	return NPU_OK;
 }
 
@@ -132,6 +204,13 @@ npu_status npu_cmodel_validate(const struct npu_cmodel *m)
 	for (uint32_t i = 0; i < m->nsteps; i++) {
 		const struct npu_step *s = &m->steps[i];
 
+		if (npu_step_on_host(s)) {
+			if ((st = check_host(m, i)))
+				return st;
+			continue;
+		}
+		if (s->host)
+			return npu_fail(NPU_ERR_FORMAT, "bad model: step %u is a program and a host step", i);
 		if (s->seg >= m->nsegs || m->segs[s->seg].kind != NPU_SEG_PROGRAM)
 			return npu_fail(NPU_ERR_FORMAT, "bad model: step %u is not in a program segment", i);
 		if (s->offset % 64 || s->size < 64 || s->offset > m->segs[s->seg].size ||

@@ -73,12 +73,66 @@ static inline size_t npu_io_dev_bytes(const npu_tensor_info *t)
 	return t->dtype == NPU_DTYPE_INT64 ? t->bytes / 2 : t->bytes;
 }
 
+/*
+ * Host steps (issue 17): a node the NPU cannot run, computed on the host
+ * between two NPU programs by libnpu's C reference of its operator
+ * (host/npu_host.h), with npu_compile_options.allow_cpu_fallback.  It
+ * reads and writes the same device buffers the programs use (segment +
+ * offset, through the buffers' host mappings), so it runs the same on
+ * every backend.
+ */
+
+/* A step whose seg is this runs on the host (npu_step.host). */
+#define NPU_HOST_SEG	0xffffffffu
+
+/* One tensor of a host step, where it lives and what it holds on the device. */
+struct npu_host_tensor {
+	uint32_t seg;		/* NPU_HOST_SEG: an omitted optional input/output */
+	uint64_t offset;
+	uint32_t dtype;		/* npu_dtype as the device holds it (int64: int32) */
+	int rank;
+	int64_t dims[NPU_MAX_RANK];
+};
+
+/* An attribute of a host step's node (the types of npu_ir_attr_type but TENSOR/GRAPH). */
+struct npu_host_attr {
+	char *name;
+	uint32_t type;		/* NPU_IR_ATTR_INT, _FLOAT, _STRING, _INTS, _FLOATS */
+	int64_t i;
+	float f;
+	char *s;
+	uint32_t n;		/* INTS, FLOATS */
+	int64_t *ints;
+	float *floats;
+};
+
+struct npu_host_step {
+	char *op;		/* ONNX op_type of the default domain */
+	int opset;
+	char *node;		/* the node's label, for messages */
+	uint32_t ninputs, noutputs;
+	struct npu_host_tensor *tensors;	/* inputs, then outputs */
+	uint32_t nattrs;
+	struct npu_host_attr *attrs;
+};
+
 struct npu_step {
-	uint32_t seg;		/* an NPU_SEG_PROGRAM segment */
+	uint32_t seg;		/* an NPU_SEG_PROGRAM segment; NPU_HOST_SEG: a host step */
 	uint64_t offset;	/* of the npu_hw_prog header, 64-byte aligned */
 	uint32_t size;		/* program bytes */
 	char *label;		/* what it runs, for profiles ("Conv conv1"); may be NULL */
+	struct npu_host_step *host;	/* seg == NPU_HOST_SEG: what the host computes */
 };
+
+static inline bool npu_step_on_host(const struct npu_step *s)
+{
+	return s->seg == NPU_HOST_SEG;
+}
+
+struct npu_cmodel;
+void npu_host_step_free(struct npu_host_step *h);
+/* Host steps of @m (0: every step is an NPU program). */
+uint32_t npu_cmodel_host_steps(const struct npu_cmodel *m);
 
 struct npu_cmodel {
 	uint32_t nclusters;	/* logical clusters the programs use */
@@ -136,7 +190,13 @@ npu_status npu_cmodel_check_isa(const struct npu_cmodel *m, uint32_t device_isa)
 
 /* The native file format (npu_cmodel_file.c). */
 #define NPU_CMODEL_MAGIC	0x4d55504eu	/* "NPUM" */
-#define NPU_CMODEL_VERSION	1
+/*
+ * Version 2 adds host steps (HOST records): written only by a model that
+ * has one, so models without stay version 1 and readable by older libnpu,
+ * which refuses a version 2 file by its version.
+ */
+#define NPU_CMODEL_VERSION	2
+#define NPU_CMODEL_VERSION_MIN	1
 npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
 			    size_t *len);
 npu_status npu_cmodel_read(const uint8_t *buf, size_t len,

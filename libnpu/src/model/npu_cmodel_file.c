@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The native compiled-model file, version 1.  Little endian throughout.
+ * The native compiled-model file, version 2 (1 without host steps).
+ * Little endian throughout.
  *
  *   header (32 bytes): magic "NPUM", version u16, minor u16,
  *                      header size u32, flags u32, file size u64,
@@ -15,6 +16,13 @@
  *     FALLBACK the CPU-fallback operator list (rest)
  *     BATCH    batch u32, 0 u32, io_stride u64 (only when batch > 1)
  *     LABEL    step index u32, what the step runs (rest; after its STEP)
+ *     HOST     (version 2) the host step at step index u32 (its STEP has
+ *              seg 0xffffffff): opset u32, ninputs u32, noutputs u32,
+ *              nattrs u32, op length u32, node length u32, op, node;
+ *              per tensor seg u32, dtype u32, offset u64, rank u32, 0 u32,
+ *              dims i64[8]; per attribute type u32, name length u32, name,
+ *              then INT i64 | FLOAT f32 | STRING length u32, bytes |
+ *              INTS n u32, i64[n] | FLOATS n u32, f32[n]
  *
  * The reader trusts nothing: every length is checked against what is left,
  * and the result goes through npu_cmodel_validate().
@@ -35,7 +43,13 @@ enum {
 	TAG_FALLBACK = 7,
 	TAG_BATCH = 8,
 	TAG_LABEL = 9,
+	TAG_HOST = 10,
 };
+
+/* npu_ir_attr_type's values, which host attributes use. */
+enum { HATTR_INT = 1, HATTR_FLOAT, HATTR_STRING, HATTR_INTS, HATTR_FLOATS };
+#define HOST_TENSOR	56
+#define MAX_HOST_STR	4096
 
 #define MAX_LABEL	1024
 
@@ -145,6 +159,77 @@ static void put_io(struct wbuf *w, uint32_t tag, const struct npu_io *io)
 	put(w, io->name, nlen);
 }
 
+static void put_str(struct wbuf *w, const char *str)
+{
+	size_t n = str ? strlen(str) : 0;
+
+	put32(w, (uint32_t)n);
+	put(w, str, n);
+}
+
+/* The HOST record of step @i into @w (its payload built first for the length). */
+static void put_host(struct wbuf *w, uint32_t i, const struct npu_host_step *h)
+{
+	struct wbuf b = { 0 };
+
+	put32(&b, i);
+	put32(&b, (uint32_t)h->opset);
+	put32(&b, h->ninputs);
+	put32(&b, h->noutputs);
+	put32(&b, h->nattrs);
+	put32(&b, (uint32_t)strlen(h->op));
+	put32(&b, (uint32_t)strlen(h->node));
+	put(&b, h->op, strlen(h->op));
+	put(&b, h->node, strlen(h->node));
+	for (uint32_t k = 0; k < h->ninputs + h->noutputs; k++) {
+		const struct npu_host_tensor *t = &h->tensors[k];
+
+		put32(&b, t->seg);
+		put32(&b, t->dtype);
+		put64(&b, t->offset);
+		put32(&b, (uint32_t)t->rank);
+		put32(&b, 0);
+		for (int d = 0; d < NPU_MAX_RANK; d++)
+			put64(&b, (uint64_t)t->dims[d]);
+	}
+	for (uint32_t k = 0; k < h->nattrs; k++) {
+		const struct npu_host_attr *a = &h->attrs[k];
+		uint32_t f;
+
+		put32(&b, a->type);
+		put_str(&b, a->name);
+		switch (a->type) {
+		case HATTR_INT:
+			put64(&b, (uint64_t)a->i);
+			break;
+		case HATTR_FLOAT:
+			memcpy(&f, &a->f, 4);
+			put32(&b, f);
+			break;
+		case HATTR_STRING:
+			put_str(&b, a->s);
+			break;
+		case HATTR_INTS:
+			put32(&b, a->n);
+			for (uint32_t j = 0; j < a->n; j++)
+				put64(&b, (uint64_t)a->ints[j]);
+			break;
+		default:
+			put32(&b, a->n);
+			for (uint32_t j = 0; j < a->n; j++) {
+				memcpy(&f, &a->floats[j], 4);
+				put32(&b, f);
+			}
+			break;
+		}
+	}
+	if (b.oom)
+		w->oom = true;
+	record(w, TAG_HOST, b.len);
+	put(w, b.p, b.len);
+	free(b.p);
+}
+
 npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
 			    size_t *len)
 {
@@ -206,6 +291,9 @@ npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
 		put32(&w, i);
 		put(&w, m->steps[i].label, n);
 	}
+	for (uint32_t i = 0; i < m->nsteps; i++)
+		if (npu_step_on_host(&m->steps[i]))
+			put_host(&w, i, m->steps[i].host);
 	if (npu_cmodel_batch(m) > 1) {
 		record(&w, TAG_BATCH, 16);
 		put32(&w, m->batch);
@@ -222,7 +310,8 @@ npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
 	}
 	/* Header last: it covers the size and checksum of the rest. */
 	le32(w.p + 0, NPU_CMODEL_MAGIC);
-	le32(w.p + 4, NPU_CMODEL_VERSION);	/* version u16, minor u16 = 0 */
+	/* version u16, minor u16 = 0: 1 unless a host step needs 2 */
+	le32(w.p + 4, npu_cmodel_host_steps(m) ? NPU_CMODEL_VERSION : 1);
 	le32(w.p + 8, HEADER_SIZE);
 	le32(w.p + 12, 0);
 	le32(w.p + 16, (uint32_t)w.len);
@@ -328,6 +417,105 @@ static npu_status read_io(struct rbuf *r, uint32_t len, struct npu_io *io)
 	return NPU_OK;
 }
 
+/* A length-prefixed string of at most MAX_HOST_STR bytes, NUL-terminated, into *@out. */
+static bool get_str(struct rbuf *r, char **out)
+{
+	uint32_t n;
+
+	if (!get32(r, &n) || n > MAX_HOST_STR || n > r->len - r->pos)
+		return false;
+	*out = calloc(1, (size_t)n + 1);
+	return *out && take(r, *out, n) && strlen(*out) == n;
+}
+
+static bool get_host_attr(struct rbuf *r, struct npu_host_attr *a)
+{
+	uint32_t f = 0;
+
+	if (!get32(r, &a->type) || !get_str(r, &a->name))
+		return false;
+	switch (a->type) {
+	case HATTR_INT:
+		return get64(r, (uint64_t *)&a->i);
+	case HATTR_FLOAT:
+		if (!get32(r, &f))
+			return false;
+		memcpy(&a->f, &f, 4);
+		return true;
+	case HATTR_STRING:
+		return get_str(r, &a->s);
+	case HATTR_INTS:
+	case HATTR_FLOATS:
+		if (!get32(r, &a->n) || a->n > 65536 ||
+		    (uint64_t)a->n * (a->type == HATTR_INTS ? 8 : 4) > r->len - r->pos)
+			return false;
+		if (a->type == HATTR_INTS) {
+			a->ints = calloc(a->n ? a->n : 1, 8);
+			for (uint32_t j = 0; a->ints && j < a->n; j++)
+				get64(r, (uint64_t *)&a->ints[j]);
+			return a->ints != NULL;
+		}
+		a->floats = calloc(a->n ? a->n : 1, 4);
+		for (uint32_t j = 0; a->floats && j < a->n; j++) {
+			get32(r, &f);
+			memcpy(&a->floats[j], &f, 4);
+		}
+		return a->floats != NULL;
+	default:
+		return false;
+	}
+}
+
+static npu_status read_host(struct rbuf *r, struct npu_cmodel *m)
+{
+	uint32_t idx, opset, oplen, nodelen;
+	struct npu_host_step *h;
+	uint32_t nt;
+
+	if (!get32(r, &idx) || idx >= m->nsteps || !npu_step_on_host(&m->steps[idx]) ||
+	    m->steps[idx].host)
+		return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad host step record");
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	m->steps[idx].host = h;
+	if (!get32(r, &opset) || !get32(r, &h->ninputs) || !get32(r, &h->noutputs) ||
+	    !get32(r, &h->nattrs) || !get32(r, &oplen) || !get32(r, &nodelen) ||
+	    h->ninputs > 64 || h->noutputs > 64 || h->nattrs > 256 || oplen > MAX_HOST_STR ||
+	    nodelen > MAX_HOST_STR || (uint64_t)oplen + nodelen > r->len - r->pos)
+		return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad host step record");
+	h->opset = (int)opset;
+	h->op = calloc(1, (size_t)oplen + 1);
+	h->node = calloc(1, (size_t)nodelen + 1);
+	nt = h->ninputs + h->noutputs;
+	h->tensors = calloc(nt ? nt : 1, sizeof(*h->tensors));
+	h->attrs = calloc(h->nattrs ? h->nattrs : 1, sizeof(*h->attrs));
+	if (!h->op || !h->node || !h->tensors || !h->attrs)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	take(r, h->op, oplen);
+	take(r, h->node, nodelen);
+	if ((uint64_t)nt * HOST_TENSOR > r->len - r->pos)
+		return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad host step record");
+	for (uint32_t k = 0; k < nt; k++) {
+		struct npu_host_tensor *t = &h->tensors[k];
+		uint32_t rank = 0, pad = 0;
+
+		get32(r, &t->seg);
+		get32(r, &t->dtype);
+		get64(r, &t->offset);
+		get32(r, &rank);
+		get32(r, &pad);
+		t->rank = (int)rank;
+		for (int d = 0; d < NPU_MAX_RANK; d++)
+			get64(r, (uint64_t *)&t->dims[d]);
+	}
+	for (uint32_t k = 0; k < h->nattrs; k++)
+		if (!get_host_attr(r, &h->attrs[k]))
+			return npu_fail(NPU_ERR_FORMAT,
+					"corrupt model file: bad attribute %u of host step %u", k, idx);
+	return NPU_OK;
+}
+
 static npu_status read_records(struct rbuf *r, struct npu_cmodel *m)
 {
 	bool have_meta = false;
@@ -425,6 +613,9 @@ static npu_status read_records(struct rbuf *r, struct npu_cmodel *m)
 				return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad batch record");
 			break;
 		}
+		case TAG_HOST:
+			st = read_host(r, m);
+			break;
 		case TAG_FALLBACK:
 			free(m->fallback_ops);
 			m->fallback_ops = calloc(1, (size_t)len + 1);
@@ -464,10 +655,11 @@ npu_status npu_cmodel_read(const uint8_t *buf, size_t len,
 	    !get64(&r, &total) || !get32(&r, &crc) || !get32(&r, &pad))
 		return npu_fail(NPU_ERR_FORMAT, "truncated model file: %zu bytes, the header alone is %d",
 				len, HEADER_SIZE);
-	if ((version & 0xffff) != NPU_CMODEL_VERSION)
+	if ((version & 0xffff) < NPU_CMODEL_VERSION_MIN || (version & 0xffff) > NPU_CMODEL_VERSION)
 		return npu_fail(NPU_ERR_VERSION,
-				"compiled model format version %u.%u; this libnpu reads version %d: recompile the model from its source",
-				version & 0xffff, version >> 16, NPU_CMODEL_VERSION);
+				"compiled model format version %u.%u; this libnpu reads versions %d to %d: recompile the model from its source",
+				version & 0xffff, version >> 16, NPU_CMODEL_VERSION_MIN,
+				NPU_CMODEL_VERSION);
 	if (hsize != HEADER_SIZE || flags || pad)
 		return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad header");
 	if (total != len)

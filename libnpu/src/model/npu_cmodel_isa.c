@@ -23,6 +23,8 @@
 /* The minor a CVU or TCU function code needs. */
 static unsigned fn_minor(unsigned fn)
 {
+	if (fn == NPU_FN_MOD || fn == NPU_FN_FMOD)
+		return 4;
 	if ((fn >= NPU_FN_EQUAL && fn < NPU_FN_BINARY_END) ||
 	    fn == NPU_FN_SILU || fn == NPU_FN_GELU_TANH ||
 	    (fn >= NPU_FN_NOT && fn < NPU_FN_UNARY3_END))
@@ -67,7 +69,7 @@ static unsigned insn_minor(const struct npu_hw_insn *in, const char **what)
 		/* 1.2 adds and multiplies INT32 exactly; 1.1 would round in fp32 */
 		if (in->opcode == NPU_CVU_BINARY && in->opnd[NPU_OPND_SRC0].dtype == NPU_DT_INT32 &&
 		    in->opnd[NPU_OPND_SRC1].dtype == NPU_DT_INT32 &&
-		    in->opnd[NPU_OPND_DST].dtype == NPU_DT_INT32) {
+		    in->opnd[NPU_OPND_DST].dtype == NPU_DT_INT32 && m < 2) {
 			m = 2;
 			*what = "int32 arithmetic";
 		}

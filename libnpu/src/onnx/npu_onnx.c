@@ -19,6 +19,7 @@
 #include "onnx/npu_onnx.h"
 #include "onnx/npu_onnx_ext.h"
 #include "onnx/onnx.pb-c.h"
+#include "onnx/npu_onnx_if.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the ONNX loader copies little-endian tensor data as is: little-endian hosts only"
@@ -1046,6 +1047,10 @@ npu_status npu_onnx_parse_dir(const void *buf, size_t len, const char *model_dir
 		st = npu_fail(NPU_ERR_FORMAT, "the ONNX model has no graph");
 		goto done;
 	}
+	/* If nodes become their branches and npu.IfSelect (npu_onnx_if.c). */
+	st = npu_onnx_flatten_if(m->graph, (int)opset_of(m, ""), 0);
+	if (st)
+		goto done;
 	memset(&c, 0, sizeof(c));
 	c.m = m;
 	c.gp = m->graph;

@@ -1,0 +1,703 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ONNX If, flattened at load (issue 17): each If node of the default
+ * domain whose branches hold only plain nodes (no Loop, Scan or other
+ * graph attribute once their own Ifs are flattened) becomes its two
+ * branches inlined into the enclosing graph, followed by one npu.IfSelect
+ * per output choosing between the branches' values by the condition
+ * (compile/rewrite_control.c: with a condition that folds at compile
+ * time, such as a comparison of shapes after --shape, it becomes the
+ * chosen branch and the other is dropped; else both run and a Where
+ * selects, which needs both branches' outputs to have one shape and
+ * dtype).  A condition the file gives as a constant (an initializer or a
+ * Constant node) inlines the chosen branch alone, followed by Identity
+ * nodes: the other branch is never parsed, so it may hold anything.
+ *
+ * Names: a tensor a branch defines (node outputs, initializers) is
+ * renamed "<if>/then/<name>" or "<if>/else/<name>" (<if> the node's name,
+ * or "If#<index>"), so branch names never clash with each other or the
+ * outer graph; a name the branch reads without defining it is the outer
+ * scope's, as ONNX says, and keeps its name.  Nested Ifs are flattened
+ * first, so an inner branch's outer names resolve in the outer branch.
+ *
+ * This works on the protobuf-c structures before the IR is built: nodes
+ * and initializers move from the branch graphs to the enclosing one (the
+ * branches keep none, so freeing the message frees each once).
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/npu_onnx_if.h"
+
+static bool default_domain(const char *d)
+{
+	return !d || !d[0] || !strcmp(d, "ai.onnx");
+}
+
+static Onnx__GraphProto *branch(const Onnx__NodeProto *np, const char *name)
+{
+	for (size_t i = 0; i < np->n_attribute; i++)
+		if (np->attribute[i]->name && !strcmp(np->attribute[i]->name, name))
+			return np->attribute[i]->g;
+	return NULL;
+}
+
+/* Whether a node of @gp still carries a graph (Loop, Scan, an If left whole). */
+static bool has_subgraph(const Onnx__GraphProto *gp)
+{
+	for (size_t i = 0; i < gp->n_node; i++)
+		for (size_t k = 0; k < gp->node[i]->n_attribute; k++)
+			if (gp->node[i]->attribute[k]->g || gp->node[i]->attribute[k]->n_graphs)
+				return true;
+	return false;
+}
+
+static bool defines(const Onnx__GraphProto *b, const char *name)
+{
+	if (!name || !name[0])
+		return false;
+	for (size_t i = 0; i < b->n_initializer; i++)
+		if (b->initializer[i]->name && !strcmp(b->initializer[i]->name, name))
+			return true;
+	for (size_t i = 0; i < b->n_node; i++)
+		for (size_t k = 0; k < b->node[i]->n_output; k++)
+			if (!strcmp(b->node[i]->output[k], name))
+				return true;
+	return false;
+}
+
+/* *@s renamed @prefix + *@s when branch @b defines it. */
+static npu_status rename_local(const Onnx__GraphProto *b, const char *prefix, char **s)
+{
+	char *n;
+
+	if (!defines(b, *s))
+		return NPU_OK;
+	n = malloc(strlen(prefix) + strlen(*s) + 1);
+	if (!n)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	sprintf(n, "%s%s", prefix, *s);
+	free(*s);
+	*s = n;
+	return NPU_OK;
+}
+
+struct nodes {
+	Onnx__NodeProto **v;
+	size_t n, cap;
+};
+
+static npu_status push(struct nodes *o, Onnx__NodeProto *np)
+{
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 16;
+		Onnx__NodeProto **v = realloc(o->v, cap * sizeof(*v));
+
+		if (!v)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		o->v = v;
+		o->cap = cap;
+	}
+	o->v[o->n++] = np;
+	return NPU_OK;
+}
+
+/*
+ * Move branch @b's nodes (renamed) to @o and its initializers to @gp; its
+ * outputs' new names into @outs (@nout of them, borrowed from the nodes).
+ */
+static npu_status move_branch(Onnx__GraphProto *gp, Onnx__GraphProto *b, const char *prefix,
+			      struct nodes *o, const char **outs, size_t nout)
+{
+	Onnx__TensorProto **init;
+	npu_status st = NPU_OK;
+
+	if (b->n_output != nout)
+		return npu_fail(NPU_ERR_FORMAT, "%s: the branch has %zu outputs, the If %zu",
+				prefix, b->n_output, nout);
+	for (size_t k = 0; k < nout; k++) {
+		if (!b->output[k]->name || !b->output[k]->name[0])
+			return npu_fail(NPU_ERR_FORMAT, "%s: branch output %zu has no name",
+					prefix, k);
+		st = rename_local(b, prefix, &b->output[k]->name);
+		if (st)
+			return st;
+		outs[k] = b->output[k]->name;
+	}
+	/* Inputs first: renaming outputs changes what the branch defines. */
+	for (size_t i = 0; !st && i < b->n_node; i++)
+		for (size_t k = 0; !st && k < b->node[i]->n_input; k++)
+			st = rename_local(b, prefix, &b->node[i]->input[k]);
+	for (size_t i = 0; !st && i < b->n_initializer; i++) {
+		char *n = malloc(strlen(prefix) + strlen(b->initializer[i]->name ?
+							  b->initializer[i]->name : "") + 1);
+
+		if (!n)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		sprintf(n, "%s%s", prefix, b->initializer[i]->name ? b->initializer[i]->name : "");
+		free(b->initializer[i]->name);
+		b->initializer[i]->name = n;
+	}
+	if (st)
+		return st;
+	/* Node outputs last: every reader above already saw the old names. */
+	for (size_t i = 0; i < b->n_node; i++)
+		for (size_t k = 0; k < b->node[i]->n_output; k++) {
+			char *n = malloc(strlen(prefix) + strlen(b->node[i]->output[k]) + 1);
+
+			if (!n)
+				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			sprintf(n, "%s%s", prefix, b->node[i]->output[k]);
+			free(b->node[i]->output[k]);
+			b->node[i]->output[k] = n;
+		}
+	for (size_t i = 0; i < b->n_node; i++)
+		if ((st = push(o, b->node[i])))
+			return st;
+	b->n_node = 0;
+	init = realloc(gp->initializer, (gp->n_initializer + b->n_initializer + 1) * sizeof(*init));
+	if (!init)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	gp->initializer = init;
+	for (size_t i = 0; i < b->n_initializer; i++)
+		gp->initializer[gp->n_initializer++] = b->initializer[i];
+	b->n_initializer = 0;
+	return NPU_OK;
+}
+
+/* A node @op(@in[0..@nin)) -> @out, appended to @o; *@made (may be NULL) gets it. */
+static npu_status add_node_p(struct nodes *o, const char *op, const char *name,
+			     const char *const *in, size_t nin, const char *out,
+			     Onnx__NodeProto **made)
+{
+	Onnx__NodeProto *np = malloc(sizeof(*np));
+	npu_status st;
+	bool oom = false;
+
+	if (!np)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	onnx__node_proto__init(np);
+	np->n_input = nin;
+	np->input = calloc(nin, sizeof(char *));
+	np->n_output = 1;
+	np->output = calloc(1, sizeof(char *));
+	np->op_type = strdup(op);
+	np->name = strdup(name);
+	np->domain = strdup("");
+	for (size_t i = 0; np->input && i < nin; i++)
+		oom |= !(np->input[i] = strdup(in[i]));
+	if (np->output)
+		np->output[0] = strdup(out);
+	st = push(o, np);
+	if (st || oom || !np->input || !np->output || !np->op_type || !np->name || !np->domain ||
+	    !np->output[0]) {
+		if (!st)
+			o->n--;
+		onnx__node_proto__free_unpacked(np, NULL);
+		return st ? st : npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	if (made)
+		*made = np;
+	return NPU_OK;
+}
+
+static npu_status add_node(struct nodes *o, const char *op, const char *name,
+			   const char *const *in, size_t nin, const char *out)
+{
+	return add_node_p(o, op, name, in, nin, out, NULL);
+}
+
+/* One npu.IfSelect: @out = @cond ? @a : @b. */
+static npu_status select_node(struct nodes *o, const char *name, const char *cond, const char *a,
+			      const char *b, const char *out)
+{
+	return add_node(o, NPU_OP_IF_SELECT, name, (const char *[]){ cond, a, b }, 3, out);
+}
+
+/* @out = Identity(@x): the output of an If whose condition is a constant. */
+static npu_status identity_node(struct nodes *o, const char *name, const char *x, const char *out)
+{
+	return add_node(o, "Identity", name, &x, 1, out);
+}
+
+/* The value of bool tensor proto @t of one element: 0, 1, or -1 if it is not that. */
+static int bool_value(const Onnx__TensorProto *t)
+{
+	size_t n = 1;
+
+	for (size_t d = 0; d < t->n_dims; d++)
+		n *= (size_t)t->dims[d];
+	if (t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__BOOL || n != 1 || t->data_location)
+		return -1;
+	if (t->has_raw_data && t->raw_data.len == 1)
+		return t->raw_data.data[0] != 0;
+	if (t->n_int32_data == 1)
+		return t->int32_data[0] != 0;
+	return -1;
+}
+
+/*
+ * The If condition @name when the file gives it as a constant (an
+ * initializer, or a Constant node already in @o): 0, 1; -1 otherwise (it
+ * may still fold at shape inference: npu.IfSelect then chooses).
+ */
+static int const_cond(const Onnx__GraphProto *gp, const struct nodes *o, const char *name)
+{
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
+			return bool_value(gp->initializer[i]);
+	for (size_t i = 0; i < o->n; i++) {
+		const Onnx__NodeProto *np = o->v[i];
+
+		if (!np->op_type || strcmp(np->op_type, "Constant") || np->n_output != 1 ||
+		    strcmp(np->output[0], name))
+			continue;
+		for (size_t k = 0; k < np->n_attribute; k++)
+			if (np->attribute[k]->t && np->attribute[k]->name &&
+			    !strcmp(np->attribute[k]->name, "value"))
+				return bool_value(np->attribute[k]->t);
+		return -1;
+	}
+	return -1;
+}
+
+/* If node @np (index @i) inlined into @o; false in *@done when it stays whole. */
+static npu_status inline_if(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t i, struct nodes *o,
+			    int opset, int depth, bool *done)
+{
+	Onnx__GraphProto *br[2] = { branch(np, "then_branch"), branch(np, "else_branch") };
+	static const char *const side[2] = { "then", "else" };
+	const char **outs[2] = { NULL, NULL };
+	char base[256], prefix[300], sel[300];
+	npu_status st = NPU_OK;
+	int cv;
+
+	*done = false;
+	if (!br[0] || !br[1] || np->n_input != 1 || !np->input[0][0])
+		return NPU_OK;	/* refused later, as an If */
+	for (int b = 0; b < 2; b++)
+		if ((st = npu_onnx_flatten_if(br[b], opset, depth + 1)))
+			return st;
+	if (has_subgraph(br[0]) || has_subgraph(br[1]))
+		return NPU_OK;
+	if (np->name && np->name[0])
+		snprintf(base, sizeof(base), "%s", np->name);
+	else
+		snprintf(base, sizeof(base), "If#%zu", i);
+	outs[0] = calloc(np->n_output + 1, sizeof(char *));
+	outs[1] = calloc(np->n_output + 1, sizeof(char *));
+	if (!outs[0] || !outs[1])
+		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	/* A condition the file gives as a constant: only its branch, the other never parsed. */
+	cv = const_cond(gp, o, np->input[0]);
+	for (int b = 0; !st && b < 2; b++) {
+		if (cv >= 0 && b != (cv ? 0 : 1))
+			continue;
+		snprintf(prefix, sizeof(prefix), "%s/%s/", base, side[b]);
+		st = move_branch(gp, br[b], prefix, o, outs[b], np->n_output);
+	}
+	for (size_t k = 0; !st && k < np->n_output; k++) {
+		snprintf(sel, sizeof(sel), "%s/select%zu", base, k);
+		if (!np->output[k][0])
+			continue;
+		if (cv >= 0)
+			st = identity_node(o, sel, outs[cv ? 0 : 1][k], np->output[k]);
+		else
+			st = select_node(o, sel, np->input[0], outs[0][k], outs[1][k], np->output[k]);
+	}
+	if (!st) {
+		*done = true;
+		onnx__node_proto__free_unpacked(np, NULL);
+	}
+	free(outs[0]);
+	free(outs[1]);
+	return st;
+}
+
+/* ---- Scan, unrolled ---- */
+
+/* An independent copy of @np (its attributes' graphs too), through protobuf. */
+static Onnx__NodeProto *copy_node(const Onnx__NodeProto *np)
+{
+	size_t n = onnx__node_proto__get_packed_size(np);
+	uint8_t *buf = malloc(n ? n : 1);
+	Onnx__NodeProto *c;
+
+	if (!buf)
+		return NULL;
+	onnx__node_proto__pack(np, buf);
+	c = onnx__node_proto__unpack(NULL, n, buf);
+	free(buf);
+	return c;
+}
+
+static Onnx__TensorProto *copy_tensor(const Onnx__TensorProto *t)
+{
+	size_t n = onnx__tensor_proto__get_packed_size(t);
+	uint8_t *buf = malloc(n ? n : 1);
+	Onnx__TensorProto *c;
+
+	if (!buf)
+		return NULL;
+	onnx__tensor_proto__pack(t, buf);
+	c = onnx__tensor_proto__unpack(NULL, n, buf);
+	free(buf);
+	return c;
+}
+
+static npu_status add_init(Onnx__GraphProto *gp, Onnx__TensorProto *t)
+{
+	Onnx__TensorProto **v = realloc(gp->initializer, (gp->n_initializer + 1) * sizeof(*v));
+
+	if (!v) {
+		onnx__tensor_proto__free_unpacked(t, NULL);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	gp->initializer = v;
+	gp->initializer[gp->n_initializer++] = t;
+	return NPU_OK;
+}
+
+/* An int64 initializer @name of @n values (rank 0 when @n is 0: one value). */
+static npu_status add_i64(Onnx__GraphProto *gp, const char *name, const int64_t *v, size_t n)
+{
+	Onnx__TensorProto *t = malloc(sizeof(*t));
+
+	if (!t)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	onnx__tensor_proto__init(t);
+	t->name = strdup(name);
+	t->has_data_type = 1;
+	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	t->n_int64_data = n ? n : 1;
+	t->int64_data = malloc(t->n_int64_data * sizeof(int64_t));
+	if (n) {
+		t->n_dims = 1;
+		t->dims = malloc(sizeof(int64_t));
+		if (t->dims)
+			t->dims[0] = (int64_t)n;
+	}
+	if (!t->name || !t->int64_data || (n && !t->dims)) {
+		onnx__tensor_proto__free_unpacked(t, NULL);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	memcpy(t->int64_data, v, t->n_int64_data * sizeof(int64_t));
+	return add_init(gp, t);
+}
+
+/* An INT or INTS attribute on @np (@n 0: INT @v[0]). */
+static npu_status set_ints(Onnx__NodeProto *np, const char *name, const int64_t *v, size_t n)
+{
+	Onnx__AttributeProto *a = malloc(sizeof(*a)), **arr;
+
+	if (!a)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	onnx__attribute_proto__init(a);
+	a->name = strdup(name);
+	a->has_type = 1;
+	if (n) {
+		a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+		a->n_ints = n;
+		a->ints = malloc(n * sizeof(int64_t));
+		if (a->ints)
+			memcpy(a->ints, v, n * sizeof(int64_t));
+	} else {
+		a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+		a->has_i = 1;
+		a->i = v[0];
+	}
+	arr = realloc(np->attribute, (np->n_attribute + 1) * sizeof(*arr));
+	if (!a->name || (n && !a->ints) || !arr) {
+		onnx__attribute_proto__free_unpacked(a, NULL);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	np->attribute = arr;
+	np->attribute[np->n_attribute++] = a;
+	return NPU_OK;
+}
+
+static int64_t attr_int(const Onnx__NodeProto *np, const char *name, int64_t def)
+{
+	for (size_t i = 0; i < np->n_attribute; i++)
+		if (np->attribute[i]->name && !strcmp(np->attribute[i]->name, name))
+			return np->attribute[i]->i;
+	return def;
+}
+
+/* Element @k of INTS attribute @name, @def when absent. */
+static int64_t attr_ints_at(const Onnx__NodeProto *np, const char *name, size_t k, int64_t def)
+{
+	for (size_t i = 0; i < np->n_attribute; i++)
+		if (np->attribute[i]->name && !strcmp(np->attribute[i]->name, name))
+			return k < np->attribute[i]->n_ints ? np->attribute[i]->ints[k] : def;
+	return def;
+}
+
+/* Dim @axis of tensor @name as the graph declares it (an input, value_info, initializer); -1 unknown. */
+static int64_t declared_dim(const Onnx__GraphProto *gp, const char *name, int64_t axis)
+{
+	const Onnx__ValueInfoProto *const *lists[2] = { (const Onnx__ValueInfoProto *const *)gp->input,
+							(const Onnx__ValueInfoProto *const *)gp->value_info };
+	size_t counts[2] = { gp->n_input, gp->n_value_info };
+
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
+			return axis >= 0 && (size_t)axis < gp->initializer[i]->n_dims ?
+			       gp->initializer[i]->dims[axis] : -1;
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < counts[l]; i++) {
+			const Onnx__ValueInfoProto *v = lists[l][i];
+			const Onnx__TensorShapeProto *sh;
+
+			if (!v->name || strcmp(v->name, name) || !v->type || !v->type->tensor_type ||
+			    !(sh = v->type->tensor_type->shape) || axis < 0 || (size_t)axis >= sh->n_dim)
+				continue;
+			return sh->dim[axis]->value_case ==
+			       ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ?
+			       sh->dim[axis]->dim_value : -1;
+		}
+	return -1;
+}
+
+#define MAX_UNROLL	256
+#define MAX_UNROLL_NODES	65536u
+
+/*
+ * @s renamed for one iteration: a body input to @to[k] (the value it
+ * takes), a name the body defines to @prefix + name, an outer one kept.
+ */
+static npu_status rename_iter(const Onnx__GraphProto *b, char *const *to, const char *prefix,
+			      char **s)
+{
+	for (size_t k = 0; k < b->n_input; k++)
+		if (b->input[k]->name && !strcmp(*s, b->input[k]->name)) {
+			char *n = strdup(to[k]);
+
+			if (!n)
+				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			free(*s);
+			*s = n;
+			return NPU_OK;
+		}
+	return rename_local(b, prefix, s);
+}
+
+/*
+ * Scan (opset 9+) node @np unrolled: its scan inputs' length T known from
+ * the graph's declarations (at most MAX_UNROLL), the body copied T times,
+ * state chained from one copy to the next, the scan inputs' slices
+ * Gathers, the scan outputs Unsqueezes and a Concat.  *@done false: left
+ * whole (refused later as Scan).
+ */
+static npu_status unroll_scan(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t idx,
+			      struct nodes *o, int opset, int depth, bool *done)
+{
+	Onnx__GraphProto *b = branch(np, "body");
+	int64_t M = attr_int(np, "num_scan_inputs", -1), N, K, T = -1;
+	char base[200], nm[400];
+	char **to = NULL, **state = NULL, ***ys = NULL;
+	npu_status st = NPU_OK;
+
+	*done = false;
+	if (!b || M < 1 || (int64_t)np->n_input < M || (st = npu_onnx_flatten_if(b, opset, depth + 1)))
+		return st;
+	N = (int64_t)np->n_input - M;
+	K = (int64_t)b->n_output - N;
+	if (has_subgraph(b) || (int64_t)b->n_input != N + M || K < 0 ||
+	    (int64_t)np->n_output != N + K)
+		return NPU_OK;
+	for (int64_t j = 0; j < M; j++) {
+		int64_t ax = attr_ints_at(np, "scan_input_axes", (size_t)j, 0);
+		int64_t t = ax < 0 ? -1 : declared_dim(gp, np->input[N + j], ax);
+
+		if (t < 1 || (T >= 0 && t != T))
+			return NPU_OK;
+		T = t;
+	}
+	for (int64_t k = 0; k < K; k++)
+		if (attr_ints_at(np, "scan_output_axes", (size_t)k, 0) < 0)
+			return NPU_OK;
+	/* Bounded work: a long scan over a large (maybe itself unrolled) body stays whole. */
+	if (T > MAX_UNROLL || (uint64_t)T * (b->n_node + b->n_initializer + 1) > MAX_UNROLL_NODES)
+		return NPU_OK;
+	if (np->name && np->name[0])
+		snprintf(base, sizeof(base), "%s", np->name);
+	else
+		snprintf(base, sizeof(base), "Scan#%zu", idx);
+	to = calloc((size_t)(N + M) + 1, sizeof(*to));
+	state = calloc((size_t)N + 1, sizeof(*state));
+	ys = calloc((size_t)K + 1, sizeof(*ys));
+	if (!to || !state || !ys)
+		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t k = 0; !st && k < K; k++)
+		if (!(ys[k] = calloc((size_t)T, sizeof(char *))))
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t i = 0; !st && i < N; i++)
+		if (!(state[i] = strdup(np->input[i])))
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t t = 0; !st && t < T; t++) {
+		char prefix[300];
+
+		snprintf(prefix, sizeof(prefix), "%s/%lld/", base, (long long)t);
+		for (int64_t i = 0; i < N; i++)
+			to[i] = state[i];
+		for (int64_t j = 0; !st && j < M; j++) {
+			int64_t ax = attr_ints_at(np, "scan_input_axes", (size_t)j, 0);
+			int64_t at = attr_ints_at(np, "scan_input_directions", (size_t)j, 0) ?
+				     T - 1 - t : t;
+			char idxn[420];
+			Onnx__NodeProto *g = NULL;
+
+			snprintf(nm, sizeof(nm), "%sin%lld", prefix, (long long)j);
+			snprintf(idxn, sizeof(idxn), "%sidx%lld", prefix, (long long)j);
+			st = add_i64(gp, idxn, &at, 0);
+			if (!st)
+				st = add_node_p(o, "Gather", nm, (const char *[]){ np->input[N + j], idxn },
+						2, nm, &g);
+			if (!st)
+				st = set_ints(g, "axis", &ax, 0);
+			if (!st && !(to[N + j] = strdup(nm)))
+				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		}
+		for (size_t n = 0; !st && n < b->n_node; n++) {
+			Onnx__NodeProto *c = copy_node(b->node[n]);
+
+			if (!c) {
+				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+				break;
+			}
+			for (size_t k = 0; !st && k < c->n_input; k++)
+				st = rename_iter(b, to, prefix, &c->input[k]);
+			for (size_t k = 0; !st && k < c->n_output; k++)
+				st = rename_local(b, prefix, &c->output[k]);
+			if (!st)
+				st = push(o, c);
+			if (st)
+				onnx__node_proto__free_unpacked(c, NULL);
+		}
+		for (size_t n = 0; !st && n < b->n_initializer; n++) {
+			Onnx__TensorProto *c = copy_tensor(b->initializer[n]);
+
+			if (!c) {
+				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+				break;
+			}
+			st = rename_local(b, prefix, &c->name);
+			st = st ? st : add_init(gp, c);
+		}
+		/* The body's outputs this iteration: the next state, the scan slices. */
+		for (int64_t i = 0; !st && i < N + K; i++) {
+			char *out = strdup(b->output[i]->name ? b->output[i]->name : "");
+
+			if (!out) {
+				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+				break;
+			}
+			st = rename_iter(b, to, prefix, &out);
+			if (i < N) {
+				free(state[i]);
+				state[i] = out;
+			} else {
+				ys[i - N][t] = out;
+			}
+		}
+		for (int64_t j = 0; j < M; j++) {
+			free(to[N + j]);
+			to[N + j] = NULL;
+		}
+	}
+	for (int64_t i = 0; !st && i < N; i++)
+		if (np->output[i][0]) {
+			snprintf(nm, sizeof(nm), "%s/state%lld", base, (long long)i);
+			st = add_node(o, "Identity", nm, (const char *const *)&state[i], 1, np->output[i]);
+		}
+	for (int64_t k = 0; !st && k < K; k++) {
+		int64_t ax = attr_ints_at(np, "scan_output_axes", (size_t)k, 0);
+		bool rev = attr_ints_at(np, "scan_output_directions", (size_t)k, 0) != 0;
+		const char **parts;
+		char axn[420];
+		Onnx__NodeProto *c = NULL;
+
+		if (!np->output[N + k][0])
+			continue;
+		parts = calloc((size_t)T, sizeof(*parts));
+		if (!parts) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		snprintf(axn, sizeof(axn), "%s/axes%lld", base, (long long)k);
+		if (opset >= 13)
+			st = add_i64(gp, axn, &ax, 1);
+		for (int64_t t = 0; !st && t < T; t++) {
+			Onnx__NodeProto *u = NULL;
+
+			snprintf(nm, sizeof(nm), "%s/%lld/out%lld", base, (long long)t, (long long)k);
+			st = add_node_p(o, "Unsqueeze", nm,
+					(const char *[]){ ys[k][t], axn }, opset >= 13 ? 2 : 1, nm, &u);
+			if (!st && opset < 13)
+				st = set_ints(u, "axes", &ax, 1);
+			parts[rev ? T - 1 - t : t] = u ? u->output[0] : NULL;
+		}
+		snprintf(nm, sizeof(nm), "%s/concat%lld", base, (long long)k);
+		if (!st)
+			st = add_node_p(o, "Concat", nm, parts, (size_t)T, np->output[N + k], &c);
+		if (!st)
+			st = set_ints(c, "axis", &ax, 0);
+		free(parts);
+	}
+	for (int64_t i = 0; state && i < N; i++)
+		free(state[i]);
+	for (int64_t k = 0; ys && k < K; k++) {
+		for (int64_t t = 0; ys[k] && t < T; t++)
+			free(ys[k][t]);
+		free(ys[k]);
+	}
+	free(state);
+	free(ys);
+	free(to);
+	if (!st) {
+		*done = true;
+		onnx__node_proto__free_unpacked(np, NULL);
+	}
+	return st;
+}
+
+npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int opset, int depth)
+{
+	struct nodes o = { 0 };
+	npu_status st = NPU_OK;
+
+	if (depth > 32)
+		return npu_fail(NPU_ERR_UNSUPPORTED, "If nodes nested more than 32 deep");
+	for (size_t i = 0; !st && i < gp->n_node; i++) {
+		Onnx__NodeProto *np = gp->node[i];
+		bool done = false;
+
+		if (np->op_type && !strcmp(np->op_type, "If") && default_domain(np->domain))
+			st = inline_if(gp, np, i, &o, opset, depth, &done);
+		else if (np->op_type && !strcmp(np->op_type, "Scan") && default_domain(np->domain) &&
+			 opset >= 9)
+			st = unroll_scan(gp, np, i, &o, opset, depth, &done);
+		if (!st && !done)
+			st = push(&o, np);
+	}
+	if (st) {
+		/* Nodes already moved belong to o now; the rest to gp. */
+		for (size_t i = 0; i < o.n; i++) {
+			bool in_gp = false;
+
+			for (size_t k = 0; k < gp->n_node && !in_gp; k++)
+				in_gp = gp->node[k] == o.v[i];
+			if (!in_gp)
+				onnx__node_proto__free_unpacked(o.v[i], NULL);
+		}
+		free(o.v);
+		return st;
+	}
+	free(gp->node);
+	gp->node = o.v;
+	gp->n_node = o.n;
+	return NPU_OK;
+}

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ONNX If (issue 17, onnx/npu_onnx_if.c): x [4] -> If(cond) then
+ * Relu(x) + t (t a branch initializer) else Neg(x) * 2 -> y, built as
+ * ONNX bytes.  A constant condition compiles to the chosen branch alone
+ * (the other's nodes gone: a branch with an operator libnpu cannot run
+ * still compiles when it is not chosen); a run-time one runs both and
+ * selects, per run; a nested If inside a branch reads the outer graph's x.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/npu_compile.h"
+#include "compile/npu_ops.h"
+#include "model/npu_model_priv.h"
+#include "npu_test.h"
+#include "onnx/npu_onnx.h"
+#include "onnx_build.h"
+
+enum { N = 4 };
+
+/* then: Relu(x) + t, with t an initializer of the branch. */
+static onnxb *then_branch(void)
+{
+	onnxb *b = onnxb_new(8, 13);
+
+	onnxb_init_f32(b, "t", 1, (int64_t[]){ N }, (float[]){ 1, 2, 3, 4 });
+	onnxb_node(b, "Relu", NULL, "x", "r");
+	onnxb_node(b, "Add", NULL, "r,t", "out");
+	onnxb_output(b, "out", ONNXB_F32, 1, (int64_t[]){ N });
+	return b;
+}
+
+/* else: Neg(x) * 2, or @bad: an operator libnpu does not know. */
+static onnxb *else_branch(bool bad)
+{
+	onnxb *b = onnxb_new(8, 13);
+
+	onnxb_init_f32(b, "two", 0, NULL, (float[]){ 2 });
+	onnxb_node(b, bad ? "Frobnicate" : "Neg", NULL, "x", "r");
+	onnxb_node(b, "Mul", NULL, "r,two", "out");
+	onnxb_output(b, "out", ONNXB_F32, 1, (int64_t[]){ N });
+	return b;
+}
+
+/*
+ * The model: cond a constant (@cond 0 or 1) or a graph input (@cond < 0);
+ * @nested: the then branch is itself an If on the same condition whose
+ * both branches are then_branch (its x the outer graph's).
+ */
+static uint8_t *model(int cond, bool bad, bool nested, size_t *len)
+{
+	onnxb *m = onnxb_new(8, 13), *t = then_branch(), *e = else_branch(bad);
+	onnxb *t2 = NULL, *tt = NULL, *te = NULL;
+	Onnx__NodeProto *n;
+	uint8_t *buf;
+
+	onnxb_input(m, "x", ONNXB_F32, 1, (int64_t[]){ N });
+	if (cond == 2) {
+		/* Size(x) == 4: folds at shape inference, true. */
+		onnxb_init(m, "four", ONNXB_I64, 0, NULL, (int64_t[]){ N }, 8);
+		onnxb_node(m, "Size", NULL, "x", "sz");
+		onnxb_node(m, "Equal", NULL, "sz,four", "c");
+	} else if (cond < 0) {
+		onnxb_input(m, "c", ONNXB_BOOL, 0, NULL);
+	} else {
+		uint8_t v = (uint8_t)cond;
+
+		onnxb_init(m, "c", ONNXB_BOOL, 0, NULL, &v, 1);
+	}
+	n = onnxb_node(m, "If", "if_1", "c", "y");
+	if (nested) {
+		Onnx__NodeProto *in;
+
+		t2 = onnxb_new(8, 13);
+		tt = then_branch();
+		te = then_branch();
+		in = onnxb_node(t2, "If", "if_inner", "c", "out");
+		onnxb_attr_g(t2, in, "then_branch", onnxb_model(tt)->graph);
+		onnxb_attr_g(t2, in, "else_branch", onnxb_model(te)->graph);
+		onnxb_output(t2, "out", ONNXB_F32, 1, (int64_t[]){ N });
+		onnxb_attr_g(m, n, "then_branch", onnxb_model(t2)->graph);
+	} else {
+		onnxb_attr_g(m, n, "then_branch", onnxb_model(t)->graph);
+	}
+	onnxb_attr_g(m, n, "else_branch", onnxb_model(e)->graph);
+	onnxb_output(m, "y", ONNXB_F32, 1, (int64_t[]){ N });
+	buf = onnxb_pack(m, len);
+	onnxb_free(m);
+	onnxb_free(t);
+	onnxb_free(e);
+	onnxb_free(t2);
+	onnxb_free(tt);
+	onnxb_free(te);
+	return buf;
+}
+
+static void ref(const float *x, bool cond, float *y)
+{
+	for (int i = 0; i < N; i++)
+		y[i] = cond ? (x[i] > 0 ? x[i] : 0) + (float)(i + 1) : -x[i] * 2;
+}
+
+static npu_status compile(const uint8_t *buf, size_t len, struct npu_cmodel **cm,
+			  npu_ir_graph **gout)
+{
+	struct npu_compile_target tgt = { .clusters = 14, .tpbs = 4, .hbsm_size = 2u << 20,
+					  .batch = 1 };
+	npu_ir_graph *g;
+	npu_status st = npu_onnx_parse(buf, len, &g);
+
+	if (!st)
+		st = npu_ops_infer_shapes(g);
+	if (!st)
+		st = npu_compile_ir(g, &tgt, cm);
+	if (gout)
+		*gout = g;
+	else
+		npu_ir_graph_free(g);
+	return st;
+}
+
+/* Run @cm once on x (and cond @c when it is an input), checking against ref(). */
+static void run(struct npu_cmodel *cm, int c, bool want)
+{
+	npu_model *m = calloc(1, sizeof(*m));
+	float x[N] = { -1.5f, 0.5f, 2, -3 }, y[N], r[N];
+	uint8_t cv = c > 0;
+	npu_tensor in[2] = { { "x", NPU_DTYPE_FLOAT32, x, sizeof(x) },
+			     { "c", NPU_DTYPE_BOOL, &cv, 1 } };
+	npu_tensor out = { NULL, NPU_DTYPE_FLOAT32, y, sizeof(y) };
+	npu_device *dev;
+	npu_context *ctx;
+
+	m->cm = cm;
+	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
+	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
+	ck_assert_int_eq(npu_run(ctx, in, cm->ninputs, &out, 1), NPU_OK);
+	ref(x, want, r);
+	for (int i = 0; i < N; i++)
+		ck_assert_float_eq_tol(y[i], r[i], 1e-2f * (1 + fabsf(r[i])));
+	npu_context_destroy(ctx);
+	npu_model_free(m);
+	npu_device_close(dev);
+}
+
+/* A constant condition: only the chosen branch is compiled, the other may be anything. */
+START_TEST(if_constant_condition_folds)
+{
+	for (int c = 0; c <= 1; c++) {
+		struct npu_cmodel *cm;
+		size_t len;
+		uint8_t *buf = model(c, c == 1, false, &len);
+
+		ck_assert_int_eq(compile(buf, len, &cm, NULL), NPU_OK);
+		ck_assert_uint_eq(cm->ninputs, 1);
+		for (uint32_t i = 0; i < cm->nsteps; i++) {
+			ck_assert_ptr_null(strstr(cm->steps[i].label, c ? "/else/" : "/then/"));
+			ck_assert_ptr_null(strstr(cm->steps[i].label, "Where"));
+		}
+		run(cm, -1, c);
+		free(buf);
+	}
+}
+END_TEST
+
+/* A condition that folds at shape inference (a comparison of sizes): the chosen branch only. */
+START_TEST(if_shape_condition_folds)
+{
+	size_t len;
+	uint8_t *buf = model(2, false, false, &len);
+	struct npu_cmodel *cm;
+
+	ck_assert_int_eq(compile(buf, len, &cm, NULL), NPU_OK);
+	ck_assert_uint_eq(cm->ninputs, 1);
+	for (uint32_t i = 0; i < cm->nsteps; i++) {
+		ck_assert_ptr_null(strstr(cm->steps[i].label, "/else/"));
+		ck_assert_ptr_null(strstr(cm->steps[i].label, "Where"));
+	}
+	run(cm, -1, true);
+	free(buf);
+}
+END_TEST
+
+/* A run-time condition: both branches run, a Where chooses, per run. */
+START_TEST(if_runtime_condition_selects)
+{
+	size_t len;
+	uint8_t *buf = model(-1, false, false, &len);
+	struct npu_cmodel *cm;
+
+	for (int c = 0; c <= 1; c++) {
+		ck_assert_int_eq(compile(buf, len, &cm, NULL), NPU_OK);
+		ck_assert_uint_eq(cm->ninputs, 2);
+		run(cm, c, c);
+	}
+	free(buf);
+	/* A run-time condition cannot skip a branch libnpu cannot run: refused by name. */
+	buf = model(-1, true, false, &len);
+	ck_assert_int_eq(compile(buf, len, &cm, NULL), NPU_ERR_UNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(npu_last_error(), "Frobnicate"));
+	free(buf);
+}
+END_TEST
+
+/* A nested If: its branches read the outer graph's x; names never clash. */
+START_TEST(if_nested_outer_scope)
+{
+	size_t len;
+	uint8_t *buf = model(-1, false, true, &len);
+	struct npu_cmodel *cm;
+	npu_ir_graph *g;
+
+	ck_assert_int_eq(compile(buf, len, &cm, &g), NPU_OK);
+	ck_assert_int_ge(npu_ir_find_tensor(g, "if_1/then/if_inner/then/t"), 0);
+	ck_assert_int_ge(npu_ir_find_tensor(g, "if_1/then/if_inner/else/t"), 0);
+	npu_ir_graph_free(g);
+	run(cm, 1, true);
+	ck_assert_int_eq(compile(buf, len, &cm, NULL), NPU_OK);
+	run(cm, 0, false);
+	free(buf);
+}
+END_TEST
+
+/*
+ * Scan (opset 9+), unrolled at load: state s [2] += x[t] over x [T, 2]
+ * read in reverse, each step's y = s * w (w an outer initializer read by
+ * the body) stacked on axis 0; against a C loop.
+ */
+START_TEST(scan_unrolled)
+{
+	enum { T = 3, D = 2 };
+	onnxb *m = onnxb_new(8, 13), *b = onnxb_new(8, 13);
+	float x[T * D] = { 1, 2, 3, 4, 5, 6 }, s0[D] = { 0.5f, -1 }, w[D] = { 2, 3 };
+	float fin[D], ys[T * D], s[D];
+	struct npu_cmodel *cm;
+	Onnx__NodeProto *n;
+	npu_model *mod = calloc(1, sizeof(*mod));
+	npu_tensor in[2] = { { "init", NPU_DTYPE_FLOAT32, s0, sizeof(s0) },
+			     { "x", NPU_DTYPE_FLOAT32, x, sizeof(x) } };
+	npu_tensor out[2] = { { "fin", NPU_DTYPE_FLOAT32, fin, sizeof(fin) },
+			      { "ys", NPU_DTYPE_FLOAT32, ys, sizeof(ys) } };
+	npu_device *dev;
+	npu_context *ctx;
+	uint8_t *buf;
+	size_t len;
+
+	onnxb_input(b, "s_in", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_input(b, "x_t", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_node(b, "Add", NULL, "s_in,x_t", "s_out");
+	onnxb_node(b, "Mul", NULL, "s_out,w", "y");
+	onnxb_output(b, "s_out", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_output(b, "y", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_input(m, "init", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_input(m, "x", ONNXB_F32, 2, (int64_t[]){ T, D });
+	onnxb_init_f32(m, "w", 1, (int64_t[]){ D }, w);
+	n = onnxb_node(m, "Scan", "scan_1", "init,x", "fin,ys");
+	onnxb_attr_g(m, n, "body", onnxb_model(b)->graph);
+	onnxb_attr_i(m, n, "num_scan_inputs", 1);
+	onnxb_attr_ints(m, n, "scan_input_directions", 1, (int64_t[]){ 1 });
+	onnxb_output(m, "fin", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_output(m, "ys", ONNXB_F32, 2, (int64_t[]){ T, D });
+	buf = onnxb_pack(m, &len);
+	onnxb_free(m);
+	onnxb_free(b);
+	ck_assert_int_eq(compile(buf, len, &cm, NULL), NPU_OK);
+	free(buf);
+	mod->cm = cm;
+	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
+	ck_assert_int_eq(npu_context_create(dev, mod, 0, &ctx), NPU_OK);
+	ck_assert_int_eq(npu_run(ctx, in, 2, out, 2), NPU_OK);
+	memcpy(s, s0, sizeof(s));
+	for (int t = 0; t < T; t++)
+		for (int d = 0; d < D; d++) {
+			s[d] += x[(T - 1 - t) * D + d];
+			ck_assert_float_eq_tol(ys[t * D + d], s[d] * w[d], 1e-2f);
+		}
+	for (int d = 0; d < D; d++)
+		ck_assert_float_eq_tol(fin[d], s[d], 1e-2f);
+	npu_context_destroy(ctx);
+	npu_model_free(mod);
+	npu_device_close(dev);
+}
+END_TEST
+
+static Suite *control_suite(void)
+{
+	Suite *s = suite_create("control");
+	TCase *tc = tcase_create("if");
+
+	tcase_add_test(tc, if_constant_condition_folds);
+	tcase_add_test(tc, if_shape_condition_folds);
+	tcase_add_test(tc, if_runtime_condition_selects);
+	tcase_add_test(tc, if_nested_outer_scope);
+	tcase_add_test(tc, scan_unrolled);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+NPU_TEST_SUITE(control_suite)
