@@ -317,6 +317,17 @@ NPU_API npu_status npu_model_input_info(const npu_model *model, size_t index,
 					npu_tensor_info *info);
 NPU_API npu_status npu_model_output_info(const npu_model *model, size_t index,
 					 npu_tensor_info *info);
+/*
+ * The inputs an ONNX model file declares, before compiling anything: a dim
+ * the model leaves open (a symbolic name or no value) is -1, rank -1 for
+ * an input with no declared shape, and @bytes 0 then.  For choosing npu_compile_options.input_shapes (npu-run takes an
+ * open dim from the size of an input file).  Parses the whole model, as a
+ * load does.  A compiled (native) model is NPU_ERR_FORMAT: its inputs are
+ * npu_model_input_info()'s.  Free *@infos with npu_declared_inputs_free().
+ */
+NPU_API npu_status npu_model_declared_inputs(const char *path, npu_tensor_info **infos,
+					     size_t *count);
+NPU_API void npu_declared_inputs_free(npu_tensor_info *infos, size_t count);
 /* Inputs per run (npu_compile_options.batch; 1 for an unbatched model). */
 NPU_API unsigned npu_model_batch(const npu_model *model);
 /* Logical clusters the compiled program uses (the smallest partition). */

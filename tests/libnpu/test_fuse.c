@@ -5,6 +5,7 @@
  * is rebuilt in the tile, and that nothing is paired when the pair's tile
  * does not fit the budget or the depthwise result is needed elsewhere.
  */
+#include <math.h>
 #include <string.h>
 
 #include "compile/npu_lower.h"
@@ -127,15 +128,73 @@ START_TEST(no_pair_when_depthwise_result_is_seen)
 }
 END_TEST
 
+/*
+ * A BatchNormalization folded into its Conv and another one split into
+ * Mul + Add in the same graph, with no residual: the folded node, dead but
+ * still reading the Conv output it replaced, must not reach the final
+ * ordering (PaddleOCR's text detector stopped at "reads tensor ..., which
+ * no node ... defines").  x -> Conv 1x1 -> BN -> a; x -> BN -> b; y = a * b.
+ */
+START_TEST(folded_and_split_batchnorm)
+{
+	static const float sc[4] = { 1.5f, 0.5f, -1.0f, 2.0f }, bb[4] = { 0.1f, -0.2f, 0.3f, 0.0f };
+	static const float mu[4] = { 0.2f, 0.0f, -0.1f, 0.4f }, var[4] = { 1.0f, 0.25f, 4.0f, 0.5f };
+	static float x[4 * 256], y[4 * 256], w[16];
+	npu_ir_graph *g = irb_graph(13);
+	int xi = act(g, "x", 4), c = act(g, "c", 4), a = act(g, "a", 4), b = act(g, "b", 4);
+	int yi = act(g, "y", 4), p[4];
+	const int64_t d4[1] = { 4 };
+	struct npu_cmodel *cm;
+
+	for (int i = 0; i < 16; i++)
+		w[i] = (float)((i * 5) % 7) * 0.25f - 0.75f;
+	for (int i = 0; i < 4 * 256; i++)
+		x[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+	p[0] = irb_const(g, "sc", NPU_DTYPE_FLOAT32, 1, d4, sc);
+	p[1] = irb_const(g, "bb", NPU_DTYPE_FLOAT32, 1, d4, bb);
+	p[2] = irb_const(g, "mu", NPU_DTYPE_FLOAT32, 1, d4, mu);
+	p[3] = irb_const(g, "var", NPU_DTYPE_FLOAT32, 1, d4, var);
+	irb_node(g, "Conv", (int[]){ xi, irb_const(g, "w", NPU_DTYPE_FLOAT32, 4,
+						  (int64_t[]){ 4, 4, 1, 1 }, w) }, 2, &c, 1);
+	irb_node(g, "BatchNormalization", (int[]){ c, p[0], p[1], p[2], p[3] }, 5, &a, 1);
+	irb_node(g, "BatchNormalization", (int[]){ xi, p[0], p[1], p[2], p[3] }, 5, &b, 1);
+	irb_node(g, "Mul", (int[]){ a, b }, 2, &yi, 1);
+	irb_io(g, &xi, 1, &yi, 1);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+	ck_assert_msg(irb_compile(g, "emu", &cm) == NPU_OK, "compile: %s", npu_last_error());
+	ck_assert_msg(irb_exec(cm, "emu", (void *[]){ x }, (void *[]){ y }) == NPU_OK, "run: %s",
+		      npu_last_error());
+	for (int ch = 0; ch < 4; ch++) {
+		float k = sc[ch] / sqrtf(var[ch] + 1e-5f);
+
+		for (int i = 0; i < 256; i++) {
+			float cv = 0, want;
+
+			for (int ic = 0; ic < 4; ic++)
+				cv += w[ch * 4 + ic] * x[ic * 256 + i];
+			want = ((cv - mu[ch]) * k + bb[ch]) * ((x[ch * 256 + i] - mu[ch]) * k + bb[ch]);
+			ck_assert_msg(fabsf(y[ch * 256 + i] - want) <= 0.05f + 0.02f * fabsf(want),
+				      "channel %d element %d: %g, expected %g", ch, i,
+				      y[ch * 256 + i], want);
+		}
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 static Suite *fuse_suite(void)
 {
 	Suite *s = suite_create("npu_fuse");
 	TCase *tc = tcase_create("conv");
 
+	/* folded_and_split_batchnorm compiles and runs a model: room for a
+	 * loaded machine under ASan. */
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, pair_marked);
 	tcase_add_test(tc, residual_rebuilt_from_input);
 	tcase_add_test(tc, no_pair_when_tile_does_not_fit);
 	tcase_add_test(tc, no_pair_when_depthwise_result_is_seen);
+	tcase_add_test(tc, folded_and_split_batchnorm);
 	suite_add_tcase(s, tc);
 	return s;
 }

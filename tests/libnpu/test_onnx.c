@@ -596,7 +596,8 @@ START_TEST(err_shapes)
 	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_ERR_SHAPE);
 	ck_assert_str_eq(npu_last_error(),
 			 "graph input 'x' has the symbolic dimension 'N' (axis 0 of float32[N,3,8,8]): give its size"
-			 " with --shape x=<N>x3x8x8 (npu-run) or npu_compile_options.input_shapes");
+			 " with --shape x=<N>x3x8x8 or --input x=FILE (raw or .npy) (npu-run) or"
+			 " npu_compile_options.input_shapes");
 	ck_assert_int_eq(npu_ir_set_input_shape(g, 0, 4, D(2, 3, 8, 8)), NPU_OK);
 	ck_assert_int_eq(npu_ir_set_input_shape(g, 0, 4, D(2, 3, 8, 9)), NPU_ERR_SHAPE);
 	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);

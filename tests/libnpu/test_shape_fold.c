@@ -234,6 +234,44 @@ START_TEST(fold_cast_of_shape)
 }
 END_TEST
 
+/*
+ * tf2onnx's pads (M-LSD): a constant Split into scalars, put back together
+ * in another order by a Concat.  Here the pieces make a Reshape's shape.
+ */
+START_TEST(fold_split_reorder)
+{
+	onnxb *b = model_x();
+
+	onnxb_init_i64(b, "parts", 3, D(TS, 99, TN));
+	onnxb_init_i64(b, "sizes", 3, D(1, 1, 1));
+	onnxb_node(b, "Split", "split", "parts,sizes", "a,unused,c");
+	onnxb_attr_i(b, onnxb_node(b, "Concat", "concat", "a,c", "shp"), "axis", 0);
+	onnxb_node(b, "Reshape", "reshape", "x,shp", "y");
+	check(b, "Split,Concat", 2, D(TS, TN), NULL);
+}
+END_TEST
+
+/* A constant float Split along axis 1 into unequal parts, swapped back. */
+START_TEST(fold_split_axis1)
+{
+	onnxb *b = model_x();
+	float w[TN * TS], want[TN * TS];
+
+	for (int i = 0; i < TN * TS; i++)
+		w[i] = 0.5f * (float)(i * 7 % 11);
+	onnxb_init_f32(b, "w", 2, D(TN, TS), w);
+	onnxb_init_i64(b, "sizes", 2, D(2, TS - 2));
+	onnxb_attr_i(b, onnxb_node(b, "Split", "split", "w,sizes", "w0,w1"), "axis", 1);
+	onnxb_attr_i(b, onnxb_node(b, "Concat", "concat", "w1,w0", "r"), "axis", 1);
+	onnxb_node(b, "Add", "add", "x,r", "y");
+	/* r is w with its columns rotated left by 2. */
+	for (int n = 0; n < TN; n++)
+		for (int j = 0; j < TS; j++)
+			want[n * TS + j] = (float)(n * TS + j) + w[n * TS + (j + 2) % TS];
+	check(b, "Split,Concat", 2, D(TN, TS), want);
+}
+END_TEST
+
 static Suite *shape_fold_suite(void)
 {
 	Suite *s = suite_create("npu_shape_fold");
@@ -248,6 +286,8 @@ static Suite *shape_fold_suite(void)
 	tcase_add_test(tc, fold_slice);
 	tcase_add_test(tc, fold_shape_start);
 	tcase_add_test(tc, fold_cast_of_shape);
+	tcase_add_test(tc, fold_split_reorder);
+	tcase_add_test(tc, fold_split_axis1);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npu.h"
 #include "npu_test.h"
@@ -186,19 +187,20 @@ START_TEST(missing_shape)
 
 	ck_assert_str_eq(compile_fail(DIMS_NAMED, NULL, 0, NPU_ERR_SHAPE),
 			 "graph input 'x' has the symbolic dimension 'N' (axis 0 of float32[N,3,H,W]):"
-			 " give its size with --shape x=<N>x3x<H>x<W> (npu-run) or"
+			 " give its size with --shape x=<N>x3x<H>x<W> or --input x=FILE.npy (npu-run) or"
 			 " npu_compile_options.input_shapes");
 	ck_assert_str_eq(compile_fail(DIMS_NAMED, &b, 1, NPU_ERR_SHAPE),
 			 "graph input 'x' has the symbolic dimension 'N' (axis 0 of float32[N,3,H,W]):"
-			 " give its size with --shape x=<N>x3x<H>x<W> (npu-run) or"
+			 " give its size with --shape x=<N>x3x<H>x<W> or --input x=FILE.npy (npu-run) or"
 			 " npu_compile_options.input_shapes");
 	ck_assert_str_eq(compile_fail(DIMS_UNNAMED, NULL, 0, NPU_ERR_SHAPE),
 			 "graph input 'x' has an unknown dimension (axis 0 of float32[?,3,8,6]):"
-			 " give its size with --shape x=<dim0>x3x8x6 (npu-run) or"
+			 " give its size with --shape x=<dim0>x3x8x6 or --input x=FILE (raw or .npy)"
+			 " (npu-run) or"
 			 " npu_compile_options.input_shapes");
 	ck_assert_str_eq(compile_fail(DIMS_NONE, NULL, 0, NPU_ERR_SHAPE),
 			 "graph input 'x' has no declared shape (float32[?]): give it with"
-			 " --shape x=DIMS (npu-run) or npu_compile_options.input_shapes");
+			 " --shape x=DIMS or --input x=FILE.npy (npu-run) or npu_compile_options.input_shapes");
 }
 END_TEST
 
@@ -285,6 +287,65 @@ START_TEST(bad_shapes)
 }
 END_TEST
 
+/* Write model @k to a temporary file; its path into @path. */
+static void model_file(enum dims_kind k, char *path, size_t cap)
+{
+	size_t len;
+	uint8_t *buf = model(k, &len);
+	FILE *f;
+
+	snprintf(path, cap, "/tmp/npu-test-shapes-%d-%d.onnx", (int)getpid(), (int)k);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+	free(buf);
+}
+
+/* npu_model_declared_inputs: open dims -1 and no bytes, static ones as declared. */
+START_TEST(declared_inputs)
+{
+	char path[128], npum[160];
+	npu_tensor_info *t = NULL;
+	npu_model *m = NULL;
+	size_t n = 0;
+
+	model_file(DIMS_NAMED, path, sizeof(path));
+	ck_assert_int_eq(npu_model_declared_inputs(path, &t, &n), NPU_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(t[0].name, "x");
+	ck_assert_int_eq(t[0].dtype, NPU_DTYPE_FLOAT32);
+	ck_assert_int_eq(t[0].rank, 4);
+	ck_assert(t[0].dims[0] == -1 && t[0].dims[1] == 3 && t[0].dims[2] == -1 &&
+		  t[0].dims[3] == -1);
+	ck_assert_uint_eq(t[0].bytes, 0);
+	ck_assert_str_eq(t[1].name, "b");
+	ck_assert(t[1].rank == 4 && t[1].dims[1] == 4 && t[1].bytes == 16);
+	npu_declared_inputs_free(t, n);
+	remove(path);
+	/* No declared shape: rank -1. */
+	model_file(DIMS_NONE, path, sizeof(path));
+	ck_assert_int_eq(npu_model_declared_inputs(path, &t, &n), NPU_OK);
+	ck_assert(n == 2 && t[0].rank == -1 && t[0].bytes == 0);
+	npu_declared_inputs_free(t, n);
+	remove(path);
+	/* A compiled model has no declared shapes to look at. */
+	model_file(DIMS_STATIC, path, sizeof(path));
+	ck_assert_int_eq(npu_model_load_file(path, NULL, NULL, &m), NPU_OK);
+	snprintf(npum, sizeof(npum), "%s.npum", path);
+	ck_assert_int_eq(npu_model_save(m, npum), NPU_OK);
+	npu_model_free(m);
+	ck_assert_int_eq(npu_model_declared_inputs(npum, &t, &n), NPU_ERR_FORMAT);
+	ck_assert_ptr_null(t);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_nonnull(strstr(npu_last_error(), "is a compiled model"));
+	ck_assert_int_eq(npu_model_declared_inputs("/nonexistent.onnx", &t, &n), NPU_ERR_IO);
+	ck_assert_int_eq(npu_model_declared_inputs(NULL, &t, &n), NPU_ERR_INVALID_ARG);
+	remove(npum);
+	remove(path);
+}
+END_TEST
+
 static Suite *shapes_suite(void)
 {
 	Suite *s = suite_create("npu_shapes");
@@ -297,6 +358,7 @@ static Suite *shapes_suite(void)
 	tcase_add_test(tc, old_struct_size_ignores_shapes);
 	tcase_add_test(tc, contradictions);
 	tcase_add_test(tc, bad_shapes);
+	tcase_add_test(tc, declared_inputs);
 	suite_add_tcase(s, tc);
 	return s;
 }

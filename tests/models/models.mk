@@ -6,9 +6,12 @@
 # weights (the MatMulNBits models, the transformers at --precision w8), and
 # onnxruntime's greedy generation with the decoders exported with past (the
 # reference ids and logits, in $(BUILD)/models-ref/generate) against libnpu's
-# generation sessions (generate_test.c), and the recurrent test models
-# (tests/models/recurrent: an LSTM and a GRU exported by PyTorch) over four
-# frames with the state carried, against onnxruntime.
+# generation sessions (generate_test.c), the real models of
+# tests/models/README.md from the npm registry against onnxruntime
+# (ort_realmodels.js, npu_run_realmodels.sh), with the first refusal of
+# those libnpu does not run yet (try_realmodels.sh, informational), and the
+# recurrent test models (tests/models/recurrent: an LSTM and a GRU exported
+# by PyTorch) over four frames with the state carried, against onnxruntime.
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
 FACE_PHOTO  := $(MODELS_DIR)/astronaut-128.raw
@@ -86,6 +89,10 @@ check-models: models $(MODEL_TEST) $(TF_PARSE) $(GEN_TEST) $(BUILD)/bin/npu-run
 		$(BUILD)/models-ref/transformers $(BUILD)/bin/npu-run
 	@node tests/models/ort_generate.js $(TF_DIR) $(BUILD)/models-ref/generate
 	@$(GEN_TEST) $(BUILD)/models-ref/generate $(GEN_MODELS)
+	@rm -rf $(BUILD)/models-ref/real && mkdir -p $(BUILD)/models-ref/real
+	@node tests/models/ort_realmodels.js $(MODELS_DIR) $(BUILD)/models-ref/real
+	@tests/models/npu_run_realmodels.sh $(MODELS_DIR) $(BUILD)/models-ref/real $(BUILD)/bin/npu-run
+	@tests/models/try_realmodels.sh $(MODELS_DIR) $(BUILD)/bin/npu-run
 	@rm -rf $(BUILD)/models-ref/recurrent && mkdir -p $(BUILD)/models-ref/recurrent
 	@node tests/models/ort_recurrent.js $(RNN_DIR) $(BUILD)/models-ref/recurrent
 	@tests/models/npu_run_recurrent.sh $(RNN_DIR) $(BUILD)/models-ref/recurrent $(BUILD)/bin/npu-run

@@ -525,7 +525,7 @@ grep -q "NPU_DEBUG: unknown topic 'bogus' (ignored); topics are ir, rewrites, fu
 # ---- --shape: a copy of the sample exported with symbolic dims ----
 # image [batch,3,height,width] -> probabilities [batch,10]: the protobuf is
 # rewritten field by field (dim_value -> dim_param, lengths recomputed).
-python3 - "$MODEL" "$TMP/sym.onnx" <<'EOF'
+python3 - "$MODEL" "$TMP/sym.onnx" "$TMP/sym1.onnx" <<'EOF'
 import sys
 
 def varint(b, i):
@@ -593,10 +593,14 @@ def value(name, names):
         return sub(vi, 2, lambda tp: sub(tp, 1, lambda tt: sub(tt, 2, dims(names))))
     return fn
 
-m = open(sys.argv[1], 'rb').read()
-m = sub(m, 7, lambda g: sub(sub(g, 11, value(b'image', ['batch', None, 'height', 'width'])),
-                            12, value(b'probabilities', ['batch', None])))
+src = open(sys.argv[1], 'rb').read()
+m = sub(src, 7, lambda g: sub(sub(g, 11, value(b'image', ['batch', None, 'height', 'width'])),
+                              12, value(b'probabilities', ['batch', None])))
 open(sys.argv[2], 'wb').write(m)
+# Only the batch open: a raw file's size fixes it.
+m = sub(src, 7, lambda g: sub(sub(g, 11, value(b'image', ['batch', None, None, None])),
+                              12, value(b'probabilities', ['batch', None])))
+open(sys.argv[3], 'wb').write(m)
 EOF
 SYM=$TMP/sym.onnx
 expect_exit "symbolic without --shape" 1 "$SYM" --device emu
@@ -633,6 +637,40 @@ expect_exit "--shape contradicts the static sample" 1 "$MODEL" --device emu --sh
 run_json "compiled --shape model" "$TMP/sym.npum" --device emu --iterations 1 --shape image=2x3x16x16
 expect_exit "--shape against a compiled model" 1 "$TMP/sym.npum" --device emu --shape image=1x3x16x16
 err_has "--shape against a compiled model" "compiled for another shape"
+
+# ---- input shapes from the --input files (issue 17) ----
+SYM1=$TMP/sym1.onnx
+expect_exit "one open dim without input" 1 "$SYM1" --device emu
+err_has "one open dim: both flags" "--shape image=<batch>x3x32x32 or --input image=FILE (raw or .npy)"
+expect_exit "three open dims" 1 "$SYM" --device emu
+err_has "three open dims names the npy flag" "or --input image=FILE.npy (npu-run)"
+run_json "batch from a raw file's size" "$SYM1" --device emu --iterations 1 --input image="$TMP/ab.raw" \
+	--output-dir "$TMP/fs2"
+check "raw size gives batch 2" "j['inputs'][0]['shape'] == [2, 3, 32, 32] and j['inputs'][0]['shape_from'] == \"the file's size (axis 0)\" and 'shape_given' not in j['inputs'][0] and j['outputs'][0]['shape'] == [2, 10]"
+"$BIN" "$SYM1" --device emu --iterations 1 --input image="$TMP/ab.raw" >"$TMP/fs.txt" 2>"$TMP/err"
+err_has "the chosen shape on stderr" "npu-run: input 'image': shape 2x3x32x32 from the file's size (axis 0) of $TMP/ab.raw"
+[ "$(wc -l <"$TMP/err")" -eq 1 ] && ok || no "the chosen shape is one line: $(cat "$TMP/err")"
+grep -q "^input .*image float32 \[2, 3, 32, 32\] from .*ab.raw, shape from the file's size (axis 0)" \
+	"$TMP/fs.txt" && ok || no "the summary says where the shape came from: $(cat "$TMP/fs.txt")"
+"$BIN" "$SYM1" --device emu --iterations 1 --input image="$TMP/a.raw" --output-dir "$TMP/fs1" \
+	>/dev/null 2>&1
+same "batch 1 from the size runs as the static model" "$TMP/fs1/probabilities.bin" "$TMP/ra1/probabilities.bin"
+run_json "every dim from an .npy header" "$SYM" --device emu --iterations 1 --input image="$TMP/a.npy" \
+	--output-dir "$TMP/fnpy"
+check "npy header gives the shape" "j['inputs'][0]['shape'] == [1, 3, 32, 32] and j['inputs'][0]['shape_from'] == 'the .npy header'"
+same "the .npy shape runs as the static model" "$TMP/fnpy/probabilities.bin" "$TMP/ra1/probabilities.bin"
+run_json "--shape wins over the file" "$SYM1" --device emu --iterations 1 --shape image=1x3x32x32 \
+	--input image="$TMP/a.raw"
+check "--shape wins over the file" "j['inputs'][0]['shape_from'] == '--shape' and j['inputs'][0]['shape_given'] is True"
+expect_exit "raw size not a whole batch" 1 "$SYM1" --device emu --input image="$TMP/short.raw"
+err_has "raw size not whole names sizes" "holds 1000 bytes, which is no whole number of float32[?,3,32,32] (12288 bytes each for axis 0)"
+err_has "raw size not whole names flags" "give --shape image=DIMS or an .npy file"
+expect_exit "raw file, three open dims" 1 "$SYM" --device emu --input image="$TMP/a.raw"
+err_has "raw file, three open dims says why" "float32[?,3,?,?], 3 dims open, and a raw file's size gives only one; give --shape image=DIMS or an .npy file"
+expect_exit "npy contradicting a static dim" 1 "$SYM1" --device emu --input image="$TMP/shape.npy"
+err_has "npy contradicting names the axis" "holds shape 1x3x16x64, but input 'image' is float32[?,3,32,32]: axis 2 does not fit; save it with the model's shape or give --shape image=DIMS"
+expect_exit "npy of another rank" 1 "$SYM" --device emu --input image="$TMP/ab.npy"
+err_has "npy of another rank" "(rank 5), but input 'image' is float32[?,3,?,?]; save it with 4 dims or give --shape image=DIMS"
 
 # ---- int64 inputs and outputs (token ids): int32 on the device ----
 # ids int64 [1,3] -> Concat with a constant int64 [1,2] -> cat int64 [1,5],

@@ -525,7 +525,8 @@ int nr_parse_args(int argc, char **argv, struct nr_options *o)
 	/* At most one --input or --shape per argument: argc bounds the count. */
 	o->inputs = calloc((size_t)argc + 1, sizeof(*o->inputs));
 	o->shapes = calloc((size_t)argc + 1, sizeof(*o->shapes));
-	if (!o->inputs || !o->shapes)
+	o->shape_from = calloc((size_t)argc + 1, sizeof(*o->shape_from));
+	if (!o->inputs || !o->shapes || !o->shape_from)
 		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
 
 	for (int i = 1; i < argc; i++) {
@@ -581,8 +582,13 @@ void nr_options_free(struct nr_options *o)
 	o->prompt_ids = NULL;
 	free(o->inputs);
 	o->inputs = NULL;
-	for (unsigned i = 0; o->shapes && i < o->n_shapes; i++)
+	for (unsigned i = 0; o->shapes && i < o->n_shapes; i++) {
 		free((char *)o->shapes[i].name);
+		if (o->shape_from)
+			free(o->shape_from[i]);
+	}
+	free(o->shape_from);
+	o->shape_from = NULL;
 	free(o->shapes);
 	o->shapes = NULL;
 	o->n_shapes = 0;

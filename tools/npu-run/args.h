@@ -24,6 +24,9 @@ struct nr_options {
 	const char **inputs;		/* --input arguments, "NAME=FILE" */
 	unsigned n_inputs;
 	npu_input_shape *shapes;	/* --shape NAME=DIMS; names malloc'd */
+	/* Where shape i came from, malloc'd: NULL for --shape, else "the
+	 * file's size (axis N)" or "the .npy header" (shapes.c). */
+	char **shape_from;
 	unsigned n_shapes;
 	const char *output_dir;
 	enum nr_output_format output_format;

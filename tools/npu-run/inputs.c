@@ -408,6 +408,43 @@ static int npy_header(FILE *f, const char *arg, const char *file, uint64_t size,
 	return 0;
 }
 
+int nr_npy_peek(const char *arg, const char *file, int *rank, int64_t *dims)
+{
+	unsigned char pre[12];
+	struct npy h;
+	size_t hlen;
+	char *text;
+	int rc = 0;
+	FILE *f = fopen(file, "rb");
+
+	if (!f)
+		return nr_fail(NR_EXIT_RUNTIME, "--input %s: cannot open %s: %s", arg, file,
+			       strerror(errno));
+	if (fread(pre, 1, 10, f) != 10 || memcmp(pre, NPY_MAGIC, 6)) {
+		fclose(f);
+		return -1;	/* raw */
+	}
+	memset(&h, 0, sizeof(h));
+	if (pre[6] == 1)
+		hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
+	else if ((pre[6] == 2 || pre[6] == 3) && fread(pre + 10, 1, 2, f) == 2)
+		hlen = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 |
+		       (size_t)pre[11] << 24;
+	else
+		hlen = NPY_MAX_HEADER + 1;
+	text = hlen <= NPY_MAX_HEADER ? malloc(hlen + 1) : NULL;
+	if (!text || fread(text, 1, hlen, f) != hlen || npy_dict(text, text + hlen, &h))
+		rc = nr_fail(NR_EXIT_RUNTIME, "--input %s: malformed .npy header (want descr, "
+			     "fortran_order and shape); write it with numpy.save", arg);
+	free(text);
+	fclose(f);
+	if (!rc) {
+		*rank = h.rank;
+		memcpy(dims, h.dims, sizeof(h.dims));
+	}
+	return rc;
+}
+
 /* A raw file of the wrong size: say what it has and what the input wants. */
 static int raw_size_error(const char *arg, const char *file, uint64_t size,
 			  const npu_tensor_info *t, unsigned batch)
@@ -472,8 +509,8 @@ static int read_input(const char *arg, const char *file, const npu_tensor_info *
  * wins) rather than cutting at the first '='.  A bare FILE is fine for a
  * model with one input.
  */
-static int match_input(const char *arg, const npu_tensor_info *infos, size_t n, size_t *index,
-		       const char **file)
+int nr_match_input(const char *arg, const npu_tensor_info *infos, size_t n, size_t *index,
+		   const char **file)
 {
 	size_t best_len = 0;
 	int found = 0;
@@ -536,7 +573,7 @@ static int assign_files(const struct nr_options *o, struct nr_input *in, size_t 
 		const char *arg = o->inputs[a], *file = NULL;
 		size_t idx = 0;
 
-		if (match_input(arg, all, n, &idx, &file))
+		if (nr_match_input(arg, all, n, &idx, &file))
 			rc = no_such_input(arg, all, n);
 		else if (!*file)
 			rc = nr_fail(NR_EXIT_USAGE, "--input %s: no file name after '='", arg);

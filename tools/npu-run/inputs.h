@@ -29,4 +29,18 @@ int nr_inputs_copy(npu_context *ctx, const struct nr_input *in, size_t n, unsign
 
 void nr_inputs_free(struct nr_input *in, size_t n);
 
+/*
+ * Which of @infos does the --input argument @arg ("NAME=FILE", or a bare
+ * FILE for a one-input model) name?  0 with *@index and *@file set, or -1.
+ */
+int nr_match_input(const char *arg, const npu_tensor_info *infos, size_t n, size_t *index,
+		   const char **file);
+
+/*
+ * The shape in the header of .npy file @file: 0 with *@rank and @dims set,
+ * -1 for a file that is no .npy (raw), else the exit status with the
+ * message printed.
+ */
+int nr_npy_peek(const char *arg, const char *file, int *rank, int64_t *dims);
+
 #endif /* NPU_RUN_INPUTS_H */

@@ -30,6 +30,7 @@
 #include "inputs.h"
 #include "outputs.h"
 #include "report.h"
+#include "shapes.h"
 #include "util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -599,6 +600,9 @@ int main(int argc, char **argv)
 	struct nr_options o;
 	int rc = nr_parse_args(argc, argv, &o);
 
+	/* Open input dims from the --input files, before anything loads. */
+	if (rc < 0 && !o.generate && (rc = nr_shapes_from_inputs(&o)) == 0)
+		rc = -1;
 	if (rc < 0)
 		rc = run(&o);
 	nr_options_free(&o);

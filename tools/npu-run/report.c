@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "shapes.h"
 #include "util.h"
 
 /* M100 rates the counters are measured against; the API does not expose
@@ -524,8 +525,14 @@ static void json_io(struct jw *w, const struct nr_report *r)
 		json_tensor(w, &in->info);
 		jw_str(w, "source", in->file ? "file" : "generated");
 		jw_str(w, "file", in->file);
-		if (nr_shape_given(r->o, in->info.name))
-			jw_bool(w, "shape_given", 1);	/* by --shape */
+		if (nr_shape_given(r->o, in->info.name)) {
+			const char *from = nr_shape_from(r->o, in->info.name);
+
+			/* shape_given: by --shape; shape_from: --shape or a file */
+			if (!strcmp(from, "--shape"))
+				jw_bool(w, "shape_given", 1);
+			jw_str(w, "shape_from", from);
+		}
 		if (in->file && r->batch > 1)
 			jw_bool(w, "per_batch_element", in->per_element);
 		jw_close(w, '}');
@@ -818,7 +825,7 @@ static void text_io(const struct nr_report *r)
 			snprintf(extra, sizeof(extra), " (generated)");
 		if (nr_shape_given(r->o, in->info.name))
 			snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
-				 ", shape from --shape");
+				 ", shape from %s", nr_shape_from(r->o, in->info.name));
 		text_tensor("input", &in->info, extra);
 	}
 	for (size_t i = 0; i < n_out; i++) {

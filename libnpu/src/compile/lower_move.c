@@ -318,7 +318,8 @@ npu_status npu_cc_concat_slices(struct npu_cc *cc)
 	return st;
 }
 
-/* Slice (opset 10+: starts, ends, axes, steps as constant inputs). */
+/* Slice (opset 10+: starts, ends, axes, steps as constant inputs; before,
+ * starts, ends and axes as attributes). */
 npu_status npu_lower_slice(struct npu_cc *cc, const npu_ir_node *n)
 {
 	const npu_ir_tensor *x = npu_ir_input(cc->g, n, 0), *y = npu_ir_output(cc->g, n, 0);
@@ -332,16 +333,22 @@ npu_status npu_lower_slice(struct npu_cc *cc, const npu_ir_node *n)
 	struct npu_pb pb;
 	npu_status st;
 
-	if (n->opset < 10)
-		return npu_fail(NPU_ERR_UNSUPPORTED, "Slice before opset 10");
 	for (int d = 0; d < r; d++)
 		step[d] = 1;
-	if ((st = npu_ir_const_ints(npu_ir_input(cc->g, n, 1), st_v, NPU_MAX_RANK, &nst)))
+	/* Before opset 10 starts, ends and axes are attributes (no steps):
+	 * the shape rule's plan reads them. */
+	if (n->opset < 10) {
+		int64_t len[NPU_MAX_RANK];
+
+		if ((st = npu_ir_slice_plan(cc->g, n, start, step, len)))
+			return st;
+	} else if ((st = npu_ir_const_ints(npu_ir_input(cc->g, n, 1), st_v, NPU_MAX_RANK, &nst))) {
 		return st;
-	if (npu_ir_input(cc->g, n, 3) &&
+	}
+	if (n->opset >= 10 && npu_ir_input(cc->g, n, 3) &&
 	    (st = npu_ir_const_ints(npu_ir_input(cc->g, n, 3), ax_v, NPU_MAX_RANK, &nax)))
 		return st;
-	if (npu_ir_input(cc->g, n, 4) &&
+	if (n->opset >= 10 && npu_ir_input(cc->g, n, 4) &&
 	    (st = npu_ir_const_ints(npu_ir_input(cc->g, n, 4), sp_v, NPU_MAX_RANK, &nsp)))
 		return st;
 	for (int i = 0; i < nst; i++) {

@@ -352,6 +352,9 @@ npu_status npu_ir_infer_shapes(npu_ir_graph *g, npu_ir_op_find find);
  * known. */
 bool npu_ir_const_can_eval(const npu_ir_graph *g, const npu_ir_node *n,
 			   const struct npu_ir_op *op);
+/* The bytes evaluating @n makes (every output for NPU_IR_EVAL_OUTPUTS). */
+size_t npu_ir_const_eval_bytes(const npu_ir_graph *g, const npu_ir_node *n,
+			       const struct npu_ir_op *op);
 /* Compute the outputs of node @node as constants with @op's evaluator
  * (after its shape rule). */
 npu_status npu_ir_const_eval(npu_ir_graph *g, int node, const struct npu_ir_op *op);

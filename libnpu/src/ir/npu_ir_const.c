@@ -312,6 +312,18 @@ static size_t out_bytes(const npu_ir_tensor *y)
 	return (size_t)npu_ir_numel(y) * npu_dtype_size(y->dtype);
 }
 
+size_t npu_ir_const_eval_bytes(const npu_ir_graph *g, const npu_ir_node *n,
+			       const struct npu_ir_op *op)
+{
+	size_t bytes = 0;
+
+	if (!(op->eval_flags & NPU_IR_EVAL_OUTPUTS))
+		return out_bytes(npu_ir_output(g, n, 0));
+	for (int i = 0; i < n->n_outputs; i++)
+		bytes += out_bytes(npu_ir_output(g, n, i));
+	return bytes;
+}
+
 npu_status npu_ir_eval_copy(npu_ir_graph *g, const npu_ir_node *n, void *out)
 {
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
@@ -436,6 +448,32 @@ npu_status npu_ir_eval_slice(npu_ir_graph *g, const npu_ir_node *n, void *out)
 		is[d] = step[d] * xs[d];
 	}
 	copy_strided(out, x->data, npu_dtype_size(x->dtype), x->rank, len, base, is);
+	return NPU_OK;
+}
+
+/* Split: each output's slab of every outer block, outputs one after another. */
+npu_status npu_ir_eval_split(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *x = npu_ir_input(g, n, 0);
+	size_t es = npu_dtype_size(x->dtype), off = 0;
+	int64_t axis, outer = 1, inner = 1, at = 0;
+	npu_status st = npu_ir_attr_int(n, "axis", 0, &axis);
+
+	if (st)
+		return st;
+	if (axis < 0)
+		axis += x->rank;
+	npu_ir_axis_sizes(x, axis, &outer, &inner);
+	for (int i = 0; i < n->n_outputs; i++) {
+		int64_t d = npu_ir_output(g, n, i)->dims[axis];
+		size_t chunk = (size_t)(d * inner) * es;
+
+		for (int64_t o = 0; o < outer; o++, off += chunk)
+			memcpy((char *)out + off,
+			       (const char *)x->data + (size_t)((o * x->dims[axis] + at) * inner) * es,
+			       chunk);
+		at += d;
+	}
 	return NPU_OK;
 }
 
@@ -869,9 +907,13 @@ bool npu_ir_const_can_eval(const npu_ir_graph *g, const npu_ir_node *n,
 		return false;
 	if (!y || !npu_ir_shape_known(y) || !y->dtype || !x)
 		return false;
-	for (int i = 1; i < n->n_outputs; i++)
-		if (n->outputs[i] >= 0)
+	for (int i = 1; i < n->n_outputs; i++) {
+		const npu_ir_tensor *t = npu_ir_output(g, n, i);
+
+		if (!(op->eval_flags & NPU_IR_EVAL_OUTPUTS) ? t != NULL :
+		    !t || !t->dtype || !npu_ir_shape_known(t))
 			return false;
+	}
 	if (op->eval_flags & NPU_IR_EVAL_SHAPES)
 		return npu_ir_shape_known(x);
 	for (int i = 0; i < n->n_inputs; i++) {
@@ -892,7 +934,7 @@ npu_status npu_ir_const_eval(npu_ir_graph *g, int node, const struct npu_ir_op *
 
 	if (!npu_ir_const_can_eval(g, n, op))
 		return eval_fail(n, "cannot be evaluated: its inputs are not all constant");
-	bytes = out_bytes(npu_ir_output(g, n, 0));
+	bytes = npu_ir_const_eval_bytes(g, n, op);
 	out = calloc(bytes ? bytes : 1, 1);
 	if (!out)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory folding constants");
@@ -901,5 +943,16 @@ npu_status npu_ir_const_eval(npu_ir_graph *g, int node, const struct npu_ir_op *
 		free(out);
 		return st;
 	}
-	return npu_ir_set_const_owned(g, n->outputs[0], out, bytes);
+	if (!(op->eval_flags & NPU_IR_EVAL_OUTPUTS))
+		return npu_ir_set_const_owned(g, n->outputs[0], out, bytes);
+	/* Every output gets its own copy of its part. */
+	bytes = 0;
+	for (int i = 0; !st && i < n->n_outputs; i++) {
+		size_t b = out_bytes(npu_ir_output(g, n, i));
+
+		st = npu_ir_set_const(g, n->outputs[i], out + bytes, b);
+		bytes += b;
+	}
+	free(out);
+	return st;
 }

@@ -26,12 +26,18 @@ typedef npu_status (*npu_ir_shape_fn)(npu_ir_graph *g, npu_ir_node *n);
  * A constant evaluator: computes output 0 of @n (whose dtype and shape
  * the shape rule has set) into @out, zeroed, numel * dtype size bytes,
  * from the node's constant inputs.  Nodes with more than one output are
- * never evaluated.
+ * evaluated only by evaluators flagged NPU_IR_EVAL_OUTPUTS.
  */
 typedef npu_status (*npu_ir_eval_fn)(npu_ir_graph *g, const npu_ir_node *n, void *out);
 
 /* The evaluator reads only input 0's shape, not its data (Shape, Size). */
 #define NPU_IR_EVAL_SHAPES	1u
+/*
+ * The evaluator computes every output (Split): @out holds them one after
+ * another in output order, each numel * dtype size bytes.  Folded only
+ * when every output is used, so that each one's size is known.
+ */
+#define NPU_IR_EVAL_OUTPUTS	2u
 
 /* One operator's rules, as the lookup given to npu_ir_infer_shapes() returns them. */
 struct npu_ir_op {
@@ -138,6 +144,7 @@ npu_status npu_ir_eval_cast(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_gather(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_concat(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_slice(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_split(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_transpose(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_add(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_sub(npu_ir_graph *g, const npu_ir_node *n, void *out);

@@ -27,14 +27,14 @@ static npu_status unknown_input_dim(const npu_ir_graph *g, int id)
 	char sh[256], eg[256], dim[96];
 	const char *name;
 	size_t o = 0;
-	int axis = 0;
+	int axis = 0, open = 0;
 
 	npu_ir_named_shape_str(g, id, sh, sizeof(sh));
 	if (t->rank < 0)
 		return npu_fail(NPU_ERR_SHAPE,
 				"graph input '%s' has no declared shape (%s): give it with --shape %s=DIMS"
-				" (npu-run) or npu_compile_options.input_shapes",
-				t->name, sh, t->name);
+				" or --input %s=FILE.npy (npu-run) or npu_compile_options.input_shapes",
+				t->name, sh, t->name, t->name);
 	while (axis < t->rank && t->dims[axis] >= 0)
 		axis++;
 	/* An example to fill in: static dims as they are, the others by name. */
@@ -55,10 +55,14 @@ static npu_status unknown_input_dim(const npu_ir_graph *g, int id)
 		snprintf(dim, sizeof(dim), "the symbolic dimension '%s'", name);
 	else
 		snprintf(dim, sizeof(dim), "an unknown dimension");
+	for (int i = 0; i < t->rank; i++)
+		open += t->dims[i] < 0;
+	/* npu-run takes one open dim from a raw file's size, all from an .npy. */
 	return npu_fail(NPU_ERR_SHAPE,
 			"graph input '%s' has %s (axis %d of %s): give its size with --shape %s=%s"
-			" (npu-run) or npu_compile_options.input_shapes",
-			t->name, dim, axis, sh, t->name, eg);
+			" or --input %s=%s (npu-run) or npu_compile_options.input_shapes",
+			t->name, dim, axis, sh, t->name, eg, t->name,
+			open == 1 ? "FILE (raw or .npy)" : "FILE.npy");
 }
 
 npu_status npu_ir_infer_shapes(npu_ir_graph *g, npu_ir_op_find find)
@@ -108,7 +112,7 @@ npu_status npu_ir_infer_shapes(npu_ir_graph *g, npu_ir_op_find find)
 		}
 		y = npu_ir_output(g, n, 0);
 		if (y && npu_ir_const_can_eval(g, n, op)) {
-			size_t bytes = (size_t)npu_ir_numel(y) * npu_dtype_size(y->dtype);
+			size_t bytes = npu_ir_const_eval_bytes(g, n, op);
 
 			if (bytes > FOLD_MAX_BYTES || folded + bytes > FOLD_TOTAL_BYTES)
 				continue;

@@ -3,12 +3,15 @@
  * npu_model: loading (native or ONNX), saving, introspection.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ir/npu_ir.h"
 #include "model/npu_model_priv.h"
+#include "onnx/npu_onnx.h"
 
 void npu_compile_options_init(npu_compile_options *opts)
 {
@@ -146,6 +149,76 @@ npu_status npu_model_load_file(const char *path, npu_device *dev,
 		npu_fail(st, "%s: %s", path, msg);
 	}
 	return st;
+}
+
+void npu_declared_inputs_free(npu_tensor_info *infos, size_t count)
+{
+	for (size_t i = 0; infos && i < count; i++)
+		free((char *)infos[i].name);
+	free(infos);
+}
+
+/* Graph input @k of @g as a tensor info; its name malloc'd. */
+static npu_status declared_info(const npu_ir_graph *g, int k, npu_tensor_info *t)
+{
+	const npu_ir_tensor *x = &g->tensors[g->inputs[k]];
+	bool open = x->rank < 0;
+
+	t->name = strdup(x->name);
+	if (!t->name)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	t->dtype = x->dtype;
+	t->rank = x->rank;	/* -1: no declared shape */
+	for (int d = 0; d < t->rank; d++) {
+		t->dims[d] = x->dims[d] < 0 ? -1 : x->dims[d];
+		open |= x->dims[d] < 0;
+	}
+	t->bytes = open ? 0 : (size_t)npu_ir_numel(x) * npu_dtype_size(x->dtype);
+	return NPU_OK;
+}
+
+npu_status npu_model_declared_inputs(const char *path, npu_tensor_info **infos, size_t *count)
+{
+	npu_ir_graph *g = NULL;
+	npu_tensor_info *t = NULL;
+	void *buf = NULL;
+	char *dir = NULL;
+	size_t len = 0;
+	npu_status st;
+
+	if (!path || !infos || !count)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_model_declared_inputs: NULL argument");
+	*infos = NULL;
+	*count = 0;
+	st = read_file(path, &buf, &len);
+	if (st)
+		return st;
+	if (npu_cmodel_is_native(buf, len)) {
+		free(buf);
+		return npu_fail(NPU_ERR_FORMAT, "'%s' is a compiled model: its inputs have the "
+				"shapes it was compiled with (npu_model_input_info)", path);
+	}
+	dir = folder_of(path);
+	st = dir ? npu_onnx_parse_dir(buf, len, dir, &g) : npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	free(dir);
+	free(buf);
+	if (!st) {
+		t = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof(*t));
+		if (!t)
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	for (int k = 0; !st && k < g->n_inputs; k++) {
+		st = declared_info(g, k, &t[k]);
+		*count = st ? (size_t)k : (size_t)k + 1;
+	}
+	npu_ir_graph_free(g);
+	if (st) {
+		npu_declared_inputs_free(t, *count);
+		*count = 0;
+		return st;
+	}
+	*infos = t;
+	return NPU_OK;
 }
 
 npu_status npu_model_save(const npu_model *model, const char *path)

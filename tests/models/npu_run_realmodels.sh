@@ -1,0 +1,203 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The real models from the npm registry (tests/models/README.md) through
+# npu-run on the emulator against the outputs onnxruntime gave for the
+# same inputs (ort_realmodels.js writes them under REFDIR/<case>/):
+#  - every output: cosine >= 0.999 and max error <= 2% of its range (bf16);
+#  - openWakeWord's embedding model declares input_1 float32[?,76,32,1]:
+#    npu-run is given no --shape and takes the batch (4) from the size of
+#    the raw input file, and the same from an .npy file's header.
+# Usage: npu_run_realmodels.sh MODELDIR REFDIR [NPU_RUN]
+set -u
+
+DIR=$1
+REF=$2
+BIN=${3:-build/bin/npu-run}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT INT TERM
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok - $*"; }
+no() { fail=$((fail + 1)); echo "not ok - $*"; }
+export NPU_EMU_STATS=0
+
+# close OURS REF: the comparison above, one line of figures.
+close() {
+	python3 - "$1" "$2" <<'PY'
+import math, struct, sys
+a, b = (open(p, 'rb').read() for p in sys.argv[1:3])
+if len(a) != len(b) or not a:
+    print('# %d bytes from npu-run, %d from onnxruntime' % (len(a), len(b)))
+    sys.exit(1)
+x = struct.unpack('<%df' % (len(a) // 4), a)
+y = struct.unpack('<%df' % (len(b) // 4), b)
+dot = sum(p * q for p, q in zip(x, y))
+nx, ny = math.sqrt(sum(p * p for p in x)), math.sqrt(sum(q * q for q in y))
+rng = max(y) - min(y)
+err = max(abs(p - q) for p, q in zip(x, y))
+cos = dot / (nx * ny) if nx and ny else 0.0
+print('# cosine %.6f, max error %.4g = %.2f%% of range %.4g' % (cos, err, 100 * err / rng, rng))
+sys.exit(0 if cos >= 0.999 and err <= 0.02 * rng else 1)
+PY
+}
+
+# run_case MODEL CASE ARGS...: MODEL on REF/CASE's inputs; every output against onnxruntime's.
+run_case() {
+	model=$1 case=$2
+	shift 2
+	if "$BIN" "$DIR/$model" --device emu --iterations 1 --warmup 0 "$@" \
+		--output-dir "$TMP/$case" >"$TMP/$case.txt" 2>"$TMP/$case.err"; then
+		ok "$case compiles and runs"
+	else
+		no "$case compiles and runs: $(cat "$TMP/$case.err")"
+		return 1
+	fi
+	for f in "$REF/$case"/*.bin; do
+		name=${f##*/}
+		case $name in in_*) continue ;; esac
+		if close "$TMP/$case/$name" "$f"; then ok "$case $name matches onnxruntime"
+		else no "$case $name matches onnxruntime"; fi
+	done
+}
+
+# openWakeWord's speech embedding: the open batch dim from the raw file's size.
+E=oww_embedding_b4
+if run_case embedding_model.onnx $E --input "input_1=$REF/$E/in_input_1.bin"; then
+	if grep -q "input 'input_1': shape 4x76x32x1 from the file's size (axis 0)" "$TMP/$E.err"
+	then ok "$E: npu-run says the shape it took from the file"
+	else no "$E: npu-run says the shape it took from the file: $(cat "$TMP/$E.err")"; fi
+	if grep -q "^input .*input_1 float32 \[4, 76, 32, 1\] .*shape from the file's size (axis 0)" \
+		"$TMP/$E.txt"
+	then ok "$E: the summary names the shape's source"
+	else no "$E: the summary names the shape's source"; fi
+fi
+# The same input as an .npy file: every dim from its header.
+python3 - "$REF/$E/in_input_1.bin" "$TMP/in.npy" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+h = "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 76, 32, 1), }"
+h += ' ' * (118 - len(h)) + '\n'
+open(sys.argv[2], 'wb').write(b'\x93NUMPY\x01\x00' + bytes([len(h), 0]) + h.encode() + d)
+PY
+if "$BIN" "$DIR/embedding_model.onnx" --device emu --iterations 1 --warmup 0 --json \
+	--input "input_1=$TMP/in.npy" --output-dir "$TMP/npy" >"$TMP/npy.json" 2>"$TMP/npy.err" &&
+	python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+i = j['inputs'][0]
+sys.exit(0 if i['shape'] == [4, 76, 32, 1] and i['shape_from'] == 'the .npy header' else 1)" \
+	"$TMP/npy.json" && cmp -s "$TMP/npy/conv2d_19.bin" "$TMP/$E/conv2d_19.bin"; then
+	ok "$E: the shape from an .npy header (JSON shape_from), the same output"
+else
+	no "$E: the shape from an .npy header: $(cat "$TMP/npy.err")"
+fi
+
+# PaddleOCR (paddle2onnx, inputs float32[?,3,?,?]): every dim from the .npy
+# header; the text detector needs the Conv + BatchNormalization folding fix.
+# Both are within cosine 0.999 but not within 2% of range everywhere (bf16:
+# the detector's sigmoid map differs by up to 39% at a few text-edge pixels,
+# the classifier's probabilities by 2.2%), so they are gated on cosine and
+# on what PaddleOCR reads: the text mask (probability > 0.3, its default
+# det_db_thresh) within IoU 0.98, the same direction for each line, the
+# same greedy CTC decoding of the recogniser (opset 9 Slices).
+# paddle CASE MODEL KIND: compile, run, compare.
+paddle() {
+	case=$1 model=$2 kind=$3
+	if "$BIN" "$DIR/$model" --device emu --iterations 1 --warmup 0 \
+		--input "x=$REF/$case/in_x.npy" --output-dir "$TMP/$case" >"$TMP/$case.txt" \
+		2>"$TMP/$case.err"; then
+		ok "$case compiles and runs"
+	else
+		no "$case compiles and runs: $(cat "$TMP/$case.err")"
+		return
+	fi
+	if grep -q "^input .* x float32 .*shape from the .npy header" "$TMP/$case.txt"; then
+		ok "$case: the shape from the .npy header"
+	else
+		no "$case: the shape from the .npy header"
+	fi
+	for f in "$REF/$case"/*.bin; do
+		if python3 - "$TMP/$case/${f##*/}" "$f" "$kind" <<'PY'
+import math, struct, sys
+a, b = (open(p, 'rb').read() for p in sys.argv[1:3])
+if len(a) != len(b) or not a:
+    print('# %d bytes from npu-run, %d from onnxruntime' % (len(a), len(b)))
+    sys.exit(1)
+x = struct.unpack('<%df' % (len(a) // 4), a)
+y = struct.unpack('<%df' % (len(b) // 4), b)
+dot = sum(p * q for p, q in zip(x, y))
+cos = dot / math.sqrt(sum(p * p for p in x) * sum(q * q for q in y))
+rng = max(y) - min(y)
+err = max(abs(p - q) for p, q in zip(x, y))
+if sys.argv[3] == 'ctc':
+    # Greedy CTC as PaddleOCR decodes: the best class per step, repeats
+    # merged, blanks (class 0) dropped.
+    def ctc(v, k=6625):
+        best = [max(range(k), key=lambda c: v[t * k + c]) for t in range(len(v) // k)]
+        return [c for i, c in enumerate(best) if c and (i == 0 or c != best[i - 1])]
+    what, good = 'decoded %d vs %d classes' % (len(ctc(x)), len(ctc(y))), ctc(x) == ctc(y)
+elif sys.argv[3] == 'mask':
+    inter = sum(1 for p, q in zip(x, y) if p > 0.3 and q > 0.3)
+    union = sum(1 for p, q in zip(x, y) if p > 0.3 or q > 0.3)
+    what, good = 'text mask IoU %.4f' % (inter / union), inter >= 0.98 * union
+else:
+    cls = lambda v: [max(range(2), key=lambda c: v[2 * i + c]) for i in range(len(v) // 2)]
+    what, good = 'directions %s vs %s' % (cls(x), cls(y)), cls(x) == cls(y)
+print('# cosine %.6f, max error %.4g = %.2f%% of range %.4g (not gated), %s' %
+      (cos, err, 100 * err / rng, rng, what))
+sys.exit(0 if cos >= 0.999 and good else 1)
+PY
+		then ok "$case ${f##*/}: cosine and what PaddleOCR reads match onnxruntime"
+		else no "$case ${f##*/}: cosine and what PaddleOCR reads match onnxruntime"; fi
+	done
+}
+paddle ppocr_det_320 ch_PP-OCRv4_det_infer.onnx mask
+paddle ppocr_cls_b4 ch_ppocr_mobile_v2.0_cls_infer.onnx class
+paddle ppocr_rec_320 ch_PP-OCRv4_rec_infer.onnx ctc
+
+# openWakeWord's timer classifier over a stream: 8 window positions, one
+# npu-run each (the compiled model saved once), probabilities side by side.
+T=oww_timer_stream
+python3 - "$REF/$T/in_stream.bin" "$TMP/win" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+for i in range(8):
+    open('%s%d.bin' % (sys.argv[2], i), 'wb').write(d[i * 96 * 4:(i + 34) * 96 * 4])
+PY
+tok=1
+"$BIN" "$DIR/timer_v0.1.onnx" --device emu -o "$TMP/timer.npum" --compile-only \
+	>/dev/null 2>"$TMP/timer.err" || tok=0
+for i in 0 1 2 3 4 5 6 7; do
+	[ $tok = 1 ] || break
+	"$BIN" "$TMP/timer.npum" --device emu --iterations 1 --warmup 0 \
+		--input "$TMP/win$i.bin" --output-dir "$TMP/t$i" >/dev/null 2>>"$TMP/timer.err" || tok=0
+	[ $tok = 1 ] && cat "$TMP/t$i"/*.bin >>"$TMP/probs.bin"
+done
+if [ $tok = 1 ]; then
+	ok "$T: 8 window positions compile and run"
+	if close "$TMP/probs.bin" "$REF/$T/probs.bin"; then ok "$T probabilities match onnxruntime"
+	else no "$T probabilities match onnxruntime"; fi
+else
+	no "$T: 8 window positions compile and run: $(cat "$TMP/timer.err")"
+fi
+
+# M-LSD tiny (tf2onnx): the Pad amounts come from a Split of a constant,
+# folded now.  It compiles and runs; its accuracy is bf16's, not within the
+# bounds above (README.md: the folded batch-norm weights of its depthwise
+# convolutions reach 56 and cancel), so its figures are printed, not gated.
+M=mlsd_tiny_320
+if "$BIN" "$DIR/mlsd_320x320_tiny.onnx" --device emu --iterations 1 --warmup 0 \
+	--input "input_image_with_alpha:0=$REF/$M/in_input_image_with_alpha_0.bin" \
+	--output-dir "$TMP/$M" >/dev/null 2>"$TMP/$M.err"; then
+	ok "$M compiles and runs"
+	for f in "$REF/$M"/offsets.bin "$REF/$M"/scores.bin; do
+		printf '# %s %s (not gated): ' "$M" "${f##*/}"
+		close "$TMP/$M/${f##*/}" "$f" | sed 's/^# //'
+	done
+else
+	no "$M compiles and runs: $(cat "$TMP/$M.err")"
+fi
+
+echo "realmodels: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+// The real models from the npm registry (tests/models/README.md) in
+// onnxruntime-node, on deterministic inputs, as references for libnpu:
+//  - openWakeWord's speech embedding (tf2onnx, input float32[?,76,32,1]) on
+//    4 windows of a synthetic mel spectrogram: the batch dim is open, and
+//    npu-run takes it from the size of the raw input file;
+//  - PaddleOCR's PP-OCRv4 text detector, recogniser and text-direction classifier
+//    (paddle2onnx, inputs float32[?,3,?,?]) on drawn "text", the inputs as
+//    .npy files (npu-run takes every open dim from the header);
+//  - M-LSD tiny, Keijiro's tf2onnx line-segment detector
+//    (float32[1,320,320,4] RGBA in 0..255) on a drawn picture of boxes and
+//    lines.
+// Each case's inputs and outputs go to OUTDIR/<case>/ (raw, little endian;
+// inputs as in_<name>.bin, names sanitised as npu-run does).  Every output
+// must be finite and of the declared shape.
+// Usage: node ort_realmodels.js MODELDIR OUTDIR
+// Prints "N passed, N failed".
+const path = require('path');
+const fs = require('fs');
+const cache = process.env.NPU_CACHE || path.join(process.env.HOME, '.cache', 'npu');
+const ort = require(path.join(cache, 'ort', 'node_modules', 'onnxruntime-node'));
+
+let passed = 0, failed = 0;
+function check(ok, what, detail) {
+  if (ok) { passed++; console.log('ok - ' + what); }
+  else { failed++; console.log('not ok - ' + what + ': ' + detail); }
+}
+
+// Same LCG as tests/models/model_test.c.
+function lcg(seed) {
+  return () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return (seed >>> 8) & 0xffff;
+  };
+}
+const stem = (n) => n.replace(/[^A-Za-z0-9._-]/g, '_');
+function save(dir, name, t) {
+  fs.writeFileSync(path.join(dir, name + '.bin'),
+                   Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+}
+
+// A mel spectrogram as openWakeWord's melspectrogram model leaves it
+// (log scale, about -4..4): smooth bands that drift over time, plus noise.
+function melFeeds(n) {
+  const r = lcg(17), x = new Float32Array(n * 76 * 32);
+  for (let w = 0; w < n; w++)
+    for (let t = 0; t < 76; t++)
+      for (let m = 0; m < 32; m++)
+        x[(w * 76 + t) * 32 + m] = 2.5 * Math.sin(0.3 * m + 0.11 * t + w) +
+          0.5 * Math.cos(0.07 * m * t) + r() / 65536 - 0.5;
+  return { input_1: new ort.Tensor('float32', x, [n, 76, 32, 1]) };
+}
+
+// A 320x320 RGBA picture in 0..255: a gradient, three boxes' outlines, two
+// diagonals and noise; alpha 255.
+function lineFeeds() {
+  const S = 320, r = lcg(5), x = new Float32Array(S * S * 4);
+  const boxes = [[40, 50, 200, 160], [120, 180, 290, 300], [210, 30, 300, 110]];
+  for (let y = 0; y < S; y++)
+    for (let X = 0; X < S; X++) {
+      let v = 60 + (X + y) / 8;
+      for (const [x0, y0, x1, y1] of boxes)
+        if (((X === x0 || X === x1) && y >= y0 && y <= y1) ||
+            ((y === y0 || y === y1) && X >= x0 && X <= x1) ||
+            ((Math.abs(X - x0) < 2 || Math.abs(X - x1) < 2) && y >= y0 && y <= y1) ||
+            ((Math.abs(y - y0) < 2 || Math.abs(y - y1) < 2) && X >= x0 && X <= x1))
+          v = 240;
+      if (Math.abs(X - y) < 2 || Math.abs(X + y - 300) < 2)
+        v = 20;
+      const o = (y * S + X) * 4;
+      x[o] = Math.min(255, v + (r() % 16));
+      x[o + 1] = Math.min(255, v * 0.9 + (r() % 16));
+      x[o + 2] = Math.min(255, v * 0.8 + (r() % 16));
+      x[o + 3] = 255;
+    }
+  return { 'input_image_with_alpha:0': new ort.Tensor('float32', x, [1, S, S, 4]) };
+}
+
+// openWakeWord's timer intent classifier (7 classes, softmax) over a
+// stream: 8 positions of its 34-embedding window sliding over a stream of
+// 41 feature vectors (uniform noise in +-5: speech-free embeddings score
+// 0 on every class, noise gives the classes distinct probabilities).  The
+// probabilities of the 8 positions are one 8x7 output.
+async function timerStream(dir, out) {
+  const cls = await ort.InferenceSession.create(path.join(dir, 'timer_v0.1.onnx'),
+                                                { logSeverityLevel: 3 });
+  const r = lcg(3), e = new Float32Array(41 * 96), probs = new Float32Array(8 * 7);
+  const cdir = path.join(out, 'oww_timer_stream');
+  for (let i = 0; i < e.length; i++) e[i] = (r() / 65536 - 0.5) * 10;
+  fs.mkdirSync(cdir, { recursive: true });
+  save(cdir, 'in_stream', { data: e });
+  for (let i = 0; i < 8; i++) {
+    const x = new ort.Tensor('float32', e.slice(i * 96, (i + 34) * 96), [1, 34, 96]);
+    probs.set(Object.values(await cls.run({ [cls.inputNames[0]]: x }))[0].data, i * 7);
+  }
+  let sums = true;
+  for (let i = 0; i < 8; i++) {
+    let t = 0;
+    for (let c = 0; c < 7; c++) t += probs[i * 7 + c];
+    sums = sums && Math.abs(t - 1) < 1e-4;
+  }
+  check(sums, 'oww_timer_stream: 8 positions, 7 probabilities each summing to 1', '');
+  save(cdir, 'probs', { data: probs });
+}
+
+// A NumPy .npy (format 1.0) of float32 tensor @t: npu-run takes every
+// open dim of a model input from its header.
+function saveNpy(dir, name, t) {
+  let h = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + t.dims.join(', ') +
+          (t.dims.length === 1 ? ',' : '') + '), }';
+  h += ' '.repeat(64 - ((10 + h.length + 1) % 64)) + '\n';
+  const pre = Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, h.length & 0xff, h.length >> 8]);
+  fs.writeFileSync(path.join(dir, name + '.npy'),
+                   Buffer.concat([pre, Buffer.from(h, 'latin1'),
+                                  Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength)]));
+}
+
+// "Text" for PaddleOCR: dark strokes (bars of glyph-like widths, a few
+// slanted) on a light, slightly uneven page, @b images of @h x @w, RGB in
+// 0..255, then normalised as PaddleOCR does: (v / 255 - mean) / std.
+function textFeeds(b, h, w, mean, std, seed) {
+  const r = lcg(seed), x = new Float32Array(b * 3 * h * w);
+  for (let e = 0; e < b; e++) {
+    const page = new Float32Array(h * w);
+    for (let i = 0; i < h * w; i++) page[i] = 225 + (r() % 24);
+    for (let line = 0; line * 40 + 24 < h; line++) {
+      const y0 = 8 + line * 40 + (e * 3) % 7, th = 16 + (e + line) % 8;
+      for (let X = 6 + e * 5; X < w - 12;) {
+        const sw = 2 + (r() % 4), gap = 2 + (r() % 7), slant = r() % 3 - 1;
+        for (let y = y0; y < y0 + th && y < h; y++)
+          for (let k = 0; k < sw; k++) {
+            const xx = X + k + (slant * (y - y0)) / 4;
+            if (xx >= 0 && xx < w) page[y * w + Math.floor(xx)] = 30 + (r() % 30);
+          }
+        X += sw + gap + ((r() % 9) === 0 ? 10 : 0);
+      }
+    }
+    for (let c = 0; c < 3; c++)
+      for (let i = 0; i < h * w; i++)
+        x[(e * 3 + c) * h * w + i] = (page[i] / 255 - mean[c]) / std[c];
+  }
+  return { x: new ort.Tensor('float32', x, [b, 3, h, w]) };
+}
+const IMAGENET = [[0.485, 0.456, 0.406], [0.229, 0.224, 0.225]];
+
+const CASES = [
+  { name: 'oww_embedding_b4', model: 'embedding_model.onnx', feeds: () => melFeeds(4),
+    shapes: { conv2d_19: [4, 1, 1, 96] } },
+  { name: 'ppocr_det_320', model: 'ch_PP-OCRv4_det_infer.onnx',
+    feeds: () => textFeeds(1, 320, 320, IMAGENET[0], IMAGENET[1], 11), npy: true,
+    shapes: { 'sigmoid_0.tmp_0': [1, 1, 320, 320] } },
+  { name: 'ppocr_cls_b4', model: 'ch_ppocr_mobile_v2.0_cls_infer.onnx',
+    feeds: () => textFeeds(4, 48, 192, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5], 13), npy: true,
+    shapes: { 'softmax_0.tmp_0': [4, 2] } },
+  { name: 'ppocr_rec_320', model: 'ch_PP-OCRv4_rec_infer.onnx',
+    feeds: () => textFeeds(1, 48, 320, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5], 17), npy: true,
+    shapes: { 'softmax_11.tmp_0': [1, 40, 6625] } },
+  { name: 'mlsd_tiny_320', model: 'mlsd_320x320_tiny.onnx', feeds: lineFeeds,
+    shapes: { offsets: [1, 160, 160, 4], scores: [1, 160, 160, 1] } },
+];
+
+async function main() {
+  const [dir, out] = process.argv.slice(2);
+  for (const c of CASES) {
+    const file = path.join(dir, c.model);
+    let sess;
+    try {
+      sess = await ort.InferenceSession.create(file, { executionProviders: ['cpu'], logSeverityLevel: 3 });
+    } catch (e) {
+      check(false, c.name + ' loads in onnxruntime', e.message);
+      continue;
+    }
+    const feeds = c.feeds(), res = await sess.run(feeds), cdir = path.join(out, c.name);
+    fs.mkdirSync(cdir, { recursive: true });
+    for (const [k, t] of Object.entries(feeds))
+      (c.npy ? saveNpy : save)(cdir, 'in_' + stem(k), t);
+    for (const [k, dims] of Object.entries(c.shapes)) {
+      const t = res[k];
+      check(t && JSON.stringify(t.dims) === JSON.stringify(dims) &&
+            t.data.every(Number.isFinite), c.name + ' ' + k + ' is finite, ' + dims.join('x'),
+            t ? JSON.stringify(t.dims) : 'missing');
+      if (t)
+        save(cdir, stem(k), t);
+    }
+  }
+  await timerStream(dir, out);
+  console.log(passed + ' passed, ' + failed + ' failed');
+  process.exit(failed ? 1 : 0);
+}
+main();
