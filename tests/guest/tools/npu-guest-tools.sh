@@ -79,6 +79,28 @@ else
 	cat /tmp/tf.txt
 fi
 
+# A real model from the npm registry (openWakeWord's speech embedding,
+# tf2onnx, input float32[?,76,32,1]): the batch of 4 from the raw file's
+# size, outputs bit-identical to the host emulator's.
+oww=/usr/share/npu/oww
+rm -rf /tmp/oww
+if npu-run "$oww/model.onnx" --device "$dev" --iterations 1 --warmup 0 \
+	--input input_1="$oww/input_1.bin" --output-dir /tmp/oww >/tmp/oww.txt 2>&1; then
+	diff=""
+	for f in "$oww"/expect/*.bin; do
+		cmp -s "$f" "/tmp/oww/${f##*/}" || diff="$diff ${f##*/}"
+	done
+	if [ -z "$diff" ] && grep -q "shape 4x76x32x1 from the file" /tmp/oww.txt; then
+		ok "openWakeWord embedding through the driver: batch 4 from the input's size, outputs bit-identical to the host emulator's"
+	else
+		no "openWakeWord embedding through the driver:${diff:- no 'shape 4x76x32x1 from the file' line}"
+		cat /tmp/oww.txt
+	fi
+else
+	no "openWakeWord embedding through the driver failed"
+	cat /tmp/oww.txt
+fi
+
 if npu-run "$model" --device "$dev" --json --iterations 2 >/tmp/run.json 2>/tmp/run.err &&
 	grep -q '"cycles_per_run": [1-9]' /tmp/run.json; then
 	ok "npu-run --json reports simulated cycles"
