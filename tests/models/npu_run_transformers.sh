@@ -23,24 +23,9 @@ ok() { pass=$((pass + 1)); echo "ok - $*"; }
 no() { fail=$((fail + 1)); echo "not ok - $*"; }
 export NPU_EMU_STATS=0
 
-# close NAME OURS REF: the comparison above, one line of figures.
+# close NAME OURS REF: the comparison above (close.py), one line of figures.
 close() {
-	python3 - "$2" "$3" <<'PY'
-import math, struct, sys
-a, b = (open(p, 'rb').read() for p in sys.argv[1:3])
-if len(a) != len(b) or not a:
-    print('# %d bytes from npu-run, %d from onnxruntime' % (len(a), len(b)))
-    sys.exit(1)
-x = struct.unpack('<%df' % (len(a) // 4), a)
-y = struct.unpack('<%df' % (len(b) // 4), b)
-dot = sum(p * q for p, q in zip(x, y))
-nx, ny = math.sqrt(sum(p * p for p in x)), math.sqrt(sum(q * q for q in y))
-rng = max(y) - min(y)
-err = max(abs(p - q) for p, q in zip(x, y))
-cos = dot / (nx * ny) if nx and ny else 0.0
-print('# cosine %.6f, max error %.4g = %.2f%% of range %.4g' % (cos, err, 100 * err / rng, rng))
-sys.exit(0 if cos >= 0.999 and err <= 0.02 * rng else 1)
-PY
+	python3 "$(dirname "$0")/close.py" "$2" "$3"
 }
 
 # run_case MODEL CASE SHAPES...: MODEL on the inputs of REF/CASE.
