@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 	const char *data = argc > 1 ? argv[1] : NPU_ONNX_TESTDATA;
 	char **names = NULL, **keys = NULL;
 	int *counts = NULL, nkeys = 0, n = 0, passed = 0, failed = 0, skipped = 0;
-	int passed_frozen = 0, passed_host = 0;
+	int passed_frozen = 0, passed_all_frozen = 0, passed_host = 0;
 	const char *fb = getenv("NPU_ONNX_CPU_FALLBACK");
 	bool fallback = fb && *fb && strcmp(fb, "0");
 	DIR *d = opendir(data);
@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 		char dir[1024], why[1024] = "", key[128];
 		enum npu_onnx_case_result r;
 		unsigned host = 0;
-		bool frozen;
+		enum npu_onnx_case_inputs frozen;
 		int k;
 
 		snprintf(dir, sizeof(dir), "%s/%s", data, names[i]);
@@ -97,7 +97,8 @@ int main(int argc, char **argv)
 				       host > 1 ? "s" : "");
 			passed_host += host > 0;
 			passed++;
-			passed_frozen += frozen;
+			passed_frozen += frozen != NPU_CASE_RUNTIME;
+			passed_all_frozen += frozen == NPU_CASE_FROZEN_ALL;
 			continue;
 		}
 		if (r == NPU_CASE_FAILED) {
@@ -129,7 +130,8 @@ int main(int argc, char **argv)
 	free(keys);
 	free(counts);
 	printf("%d passed with every input given at run time, ", passed - passed_frozen);
-	printf("%d with the inputs after the first frozen\n", passed_frozen);
+	printf("%d with the inputs after the first frozen, ", passed_frozen - passed_all_frozen);
+	printf("%d with every input frozen\n", passed_all_frozen);
 	if (fallback)
 		printf("CPU fallback on: %d passed with host steps\n", passed_host);
 	if (fallback && argc <= 2 && (passed < MIN_PASSED_FALLBACK || passed_host < MIN_PASSED_HOST)) {

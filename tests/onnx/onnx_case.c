@@ -138,11 +138,10 @@ static npu_dtype test_dtype(const npu_tensor_info *m, npu_dtype test)
 }
 
 /*
- * One attempt: with @freeze, inputs after the first become constants of
- * their test values before shape inference; without, every input is given
- * at run time.
+ * One attempt: inputs from @keep on become constants of their test values
+ * before shape inference (@keep -1: every input is given at run time).
  */
-static enum npu_onnx_case_result run_once(const char *dir, bool freeze, bool fallback,
+static enum npu_onnx_case_result run_once(const char *dir, int keep, bool fallback,
 					  unsigned *host_steps, char *why, size_t whylen)
 {
 	char path[400], msg[256] = "";
@@ -175,7 +174,9 @@ static enum npu_onnx_case_result run_once(const char *dir, bool freeze, bool fal
 	free(buf);
 	if (!st && g->n_inputs != nin)
 		st = npu_fail(NPU_ERR_UNSUPPORTED, "%d graph inputs, %d test inputs", g->n_inputs, nin);
-	for (int i = nin - 1; freeze && !st && i >= 1; i--)
+	if (keep < 0 || keep > nin)
+		keep = nin;
+	for (int i = nin - 1; !st && i >= keep; i--)
 		st = npu_ir_freeze_input(g, g->inputs[i], ins[i]->data, ins[i]->bytes);
 	if (!st)
 		st = npu_ops_infer_shapes(g);
@@ -190,7 +191,7 @@ static enum npu_onnx_case_result run_once(const char *dir, bool freeze, bool fal
 		st = npu_device_open("emu", &dev);
 		if (!st)
 			st = npu_context_create(dev, &model, 0, &ctx);
-		for (int i = 0; i < (freeze ? (nin ? 1 : 0) : nin); i++) {
+		for (int i = 0; i < keep; i++) {
 			const npu_tensor_info *m = (uint32_t)i < cm->ninputs ? &cm->inputs[i].info : NULL;
 
 			tin[i] = (npu_tensor){ NULL, test_dtype(m, ins[i]->dtype), ins[i]->data,
@@ -210,7 +211,7 @@ static enum npu_onnx_case_result run_once(const char *dir, bool freeze, bool fal
 						malloc(outs[i]->bytes + 1), outs[i]->bytes };
 		}
 		if (!st && res == NPU_CASE_PASSED)
-			st = npu_run(ctx, tin, freeze ? (nin ? 1 : 0) : (size_t)nin, tout, (size_t)nout);
+			st = npu_run(ctx, tin, (size_t)keep, tout, (size_t)nout);
 		if (st) {
 			snprintf(why, whylen, "%s", npu_last_error());
 			/*
@@ -244,30 +245,38 @@ static enum npu_onnx_case_result run_once(const char *dir, bool freeze, bool fal
 }
 
 enum npu_onnx_case_result npu_onnx_case_run_fallback(const char *dir, bool fallback,
-						     bool *frozen, unsigned *host_steps,
-						     char *why, size_t whylen)
+						     enum npu_onnx_case_inputs *frozen,
+						     unsigned *host_steps, char *why, size_t whylen)
 {
 	unsigned hs = 0;
-	enum npu_onnx_case_result r = run_once(dir, false, fallback, &hs, why, whylen);
+	enum npu_onnx_case_result r = run_once(dir, -1, fallback, &hs, why, whylen);
+	enum npu_onnx_case_inputs how = NPU_CASE_RUNTIME;
 
-	if (frozen)
-		*frozen = false;
 	if (r == NPU_CASE_SKIPPED) {
 		/* Refused with run-time inputs (a Reshape's shape, a Resize's
 		 * scales, Conv weights): try again with them frozen, as a real
 		 * model's initializers would be. */
-		if (frozen)
-			*frozen = true;
+		how = NPU_CASE_FROZEN_AFTER_FIRST;
 		hs = 0;
-		r = run_once(dir, true, fallback, &hs, why, whylen);
+		r = run_once(dir, 1, fallback, &hs, why, whylen);
 	}
+	if (r == NPU_CASE_SKIPPED && strstr(why, "must be a constant")) {
+		/* A size the output shape follows (Range's start, a window's
+		 * size, ConstantOfShape's shape) is the first input: a real
+		 * model computes it from constants, so freeze every input. */
+		how = NPU_CASE_FROZEN_ALL;
+		hs = 0;
+		r = run_once(dir, 0, fallback, &hs, why, whylen);
+	}
+	if (frozen)
+		*frozen = how;
 	if (host_steps)
 		*host_steps = hs;
 	return r;
 }
 
-enum npu_onnx_case_result npu_onnx_case_run(const char *dir, bool *frozen, char *why,
-					    size_t whylen)
+enum npu_onnx_case_result npu_onnx_case_run(const char *dir, enum npu_onnx_case_inputs *frozen,
+					    char *why, size_t whylen)
 {
 	return npu_onnx_case_run_fallback(dir, false, frozen, NULL, why, whylen);
 }
