@@ -320,7 +320,7 @@ static const struct npu_op ops[] = {
 	{ "Pad", 2, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_pad, .lower = npu_lower_pad,
 	  .rewrites = { npu_rewrite_pad } },
 	{ "Pow", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_binary, CVU_BINARY(NPU_FN_POW),
-	  .rewrites = { npu_rewrite_pow_int } },
+	  .rewrites = { npu_rewrite_pow_int, npu_rewrite_pow_int_base } },
 	{ "QLinearConv", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_qlinear_conv,
 	  .lower = npu_lower_conv },
 	{ "QLinearMatMul", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_qlinear_matmul,
