@@ -894,6 +894,91 @@ npu_status npu_ir_eval_range(npu_ir_graph *g, const npu_ir_node *n, void *out)
 	return NPU_OK;
 }
 
+/*
+ * The windows of opset 17: w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N)
+ * for n < size, N = size when periodic (the default), size - 1 when not.
+ * Hann is (0.5, 0.5, 0), Hamming (25/46, 21/46, 0), Blackman (0.42, 0.5,
+ * 0.08), as ONNX defines them; computed in double, stored in the output's
+ * dtype.
+ */
+npu_status npu_ir_eval_window(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	int64_t size = npu_ir_numel(y), periodic = 1;
+	double a0 = 0.5, a1 = 0.5, a2 = 0.0, den;
+	npu_status st = npu_ir_attr_int(n, "periodic", 1, &periodic);
+
+	if (st)
+		return st;
+	if (!strcmp(n->op, "HammingWindow")) {
+		a0 = 25.0 / 46.0;
+		a1 = 1.0 - a0;
+	} else if (!strcmp(n->op, "BlackmanWindow")) {
+		a0 = 0.42;
+		a2 = 0.08;
+	}
+	den = (double)(periodic ? size : size - 1);
+	for (int64_t i = 0; i < size; i++) {
+		double x = den > 0 ? 2.0 * M_PI * (double)i / den : 0.0;
+
+		st_f(out, y->dtype, i, a0 - a1 * cos(x) + a2 * cos(2.0 * x));
+	}
+	return NPU_OK;
+}
+
+/*
+ * MelWeightMatrix: num_mel_bins triangles over the onesided spectrum
+ * [dft_length / 2 + 1], their edges num_mel_bins + 2 points evenly spaced
+ * on the mel scale mel(f) = 2595 log10(1 + f / 700) from lower_edge_hertz,
+ * in steps of (mel(upper) - mel(lower)) / (num_mel_bins + 2) as ONNX's
+ * reference spaces them, mapped to the spectrum bin
+ * floor((dft_length + 1) f / sample_rate); each triangle rises from 0 at
+ * its left edge to 1 at its centre and falls to 0 at its right edge.
+ */
+npu_status npu_ir_eval_mel_weight(npu_ir_graph *g, const npu_ir_node *n, void *out)
+{
+	const npu_ir_tensor *y = npu_ir_output(g, n, 0);
+	const npu_ir_tensor *ti[5];
+	int64_t mel = y->dims[1], bins = y->dims[0], dft, rate, *edge;
+	double lo, hi, step;
+
+	for (int i = 0; i < 5; i++)
+		ti[i] = npu_ir_input(g, n, i);
+	dft = ld_i(ti[1]->data, ti[1]->dtype, 0);
+	rate = ld_i(ti[2]->data, ti[2]->dtype, 0);
+	if (rate <= 0)
+		return eval_fail(n, "sample_rate must be positive");
+	lo = 2595.0 * log10(1.0 + ld_f(ti[3]->data, ti[3]->dtype, 0) / 700.0);
+	hi = 2595.0 * log10(1.0 + ld_f(ti[4]->data, ti[4]->dtype, 0) / 700.0);
+	step = (hi - lo) / (double)(mel + 2);
+	edge = malloc((size_t)(mel + 2) * sizeof(*edge));
+	if (!edge)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory folding constants");
+	for (int64_t i = 0; i < mel + 2; i++) {
+		double f = 700.0 * (pow(10.0, ((double)i * step + lo) / 2595.0) - 1.0);
+
+		edge[i] = (int64_t)floor((double)(dft + 1) * f / (double)rate);
+	}
+	for (int64_t i = 0; i < bins * mel; i++)
+		st_f(out, y->dtype, i, 0.0);
+	for (int64_t m = 0; m < mel; m++) {
+		int64_t l = edge[m], c = edge[m + 1], r = edge[m + 2];
+
+		if (l < 0 || r >= bins || l > c || c > r) {
+			free(edge);
+			return eval_fail(n, "a mel band's edges fall outside the spectrum: check lower_edge_hertz, upper_edge_hertz and sample_rate");
+		}
+		if (c == l)
+			st_f(out, y->dtype, c * mel + m, 1.0);
+		for (int64_t j = l; c > l && j <= c; j++)
+			st_f(out, y->dtype, j * mel + m, (double)(j - l) / (double)(c - l));
+		for (int64_t j = c; j < r; j++)
+			st_f(out, y->dtype, j * mel + m, (double)(r - j) / (double)(r - c));
+	}
+	free(edge);
+	return NPU_OK;
+}
+
 /* ---- folding a node ---- */
 
 bool npu_ir_const_can_eval(const npu_ir_graph *g, const npu_ir_node *n,

@@ -125,6 +125,10 @@ npu_status npu_ir_shape_dyn_quant(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_constant_of_shape(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_range(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_eye_like(npu_ir_graph *g, npu_ir_node *n);
+/* HannWindow, HammingWindow, BlackmanWindow (opset 17): a constant size -> [size] */
+npu_status npu_ir_shape_window(npu_ir_graph *g, npu_ir_node *n);
+/* MelWeightMatrix (opset 17): [dft_length / 2 + 1, num_mel_bins] */
+npu_status npu_ir_shape_mel_weight(npu_ir_graph *g, npu_ir_node *n);
 
 /* ---- logical (shape_logical.c): bool outputs ---- */
 
@@ -171,6 +175,9 @@ npu_status npu_ir_eval_expand(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_tile(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_constant_of_shape(npu_ir_graph *g, const npu_ir_node *n, void *out);
 npu_status npu_ir_eval_range(npu_ir_graph *g, const npu_ir_node *n, void *out);
+/* The window functions and the mel matrix of audio front ends (opset 17). */
+npu_status npu_ir_eval_window(npu_ir_graph *g, const npu_ir_node *n, void *out);
+npu_status npu_ir_eval_mel_weight(npu_ir_graph *g, const npu_ir_node *n, void *out);
 
 /* ---- operators only the CPU fallback runs (shape_fallback.c, issue 17) ---- */
 

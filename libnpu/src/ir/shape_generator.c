@@ -2,7 +2,9 @@
 /*
  * Shape rules of ONNX's generators (onnx/defs/generator): ConstantOfShape,
  * Range and EyeLike, whose outputs depend on constant operands or only on
- * shapes.
+ * shapes; and the signal generators of opset 17 (HannWindow,
+ * HammingWindow, BlackmanWindow, MelWeightMatrix), whose sizes are
+ * constant operands.
  */
 #include <math.h>
 
@@ -83,4 +85,70 @@ npu_status npu_ir_shape_eye_like(npu_ir_graph *g, npu_ir_node *n)
 	if (dt && !npu_dtype_size((npu_dtype)dt))
 		return npu_sh_err(n, NPU_ERR_UNSUPPORTED, "dtype %" PRId64 " is not supported", dt);
 	return npu_sh_set_out(g, n, 0, dt ? (npu_dtype)dt : x->dtype, 2, x->dims);
+}
+
+/* output_datatype: a numeric dtype libnpu knows, float32 by default. */
+static npu_status signal_dtype(const npu_ir_node *n, npu_dtype *dt)
+{
+	int64_t v = NPU_DTYPE_FLOAT32;
+	npu_status st = npu_ir_attr_int(n, "output_datatype", NPU_DTYPE_FLOAT32, &v);
+
+	if (st)
+		return st;
+	if (v <= 0 || v > 255 || !npu_dtype_size((npu_dtype)v) || v == NPU_DTYPE_BOOL)
+		return npu_sh_err(n, NPU_ERR_UNSUPPORTED,
+				  "output_datatype %" PRId64 " is not a numeric type libnpu supports", v);
+	*dt = (npu_dtype)v;
+	return NPU_OK;
+}
+
+/* A scalar constant int input @i > 0 (a size). */
+static npu_status signal_size(npu_ir_graph *g, const npu_ir_node *n, int i, int64_t lo,
+			      int64_t *v)
+{
+	int c = 0;
+	npu_status st;
+
+	if (!in(g, n, i))
+		return npu_sh_err(n, NPU_ERR_FORMAT, "input %d is missing", i);
+	st = npu_sh_const_ints(g, n, i, v, 1, &c);
+	if (st)
+		return st;
+	if (c != 1 || *v < lo || *v > NPU_IR_DIM_MAX)
+		return npu_sh_err(n, NPU_ERR_SHAPE, "input '%s' must be one integer >= %" PRId64,
+				  in(g, n, i)->name, lo);
+	return NPU_OK;
+}
+
+/* HannWindow, HammingWindow, BlackmanWindow: size -> [size]. */
+npu_status npu_ir_shape_window(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_dtype dt = NPU_DTYPE_FLOAT32;
+	int64_t size;
+	npu_status st = signal_dtype(n, &dt);
+
+	if (!st)
+		st = signal_size(g, n, 0, 0, &size);
+	return st ? st : npu_sh_set_out(g, n, 0, dt, 1, &size);
+}
+
+/* MelWeightMatrix: [floor(dft_length / 2) + 1, num_mel_bins]. */
+npu_status npu_ir_shape_mel_weight(npu_ir_graph *g, npu_ir_node *n)
+{
+	npu_dtype dt = NPU_DTYPE_FLOAT32;
+	int64_t dims[2], mel, dft;
+	npu_status st = signal_dtype(n, &dt);
+
+	if (!st)
+		st = signal_size(g, n, 0, 1, &mel);
+	if (!st)
+		st = signal_size(g, n, 1, 1, &dft);
+	for (int i = 2; !st && i < 5; i++)
+		if (!in(g, n, i) || npu_ir_numel(in(g, n, i)) != 1)
+			st = npu_sh_err(n, NPU_ERR_FORMAT, "input %d must be a scalar", i);
+	if (st)
+		return st;
+	dims[0] = dft / 2 + 1;
+	dims[1] = mel;
+	return npu_sh_set_out(g, n, 0, dt, 2, dims);
 }
