@@ -482,6 +482,21 @@ static const struct npu_op ms_ops[] = {
 
 #define MS_DOMAIN "com.microsoft"
 
+/*
+ * ai.onnx.preview.training: the optimisers, elementwise formulas of their
+ * inputs (rewrite_train.c), one update of a model's weights per run.
+ */
+static const struct npu_op train_ops[] = {
+	{ "Adagrad", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_optimizer,
+	  .rewrites = { npu_rewrite_optimizer } },
+	{ "Adam", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_optimizer,
+	  .rewrites = { npu_rewrite_optimizer } },
+	{ "Momentum", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_optimizer,
+	  .rewrites = { npu_rewrite_optimizer } },
+};
+
+#define TRAIN_DOMAIN "ai.onnx.preview.training"
+
 const struct npu_op *npu_ops_table(size_t *count)
 {
 	*count = NOPS;
@@ -550,7 +565,16 @@ static const struct npu_op *node_op(const npu_ir_node *n)
 			if (!strcmp(ms_ops[i].name, n->op) && n->opset >= ms_ops[i].since &&
 			    (!ms_ops[i].until || n->opset <= ms_ops[i].until))
 				return &ms_ops[i];
+	if (!strcmp(n->domain, TRAIN_DOMAIN))
+		for (size_t i = 0; i < NPU_ARRAY_SIZE(train_ops); i++)
+			if (!strcmp(train_ops[i].name, n->op) && n->opset >= train_ops[i].since)
+				return &train_ops[i];
 	return NULL;
+}
+
+const struct npu_op *npu_op_of(const npu_ir_node *n)
+{
+	return node_op(n);
 }
 
 /* The standard message, plus @why when given. */

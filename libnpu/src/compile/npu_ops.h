@@ -79,6 +79,11 @@ struct npu_op {
  */
 const struct npu_op *npu_op_get(const char *name, int opset);
 /*
+ * The entry for node @n's operator at its opset in its domain (the default
+ * one, com.microsoft, ai.onnx.preview.training), NULL if libnpu has none.
+ */
+const struct npu_op *npu_op_of(const npu_ir_node *n);
+/*
  * The entry for node @n's operator at its opset: NPU_ERR_UNSUPPORTED when
  * there is none, with the message every refusal uses, e.g. "operator
  * 'NonMaxSuppression' (node 'nms_1', opset 13) is not supported by the NPU

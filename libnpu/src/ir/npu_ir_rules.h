@@ -138,6 +138,10 @@ npu_status npu_ir_shape_logical(npu_ir_graph *g, npu_ir_node *n);	/* And, Or, Xo
 npu_status npu_ir_shape_not(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_is_class(npu_ir_graph *g, npu_ir_node *n);	/* IsNaN, IsInf */
 
+/* ---- training optimisers (shape_train.c): Adagrad, Adam, Momentum ---- */
+
+npu_status npu_ir_shape_optimizer(npu_ir_graph *g, npu_ir_node *n);
+
 /* ---- constant evaluators (npu_ir_const.c) ---- */
 
 /* Identity, Reshape, Flatten, Squeeze, Unsqueeze: the bytes of input 0. */
