@@ -188,6 +188,9 @@ static const struct npu_op ops[] = {
 	{ "Cos", 7, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_COS) },
 	{ "Cosh", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_COSH) },
 	{ "CumSum", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary, .lower = npu_lower_cumsum },
+	/* Signal processing (issue 17): a MatMul by a constant cos/sin basis (rewrite_signal.c) */
+	{ "DFT", 17, 19, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_dft,
+	  .rewrites = { npu_rewrite_dft } },
 	{ "DepthToSpace", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_depth_space,
 	  .rewrites = { npu_rewrite_depth_space } },
 	{ "DequantizeLinear", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_dequantize,
@@ -384,6 +387,9 @@ static const struct npu_op ops[] = {
 	{ "RoiAlign", 10, 0, NPU_OP_HOST, .ir.shape = npu_ir_shape_roialign },
 	{ "Round", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float,
 	  CVU_UNARY(NPU_FN_ROUND) },
+	/* Signal processing (issue 17): a strided Conv by the windowed basis (rewrite_signal.c) */
+	{ "STFT", 17, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_stft,
+	  .rewrites = { npu_rewrite_stft } },
 	{ "Scatter", 9, 10, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_scatter,
 	  .rewrites = { npu_rewrite_scatter } },
 	{ "ScatterElements", 11, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_scatter,

@@ -106,6 +106,9 @@ npu_status npu_rewrite_pow_int(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_f16(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_mod(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_cast_like(npu_ir_graph *g, int k, bool *applied);
+/* rewrite_signal.c: DFT as a MatMul, STFT as a Conv, by a cos/sin basis. */
+npu_status npu_rewrite_dft(npu_ir_graph *g, int k, bool *applied);
+npu_status npu_rewrite_stft(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_train.c: ai.onnx.preview.training Adagrad, Adam, Momentum. */
 npu_status npu_rewrite_optimizer(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_pow.c: Pow of an int32 (int64) base by constant whole exponents. */

@@ -138,6 +138,11 @@ npu_status npu_ir_shape_logical(npu_ir_graph *g, npu_ir_node *n);	/* And, Or, Xo
 npu_status npu_ir_shape_not(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_shape_is_class(npu_ir_graph *g, npu_ir_node *n);	/* IsNaN, IsInf */
 
+/* ---- spectral operators (shape_signal.c): DFT, STFT (opset 17) ---- */
+
+npu_status npu_ir_shape_dft(npu_ir_graph *g, npu_ir_node *n);
+npu_status npu_ir_shape_stft(npu_ir_graph *g, npu_ir_node *n);
+
 /* ---- training optimisers (shape_train.c): Adagrad, Adam, Momentum ---- */
 
 npu_status npu_ir_shape_optimizer(npu_ir_graph *g, npu_ir_node *n);
