@@ -664,6 +664,200 @@ static npu_status unroll_scan(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 	return st;
 }
 
+/*
+ * Scan of opset 8: a batch axis 0 before the scan axis, and an optional
+ * sequence_lens first input.  Unrolled as one opset-9 Scan per batch
+ * element (unroll_scan above): the states and scan inputs of element b
+ * are Gathers at b along axis 0, declared in the graph's value_info with
+ * the batch dim dropped so the element's scan length is known, and the
+ * results are Unsqueezed back at axis 0 and Concatenated over the batch.
+ * sequence_lens must be absent or a constant of the full length in every
+ * element (a shorter sequence would leave its tail's outputs to zero and
+ * its state early: not unrolled, refused as Scan).  *@done false: left
+ * whole.
+ */
+#define SCAN8_MAX_BATCH	64
+
+/* @src's declaration (graph input or value_info) copied as @name without dim 0. */
+static npu_status declare_element(Onnx__GraphProto *gp, const char *src, const char *name,
+				  bool *ok)
+{
+	Onnx__ValueInfoProto *v = NULL, *c, **arr;
+	Onnx__TensorShapeProto *sh;
+	uint8_t *buf;
+	size_t n;
+
+	*ok = false;
+	for (size_t i = 0; !v && i < gp->n_input; i++)
+		if (gp->input[i]->name && !strcmp(gp->input[i]->name, src))
+			v = gp->input[i];
+	for (size_t i = 0; !v && i < gp->n_value_info; i++)
+		if (gp->value_info[i]->name && !strcmp(gp->value_info[i]->name, src))
+			v = gp->value_info[i];
+	if (!v || !v->type || !v->type->tensor_type || !(sh = v->type->tensor_type->shape) ||
+	    sh->n_dim < 1)
+		return NPU_OK;
+	n = onnx__value_info_proto__get_packed_size(v);
+	buf = malloc(n ? n : 1);
+	if (!buf)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	onnx__value_info_proto__pack(v, buf);
+	c = onnx__value_info_proto__unpack(NULL, n, buf);
+	free(buf);
+	arr = c ? realloc(gp->value_info, (gp->n_value_info + 1) * sizeof(*arr)) : NULL;
+	if (!c || !arr) {
+		if (c)
+			onnx__value_info_proto__free_unpacked(c, NULL);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	gp->value_info = arr;
+	free(c->name);
+	c->name = strdup(name);
+	sh = c->type->tensor_type->shape;
+	protobuf_c_message_free_unpacked(&sh->dim[0]->base, NULL);
+	memmove(&sh->dim[0], &sh->dim[1], (sh->n_dim - 1) * sizeof(*sh->dim));
+	sh->n_dim--;
+	gp->value_info[gp->n_value_info++] = c;
+	if (!c->name)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	*ok = true;
+	return NPU_OK;
+}
+
+/* Whether sequence_lens @name is absent, or a constant of @t in every element. */
+static bool full_lengths(const Onnx__GraphProto *gp, const char *name, int64_t t)
+{
+	const Onnx__TensorProto *c = NULL;
+
+	if (!name[0])
+		return true;
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
+			c = gp->initializer[i];
+	if (!c)
+		return false;
+	for (size_t i = 0; i < c->n_int32_data; i++)
+		if (c->int32_data[i] != t)
+			return false;
+	for (size_t i = 0; i + 4 <= c->raw_data.len; i += 4) {
+		int32_t v;
+
+		memcpy(&v, c->raw_data.data + i, 4);
+		if (v != t)
+			return false;
+	}
+	return c->n_int32_data || c->raw_data.len;
+}
+
+static npu_status unroll_scan8(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t idx,
+			       struct nodes *o, int opset, int depth, bool *done)
+{
+	Onnx__GraphProto *b = branch(np, "body");
+	int64_t M = attr_int(np, "num_scan_inputs", -1), N, K, B, T, zero = 0;
+	char base[200], nm[600];
+	npu_status st = NPU_OK;
+
+	*done = false;
+	if (!b || M < 1 || (int64_t)np->n_input < M + 1)
+		return NPU_OK;
+	N = (int64_t)np->n_input - 1 - M;
+	K = (int64_t)b->n_output - N;
+	B = declared_dim(gp, np->input[1 + N], 0);
+	T = declared_dim(gp, np->input[1 + N], 1);
+	if ((int64_t)b->n_input != N + M || K < 0 || (int64_t)np->n_output != N + K || B < 1 ||
+	    B > SCAN8_MAX_BATCH || T < 1 || !full_lengths(gp, np->input[0], T))
+		return NPU_OK;
+	for (int64_t i = 0; i < N + M; i++)
+		if (declared_dim(gp, np->input[1 + i], 0) != B)
+			return NPU_OK;
+	if (np->name && np->name[0])
+		snprintf(base, sizeof(base), "%s", np->name);
+	else
+		snprintf(base, sizeof(base), "Scan#%zu", idx);
+	snprintf(nm, sizeof(nm), "%s/axis0", base);
+	if (opset >= 13)
+		st = add_i64(gp, nm, &zero, 1);
+	for (int64_t e = 0; !st && e < B; e++) {
+		Onnx__NodeProto *c = copy_node(np);
+		char en[420], ix[420];
+		bool ok = true, one = false;
+
+		if (!c)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		snprintf(ix, sizeof(ix), "%s/b%lld", base, (long long)e);
+		st = add_i64(gp, ix, &e, 0);
+		/* Element e's inputs: Gathers at e along the batch axis. */
+		for (int64_t i = 0; !st && ok && i < N + M; i++) {
+			Onnx__NodeProto *g = NULL;
+
+			snprintf(en, sizeof(en), "%s/b%lld/in%lld", base, (long long)e, (long long)i);
+			st = add_node_p(o, "Gather", en, (const char *[]){ np->input[1 + i], ix }, 2,
+					en, &g);
+			if (!st)
+				st = set_ints(g, "axis", &zero, 0);
+			if (!st && i >= N)
+				st = declare_element(gp, np->input[1 + i], en, &ok);
+			free(c->input[i]);
+			c->input[i] = strdup(en);
+		}
+		for (int64_t i = 0; !st && i < N + K; i++) {
+			snprintf(en, sizeof(en), "%s/b%lld/out%lld", base, (long long)e, (long long)i);
+			free(c->output[i]);
+			c->output[i] = strdup(en);
+		}
+		/* The opset-9 form: no sequence_lens, directions by their new name. */
+		free(c->input[N + M]);
+		c->n_input = (size_t)(N + M);
+		c->n_output = (size_t)(N + K);
+		for (size_t a = 0; a < c->n_attribute; a++)
+			if (c->attribute[a]->name && !strcmp(c->attribute[a]->name, "directions")) {
+				free(c->attribute[a]->name);
+				c->attribute[a]->name = strdup("scan_input_directions");
+			}
+		if (!st && ok)
+			st = unroll_scan(gp, c, idx, o, 9, depth, &one);
+		if (!one)
+			onnx__node_proto__free_unpacked(c, NULL);
+		if (!st && (!ok || !one))
+			return NPU_OK;	/* the Gathers above are dead; the Scan stays whole */
+	}
+	/* Every result back at axis 0 of its element, Concatenated over the batch. */
+	for (int64_t i = 0; !st && i < N + K; i++) {
+		const char **parts;
+		Onnx__NodeProto *c = NULL;
+
+		if (!np->output[i][0])
+			continue;
+		parts = calloc((size_t)B, sizeof(*parts));
+		if (!parts)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		for (int64_t e = 0; !st && e < B; e++) {
+			Onnx__NodeProto *u = NULL;
+			char src[420], ax[420];
+
+			snprintf(src, sizeof(src), "%s/b%lld/out%lld", base, (long long)e, (long long)i);
+			snprintf(nm, sizeof(nm), "%s/b%lld/batch%lld", base, (long long)e, (long long)i);
+			snprintf(ax, sizeof(ax), "%s/axis0", base);
+			st = add_node_p(o, "Unsqueeze", nm, (const char *[]){ src, ax },
+					opset >= 13 ? 2 : 1, nm, &u);
+			if (!st && opset < 13)
+				st = set_ints(u, "axes", &zero, 1);
+			parts[e] = u ? u->output[0] : NULL;
+		}
+		snprintf(nm, sizeof(nm), "%s/batch%lld", base, (long long)i);
+		if (!st)
+			st = add_node_p(o, "Concat", nm, parts, (size_t)B, np->output[i], &c);
+		if (!st)
+			st = set_ints(c, "axis", &zero, 0);
+		free(parts);
+	}
+	if (!st) {
+		*done = true;
+		onnx__node_proto__free_unpacked(np, NULL);
+	}
+	return st;
+}
+
 npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int opset, int depth)
 {
 	struct nodes o = { 0 };
@@ -680,6 +874,9 @@ npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int opset, int depth)
 		else if (np->op_type && !strcmp(np->op_type, "Scan") && default_domain(np->domain) &&
 			 opset >= 9)
 			st = unroll_scan(gp, np, i, &o, opset, depth, &done);
+		else if (np->op_type && !strcmp(np->op_type, "Scan") && default_domain(np->domain) &&
+			 opset == 8)
+			st = unroll_scan8(gp, np, i, &o, opset, depth, &done);
 		if (!st && !done)
 			st = push(&o, np);
 	}
