@@ -805,6 +805,11 @@ static npu_status unroll_scan8(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t
 			free(c->output[i]);
 			c->output[i] = strdup(en);
 		}
+		/* Named per element: the unrolled copies' names must not collide. */
+		free(c->name);
+		c->name = strdup(ix);
+		if (!c->name)
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 		/* The opset-9 form: no sequence_lens, directions by their new name. */
 		free(c->input[N + M]);
 		c->n_input = (size_t)(N + M);
