@@ -201,6 +201,39 @@ START_TEST(stft_windowed_frames)
 }
 END_TEST
 
+/* A complex signal [1, 40, 2], no window, frame_length 8 given, two-sided: [1, 6, 8, 2]. */
+START_TEST(stft_complex_two_sided)
+{
+	enum { S = 40, FL = 8, STEP = 6, F = (S - FL) / STEP + 1 };
+	float x[S * 2], y[F * FL * 2];
+	int64_t step = STEP, fl = FL;
+	npu_ir_graph *g = irb_graph(17);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ 1, S, 2 });
+	int ts = irb_const(g, "step", NPU_DTYPE_INT64, 0, NULL, &step);
+	int tl = irb_const(g, "fl", NPU_DTYPE_INT64, 0, NULL, &fl);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n;
+
+	fill(x, S * 2, 21);
+	/* window omitted: input 2 is -1 */
+	n = irb_node(g, "STFT", (int[]){ tx, ts, -1, tl }, 4, &ty, 1);
+	npu_ir_set_attr_int(n, "onesided", 0);
+	irb_io(g, &tx, 1, &ty, 1);
+	ck_assert_int_eq(run(g, "STFT", (void *[]){ x }, (void *[]){ y }), NPU_OK);
+	for (int f = 0; f < F; f++)
+		for (int k = 0; k < FL; k++) {
+			double re, im;
+			const float *got = &y[(f * FL + k) * 2];
+
+			dft_ref(&x[f * STEP * 2], FL, 2, 1, FL, k, false, &re, &im);
+			ck_assert_msg(fabs(got[0] - re) < 1e-4 && fabs(got[1] - im) < 1e-4,
+				      "frame %d bin %d: got (%g, %g), want (%g, %g)", f, k, got[0],
+				      got[1], re, im);
+		}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /* A window computed at run time cannot go into the basis: refused by name. */
 START_TEST(stft_runtime_window_refused)
 {
@@ -498,6 +531,7 @@ static Suite *signal_suite(void)
 	tcase_add_test(tc, dft_512_point_error);
 	tcase_add_test(tc, dft_complex_inverse_axis_padded);
 	tcase_add_test(tc, stft_windowed_frames);
+	tcase_add_test(tc, stft_complex_two_sided);
 	tcase_add_test(tc, stft_runtime_window_refused);
 	tcase_add_test(tc, windows_fold);
 	tcase_add_test(tc, mel_matrix_folds);
