@@ -719,6 +719,12 @@ static npu_status run_case(const char *dir, const char **stage, int *mismatch)
 			npu_ir_tensor *ref = load_pb(dir, "output", k);
 			const npu_ir_tensor *x = &g->tensors[g->outputs[k]];
 			bool same;
+			/*
+			 * The window functions' references (ONNX's test
+			 * generator) take pi as 3.1415: up to 7.4e-5 from the
+			 * true window libnpu folds (1.5e-7 from the 3.1415 one).
+			 */
+			float tol = strstr(dir, "window") ? 1e-4f : 1e-5f;
 
 			if (!ref)
 				continue;
@@ -735,7 +741,7 @@ static npu_status run_case(const char *dir, const char **stage, int *mismatch)
 			     q < x->bytes / 4; q++) {
 				float u = ((const float *)x->data)[q], v = ((const float *)ref->data)[q];
 
-				same = u - v < 1e-5f && v - u < 1e-5f;
+				same = u - v < tol && v - u < tol;
 			}
 			if (!same) {
 				char a[160], b2[160];

@@ -143,9 +143,17 @@ npu_status npu_ir_shape_mel_weight(npu_ir_graph *g, npu_ir_node *n)
 		st = signal_size(g, n, 0, 1, &mel);
 	if (!st)
 		st = signal_size(g, n, 1, 1, &dft);
-	for (int i = 2; !st && i < 5; i++)
+	/* The matrix folds only when every operand is known: say which is not. */
+	for (int i = 2; !st && i < 5; i++) {
+		int64_t iv;
+		float fv;
+		int c = 0;
+
 		if (!in(g, n, i) || npu_ir_numel(in(g, n, i)) != 1)
-			st = npu_sh_err(n, NPU_ERR_FORMAT, "input %d must be a scalar", i);
+			return npu_sh_err(n, NPU_ERR_FORMAT, "input %d must be a scalar", i);
+		st = i == 2 ? npu_sh_const_ints(g, n, i, &iv, 1, &c) :
+		     npu_sh_const_floats(g, n, i, &fv, 1, &c);
+	}
 	if (st)
 		return st;
 	dims[0] = dft / 2 + 1;
