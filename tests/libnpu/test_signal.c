@@ -163,6 +163,39 @@ START_TEST(dft_complex_inverse_axis_padded)
 }
 END_TEST
 
+/* Opset 20: the axis as a constant input (1, of [2, 8, 3, 1]), onesided: [2, 5, 3, 2]. */
+START_TEST(dft_opset20_axis_input_onesided)
+{
+	enum { B = 2, N = 8, M = 3, K = N / 2 + 1 };
+	float x[B * N * M], y[B * K * M * 2];
+	int64_t axis = 1;
+	npu_ir_graph *g = irb_graph(20);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, (int64_t[]){ B, N, M, 1 });
+	int ta = irb_const(g, "axis", NPU_DTYPE_INT64, 0, NULL, &axis);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+	npu_ir_node *n;
+
+	fill(x, B * N * M, 13);
+	n = irb_node(g, "DFT", (int[]){ tx, -1, ta }, 3, &ty, 1);
+	n->opset = 20;
+	npu_ir_set_attr_int(n, "onesided", 1);
+	irb_io(g, &tx, 1, &ty, 1);
+	ck_assert_int_eq(run(g, "DFT", (void *[]){ x }, (void *[]){ y }), NPU_OK);
+	for (int b = 0; b < B; b++)
+		for (int k = 0; k < K; k++)
+			for (int m = 0; m < M; m++) {
+				double re, im;
+				const float *got = &y[((b * K + k) * M + m) * 2];
+
+				dft_ref(&x[b * N * M + m], N, 1, M, N, k, false, &re, &im);
+				ck_assert_msg(fabs(got[0] - re) < 1e-4 && fabs(got[1] - im) < 1e-4,
+					      "b %d bin %d m %d: got (%g, %g), want (%g, %g)", b, k, m,
+					      got[0], got[1], re, im);
+			}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /* ---- STFT ---- */
 
 /* [2, 100, 1], frame_step 10, a constant Hann window of 16, onesided: [2, 9, 9, 2]. */
@@ -530,6 +563,7 @@ static Suite *signal_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, dft_512_point_error);
 	tcase_add_test(tc, dft_complex_inverse_axis_padded);
+	tcase_add_test(tc, dft_opset20_axis_input_onesided);
 	tcase_add_test(tc, stft_windowed_frames);
 	tcase_add_test(tc, stft_complex_two_sided);
 	tcase_add_test(tc, stft_runtime_window_refused);

@@ -189,7 +189,7 @@ static const struct npu_op ops[] = {
 	{ "Cosh", 9, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_COSH) },
 	{ "CumSum", 11, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary, .lower = npu_lower_cumsum },
 	/* Signal processing (issue 17): a MatMul by a constant cos/sin basis (rewrite_signal.c) */
-	{ "DFT", 17, 19, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_dft,
+	{ "DFT", 17, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_dft,
 	  .rewrites = { npu_rewrite_dft } },
 	{ "DepthToSpace", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_depth_space,
 	  .rewrites = { npu_rewrite_depth_space } },

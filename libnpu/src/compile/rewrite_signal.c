@@ -164,7 +164,7 @@ npu_status npu_rewrite_dft(npu_ir_graph *g, int k, bool *applied)
 	*applied = false;
 	if (!x || !y || x->dtype != NPU_DTYPE_FLOAT32 || y->dtype != NPU_DTYPE_FLOAT32)
 		return NPU_OK;
-	if ((st = npu_ir_attr_int(n, "axis", 1, &axis)) ||
+	if ((st = npu_ir_dft_axis(g, n, &axis)) ||
 	    (st = npu_ir_attr_int(n, "inverse", 0, &inverse)))
 		return st;
 	r = x->rank;

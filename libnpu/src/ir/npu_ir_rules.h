@@ -141,6 +141,8 @@ npu_status npu_ir_shape_is_class(npu_ir_graph *g, npu_ir_node *n);	/* IsNaN, IsI
 /* ---- spectral operators (shape_signal.c): DFT, STFT (opset 17) ---- */
 
 npu_status npu_ir_shape_dft(npu_ir_graph *g, npu_ir_node *n);
+/* DFT's axis: the attribute before opset 20, the constant input 2 from it. */
+npu_status npu_ir_dft_axis(npu_ir_graph *g, const npu_ir_node *n, int64_t *axis);
 npu_status npu_ir_shape_stft(npu_ir_graph *g, npu_ir_node *n);
 
 /* ---- training optimisers (shape_train.c): Adagrad, Adam, Momentum ---- */

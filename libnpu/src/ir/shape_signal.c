@@ -45,6 +45,22 @@ static npu_status signal_in(const npu_ir_graph *g, const npu_ir_node *n, int lo_
 	return st;
 }
 
+/*
+ * DFT's axis: the attribute (default 1) up to opset 19, from opset 20 the
+ * optional third input (default -2), which must be a constant.
+ */
+npu_status npu_ir_dft_axis(npu_ir_graph *g, const npu_ir_node *n, int64_t *axis)
+{
+	int c = 0;
+
+	if (n->opset < 20)
+		return npu_ir_attr_int(n, "axis", 1, axis);
+	*axis = -2;
+	if (!in(g, n, 2))
+		return NPU_OK;
+	return npu_sh_const_ints(g, n, 2, axis, 1, &c);
+}
+
 npu_status npu_ir_shape_dft(npu_ir_graph *g, npu_ir_node *n)
 {
 	int64_t axis = 1, onesided = 0, len, dims[NPU_MAX_RANK];
@@ -53,7 +69,7 @@ npu_status npu_ir_shape_dft(npu_ir_graph *g, npu_ir_node *n)
 	npu_status st = signal_in(g, n, 3, &x);
 
 	if (!st)
-		st = npu_ir_attr_int(n, "axis", 1, &axis);
+		st = npu_ir_dft_axis(g, n, &axis);
 	if (!st)
 		st = npu_ir_attr_int(n, "onesided", 0, &onesided);
 	if (!st)
