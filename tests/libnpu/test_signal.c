@@ -267,6 +267,50 @@ START_TEST(stft_complex_two_sided)
 }
 END_TEST
 
+/*
+ * A speech front end's framing (Whisper: 400-sample frames every 160
+ * samples, a Hann window): the hop exceeds a Conv's stride, so the signal
+ * is folded by gcd(400, 160) = 80 samples into channels first.
+ */
+START_TEST(stft_speech_hop)
+{
+	enum { S = 4000, FL = 400, STEP = 160, F = (S - FL) / STEP + 1, K = FL / 2 + 1 };
+	float *x = malloc(S * sizeof(*x)), *y = malloc(F * K * 2 * sizeof(*y)), w[FL], fr[FL];
+	int64_t step = STEP;
+	npu_ir_graph *g = irb_graph(17);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, (int64_t[]){ 1, S, 1 });
+	int ts = irb_const(g, "step", NPU_DTYPE_INT64, 0, NULL, &step);
+	int tw, ty = irb_tensor(g, "y", 0, -1, NULL);
+	double err = 0, peak = 0;
+
+	ck_assert_ptr_nonnull(x);
+	ck_assert_ptr_nonnull(y);
+	for (int i = 0; i < FL; i++)
+		w[i] = (float)(0.5 - 0.5 * cos(2.0 * M_PI * i / FL));
+	tw = irb_const(g, "w", NPU_DTYPE_FLOAT32, 1, (int64_t[]){ FL }, w);
+	fill(x, S, 31);
+	irb_node(g, "STFT", (int[]){ tx, ts, tw }, 3, &ty, 1);
+	irb_io(g, &tx, 1, &ty, 1);
+	ck_assert_int_eq(run(g, "STFT", (void *[]){ x }, (void *[]){ y }), NPU_OK);
+	for (int f = 0; f < F; f++) {
+		for (int i = 0; i < FL; i++)
+			fr[i] = x[f * STEP + i] * w[i];
+		for (int k = 0; k < K; k++) {
+			double re, im;
+
+			dft_ref(fr, FL, 1, 1, FL, k, false, &re, &im);
+			peak = fmax(peak, hypot(re, im));
+			err = fmax(err, fmax(fabs(y[(f * K + k) * 2] - re),
+					     fabs(y[(f * K + k) * 2 + 1] - im)));
+		}
+	}
+	ck_assert_msg(err / peak < 1e-4, "error %g of the largest bin %g", err, peak);
+	npu_ir_graph_free(g);
+	free(x);
+	free(y);
+}
+END_TEST
+
 /* A window computed at run time cannot go into the basis: refused by name. */
 START_TEST(stft_runtime_window_refused)
 {
@@ -566,6 +610,7 @@ static Suite *signal_suite(void)
 	tcase_add_test(tc, dft_opset20_axis_input_onesided);
 	tcase_add_test(tc, stft_windowed_frames);
 	tcase_add_test(tc, stft_complex_two_sided);
+	tcase_add_test(tc, stft_speech_hop);
 	tcase_add_test(tc, stft_runtime_window_refused);
 	tcase_add_test(tc, windows_fold);
 	tcase_add_test(tc, mel_matrix_folds);

@@ -62,14 +62,14 @@ static double basis_at(const struct basis *b, int64_t i, int64_t c, int64_t k, i
 }
 
 /*
- * The three blocks [W_hi; W_lo; W_hi] of the basis as float32: row r of
- * block blk at (blk * rows + r), column col.  @row_of maps (sample, channel)
- * to a row, @col_of (bin, re/im) to a column of a [rows][cols] matrix, or
- * for a Conv weight the flat index; see the callers.
+ * The three blocks [W_hi; W_lo; W_hi] of the basis as float32: for a
+ * MatMul a [3 * N * C][K * 2] matrix (row blk * N * C + sample * C +
+ * channel); for a Conv [K * 2][3 * C * fold][N / fold] kernels, the signal
+ * folded by @fold samples into channels (see npu_rewrite_stft).
  */
-static void basis_fill(const struct basis *b, float *m, bool conv)
+static void basis_fill(const struct basis *b, float *m, bool conv, int64_t fold)
 {
-	int64_t rows = b->n * b->c, cols = b->k * 2, fl = b->n, cc = b->c;
+	int64_t rows = b->n * b->c, cols = b->k * 2, kl = b->n / fold, cc = b->c * fold;
 
 	for (int64_t i = 0; i < b->n; i++)
 		for (int64_t c = 0; c < b->c; c++)
@@ -82,9 +82,12 @@ static void basis_fill(const struct basis *b, float *m, bool conv)
 
 					for (int blk = 0; blk < 3; blk++) {
 						float e = blk == 1 ? lo : hi;
+						/* Conv: sample i of channel c is tap i / fold
+						 * of channel c * fold + i % fold */
 						int64_t at = conv ?
-							(col * 3 * cc + blk * cc + c) * fl + i :
-							(blk * rows + i * cc + c) * cols + col;
+							(col * 3 * cc + blk * cc + c * fold + i % fold) * kl +
+							i / fold :
+							(blk * rows + i * b->c + c) * cols + col;
 
 						m[at] = e;
 					}
@@ -149,6 +152,34 @@ static npu_status signal_refuse(const npu_ir_node *n, const char *why)
 			npu_ir_node_label(n, lbl, sizeof(lbl)), why);
 }
 
+/* A Conv's largest stride (conv_geom.c). */
+#define CONV_STRIDE_MAX 64
+
+/*
+ * [B, C, length] -> [B, C * fold, used / fold]: the first @used samples
+ * (a multiple of @fold), sample j * fold + r of channel c becoming tap j
+ * of channel c * fold + r (a Slice, Reshape, Transpose, Reshape).
+ */
+static npu_status fold_samples(npu_ir_graph *g, const char *name, int x, int64_t used,
+			       int64_t fold, int *id)
+{
+	int64_t d[4], p[4] = { 0, 1, 3, 2 };
+	npu_status st = NPU_OK;
+
+	memcpy(d, g->tensors[x].dims, 3 * sizeof(*d));
+	if (used < d[2])
+		st = npu_rw_slice(g, name, x, 2, 0, used, &x);
+	d[2] = used / fold;
+	d[3] = fold;
+	if (!st)
+		st = npu_rw_reshape(g, name, x, 4, d, -1, &x);
+	if (!st)
+		st = transpose(g, name, x, p, -1, &x);
+	d[1] *= fold;
+	d[2] = used / fold;
+	return st ? st : npu_rw_reshape(g, name, x, 3, d, -1, id);
+}
+
 npu_status npu_rewrite_dft(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
@@ -191,7 +222,7 @@ npu_status npu_rewrite_dft(npu_ir_graph *g, int k, bool *applied)
 	w = malloc((size_t)(3 * rows * b.k * 2) * sizeof(*w));
 	if (!w)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	basis_fill(&b, w, false);
+	basis_fill(&b, w, false, 1);
 	*applied = true;
 	cur = n->inputs[0];
 	g->nodes[k].dead = true;
@@ -232,6 +263,7 @@ npu_status npu_rewrite_stft(npu_ir_graph *g, int k, bool *applied)
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *y = npu_ir_output(g, n, 0);
 	const npu_ir_tensor *win = npu_ir_input(g, n, 2);
 	int64_t step, batch, len, xd[3], wd[3], yd[4], perm[3] = { 0, 2, 1 }, fd[3];
+	int64_t fold, kl, stride;
 	int c, yid, cur, x3, wt, cv, kn;
 	struct basis b = { 0 };
 	float *window = NULL, *w;
@@ -269,12 +301,35 @@ npu_status npu_rewrite_stft(npu_ir_graph *g, int k, bool *applied)
 		}
 	}
 	b.window = window;
+	/*
+	 * A Conv strides at most 64 (conv_geom.c); speech hops are longer
+	 * (160 samples: 10 ms at 16 kHz).  Then fold = gcd(hop, frame
+	 * length) consecutive samples become channels: stride hop / fold,
+	 * kernel frame_length / fold taps (Whisper's 400 every 160: 80
+	 * channels, 5 taps, stride 2).
+	 */
+	fold = 1;
+	if (step > CONV_STRIDE_MAX) {
+		int64_t a = step, r = b.n;
+
+		while (r) {
+			int64_t t = a % r;
+
+			a = r;
+			r = t;
+		}
+		fold = a;
+		if (step / fold > CONV_STRIDE_MAX) {
+			free(window);
+			return signal_refuse(n, "frame_step and frame_length share no factor that brings the stride to 64 or less (a Conv's limit)");
+		}
+	}
 	w = malloc((size_t)(3 * b.c * b.n * b.k * 2) * sizeof(*w));
 	if (!w) {
 		free(window);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
-	basis_fill(&b, w, true);
+	basis_fill(&b, w, true, fold);
 	free(window);
 	memcpy(yd, y->dims, sizeof(yd));
 	yid = n->outputs[0];
@@ -289,11 +344,15 @@ npu_status npu_rewrite_stft(npu_ir_graph *g, int k, bool *applied)
 	xd[2] = len;
 	st = b.c == 1 ? npu_rw_reshape(g, name, cur, 3, xd, -1, &cur) :
 	     transpose(g, name, cur, perm, -1, &cur);
+	if (!st && fold > 1)
+		st = fold_samples(g, name, cur, (yd[1] - 1) * step + b.n, fold, &cur);
 	if (!st)
 		st = split3(g, name, cur, 1, &x3);
 	wd[0] = b.k * 2;
-	wd[1] = 3 * b.c;
-	wd[2] = b.n;
+	wd[1] = 3 * b.c * fold;
+	wd[2] = b.n / fold;
+	kl = b.n / fold;
+	stride = step / fold;
 	if (!st)
 		st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 3, wd, w, &wt);
 	else
@@ -306,9 +365,9 @@ npu_status npu_rewrite_stft(npu_ir_graph *g, int k, bool *applied)
 	if (!st)
 		st = npu_rw_op(g, "Conv", 11, name, (int[]){ x3, wt }, 2, &cv, 1, &kn);
 	if (!st)
-		st = npu_ir_set_attr_ints(&g->nodes[kn], "kernel_shape", &b.n, 1);
+		st = npu_ir_set_attr_ints(&g->nodes[kn], "kernel_shape", &kl, 1);
 	if (!st)
-		st = npu_ir_set_attr_ints(&g->nodes[kn], "strides", &step, 1);
+		st = npu_ir_set_attr_ints(&g->nodes[kn], "strides", &stride, 1);
 	if (!st)
 		st = npu_ir_set_attr_ints(&g->nodes[kn], "pads", (int64_t[]){ 0, 0 }, 2);
 	if (!st)
