@@ -573,6 +573,25 @@ START_TEST(pow_int_base_float_scalar_exponent)
 }
 END_TEST
 
+/* x^0 is 1 everywhere, 0^0 too (no factor at all: ones of y's shape). */
+START_TEST(pow_int_base_zero_exponent)
+{
+	int32_t x[4] = { 0, -5, 7, 1 }, y[4];
+	int64_t e = 0;
+	npu_ir_graph *g = irb_graph(15);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_INT32, 1, (int64_t[]){ 4 });
+	int te = irb_const(g, "e", NPU_DTYPE_INT64, 0, NULL, &e);
+	int ty = irb_tensor(g, "y", 0, -1, NULL);
+
+	irb_node(g, "Pow", (int[]){ tx, te }, 2, &ty, 1);
+	irb_io(g, &tx, 1, &ty, 1);
+	ck_assert_int_eq(run(g, "Pow", (void *[]){ x }, (void *[]){ y }), NPU_OK);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(y[i], 1);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /* Run-time, negative and fractional exponents: refused, naming the node. */
 START_TEST(pow_int_base_refused)
 {
@@ -618,6 +637,7 @@ static Suite *signal_suite(void)
 	tcase_add_test(tc, momentum_nesterov_runtime_step);
 	tcase_add_test(tc, pow_int_base_exact);
 	tcase_add_test(tc, pow_int_base_float_scalar_exponent);
+	tcase_add_test(tc, pow_int_base_zero_exponent);
 	tcase_add_test(tc, pow_int_base_refused);
 	suite_add_tcase(s, tc);
 	return s;
