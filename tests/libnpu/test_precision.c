@@ -50,7 +50,8 @@ static void basis(float *w)
 {
 	for (int k = 0; k < BINS; k++)
 		for (int n = 0; n < WIN; n++) {
-			double hann = 0.5 - 0.5 * cos(2 * M_PI * n / WIN), a = 2 * M_PI * k * n / WIN;
+			double hann = 0.5 - 0.5 * cos(2 * M_PI * n / WIN);
+			double a = 2 * M_PI * k * n / WIN;
 
 			w[k * WIN + n] = (float)(hann * cos(a));
 			w[(BINS + k) * WIN + n] = (float)(-hann * sin(a));
@@ -171,8 +172,8 @@ START_TEST(conv_without_log_untouched)
 	static float w[2 * BINS * WIN];
 	const int64_t xd[3] = { 1, 1, LEN }, wd[3] = { 2 * BINS, 1, WIN }, ks = WIN, st = HOP;
 	npu_ir_graph *g = irb_graph(13);
-	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, xd), tw, ty = irb_tensor(g, "y", 0, -1, NULL);
-	int tr = irb_tensor(g, "r", 0, -1, NULL);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 3, xd), tw;
+	int ty = irb_tensor(g, "y", 0, -1, NULL), tr = irb_tensor(g, "r", 0, -1, NULL);
 	npu_ir_node *n;
 
 	basis(w);
@@ -189,6 +190,22 @@ START_TEST(conv_without_log_untouched)
 }
 END_TEST
 
+enum { GC = 4, GG = 2, GM = 6, GH = 5, GW = 5, GK = 3 };
+
+/* Output (@m, @i, @j) of the grouped Conv below, in double. */
+static double conv_at(const float *x, const float *w, float b, int m, int i, int j)
+{
+	double s = b;
+	int g0 = m / (GM / GG) * (GC / GG);
+
+	for (int c = 0; c < GC / GG; c++)
+		for (int p = 0; p < GK; p++)
+			for (int q = 0; q < GK; q++)
+				s += (double)w[((m * (GC / GG) + c) * GK + p) * GK + q] *
+				     x[((g0 + c) * GH + i + p) * GW + j + q];
+	return s;
+}
+
 /*
  * NPU_PRECISION_BF16X3 (npu_rewrite_want_bf16x3): a grouped Conv with a
  * bias, x near 1 + small: one bf16 product loses the small part, three keep
@@ -196,7 +213,7 @@ END_TEST
  */
 START_TEST(grouped_conv_bf16x3_near_fp32)
 {
-	enum { C = 4, G = 2, M = 6, H = 5, W = 5, K = 3, OH = 3, OW = 3 };
+	enum { C = GC, G = GG, M = GM, H = GH, W = GW, K = GK, OH = 3, OW = 3 };
 	const int64_t xd[4] = { 1, C, H, W }, wd[4] = { M, C / G, K, K }, bd[1] = { M };
 	const int64_t ks[2] = { K, K };
 	float x[C * H * W], w[M * (C / G) * K * K], b[M], y[M * OH * OW];
@@ -218,19 +235,8 @@ START_TEST(grouped_conv_bf16x3_near_fp32)
 	npu_ir_set_attr_ints(n, "kernel_shape", ks, 2);
 	npu_ir_set_attr_int(n, "group", G);
 	irb_io(g, &tx, 1, &ty, 1);
-	for (int m = 0; m < M; m++)
-		for (int i = 0; i < OH; i++)
-			for (int j = 0; j < OW; j++) {
-				double s = b[m];
-				int g0 = m / (M / G) * (C / G);
-
-				for (int c = 0; c < C / G; c++)
-					for (int p = 0; p < K; p++)
-						for (int q = 0; q < K; q++)
-							s += (double)w[((m * (C / G) + c) * K + p) * K + q] *
-							     x[((g0 + c) * H + i + p) * W + j + q];
-				want[(m * OH + i) * OW + j] = s;
-			}
+	for (int o = 0; o < M * OH * OW; o++)
+		want[o] = conv_at(x, w, b[o / (OH * OW)], o / (OH * OW), o / OW % OH, o % OW);
 	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
 	ck_assert_int_eq(npu_rewrite_want_bf16x3(g), NPU_OK);
 	ck_assert_int_eq(npu_rewrite(g), NPU_OK);

@@ -103,8 +103,6 @@ static npu_status concat_groups(npu_ir_graph *g, const char *name, int x, int xl
 	yd[1] = 3 * xd[1];
 	if (group == 1)
 		return npu_rw_concat(g, name, (int[]){ x, x, xl }, 3, 1, rank, yd, -1, x3);
-	if (rank + 1 > NPU_MAX_RANK)
-		return npu_fail(NPU_ERR_UNSUPPORTED, "Conv '%s': a rank-%d grouped input", name, rank);
 	gd[0] = xd[0];
 	gd[1] = group;
 	gd[2] = xd[1] / group;
@@ -139,7 +137,9 @@ npu_status npu_rewrite_conv_bf16x3(npu_ir_graph *g, int k, bool *applied)
 		return NPU_OK;
 	if ((st = npu_ir_attr_int(n, "group", 1, &group)))
 		return st;
+	/* A grouped input is viewed with one rank more. */
 	if (group < 1 || x->dims[1] % group || w->dims[1] * group != x->dims[1] ||
+	    (group > 1 && x->rank + 1 > NPU_MAX_RANK) ||
 	    (!npu_ir_attr_find(n, NPU_PREC_WANT) &&
 	     !reaches_log(g, n->outputs[0], NPU_PREC_DEPTH)))
 		return NPU_OK;
