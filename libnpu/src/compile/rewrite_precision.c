@@ -65,9 +65,16 @@ static bool spectral_step(const npu_ir_graph *g, const npu_ir_node *n)
 	return false;
 }
 
-/* Whether a Log reads tensor @t within @depth spectral steps. */
-static bool reaches_log(const npu_ir_graph *g, int t, int depth)
+/*
+ * Whether a Log reads tensor @t within @depth spectral steps; @seen marks
+ * the tensors already looked from (each at most once per question, so a
+ * graph whose tensors fan out costs one scan of the nodes per tensor).
+ */
+static bool reaches_log(const npu_ir_graph *g, int t, int depth, bool *seen)
 {
+	if (seen[t])
+		return false;
+	seen[t] = true;
 	for (int i = 0; i < g->n_nodes; i++) {
 		const npu_ir_node *n = &g->nodes[i];
 		bool reads = false;
@@ -82,10 +89,23 @@ static bool reaches_log(const npu_ir_graph *g, int t, int depth)
 			return true;
 		if (depth > 1 && spectral_step(g, n))
 			for (int o = 0; o < n->n_outputs; o++)
-				if (n->outputs[o] >= 0 && reaches_log(g, n->outputs[o], depth - 1))
+				if (n->outputs[o] >= 0 &&
+				    reaches_log(g, n->outputs[o], depth - 1, seen))
 					return true;
 	}
 	return false;
+}
+
+/* Whether a Log reads Conv @n's output through a magnitude (above). */
+static npu_status conv_feeds_log(const npu_ir_graph *g, const npu_ir_node *n, bool *yes)
+{
+	bool *seen = calloc((size_t)g->n_tensors, sizeof(*seen));
+
+	if (!seen)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	*yes = reaches_log(g, n->outputs[0], NPU_PREC_DEPTH, seen);
+	free(seen);
+	return NPU_OK;
 }
 
 /*
@@ -124,6 +144,7 @@ npu_status npu_rewrite_conv_bf16x3(npu_ir_graph *g, int k, bool *applied)
 	int xid = n->inputs[0], xb, xh, xl, x3, w3, kc;
 	int64_t group, xd[NPU_MAX_RANK], wd[NPU_MAX_RANK], per, cin, m;
 	int rank;
+	bool want;
 	float *wf;
 	const float *src;
 	char name[128];
@@ -139,9 +160,13 @@ npu_status npu_rewrite_conv_bf16x3(npu_ir_graph *g, int k, bool *applied)
 		return st;
 	/* A grouped input is viewed with one rank more. */
 	if (group < 1 || x->dims[1] % group || w->dims[1] * group != x->dims[1] ||
-	    (group > 1 && x->rank + 1 > NPU_MAX_RANK) ||
-	    (!npu_ir_attr_find(n, NPU_PREC_WANT) &&
-	     !reaches_log(g, n->outputs[0], NPU_PREC_DEPTH)))
+	    (group > 1 && x->rank + 1 > NPU_MAX_RANK))
+		return NPU_OK;
+	/* NPU_PRECISION_BF16X3 wants every Conv; otherwise an STFT's. */
+	want = npu_ir_attr_find(n, NPU_PREC_WANT) != NULL;
+	if (!want && (st = conv_feeds_log(g, n, &want)))
+		return st;
+	if (!want)
 		return NPU_OK;
 	rank = x->rank;
 	memcpy(xd, x->dims, sizeof(xd));
