@@ -15,6 +15,7 @@
 
 #include "compile/npu_ops.h"
 #include "compile/npu_rewrite.h"
+#include "model/npu_cmodel.h"
 #include "ir_build.h"
 #include "npu_test.h"
 
@@ -251,6 +252,52 @@ START_TEST(grouped_conv_bf16x3_near_fp32)
 }
 END_TEST
 
+/*
+ * M-LSD's dilated 3x3 Conv (64 channels, dilation 5, 80 columns): at bf16x3
+ * its input has 192 channels, and one output row's 11 input rows no longer
+ * fit a tile's half of HBSM.  The lowering refuses it by name at compile
+ * time (it used to emit a DMA past HBSM: 'illegal instruction' at run
+ * time); the same Conv at one product compiles.
+ */
+START_TEST(wide_dilated_conv_refused_at_bf16x3)
+{
+	static float w[64 * 64 * 9];
+	const int64_t xd[4] = { 1, 64, 80, 80 }, wd[4] = { 64, 64, 3, 3 }, ks[2] = { 3, 3 };
+	const int64_t dil[2] = { 5, 5 }, pads[4] = { 5, 5, 5, 5 };
+	struct npu_cmodel *cm;
+
+	for (int x3 = 0; x3 < 2; x3++) {
+		npu_ir_graph *g = irb_graph(13);
+		int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 4, xd), tw;
+		int ty = irb_tensor(g, "y", 0, -1, NULL);
+		npu_ir_node *n;
+		npu_status st;
+
+		lcg_fill(w, 64 * 64 * 9, 11, 0.1f);
+		tw = irb_const(g, "w", NPU_DTYPE_FLOAT32, 4, wd, w);
+		n = irb_node(g, "Conv", (int[]){ tx, tw }, 2, &ty, 1);
+		npu_ir_set_attr_ints(n, "kernel_shape", ks, 2);
+		npu_ir_set_attr_ints(n, "dilations", dil, 2);
+		npu_ir_set_attr_ints(n, "pads", pads, 4);
+		irb_io(g, &tx, 1, &ty, 1);
+		ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+		if (x3)
+			ck_assert_int_eq(npu_rewrite_want_bf16x3(g), NPU_OK);
+		st = irb_compile(g, "emu", &cm);
+		if (!x3) {
+			ck_assert_msg(st == NPU_OK, "one product: %s", npu_last_error());
+			npu_cmodel_free(cm);
+		} else {
+			ck_assert_int_eq(st, NPU_ERR_UNSUPPORTED);
+			ck_assert_msg(strstr(npu_last_error(), "(Conv): one output row needs") &&
+				      strstr(npu_last_error(), "192 input channels x 11 rows x 80"),
+				      "%s", npu_last_error());
+		}
+		npu_ir_graph_free(g);
+	}
+}
+END_TEST
+
 static Suite *precision_suite(void)
 {
 	Suite *s = suite_create("precision");
@@ -260,6 +307,7 @@ static Suite *precision_suite(void)
 	tcase_add_test(tc, stft_log_spectrum_bf16x3);
 	tcase_add_test(tc, conv_without_log_untouched);
 	tcase_add_test(tc, grouped_conv_bf16x3_near_fp32);
+	tcase_add_test(tc, wide_dilated_conv_refused_at_bf16x3);
 	suite_add_tcase(s, tc);
 	return s;
 }
