@@ -22,20 +22,22 @@
  * the MACs and one CVU pass (xl) over the input: the "bf16x3" emulation of
  * fp32 products.
  *
- * Which Convs: group 1, float32, constant weights, a run-time input, and
- * a Log within NPU_PREC_DEPTH nodes downstream reached only through what
- * computes a magnitude or a power spectrum from it (Slice, Pow, Mul, Add,
- * Sqrt, Abs, ReduceSum, a MatMul by a constant filter bank, Max/Clip
- * floors, shape-only nodes).  Other Convs keep one bf16 product: their
- * results feed activations that tolerate it, and three products cost
- * three times the TCU time.
+ * Which Convs: float32 (grouped ones too: the blocks per group), constant
+ * weights, a run-time input, and a Log within NPU_PREC_DEPTH nodes
+ * downstream reached only through what computes a magnitude or a power
+ * spectrum from it (Slice, Pow, Mul, Add, Sqrt, Abs, ReduceSum, a MatMul by
+ * a constant filter bank, Max/Clip floors, shape-only nodes).  Other Convs
+ * keep one bf16 product (their results feed activations that tolerate it,
+ * and three products cost three times the TCU time), unless the caller
+ * asked for NPU_PRECISION_BF16X3, which marks every Conv first
+ * (npu_rewrite_want_bf16x3()).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile/npu_rewrite_priv.h"
 
-/* How far downstream of the Conv the Log may be (Silero's is 6 nodes on). */
+/* How far downstream of the Conv the Log may be (Silero's is the 7th node on). */
 #define NPU_PREC_DEPTH 8
 /* The attribute that marks a Conv this rewrite made (and stops it again). */
 #define NPU_PREC_ATTR "npu_bf16x3"
