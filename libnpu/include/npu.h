@@ -231,6 +231,17 @@ typedef enum npu_precision {
 	 * activations bf16, fp32 accumulation.  Needs ISA 1.3.
 	 */
 	NPU_PRECISION_W8 = 3,
+	/*
+	 * Closer to fp32 for float models: every float Conv with constant
+	 * weights as three bf16 products (x w = xh wh + xh wl + xl wh, each
+	 * operand split into its bf16 head and the rest), summed in fp32:
+	 * about 16 bits of the products instead of 8, for three times the
+	 * TCU work of those Convs.  MatMul and Gemm stay one bf16 product.
+	 * At every precision a Conv whose result a Log reads through a
+	 * magnitude (an STFT as a Conv) gets this (Documentation/libnpu.md,
+	 * "Three bf16 products").
+	 */
+	NPU_PRECISION_BF16X3 = 4,
 } npu_precision;
 
 /*

@@ -96,6 +96,24 @@ $(GUEST_OWW_EXPECT): $(GUEST_OWW) $(NPU_RUN_BIN)
 	  --warmup 0 --input input_1=$(GUEST_OWW_DIR)/input_1.bin --output-dir $(@D) >/dev/null 2>&1
 	touch $@
 
+# A host step through the driver (issue 17): Conv -> Det -> Add exported by
+# PyTorch (tests/guest/hoststep/gen.py), run with --cpu-fallback so that
+# the Det runs on the CPU between the Conv's and the Add's programs, on the
+# kernel backend's mmapped BOs in the guest; the emulator's output on the
+# host, which the guest's must equal bit for bit.
+GUEST_HS_DIR    := $(GUEST_USR)/share/npu/hoststep
+GUEST_HS_EXPECT := $(GUEST_HS_DIR)/expect/stamp
+
+$(GUEST_HS_DIR)/model.onnx: tests/guest/hoststep/conv_det_add.onnx
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(GUEST_HS_EXPECT): $(GUEST_HS_DIR)/model.onnx $(NPU_RUN_BIN)
+	@rm -rf $(@D) && mkdir -p $(@D)
+	NPU_EMU_STATS=0 $(NPU_RUN_BIN) $< --device emu --cpu-fallback --iterations 1 --warmup 0 \
+	  --output-dir $(@D) >/dev/null
+	touch $@
+
 # Generation (npu-guest-generate.sh: its RUNS name the models and prompts).
 GUEST_GEN_DIR    := $(GUEST_USR)/share/npu/generate
 GUEST_GEN_TEST   := $(BUILD)/guest/bin/npu-guest-generate
@@ -142,4 +160,5 @@ $(GUEST_TOOLS_TEST): tests/guest/tools/npu-guest-tools.sh
 
 .PHONY: guest-tools
 guest-tools: $(GUEST_NPU_RUN) $(GUEST_NPU_TOP) $(GUEST_SAMPLE) $(GUEST_EXPECT) $(GUEST_TOOLS_TEST) \
-	$(GUEST_BF_EXPECT) $(GUEST_TF_EXPECT) $(GUEST_GEN_TEST) $(GUEST_GEN_EXPECT) $(GUEST_OWW_EXPECT)
+	$(GUEST_BF_EXPECT) $(GUEST_TF_EXPECT) $(GUEST_GEN_TEST) $(GUEST_GEN_EXPECT) $(GUEST_OWW_EXPECT) \
+	$(GUEST_HS_EXPECT)

@@ -103,6 +103,73 @@ async function timerStream(dir, out) {
   save(cdir, 'probs', { data: probs });
 }
 
+// Silero VAD v4 over a stream: 12 frames of 512 samples at 16 kHz (3 of
+// near silence, 6 of a voiced, speech-like sound, 3 of near silence), the
+// LSTM state h, c of each frame's outputs carried into the next frame's
+// inputs from zeros, as applications run it.  Per frame: the speech
+// probability and the state hn, cn, written one frame after another
+// (probs 12, hn and cn 12 x 2 x 64).
+const SILERO_FRAMES = 12, SILERO_HOP = 512;
+function speechLike() {
+  const sr = 16000, n = SILERO_FRAMES * SILERO_HOP, r = lcg(23), x = new Float32Array(n);
+  const t0 = 3 * SILERO_HOP, t1 = 9 * SILERO_HOP;
+  // Vowel-like formants (Hz) that change every 1024 samples (a syllable).
+  const vowels = [[700, 1200, 2500], [300, 2200, 2900], [500, 900, 2400], [400, 1900, 2600]];
+  let phase = 0;
+  for (let i = 0; i < n; i++) {
+    const noise = (r() / 65536 - 0.5) * 2e-3;
+    if (i < t0 || i >= t1) {
+      x[i] = noise;
+      continue;
+    }
+    const t = (i - t0) / sr, f0 = 120 + 40 * Math.sin(2 * Math.PI * 1.7 * t);
+    const fm = vowels[Math.floor((i - t0) / 1024) % vowels.length];
+    phase += 2 * Math.PI * f0 / sr;
+    let v = 0;
+    for (let k = 1; k * f0 < 4000; k++) {
+      let a = 0;
+      for (let j = 0; j < 3; j++)
+        a += Math.exp(-(((k * f0 - fm[j]) / (90 + 40 * j)) ** 2)) / (j + 1);
+      v += (a + 0.02) * Math.sin(k * phase) / Math.sqrt(k);
+    }
+    // Syllables: 4 per second, rising from and falling to a floor.
+    const env = 0.35 + 0.65 * Math.abs(Math.sin(Math.PI * 4 * t));
+    x[i] = 0.25 * env * v + noise + (r() / 65536 - 0.5) * 0.01 * env;
+  }
+  return x;
+}
+async function sileroStream(dir, out) {
+  const s = await ort.InferenceSession.create(path.join(dir, 'silero_vad.onnx'),
+                                              { logSeverityLevel: 3 });
+  const audio = speechLike(), cdir = path.join(out, 'silero_stream');
+  const probs = new Float32Array(SILERO_FRAMES), hn = new Float32Array(SILERO_FRAMES * 128);
+  const cn = new Float32Array(SILERO_FRAMES * 128);
+  let h = new Float32Array(128), c = new Float32Array(128);
+  const sr = new ort.Tensor('int64', BigInt64Array.from([16000n]), []);
+  fs.mkdirSync(cdir, { recursive: true });
+  save(cdir, 'in_audio', { data: audio });
+  for (let f = 0; f < SILERO_FRAMES; f++) {
+    const res = await s.run({
+      input: new ort.Tensor('float32', audio.slice(f * SILERO_HOP, (f + 1) * SILERO_HOP),
+                            [1, SILERO_HOP]),
+      sr, h: new ort.Tensor('float32', h, [2, 1, 64]), c: new ort.Tensor('float32', c, [2, 1, 64]),
+    });
+    probs[f] = res.output.data[0];
+    h = Float32Array.from(res.hn.data);
+    c = Float32Array.from(res.cn.data);
+    hn.set(h, f * 128);
+    cn.set(c, f * 128);
+  }
+  // What makes it a useful test: silence scores low, the sound high.
+  const quiet = [0, 1, 2].every((f) => probs[f] < 0.2);
+  const speech = [5, 6, 7].every((f) => probs[f] > 0.8);
+  check(quiet && speech && probs.every(Number.isFinite),
+        'silero_stream: 12 frames, silence < 0.2 and speech > 0.8', Array.from(probs).join(' '));
+  save(cdir, 'probs', { data: probs });
+  save(cdir, 'hn', { data: hn });
+  save(cdir, 'cn', { data: cn });
+}
+
 // A NumPy .npy (format 1.0) of float32 tensor @t: npu-run takes every
 // open dim of a model input from its header.
 function saveNpy(dir, name, t) {
@@ -184,6 +251,7 @@ async function main() {
     }
   }
   await timerStream(dir, out);
+  await sileroStream(dir, out);
   console.log(passed + ' passed, ' + failed + ' failed');
   process.exit(failed ? 1 : 0);
 }

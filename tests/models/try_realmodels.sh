@@ -26,10 +26,9 @@ try() {
 	fi
 }
 
-# Silero VAD v4 (@ricky0123/vad-web's legacy and openWakeWord's copy): 512
-# samples at 16 kHz with the LSTM state h, c carried from frame to frame.
-try silero_vad.onnx --shape input=1x512 --shape h=2x1x64 --shape c=2x1x64
-# Silero VAD v5: the same with one state tensor.
+# Silero VAD v5: 512 samples at 16 kHz with one state tensor (v4 runs in
+# npu_run_realmodels.sh).  Its If on the input sr runs both branches, and
+# the 8 kHz one does not take 512 samples (nor the 16 kHz one 256).
 try silero_vad_v5.onnx --shape input=1x512 --shape state=2x1x128
 # openWakeWord's front end: 1280 samples (80 ms) into mel frames.
 try melspectrogram.onnx --shape input=1x1280

@@ -486,6 +486,17 @@ a, b = (open(p, 'rb').read() for p in sys.argv[1:3])
 x, y = (struct.unpack('<%df' % (len(v) // 4), v) for v in (a, b))
 sys.exit(0 if x.index(max(x)) == y.index(max(y)) and max(abs(p - q) for p, q in zip(x, y)) < 0.02 else 1)
 PY
+# bf16x3: the Convs as three bf16 products (closer to fp32), more cycles,
+# the same top class and probabilities close to bf16's.
+run_json "bf16x3" "$MODEL" --device emu --precision bf16x3 --iterations 1 \
+	--output-dir "$TMP/x3"
+check "bf16x3 reported" "j['precision'] == 'bf16x3' and j['simulated']['cycles_per_run'] > 3540"
+python3 - "$TMP/x3/probabilities.bin" "$GEN_OUT" <<'PY' && ok || no "bf16x3 agrees with bf16"
+import struct, sys
+a, b = (open(p, 'rb').read() for p in sys.argv[1:3])
+x, y = (struct.unpack('<%df' % (len(v) // 4), v) for v in (a, b))
+sys.exit(0 if x.index(max(x)) == y.index(max(y)) and max(abs(p - q) for p, q in zip(x, y)) < 0.02 else 1)
+PY
 run_json "file URL" "file://$PWD/$MODEL" --device emu --iterations 2
 check "file URL runs" "j['model'].startswith('file://') and j['simulated']['cycles_per_run'] > 0"
 

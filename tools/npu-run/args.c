@@ -37,7 +37,8 @@ static void usage(FILE *f)
 	      "  --device SPEC         emu, emu:key=value,..., /dev/accel/accelN\n"
 	      "                        (default: $NPU_DEVICE, a kernel device, else emu)\n"
 	      "  --clusters N          partition size in clusters (default: the model's)\n"
-	      "  --precision P         bf16, int8 (needs --calibrate DIR) or w8 (int8 weights)\n"
+	      "  --precision P         bf16, bf16x3 (Convs as three bf16 products: near fp32),\n"
+	      "                        int8 (needs --calibrate DIR) or w8 (int8 weights)\n"
 	      "  --calibrate DIR       sample inputs (.npy or raw float32) for int8\n"
 	      "  --batch N             inputs per run, pipelined (1..64)\n"
 	      "  --cpu-fallback        run operators the NPU cannot on the CPU, as host steps\n"
@@ -89,6 +90,7 @@ const char *nr_precision_str(npu_precision p)
 	case NPU_PRECISION_BF16: return "bf16";
 	case NPU_PRECISION_INT8: return "int8";
 	case NPU_PRECISION_W8: return "w8";
+	case NPU_PRECISION_BF16X3: return "bf16x3";
 	default: return "default";
 	}
 }
@@ -294,8 +296,11 @@ static int parse_precision(const char *s, npu_precision *out)
 		*out = NPU_PRECISION_INT8;
 	else if (!strcmp(s, "w8"))
 		*out = NPU_PRECISION_W8;
+	else if (!strcmp(s, "bf16x3"))
+		*out = NPU_PRECISION_BF16X3;
 	else
-		return nr_fail(NR_EXIT_USAGE, "--precision: '%s' is none of bf16, int8 and w8", s);
+		return nr_fail(NR_EXIT_USAGE, "--precision: '%s' is none of bf16, bf16x3, int8 and w8",
+			       s);
 	return 0;
 }
 

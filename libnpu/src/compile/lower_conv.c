@@ -384,8 +384,23 @@ static npu_status lower_2d(struct npu_cc *cc, const npu_ir_node *n, struct kind 
 
 		need = tile_bytes(&g, k, conv_f, lr.seg != NPU_NO_SEG, ch, npu_conv_max_rows(&g, ohb), oc,
 				  ohb, wpitch);
-		if (need <= budget || ohb == 1)
+		if (need <= budget)
 			break;
+		/*
+		 * One output row's tile does not fit either: tiles are not cut
+		 * along the input channels or the columns (yet), and a bigger
+		 * one would run past its half of HBSM (the device stops such a
+		 * program with an illegal instruction).  Refuse it here.
+		 */
+		if (ohb == 1)
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"one output row needs %llu bytes of HBSM (%lld input "
+					"channels x %lld rows x %lld columns and its weights), more "
+					"than a tile's %llu; tiles are not split along the input "
+					"channels yet: use fewer channels or a narrower input",
+					(unsigned long long)need, (long long)ch,
+					(long long)npu_conv_max_rows(&g, 1), (long long)g.W,
+					(unsigned long long)budget);
 		ohb = (ohb + 1) / 2;
 	}
 	nrow = (g.OH + ohb - 1) / ohb;

@@ -445,6 +445,9 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	/* Layer/RMS norm, GELU and SiLU spelled out node by node: one node each. */
 	if (!st)
 		st = npu_fuse_patterns(g);
+	/* NPU_PRECISION_BF16X3: every float Conv is one the rewrites split. */
+	if (!st && tgt->precision == NPU_PRECISION_BF16X3)
+		st = npu_rewrite_want_bf16x3(g);
 	if (!st)
 		st = npu_rewrite_hooked(g, npu_debug_on(NPU_DEBUG_REWRITES) ? debug_rewrite : NULL,
 					NULL);

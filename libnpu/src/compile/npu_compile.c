@@ -56,8 +56,8 @@ npu_status npu_compile_onnx_in(const void *data, size_t size, const char *model_
 	tgt.n_input_shapes = opts->n_input_shapes;
 	if (opts->precision == NPU_PRECISION_INT8)
 		return npu_int8_compile(data, size, opts, &tgt, out);
-	if (opts->precision == NPU_PRECISION_W8)
-		tgt.precision = NPU_PRECISION_W8;
+	if (opts->precision == NPU_PRECISION_W8 || opts->precision == NPU_PRECISION_BF16X3)
+		tgt.precision = opts->precision;
 	if (tgt.batch > 1) {
 		st = npu_profile_pipeline(data, size, &tgt, &cycles);
 		if (st) {

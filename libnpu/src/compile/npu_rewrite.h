@@ -34,4 +34,10 @@ typedef void (*npu_rewrite_hook)(void *arg, const char *op, int fn, const npu_ir
 /* npu_rewrite() telling @hook (when not NULL) which rewrites fired. */
 npu_status npu_rewrite_hooked(npu_ir_graph *g, npu_rewrite_hook hook, void *arg);
 
+/*
+ * NPU_PRECISION_BF16X3: mark every Conv so that its rewrite computes it as
+ * three bf16 products (rewrite_precision.c), not only those feeding a Log.
+ */
+npu_status npu_rewrite_want_bf16x3(npu_ir_graph *g);
+
 #endif /* NPU_REWRITE_H */

@@ -159,5 +159,10 @@ npu_status npu_rewrite_einsum(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_rnn.c: LSTM, GRU, RNN unrolled over time; why one is left alone. */
 npu_status npu_rewrite_rnn(npu_ir_graph *g, int k, bool *applied);
 const char *npu_rnn_unsupported(const npu_ir_graph *g, const npu_ir_node *n);
+/*
+ * rewrite_precision.c: a float Conv whose result a Log reads through a
+ * magnitude (an STFT as a Conv) as three bf16 products (fp32 emulated).
+ */
+npu_status npu_rewrite_conv_bf16x3(npu_ir_graph *g, int k, bool *applied);
 
 #endif /* NPU_REWRITE_PRIV_H */

@@ -391,6 +391,10 @@ static npu_status check_options(const npu_generator_options *o)
 	if (o->precision == NPU_PRECISION_INT8)
 		return npu_fail(NPU_ERR_UNSUPPORTED,
 				"generation in int8 (calibrated activations) is not supported; use bf16");
+	if (o->precision == NPU_PRECISION_BF16X3)
+		return npu_fail(NPU_ERR_UNSUPPORTED,
+				"generation at bf16x3 is not supported (it splits Convs, which "
+				"decoders have none of); use bf16 or w8");
 	if (o->precision != NPU_PRECISION_DEFAULT && o->precision != NPU_PRECISION_BF16 &&
 	    o->precision != NPU_PRECISION_W8)
 		return npu_fail(NPU_ERR_INVALID_ARG, "precision %d is not a precision", o->precision);

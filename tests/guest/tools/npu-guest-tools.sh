@@ -9,6 +9,9 @@
 #  - so are the BERT-style encoder's (tests/models/transformers, int64
 #    token ids and mask at sequence 16: attention with run-time MatMuls,
 #    embeddings by indexed gathers);
+#  - so are those of a model with a host step (Conv -> Det -> Add, the Det
+#    on the CPU with --cpu-fallback, between two programs, on the kernel
+#    backend's mmapped BOs), and npu-run reports the step and its time;
 #  - npu-run --json reports simulated time;
 #  - npu-top --once --json, sampled while npu-run runs on a 2-cluster
 #    partition, shows busy time on exactly the clusters npu-run holds, none
@@ -99,6 +102,40 @@ if npu-run "$oww/model.onnx" --device "$dev" --iterations 1 --warmup 0 \
 else
 	no "openWakeWord embedding through the driver failed"
 	cat /tmp/oww.txt
+fi
+
+# A host step between NPU programs (tests/guest/hoststep): the Det computed
+# by libnpu's C reference on the BOs' mappings, the programs around it
+# through the driver; the outputs bit-identical to the host emulator's, the
+# step in the summary and in --json.
+hs=/usr/share/npu/hoststep
+rm -rf /tmp/hs
+if npu-run "$hs/model.onnx" --device "$dev" --cpu-fallback --iterations 1 --warmup 0 \
+	--output-dir /tmp/hs >/tmp/hs.txt 2>&1; then
+	if cmp -s "$hs/expect/y.bin" /tmp/hs/y.bin; then
+		ok "host step through the driver: Conv -> Det (CPU) -> Add bit-identical to the host emulator's"
+	else
+		no "host step through the driver: y.bin differs from the host emulator's"
+		cat /tmp/hs.txt
+	fi
+	if grep -q "^host .*1 step ran on the CPU (--cpu-fallback)" /tmp/hs.txt &&
+		grep -q "Det /Det (host): [0-9.]* ms" /tmp/hs.txt; then
+		ok "host step through the driver: npu-run names the step and its time"
+		grep -A1 '^host' /tmp/hs.txt
+	else
+		no "host step through the driver: no host line naming Det"
+		cat /tmp/hs.txt
+	fi
+else
+	no "host step through the driver failed"
+	cat /tmp/hs.txt
+fi
+if npu-run "$hs/model.onnx" --device "$dev" --cpu-fallback --iterations 2 --json \
+	>/tmp/hs.json 2>/tmp/hs.err &&
+	tr -d ' \n' </tmp/hs.json | grep -q '"host_steps":\[{[^]]*"op":"Det"'; then
+	ok "host step through the driver: --json lists it in host_steps"
+else
+	no "host step --json: $(cat /tmp/hs.err) $(head -c 600 /tmp/hs.json)"
 fi
 
 if npu-run "$model" --device "$dev" --json --iterations 2 >/tmp/run.json 2>/tmp/run.err &&
