@@ -164,5 +164,15 @@ const char *npu_rnn_unsupported(const npu_ir_graph *g, const npu_ir_node *n);
  * magnitude (an STFT as a Conv) as three bf16 products (fp32 emulated).
  */
 npu_status npu_rewrite_conv_bf16x3(npu_ir_graph *g, int k, bool *applied);
+/*
+ * rewrite_bf16x3.c: one fp32 product as three bf16 products, for the
+ * rewrites above and rewrite_signal.c.  A constant operand's value @v as
+ * its bf16 head @hi and the rest @lo (blocks wh, wl, wh); a run-time
+ * operand @x as *@x3 = Concat(x, x, x - bf16(x)) along @axis.  A Conv or
+ * MatMul made so carries NPU_RW_BF16X3_ATTR, so no rewrite splits it again.
+ */
+#define NPU_RW_BF16X3_ATTR "npu_bf16x3"
+void npu_rw_bf16x3_split(float v, float *hi, float *lo);
+npu_status npu_rw_bf16x3_operand(npu_ir_graph *g, const char *name, int x, int axis, int *x3);
 
 #endif /* NPU_REWRITE_PRIV_H */

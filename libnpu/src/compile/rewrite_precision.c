@@ -11,16 +11,10 @@
  * reads relative error) turns it into errors of a fifth of the log
  * spectrum's range.  fp32 products would not, and the M100 has none.
  *
- * How: split each operand into a bf16 head and the rest,
- * x = xh + xl, w = wh + wl (xh = bf16(x), xl = x - xh exactly in fp32), so
- * x w = xh wh + xh wl + xl wh + xl wl, and the last term is 2^-16 of the
- * product: dropped.  The three kept products are one Conv over three times
- * the input channels, Concat(x, x, xl) against weights (wh, wl, wh) stacked
- * the same way, summed by the TCU in fp32 (x itself in the first two
- * channel blocks: the TCU rounds it to xh as the Cast does, to nearest
- * even).  Error about 2^-17 of the terms instead of 2^-9, for three times
- * the MACs and one CVU pass (xl) over the input: the "bf16x3" emulation of
- * fp32 products.
+ * How: rewrite_bf16x3.c's split, the input's channels tripled as
+ * Concat(x, x, xl) against weights (wh, wl, wh) (per group for a grouped
+ * Conv): error about 2^-17 of the terms instead of 2^-9, for three times
+ * the MACs and one CVU pass over the input.
  *
  * Which Convs: float32 (grouped ones too: the blocks per group), constant
  * weights, a run-time input, and a Log within NPU_PREC_DEPTH nodes
@@ -39,8 +33,6 @@
 
 /* How far downstream of the Conv the Log may be (Silero's is the 7th node on). */
 #define NPU_PREC_DEPTH 8
-/* The attribute that marks a Conv this rewrite made (and stops it again). */
-#define NPU_PREC_ATTR "npu_bf16x3"
 /* The attribute NPU_PRECISION_BF16X3 puts on every Conv: split it too. */
 #define NPU_PREC_WANT "npu_want_bf16x3"
 
@@ -114,27 +106,24 @@ static npu_status conv_feeds_log(const npu_ir_graph *g, const npu_ir_node *n, bo
  * *@x3 = Concat(x, x, xl) along the channels of each of @group groups:
  * x [N, C, ...] seen as [N, G, C/G, ...], the three blocks on axis 2.
  */
-static npu_status concat_groups(npu_ir_graph *g, const char *name, int x, int xl, int64_t group,
+static npu_status concat_groups(npu_ir_graph *g, const char *name, int x, int64_t group,
 				int rank, const int64_t *xd, int *x3)
 {
-	int64_t gd[NPU_MAX_RANK], g3[NPU_MAX_RANK], yd[NPU_MAX_RANK];
-	int xg, xlg, cat;
+	int64_t gd[NPU_MAX_RANK], yd[NPU_MAX_RANK];
+	int xg, cat;
 	npu_status st;
 
 	memcpy(yd, xd, sizeof(yd));
 	yd[1] = 3 * xd[1];
 	if (group == 1)
-		return npu_rw_concat(g, name, (int[]){ x, x, xl }, 3, 1, rank, yd, -1, x3);
+		return npu_rw_bf16x3_operand(g, name, x, 1, x3);
 	gd[0] = xd[0];
 	gd[1] = group;
 	gd[2] = xd[1] / group;
 	for (int a = 2; a < rank; a++)
 		gd[a + 1] = xd[a];
-	memcpy(g3, gd, sizeof(g3));
-	g3[2] = 3 * gd[2];
 	if ((st = npu_rw_reshape(g, name, x, rank + 1, gd, -1, &xg)) ||
-	    (st = npu_rw_reshape(g, name, xl, rank + 1, gd, -1, &xlg)) ||
-	    (st = npu_rw_concat(g, name, (int[]){ xg, xg, xlg }, 3, 2, rank + 1, g3, -1, &cat)))
+	    (st = npu_rw_bf16x3_operand(g, name, xg, 2, &cat)))
 		return st;
 	return npu_rw_reshape(g, name, cat, rank, yd, -1, x3);
 }
@@ -143,7 +132,7 @@ npu_status npu_rewrite_conv_bf16x3(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
 	const npu_ir_tensor *x = npu_ir_input(g, n, 0), *w = npu_ir_input(g, n, 1);
-	int xid = n->inputs[0], xb, xh, xl, x3, w3, kc;
+	int xid = n->inputs[0], x3, w3;
 	int64_t group, xd[NPU_MAX_RANK], wd[NPU_MAX_RANK], per, cin, m;
 	int rank;
 	bool want;
@@ -153,7 +142,7 @@ npu_status npu_rewrite_conv_bf16x3(npu_ir_graph *g, int k, bool *applied)
 	npu_status st;
 
 	*applied = false;
-	if (!is_op(n, "Conv") || npu_ir_attr_find(n, NPU_PREC_ATTR) || !x || !w ||
+	if (!is_op(n, "Conv") || npu_ir_attr_find(n, NPU_RW_BF16X3_ATTR) || !x || !w ||
 	    x->dtype != NPU_DTYPE_FLOAT32 || w->dtype != NPU_DTYPE_FLOAT32 ||
 	    npu_ir_is_const(x) || !npu_ir_is_const(w) || w->rank != x->rank || x->rank < 3 ||
 	    n->n_outputs < 1 || n->outputs[0] < 0)
@@ -187,31 +176,21 @@ npu_status npu_rewrite_conv_bf16x3(npu_ir_graph *g, int k, bool *applied)
 	src = w->data;
 	for (int64_t o = 0; o < m; o++)
 		for (int64_t i = 0; i < cin * per; i++) {
-			float v = src[o * cin * per + i];
-			float hi = npu_ir_bf16_to_f32(npu_ir_f32_to_bf16(v));
 			float *row = wf + o * 3 * cin * per;
 
-			row[i] = hi;
-			row[cin * per + i] = v - hi;
-			row[2 * cin * per + i] = hi;
+			npu_rw_bf16x3_split(src[o * cin * per + i], &row[i], &row[cin * per + i]);
+			row[2 * cin * per + i] = row[i];
 		}
 	wd[1] = 3 * cin;
 	snprintf(name, sizeof(name), "%s", n->name);
 	*applied = true;
 	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, rank, wd, wf, &w3)) ||
-	    (st = npu_rw_tensor(g, NPU_DTYPE_BFLOAT16, rank, xd, &xb)) ||
-	    (st = npu_rw_op(g, "Cast", 13, name, &xid, 1, &xb, 1, &kc)) ||
-	    (st = npu_ir_set_attr_int(&g->nodes[kc], "to", NPU_DTYPE_BFLOAT16)) ||
-	    (st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, rank, xd, &xh)) ||
-	    (st = npu_rw_op(g, "Cast", 13, name, &xb, 1, &xh, 1, &kc)) ||
-	    (st = npu_ir_set_attr_int(&g->nodes[kc], "to", NPU_DTYPE_FLOAT32)) ||
-	    (st = npu_rw_binary(g, "Sub", 14, name, xid, xh, -1, &xl)) ||
-	    (st = concat_groups(g, name, xid, xl, group, rank, xd, &x3)))
+	    (st = concat_groups(g, name, xid, group, rank, xd, &x3)))
 		return st;
 	g->nodes[k].inputs[0] = x3;
 	g->nodes[k].inputs[1] = w3;
 	npu_ir_remove_attr(&g->nodes[k], NPU_PREC_WANT);
-	return npu_ir_set_attr_int(&g->nodes[k], NPU_PREC_ATTR, 1);
+	return npu_ir_set_attr_int(&g->nodes[k], NPU_RW_BF16X3_ATTR, 1);
 }
 
 npu_status npu_rewrite_want_bf16x3(npu_ir_graph *g)

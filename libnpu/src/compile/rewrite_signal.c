@@ -20,12 +20,10 @@
  * transform of a signal with values around 1 comes out with errors near
  * 1e-2 of its largest bin (tests/libnpu/test_signal.c measures it),
  * beyond the node suite's tolerance on small bins.  So each product is
- * three bf16 products: the signal split into hi + lo (Veltkamp: t = x *
- * 65537, hi = t - (t - x), lo = x - hi, exact fp32 CVU arithmetic; hi has
- * 8 significant bits, exact in bf16), the basis into bf16 hi + lo, and
- * x W = hi W_hi + hi W_lo + lo W_hi, the three stacked along the reduced
- * axis of one MatMul (or the channels of one Conv): three times the TCU
- * work of a plain bf16 product, errors near 1e-5.
+ * three bf16 products (rewrite_bf16x3.c): the signal as Concat(x, x,
+ * x - bf16(x)) along the reduced axis of one MatMul (or the channels of
+ * one Conv), the basis as its bf16 head, the rest and the head again:
+ * three times the TCU work of a plain bf16 product, errors near 1e-5.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -75,10 +73,10 @@ static void basis_fill(const struct basis *b, float *m, bool conv, int64_t fold)
 		for (int64_t c = 0; c < b->c; c++)
 			for (int64_t k = 0; k < b->k; k++)
 				for (int o = 0; o < 2; o++) {
-					float v = (float)basis_at(b, i, c, k, o);
-					float hi = npu_ir_bf16_to_f32(npu_ir_f32_to_bf16(v));
-					float lo = v - hi;
+					float hi, lo;
 					int64_t col = k * 2 + o;
+
+					npu_rw_bf16x3_split((float)basis_at(b, i, c, k, o), &hi, &lo);
 
 					for (int blk = 0; blk < 3; blk++) {
 						float e = blk == 1 ? lo : hi;
@@ -92,31 +90,6 @@ static void basis_fill(const struct basis *b, float *m, bool conv, int64_t fold)
 						m[at] = e;
 					}
 				}
-}
-
-/*
- * *@id = Concat(hi, hi, lo) of float32 @x along @axis: hi + lo = x, hi
- * exact in bf16 (Veltkamp's split in fp32 CVU arithmetic).
- */
-static npu_status split3(npu_ir_graph *g, const char *name, int x, int axis, int *id)
-{
-	int64_t dims[NPU_MAX_RANK];
-	int r = g->tensors[x].rank, c, t, d, hi, lo;
-	float *f = malloc(sizeof(*f));
-	npu_status st;
-
-	if (!f)
-		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	*f = 65537.0f;	/* 2^16 + 1: keeps 24 - 16 = 8 significant bits */
-	memcpy(dims, g->tensors[x].dims, sizeof(dims));
-	if ((st = npu_rw_const(g, NPU_DTYPE_FLOAT32, 0, NULL, f, &c)) ||
-	    (st = npu_rw_binary(g, "Mul", 14, name, x, c, -1, &t)) ||
-	    (st = npu_rw_binary(g, "Sub", 14, name, t, x, -1, &d)) ||
-	    (st = npu_rw_binary(g, "Sub", 14, name, t, d, -1, &hi)) ||
-	    (st = npu_rw_binary(g, "Sub", 14, name, x, hi, -1, &lo)))
-		return st;
-	dims[axis] *= 3;
-	return npu_rw_concat(g, name, (int[]){ hi, hi, lo }, 3, axis, r, dims, -1, id);
 }
 
 /* The perm that swaps @a and @b of rank @r. */
@@ -241,7 +214,7 @@ npu_status npu_rewrite_dft(npu_ir_graph *g, int k, bool *applied)
 	flat[0] = m;
 	flat[1] = rows;
 	if ((st = npu_rw_reshape(g, name, cur, 2, flat, -1, &cur)) ||
-	    (st = split3(g, name, cur, 1, &a3))) {
+	    (st = npu_rw_bf16x3_operand(g, name, cur, 1, &a3))) {
 		free(w);
 		return st;
 	}
@@ -347,7 +320,7 @@ npu_status npu_rewrite_stft(npu_ir_graph *g, int k, bool *applied)
 	if (!st && fold > 1)
 		st = fold_samples(g, name, cur, (yd[1] - 1) * step + b.n, fold, &cur);
 	if (!st)
-		st = split3(g, name, cur, 1, &x3);
+		st = npu_rw_bf16x3_operand(g, name, cur, 1, &x3);
 	wd[0] = b.k * 2;
 	wd[1] = 3 * b.c * fold;
 	wd[2] = b.n / fold;
@@ -364,6 +337,8 @@ npu_status npu_rewrite_stft(npu_ir_graph *g, int k, bool *applied)
 		st = npu_rw_tensor(g, NPU_DTYPE_FLOAT32, 3, fd, &cv);
 	if (!st)
 		st = npu_rw_op(g, "Conv", 11, name, (int[]){ x3, wt }, 2, &cv, 1, &kn);
+	if (!st)
+		st = npu_ir_set_attr_int(&g->nodes[kn], NPU_RW_BF16X3_ATTR, 1);
 	if (!st)
 		st = npu_ir_set_attr_ints(&g->nodes[kn], "kernel_shape", &kl, 1);
 	if (!st)
