@@ -60,6 +60,20 @@ struct npu_work {
 	struct npu_host_step *host;	/* ... or a host step (CPU fallback, lower_host.c) */
 };
 
+/*
+ * One element of the lowering order with control flow (npu_control.c):
+ * node @node (>= 0), or (-1) a control step of kind @ctl for the If whose
+ * Where is node @w, reading bool tensor @cond (-1: none) and going to
+ * element @target.
+ */
+struct npu_cc_seq {
+	int node;
+	uint32_t ctl;		/* enum npu_ctl_kind */
+	int cond;
+	int w;
+	unsigned target;
+};
+
 struct npu_cc {
 	npu_ir_graph *g;
 	struct npu_cmodel *cm;
@@ -103,7 +117,23 @@ struct npu_cc {
 	int cur_node;		/* the node being lowered */
 	struct npu_work *work;
 	unsigned nwork, cap_work;
+	/* The lowering order with control steps (run-time If); NULL: node order. */
+	struct npu_cc_seq *seq;
+	unsigned nseq;
 };
+
+/* ---- host-side control flow (npu_control.c, issue 17) ---- */
+
+/*
+ * After fusion, layer by layer: lay out each run-time If (a Where marked
+ * NPU_ATTR_IF_WHERE) as two step ranges, reordering the nodes, into
+ * cc->seq (left NULL when there is none).
+ */
+npu_status npu_control_layout(struct npu_cc *cc);
+/* The control step of element @e as a work item of the current node. */
+npu_status npu_control_step(struct npu_cc *cc, const struct npu_cc_seq *e);
+/* Control work items' targets from elements to work items (@seq_work: per element). */
+void npu_control_targets(struct npu_cc *cc, const unsigned *seq_work);
 
 /* ---- placement (npu_cc.c) ---- */
 

@@ -103,6 +103,12 @@ npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
 
 /* Lowered inside the tiles of the node that reads its output: skip it. */
 #define NPU_ATTR_FUSED		"npu_fused"
+/*
+ * On a Where (int 1): an If whose condition is computed at run time
+ * (rewrite_control.c); layer by layer its branches become step ranges of
+ * which only the chosen one runs (npu_control.c).
+ */
+#define NPU_ATTR_IF_WHERE	"npu_if"
 /* A pointwise Conv that also runs its depthwise producer (marked FUSED). */
 #define NPU_ATTR_PAIR		"npu_pair"
 /*

@@ -13,6 +13,12 @@
  * are waited for, then the host computes on the buffers' host mappings
  * (the same on the emulator and on the kernel's mmapped BOs), and the
  * programs after it are queued once it is done.
+ *
+ * A control step (the run-time If, npu_cmodel.h) chooses the next step:
+ * the submit loop walks the steps with a step index, and a job records
+ * the steps it ran in order (its trace), which is what the run's
+ * statistics list.  Control steps only go forward (the reader checks), so
+ * a run has at most nsteps entries.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -38,15 +44,19 @@ struct npu_context {
 	pthread_cond_t idle;
 	bool busy;			/* a run is in flight */
 	npu_run_stats last;
-	uint64_t *last_cycles;		/* per step of the last run */
-	double *last_host_us;		/* per step of the last run: host steps' wall time */
+	uint64_t *last_cycles;		/* per step run in the last run */
+	double *last_host_us;		/* per step run in the last run: host steps' wall time */
+	uint32_t *last_trace;		/* per step run in the last run: its index in cm->steps */
 };
 
 struct npu_job {
 	npu_context *ctx;
+	/* Per step run, in the order they ran (the trace): */
 	npu_dev_job **steps;		/* NULL for a host step */
-	double *host_us;		/* per step: a host step's wall time */
-	uint32_t nsteps;
+	double *host_us;		/* a host step's wall time */
+	uint32_t *trace;		/* its index in cm->steps */
+	uint32_t nsteps;		/* steps run */
+	uint32_t waited;		/* steps[0 .. waited) are known finished */
 	npu_tensor *outputs;		/* caller's, filled on completion */
 	size_t noutputs;
 	struct timespec start;
@@ -86,6 +96,7 @@ void npu_context_destroy(npu_context *ctx)
 	free(ctx->uses);
 	free(ctx->last_cycles);
 	free(ctx->last_host_us);
+	free(ctx->last_trace);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_cond_destroy(&ctx->idle);
 	free(ctx);
@@ -165,7 +176,9 @@ static npu_status context_new(npu_device *dev, const struct npu_cmodel *cm, npu_
 	ctx->uses = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->uses));
 	ctx->last_cycles = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_cycles));
 	ctx->last_host_us = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_host_us));
-	if (!ctx->bos || !ctx->uses || !ctx->last_cycles || !ctx->last_host_us) {
+	ctx->last_trace = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_trace));
+	if (!ctx->bos || !ctx->uses || !ctx->last_cycles || !ctx->last_host_us ||
+	    !ctx->last_trace) {
 		npu_context_destroy(ctx);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
@@ -340,6 +353,7 @@ static void finish_locked(npu_job *job, npu_status st)
 		if (!st) {
 			ctx->last_cycles[i] = c;
 			ctx->last_host_us[i] = job->host_us[i];
+			ctx->last_trace[i] = job->trace[i];
 		}
 		cycles += c;
 	}
@@ -383,38 +397,77 @@ static void *host_addr(npu_context *ctx, const struct npu_host_tensor *t)
 }
 
 /*
- * Step @i of @job, a host step: wait for the programs queued before it
- * (the first that failed is the error, named like npu_job_wait names it),
- * then compute it on the buffers' host mappings, timed.
+ * Wait for the programs @job queued so far (the first that failed is the
+ * error, named like npu_job_wait names it): the host is about to read or
+ * write what they left.
  */
-static npu_status host_step(npu_context *ctx, npu_job *job, uint32_t i)
+static npu_status wait_queued(npu_context *ctx, npu_job *job)
+{
+	for (; job->waited < job->nsteps; job->waited++) {
+		uint32_t k = job->waited;
+		npu_status st;
+
+		if (!job->steps[k])
+			continue;
+		st = ctx->dev->ops->job_wait(job->steps[k], -1);
+		if (st) {
+			char msg[512];
+			const char *lbl = ctx->cm->steps[job->trace[k]].label;
+
+			snprintf(msg, sizeof(msg), "%s", npu_last_error());
+			return npu_fail(st, "step %u of %u (%s): %s", job->trace[k] + 1,
+					ctx->cm->nsteps, lbl ? lbl : "", msg);
+		}
+	}
+	return NPU_OK;
+}
+
+/*
+ * Step @i of @job, a host step run as the job's step @e: wait for the
+ * programs queued before it, then compute it on the buffers' host
+ * mappings, timed.
+ */
+static npu_status host_step(npu_context *ctx, npu_job *job, uint32_t i, uint32_t e)
 {
 	const struct npu_host_step *h = ctx->cm->steps[i].host;
 	void *in[64], *out[64];
 	struct timespec t0;
 	npu_status st;
 
-	for (uint32_t k = 0; k < i; k++) {
-		if (!job->steps[k])
-			continue;
-		st = ctx->dev->ops->job_wait(job->steps[k], -1);
-		if (st) {
-			char msg[512];
-			const char *lbl = ctx->cm->steps[k].label;
-
-			snprintf(msg, sizeof(msg), "%s", npu_last_error());
-			return npu_fail(st, "step %u of %u (%s): %s", k + 1, ctx->cm->nsteps,
-					lbl ? lbl : "", msg);
-		}
-	}
+	if ((st = wait_queued(ctx, job)))
+		return st;
 	for (uint32_t k = 0; k < h->ninputs; k++)
 		in[k] = host_addr(ctx, &h->tensors[k]);
 	for (uint32_t k = 0; k < h->noutputs; k++)
 		out[k] = host_addr(ctx, &h->tensors[h->ninputs + k]);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	st = npu_host_run(h, in, out);
-	job->host_us[i] = elapsed_us(&t0);
+	job->host_us[e] = elapsed_us(&t0);
 	return st;
+}
+
+/*
+ * Step @i of @job, a control step run as the job's step @e: the step to
+ * run next into *@next.  An If waits for the programs before it (one of
+ * them computed the condition) and reads the condition's byte.
+ */
+static npu_status run_control(npu_context *ctx, npu_job *job, uint32_t i, uint32_t e,
+			      uint32_t *next)
+{
+	const struct npu_host_step *h = ctx->cm->steps[i].host;
+	struct timespec t0;
+	npu_status st;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	*next = h->target;
+	if (h->ctl == NPU_CTL_IF_NOT) {
+		if ((st = wait_queued(ctx, job)))
+			return st;
+		if (*(const uint8_t *)host_addr(ctx, &h->tensors[0]))
+			*next = i + 1;
+	}
+	job->host_us[e] = elapsed_us(&t0);
+	return NPU_OK;
 }
 
 npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_inputs,
@@ -450,11 +503,13 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 	if (job) {
 		job->steps = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->steps));
 		job->host_us = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->host_us));
+		job->trace = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->trace));
 	}
-	if (!job || !job->steps || !job->host_us) {
+	if (!job || !job->steps || !job->host_us || !job->trace) {
 		if (job) {
 			free(job->steps);
 			free(job->host_us);
+			free(job->trace);
 		}
 		free(job);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
@@ -480,16 +535,22 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		npu_tensor_to_device(&io->info, inputs[i].data, dst);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &job->start);
-	for (uint32_t i = 0; i < cm->nsteps && !st; i++) {
+	/* Control steps only go forward: at most nsteps steps run. */
+	for (uint32_t i = 0, next; i < cm->nsteps && !st && job->nsteps < cm->nsteps; i = next) {
 		const struct npu_step *s = &cm->steps[i];
+		uint32_t e = job->nsteps;
 
-		if (npu_step_on_host(s))
-			st = host_step(ctx, job, i);
+		next = i + 1;
+		job->trace[e] = i;
+		if (npu_step_is_control(s))
+			st = run_control(ctx, job, i, e, &next);
+		else if (npu_step_on_host(s))
+			st = host_step(ctx, job, i, e);
 		else
 			st = ctx->dev->ops->submit(ctx->dctx, ctx->bos[s->seg], (uint32_t)s->offset,
-						   s->size, ctx->uses, cm->nsegs, 0, &job->steps[i]);
+						   s->size, ctx->uses, cm->nsegs, 0, &job->steps[e]);
 		if (!st)
-			job->nsteps = i + 1;
+			job->nsteps = e + 1;
 	}
 	if (st) {
 		char msg[512];
@@ -504,6 +565,7 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		pthread_mutex_unlock(&ctx->lock);
 		free(job->steps);
 		free(job->host_us);
+		free(job->trace);
 		free(job);
 		return npu_fail(st, "%s", msg);
 	}
@@ -542,13 +604,15 @@ npu_status npu_job_wait(npu_job *job, int64_t timeout_ns)
 		if (s) {
 			char msg[512];
 
-			const char *lbl = ctx->cm->steps[i].label;
+			const char *lbl = ctx->cm->steps[job->trace[i]].label;
 
 			snprintf(msg, sizeof(msg), "%s", npu_last_error());
 			if (lbl && *lbl)
-				npu_fail(s, "step %u of %u (%s): %s", i + 1, job->nsteps, lbl, msg);
+				npu_fail(s, "step %u of %u (%s): %s", job->trace[i] + 1,
+					 ctx->cm->nsteps, lbl, msg);
 			else
-				npu_fail(s, "step %u of %u: %s", i + 1, job->nsteps, msg);
+				npu_fail(s, "step %u of %u: %s", job->trace[i] + 1, ctx->cm->nsteps,
+					 msg);
 			break;
 		}
 	}
@@ -566,6 +630,7 @@ void npu_job_free(npu_job *job)
 		npu_job_wait(job, -1);
 	free(job->steps);
 	free(job->host_us);
+	free(job->trace);
 	free(job);
 }
 
@@ -605,7 +670,9 @@ npu_status npu_context_last_run_steps(const npu_context *ctx, npu_step_stats *st
 	}
 	*count = c->last.steps;
 	for (size_t i = 0; i < cap && i < c->last.steps; i++) {
-		steps[i].label = ctx->cm->steps[i].label ? ctx->cm->steps[i].label : "";
+		const struct npu_step *s = &ctx->cm->steps[c->last_trace[i]];
+
+		steps[i].label = s->label ? s->label : "";
 		steps[i].device_cycles = c->last_cycles[i];
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -629,10 +696,11 @@ npu_status npu_context_last_run_step(const npu_context *ctx, size_t index, npu_s
 		return npu_fail(NPU_ERR_NOT_FOUND, n ? "the last run had %u steps, no step %zu" :
 				"no run of this context has completed yet%.0u%.0zu", n, index);
 	}
-	s = &ctx->cm->steps[index];
+	s = &ctx->cm->steps[c->last_trace[index]];
 	all.label = s->label ? s->label : "";
 	all.device_cycles = c->last_cycles[index];
-	all.on_host = npu_step_on_host(s);
+	/* A control step runs on the host too, but computes no node: not "on host". */
+	all.on_host = npu_step_on_host(s) && !npu_step_is_control(s);
 	all.op = all.on_host ? s->host->op : NULL;
 	all.host_us = all.on_host ? c->last_host_us[index] : 0;
 	pthread_mutex_unlock(&c->lock);

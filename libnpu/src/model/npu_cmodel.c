@@ -94,8 +94,41 @@ uint32_t npu_cmodel_host_steps(const struct npu_cmodel *m)
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < m->nsteps; i++)
-		n += npu_step_on_host(&m->steps[i]);
+		n += npu_step_on_host(&m->steps[i]) && !npu_step_is_control(&m->steps[i]);
 	return n;
+}
+
+/*
+ * Control step @i (a host step with ctl set): a known kind, a target
+ * after it and inside the list (forward only: no run can loop), an If's
+ * condition one bool element.
+ */
+static npu_status check_control(const struct npu_cmodel *m, uint32_t i)
+{
+	const struct npu_host_step *h = m->steps[i].host;
+
+	switch (h->ctl) {
+	case NPU_CTL_NONE:
+		return NPU_OK;
+	case NPU_CTL_IF_NOT:
+		if (h->ninputs != 1 || h->noutputs || h->tensors[0].seg == NPU_HOST_SEG ||
+		    h->tensors[0].dtype != NPU_DTYPE_BOOL)
+			return npu_fail(NPU_ERR_FORMAT,
+					"bad model: control step %u has no bool condition", i);
+		break;
+	case NPU_CTL_JUMP:
+		if (h->ninputs || h->noutputs)
+			return npu_fail(NPU_ERR_FORMAT, "bad model: control step %u has tensors", i);
+		break;
+	default:
+		return npu_fail(NPU_ERR_FORMAT, "bad model: control step %u of unknown kind %u", i,
+				h->ctl);
+	}
+	if (h->target <= i || h->target > m->nsteps)
+		return npu_fail(NPU_ERR_FORMAT,
+				"bad model: control step %u goes to step %u, outside steps %u to %u",
+				i, h->target, i + 1, m->nsteps);
+	return NPU_OK;
 }
 
 /*
@@ -139,7 +172,7 @@ static npu_status check_host(const struct npu_cmodel *m, uint32_t i)
 	for (uint32_t k = 0; k < h->nattrs; k++)
 		if (!h->attrs[k].name || (h->attrs[k].n && !h->attrs[k].ints && !h->attrs[k].floats))
 			return npu_fail(NPU_ERR_FORMAT, "bad model: host step %u attribute %u is bad", i, k);
-	return NPU_OK;
+	return check_control(m, i);
 }
 
 npu_status npu_cmodel_validate(const struct npu_cmodel *m)

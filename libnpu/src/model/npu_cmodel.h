@@ -120,6 +120,21 @@ struct npu_host_attr {
 	float *floats;
 };
 
+/*
+ * Control steps (issue 17, version 3 of the file): host steps that
+ * choose the next step instead of computing a node, so a run-time If runs
+ * only its taken branch.  The context runs them itself (model/context.c,
+ * run_control()); npu_host_run() never sees one.  Targets are step
+ * indices; the reader allows only forward ones (target > the step's own
+ * index, <= nsteps), so every run visits each step at most once.
+ */
+enum npu_ctl_kind {
+	NPU_CTL_NONE = 0,	/* a host step computing a node */
+	/* input 0 (a bool, any shape of one element) false: go to target */
+	NPU_CTL_IF_NOT = 1,
+	NPU_CTL_JUMP = 2,	/* go to target */
+};
+
 struct npu_host_step {
 	char *op;		/* ONNX op_type of the default domain */
 	int opset;
@@ -128,6 +143,8 @@ struct npu_host_step {
 	struct npu_host_tensor *tensors;	/* inputs, then outputs */
 	uint32_t nattrs;
 	struct npu_host_attr *attrs;
+	uint32_t ctl;		/* enum npu_ctl_kind */
+	uint32_t target;	/* ctl: the step to go to */
 };
 
 /*
@@ -149,9 +166,15 @@ static inline bool npu_step_on_host(const struct npu_step *s)
 	return s->seg == NPU_HOST_SEG;
 }
 
+/* A control step: a host step choosing the next step, computing nothing. */
+static inline bool npu_step_is_control(const struct npu_step *s)
+{
+	return npu_step_on_host(s) && s->host && s->host->ctl != NPU_CTL_NONE;
+}
+
 struct npu_cmodel;
 void npu_host_step_free(struct npu_host_step *h);
-/* Host steps of @m (0: every step is an NPU program). */
+/* Host steps of @m computing nodes, control steps not counted (0: none). */
 uint32_t npu_cmodel_host_steps(const struct npu_cmodel *m);
 
 struct npu_cmodel {
@@ -222,7 +245,12 @@ npu_status npu_cmodel_check_isa(const struct npu_cmodel *m, uint32_t device_isa)
  * has one, so models without stay version 1 and readable by older libnpu,
  * which refuses a version 2 file by its version.
  */
-#define NPU_CMODEL_VERSION	2
+/*
+ * Version 3 adds control steps (CTL records, the run-time If): written
+ * only by a model that has one; a model with host steps but no control
+ * step stays version 2, and one with neither version 1.
+ */
+#define NPU_CMODEL_VERSION	3
 #define NPU_CMODEL_VERSION_MIN	1
 npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
 			    size_t *len);
