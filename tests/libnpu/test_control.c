@@ -103,11 +103,13 @@ static void ref(const float *x, bool cond, float *y)
 		y[i] = cond ? (x[i] > 0 ? x[i] : 0) + (float)(i + 1) : -x[i] * 2;
 }
 
+static uint32_t loop_limit;	/* the next compile()'s max_loop_iterations */
+
 static npu_status compile(const uint8_t *buf, size_t len, struct npu_cmodel **cm,
 			  npu_ir_graph **gout)
 {
 	struct npu_compile_target tgt = { .clusters = 14, .tpbs = 4, .hbsm_size = 2u << 20,
-					  .batch = 1 };
+					  .batch = 1, .max_loop_iterations = loop_limit };
 	npu_ir_graph *g;
 	npu_status st = npu_onnx_parse(buf, len, &g);
 
@@ -585,6 +587,224 @@ START_TEST(if_control_file_checked)
 }
 END_TEST
 
+/*
+ * Loop (issue 17) as host-side control flow: the body is a step range
+ * the host repeats.  Carried s, acc [4]:
+ *   s' = s + w          (w = 2 x: an outer tensor computed at run time)
+ *   acc' = acc / 2 + s'
+ *   cond' = sum(s') < lim   (lim an outer graph input)
+ * With @scan: M a constant 3, no condition, and a scan output
+ * ys = s' * iter_num ([3, 4]); else M and cond are graph inputs.
+ */
+enum { LN = 4 };
+
+static uint8_t *loop_model(bool scan, size_t *len)
+{
+	onnxb *m = onnxb_new(8, 13), *b = onnxb_new(8, 13);
+	Onnx__NodeProto *n;
+	uint8_t *buf;
+
+	onnxb_input(b, "i", ONNXB_I64, 0, NULL);
+	onnxb_input(b, "c_in", ONNXB_BOOL, 0, NULL);
+	onnxb_input(b, "s", ONNXB_F32, 1, (int64_t[]){ LN });
+	onnxb_input(b, "acc", ONNXB_F32, 1, (int64_t[]){ LN });
+	onnxb_init_f32(b, "half", 0, NULL, (float[]){ 0.5f });
+	onnxb_node(b, "Add", "body_add", "s,w", "s2");
+	onnxb_node(b, "Mul", NULL, "acc,half", "a1");
+	onnxb_node(b, "Add", NULL, "a1,s2", "acc2");
+	n = onnxb_node(b, "ReduceSum", NULL, "s2", "sm");
+	onnxb_attr_i(b, n, "keepdims", 0);
+	onnxb_node(b, "Less", NULL, "sm,lim", "c_out");
+	onnxb_output(b, "c_out", ONNXB_BOOL, 0, NULL);
+	onnxb_output(b, "s2", ONNXB_F32, 1, (int64_t[]){ LN });
+	onnxb_output(b, "acc2", ONNXB_F32, 1, (int64_t[]){ LN });
+	if (scan) {
+		n = onnxb_node(b, "Cast", NULL, "i", "fi");
+		onnxb_attr_i(b, n, "to", ONNXB_F32);
+		onnxb_node(b, "Mul", NULL, "s2,fi", "y");
+		onnxb_output(b, "y", ONNXB_F32, 1, (int64_t[]){ LN });
+	}
+	onnxb_input(m, "x", ONNXB_F32, 1, (int64_t[]){ LN });
+	onnxb_input(m, "s0", ONNXB_F32, 1, (int64_t[]){ LN });
+	onnxb_input(m, "acc0", ONNXB_F32, 1, (int64_t[]){ LN });
+	onnxb_input(m, "lim", ONNXB_F32, 0, NULL);
+	onnxb_init_f32(m, "two", 0, NULL, (float[]){ 2 });
+	onnxb_node(m, "Mul", NULL, "x,two", "w");
+	if (scan) {
+		onnxb_init(m, "M", ONNXB_I64, 0, NULL, (int64_t[]){ 3 }, 8);
+		n = onnxb_node(m, "Loop", "loop_1", "M,,s0,acc0", "s_fin,acc_fin,ys");
+	} else {
+		onnxb_input(m, "M", ONNXB_I64, 0, NULL);
+		onnxb_input(m, "c", ONNXB_BOOL, 0, NULL);
+		n = onnxb_node(m, "Loop", "loop_1", "M,c,s0,acc0", "s_fin,acc_fin");
+	}
+	onnxb_attr_g(m, n, "body", onnxb_model(b)->graph);
+	onnxb_output(m, "s_fin", ONNXB_F32, 1, (int64_t[]){ LN });
+	onnxb_output(m, "acc_fin", ONNXB_F32, 1, (int64_t[]){ LN });
+	if (scan)
+		onnxb_output(m, "ys", ONNXB_F32, 2, (int64_t[]){ 3, LN });
+	buf = onnxb_pack(m, len);
+	onnxb_free(m);
+	onnxb_free(b);
+	return buf;
+}
+
+static const float loop_x[LN] = { 0.5f, -1, 2, 0.25f }, loop_s0[LN] = { 1, 2, 3, 4 },
+		   loop_a0[LN] = { -1, 0, 1, 2 };
+
+/* The C reference: iterations run into *@iters, ys rows (if @ys) per iteration. */
+static void loop_ref(int64_t M, bool c, float lim, float *s, float *acc, float *ys, int *iters)
+{
+	int64_t i = 0;
+
+	memcpy(s, loop_s0, sizeof(loop_s0));
+	memcpy(acc, loop_a0, sizeof(loop_a0));
+	while (i < M && c) {
+		float sum = 0;
+
+		for (int k = 0; k < LN; k++) {
+			s[k] += 2 * loop_x[k];
+			acc[k] = acc[k] * 0.5f + s[k];
+			sum += s[k];
+			if (ys)
+				ys[i * LN + k] = s[k] * (float)i;
+		}
+		c = sum < lim;
+		i++;
+	}
+	*iters = (int)i;
+}
+
+/* One run of the run-time Loop; its status, outputs checked against loop_ref() when OK. */
+static npu_status run_loop(npu_context *ctx, int64_t M, bool c, float lim, int *iters)
+{
+	float s[LN], acc[LN], rs[LN], racc[LN];
+	uint8_t cv = c;
+	npu_tensor in[6] = { { "x", NPU_DTYPE_FLOAT32, (void *)loop_x, sizeof(loop_x) },
+			     { "s0", NPU_DTYPE_FLOAT32, (void *)loop_s0, sizeof(loop_s0) },
+			     { "acc0", NPU_DTYPE_FLOAT32, (void *)loop_a0, sizeof(loop_a0) },
+			     { "lim", NPU_DTYPE_FLOAT32, &lim, sizeof(lim) },
+			     { "M", NPU_DTYPE_INT64, &M, sizeof(M) },
+			     { "c", NPU_DTYPE_BOOL, &cv, 1 } };
+	npu_tensor out[2] = { { "s_fin", NPU_DTYPE_FLOAT32, s, sizeof(s) },
+			      { "acc_fin", NPU_DTYPE_FLOAT32, acc, sizeof(acc) } };
+	npu_status st = npu_run(ctx, in, 6, out, 2);
+
+	if (st)
+		return st;
+	loop_ref(M, c, lim, rs, racc, NULL, iters);
+	for (int k = 0; k < LN; k++) {
+		ck_assert_float_eq_tol(s[k], rs[k], 1e-2f * (1 + fabsf(rs[k])));
+		ck_assert_float_eq_tol(acc[k], racc[k], 1e-2f * (1 + fabsf(racc[k])));
+	}
+	return NPU_OK;
+}
+
+/* Body steps of the last run: those labelled with the body's first Add. */
+static size_t body_runs(npu_context *ctx)
+{
+	npu_step_stats st[512];
+	size_t n = 0, count;
+
+	ck_assert_int_eq(npu_context_last_run_steps(ctx, st, 512, &count), NPU_OK);
+	for (size_t i = 0; i < count && i < 512; i++)
+		n += strstr(st[i].label, "body_add") != NULL;
+	return n;
+}
+
+START_TEST(loop_runtime_trip_count_and_condition)
+{
+	size_t len, flen;
+	uint8_t *buf = loop_model(false, &len), *file;
+	struct npu_cmodel *cm, *back;
+	npu_model *m = calloc(1, sizeof(*m));
+	npu_device *dev;
+	npu_context *ctx;
+	int iters;
+
+	loop_limit = 10;
+	ck_assert_msg(compile(buf, len, &cm, NULL) == NPU_OK, "%s", npu_last_error());
+	loop_limit = 0;
+	ck_assert_int_eq(npu_cmodel_write(cm, &file, &flen), NPU_OK);
+	ck_assert_uint_eq(file[4], 3);
+	ck_assert_int_eq(npu_cmodel_read(file, flen, &back), NPU_OK);
+	free(file);
+	npu_cmodel_free(cm);
+	m->cm = back;
+	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
+	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
+	/* The trip count decides. */
+	ck_assert_int_eq(run_loop(ctx, 5, true, 1e9f, &iters), NPU_OK);
+	ck_assert_int_eq(iters, 5);
+	ck_assert_uint_eq(body_runs(ctx), 5);
+	ck_assert_int_eq(run_loop(ctx, 2, true, 1e9f, &iters), NPU_OK);
+	ck_assert_uint_eq(body_runs(ctx), 2);
+	/* The condition computed in the body stops it early: sum(s) grows by 3.5 a round. */
+	ck_assert_int_eq(run_loop(ctx, 8, true, 15.0f, &iters), NPU_OK);
+	ck_assert_int_eq(iters, 2);
+	ck_assert_uint_eq(body_runs(ctx), 2);
+	/* No iteration at all: the outputs are the initial values. */
+	ck_assert_int_eq(run_loop(ctx, 0, true, 1e9f, &iters), NPU_OK);
+	ck_assert_uint_eq(body_runs(ctx), 0);
+	ck_assert_int_eq(run_loop(ctx, 4, false, 1e9f, &iters), NPU_OK);
+	ck_assert_int_eq(iters, 0);
+	/* A loop that would run on stops at the compiled limit (10 here), clearly. */
+	ck_assert_int_eq(run_loop(ctx, 50, true, 1e9f, &iters), NPU_ERR_UNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(npu_last_error(), "limit of 10"));
+	ck_assert_ptr_nonnull(strstr(npu_last_error(), "loop_1"));
+	/* ... and the context runs again after that. */
+	ck_assert_int_eq(run_loop(ctx, 3, true, 1e9f, &iters), NPU_OK);
+	npu_context_destroy(ctx);
+	npu_model_free(m);
+	npu_device_close(dev);
+	free(buf);
+}
+END_TEST
+
+START_TEST(loop_constant_trip_count_scan_output)
+{
+	size_t len;
+	uint8_t *buf = loop_model(true, &len);
+	struct npu_cmodel *cm;
+	npu_model *m = calloc(1, sizeof(*m));
+	float lim = 1e9f, s[LN], acc[LN], ys[3 * LN], rs[LN], racc[LN], rys[3 * LN];
+	npu_tensor in[4] = { { "x", NPU_DTYPE_FLOAT32, (void *)loop_x, sizeof(loop_x) },
+			     { "s0", NPU_DTYPE_FLOAT32, (void *)loop_s0, sizeof(loop_s0) },
+			     { "acc0", NPU_DTYPE_FLOAT32, (void *)loop_a0, sizeof(loop_a0) },
+			     { "lim", NPU_DTYPE_FLOAT32, &lim, sizeof(lim) } };
+	npu_tensor out[3] = { { "s_fin", NPU_DTYPE_FLOAT32, s, sizeof(s) },
+			      { "acc_fin", NPU_DTYPE_FLOAT32, acc, sizeof(acc) },
+			      { "ys", NPU_DTYPE_FLOAT32, ys, sizeof(ys) } };
+	npu_device *dev;
+	npu_context *ctx;
+	int iters;
+
+	ck_assert_msg(compile(buf, len, &cm, NULL) == NPU_OK, "%s", npu_last_error());
+	m->cm = cm;
+	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
+	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
+	for (int rep = 0; rep < 2; rep++) {
+		lim = 1e9f;
+		ck_assert_int_eq(npu_run(ctx, in, 4, out, 3), NPU_OK);
+		loop_ref(3, true, lim, rs, racc, rys, &iters);
+		for (int k = 0; k < LN; k++) {
+			ck_assert_float_eq_tol(s[k], rs[k], 1e-2f * (1 + fabsf(rs[k])));
+			ck_assert_float_eq_tol(acc[k], racc[k], 1e-2f * (1 + fabsf(racc[k])));
+		}
+		for (int k = 0; k < 3 * LN; k++)
+			ck_assert_float_eq_tol(ys[k], rys[k], 1e-2f * (1 + fabsf(rys[k])));
+		/* Stopping early leaves the scan output short: an error naming the Loop. */
+		lim = 10.0f;
+		ck_assert_int_eq(npu_run(ctx, in, 4, out, 3), NPU_ERR_UNSUPPORTED);
+		ck_assert_ptr_nonnull(strstr(npu_last_error(), "ran 1 iterations"));
+	}
+	npu_context_destroy(ctx);
+	npu_model_free(m);
+	npu_device_close(dev);
+	free(buf);
+}
+END_TEST
+
 static Suite *control_suite(void)
 {
 	Suite *s = suite_create("control");
@@ -598,6 +818,8 @@ static Suite *control_suite(void)
 	tcase_add_test(tc, if_runtime_runs_one_branch);
 	tcase_add_test(tc, if_runtime_nested_two_conditions);
 	tcase_add_test(tc, if_control_file_checked);
+	tcase_add_test(tc, loop_runtime_trip_count_and_condition);
+	tcase_add_test(tc, loop_constant_trip_count_scan_output);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

@@ -457,6 +457,10 @@ static npu_status lower_all(struct npu_cc *cc, const struct npu_compile_target *
 		seq_work[k] = cc->nwork;
 		if (e->node >= 0) {
 			st = lower_node(cc, tgt, e->node);
+			/* A Loop's begin or end: its control step goes to element target. */
+			for (unsigned w = seq_work[k]; !st && e->ctl && w < cc->nwork; w++)
+				if (cc->work[w].host && cc->work[w].host->ctl == e->ctl)
+					cc->work[w].host->target = e->target;
 			continue;
 		}
 		/* A control step belongs to the next node (work stays in node order). */
@@ -499,6 +503,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	cc.inflight = tgt->inflight;
 	cc.step_cycles = tgt->step_cycles;
 	cc.nstep_cycles = tgt->nstep_cycles;
+	cc.max_loop_iterations = tgt->max_loop_iterations;
 	cc.spread = cc.workers;
 	if (cc.batch > 1 && cc.stages > 1 && cc.workers / cc.stages > cc.tpbs)
 		cc.spread = cc.workers / cc.stages;

@@ -120,6 +120,8 @@ struct npu_cc {
 	/* The lowering order with control steps (run-time If); NULL: node order. */
 	struct npu_cc_seq *seq;
 	unsigned nseq;
+	/* A Loop that never stops fails after this many iterations (0: the default). */
+	uint32_t max_loop_iterations;
 };
 
 /* ---- host-side control flow (npu_control.c, issue 17) ---- */

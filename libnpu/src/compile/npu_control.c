@@ -42,10 +42,13 @@
 
 #include "compile/npu_lower.h"
 #include "npu_debug.h"
+#include "onnx/npu_onnx_if.h"
 
+/* An If's or a Loop's region of nodes. */
 struct ctl_if {
-	int w;			/* the Where node */
-	bool *t, *e;		/* per node: in the then (else) range */
+	int w;			/* the Where node; a Loop's npu.LoopEnd */
+	int b;			/* a Loop's npu.LoopBegin; -1: an If */
+	bool *t, *e;		/* per node: in the then (else) range; a Loop's body in t */
 	bool on;		/* laid out as control flow */
 };
 
@@ -110,7 +113,89 @@ static bool branches(const npu_ir_graph *g, struct ctl_if *c, bool *always, bool
 
 static bool in_region(const struct ctl_if *c, int i)
 {
-	return i == c->w || c->t[i] || c->e[i];
+	return i == c->w || i == c->b || c->t[i] || c->e[i];
+}
+
+/*
+ * Loop @c's body: the nodes that depend on its LoopBegin and that its
+ * LoopEnd needs (one that only needs values from before the loop runs
+ * once, before it: ONNX operators are pure).  False if the end does not
+ * depend on the begin.
+ */
+static bool loop_body(const npu_ir_graph *g, struct ctl_if *c, bool *down, bool *tdown)
+{
+	const npu_ir_node *e = &g->nodes[c->w];
+
+	memset(tdown, 0, (size_t)g->n_tensors * sizeof(*tdown));
+	memset(down, 0, (size_t)g->n_nodes * sizeof(*down));
+	for (int j = 0; j < g->nodes[c->b].n_outputs; j++)
+		if (g->nodes[c->b].outputs[j] >= 0)
+			tdown[g->nodes[c->b].outputs[j]] = true;
+	for (int i = c->b + 1; i < g->n_nodes; i++) {
+		const npu_ir_node *n = &g->nodes[i];
+
+		for (int j = 0; !n->dead && j < n->n_inputs && !down[i]; j++)
+			down[i] = n->inputs[j] >= 0 && tdown[n->inputs[j]];
+		for (int j = 0; down[i] && j < n->n_outputs; j++)
+			if (n->outputs[j] >= 0)
+				tdown[n->outputs[j]] = true;
+	}
+	if (!down[c->w])
+		return false;
+	/* Ancestors of the end, into c->t (tdown reused as the tensors needed). */
+	memset(tdown, 0, (size_t)g->n_tensors * sizeof(*tdown));
+	for (int j = 0; j < e->n_inputs; j++)
+		if (e->inputs[j] >= 0)
+			tdown[e->inputs[j]] = true;
+	for (int i = c->w - 1; i > c->b; i--) {
+		const npu_ir_node *n = &g->nodes[i];
+		bool need = false;
+
+		for (int j = 0; !n->dead && j < n->n_outputs && !need; j++)
+			need = n->outputs[j] >= 0 && tdown[n->outputs[j]];
+		if (!need)
+			continue;
+		c->t[i] = down[i];
+		for (int j = 0; j < n->n_inputs; j++)
+			if (n->inputs[j] >= 0)
+				tdown[n->inputs[j]] = true;
+	}
+	return true;
+}
+
+/*
+ * The tensors loop @c's body reads that are computed before the loop
+ * become extra inputs of its LoopEnd: the scratch plan then keeps them
+ * until the last iteration (lower_loop.c).
+ */
+static npu_status keep_alive(npu_ir_graph *g, const struct ctl_if *c)
+{
+	for (int i = 0; i < g->n_nodes; i++) {
+		const npu_ir_node *n = &g->nodes[i];
+
+		if (!c->t[i] && i != c->w)
+			continue;
+		for (int j = 0; j < n->n_inputs; j++) {
+			int t = n->inputs[j], p = t >= 0 ? g->tensors[t].producer : -1;
+			npu_ir_node *e = &g->nodes[c->w];
+			bool have = false;
+			int *v;
+
+			if (p < 0 || in_region(c, p))
+				continue;
+			for (int k = 0; k < e->n_inputs && !have; k++)
+				have = e->inputs[k] == t;
+			if (have)
+				continue;
+			v = realloc(e->inputs, (size_t)(e->n_inputs + 1) * sizeof(*v));
+			if (!v)
+				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			e->inputs = v;
+			e->inputs[e->n_inputs++] = t;
+			n = &g->nodes[i];
+		}
+	}
+	return NPU_OK;
 }
 
 /* Region @b lies inside @a's T or inside its E. */
@@ -187,7 +272,22 @@ static npu_status lay_out(struct layout *l, const bool *in)
 		}
 		c = &l->ifs[top[i] - 1];
 		if (i != c->w)
-			continue;	/* laid out with its Where */
+			continue;	/* laid out with its Where (LoopEnd) */
+		if (c->b >= 0) {
+			/* LOOP_BEGIN -> after the end; body; LOOP_END -> the body's start. */
+			st = push(l, (struct npu_cc_seq){ .node = c->b, .ctl = NPU_CTL_LOOP_BEGIN },
+				  &at_if);
+			if (!st)
+				st = lay_out(l, c->t);
+			if (!st)
+				st = push(l, (struct npu_cc_seq){ .node = i, .ctl = NPU_CTL_LOOP_END },
+					  &at_jump);
+			if (!st) {
+				l->seq[at_if].target = l->nseq;
+				l->seq[at_jump].target = at_if + 1;
+			}
+			continue;
+		}
 		st = push(l, (struct npu_cc_seq){ .node = -1, .ctl = NPU_CTL_IF_NOT,
 						   .cond = g->nodes[i].inputs[0], .w = i }, &at_if);
 		if (!st)
@@ -266,7 +366,8 @@ npu_status npu_control_layout(struct npu_cc *cc)
 	if (cc->batch > 1)
 		return NPU_OK;
 	for (int i = 0; i < g->n_nodes; i++)
-		l.nifs += !g->nodes[i].dead && npu_ir_attr_find(&g->nodes[i], NPU_ATTR_IF_WHERE);
+		l.nifs += !g->nodes[i].dead && (npu_ir_attr_find(&g->nodes[i], NPU_ATTR_IF_WHERE) ||
+						!strcmp(g->nodes[i].op, NPU_OP_LOOP_END));
 	if (!l.nifs)
 		return NPU_OK;
 	l.ifs = calloc((size_t)l.nifs, sizeof(*l.ifs));
@@ -282,25 +383,50 @@ npu_status npu_control_layout(struct npu_cc *cc)
 	for (int i = 0; !st && i < g->n_nodes; i++) {
 		struct ctl_if *c = &l.ifs[l.nifs];
 
-		if (g->nodes[i].dead || !npu_ir_attr_find(&g->nodes[i], NPU_ATTR_IF_WHERE) ||
-		    g->nodes[i].n_inputs != 3 || g->nodes[i].inputs[1] < 0 ||
-		    g->nodes[i].inputs[2] < 0)
+		const npu_ir_node *n = &g->nodes[i];
+		bool loop = !n->dead && !strcmp(n->op, NPU_OP_LOOP_END);
+		int it = loop && n->n_inputs > 1 ? n->inputs[1] : -1;
+
+		if (!loop && (n->dead || !npu_ir_attr_find(n, NPU_ATTR_IF_WHERE) ||
+			      n->n_inputs != 3 || n->inputs[1] < 0 || n->inputs[2] < 0))
 			continue;
 		c->w = i;
+		c->b = it >= 0 ? g->tensors[it].producer : -1;
 		c->t = calloc((size_t)g->n_nodes, sizeof(bool));
 		c->e = calloc((size_t)g->n_nodes, sizeof(bool));
 		l.nifs++;
 		if (!c->t || !c->e)
 			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-		else
+		else if (!loop)
 			c->on = branches(g, c, always, tneed);
+		else if (c->b < 0 || strcmp(g->nodes[c->b].op, NPU_OP_LOOP_BEGIN) ||
+			 !loop_body(g, c, always, tneed))
+			st = npu_fail(NPU_ERR_INTERNAL, "Loop end %s without its begin", n->name);
+		else
+			c->on = true;
 	}
-	/* Regions nest or are disjoint; one that does neither stays a plain Where. */
+	/*
+	 * Regions nest or are disjoint; an If that does neither stays a plain
+	 * Where (both branches run), a Loop cannot.
+	 */
 	for (int b = 0; !st && b < l.nifs; b++)
-		for (int a = 0; l.ifs[b].on && a < b; a++)
-			if (l.ifs[a].on && overlap(g, &l.ifs[a], &l.ifs[b]) &&
-			    !nested_in(g, &l.ifs[a], &l.ifs[b]) && !nested_in(g, &l.ifs[b], &l.ifs[a]))
-				l.ifs[b].on = false;
+		for (int a = 0; l.ifs[b].on && a < b; a++) {
+			struct ctl_if *x = &l.ifs[a], *y = &l.ifs[b];
+
+			if (!x->on || !overlap(g, x, y) || nested_in(g, x, y) || nested_in(g, y, x))
+				continue;
+			if (y->b < 0)
+				y->on = false;
+			else if (x->b < 0)
+				x->on = false;
+			else
+				st = npu_fail(NPU_ERR_UNSUPPORTED,
+					      "Loops '%s' and '%s' share nodes without one inside the other: libnpu cannot lay them out as step ranges",
+					      g->nodes[x->w].name, g->nodes[y->w].name);
+		}
+	for (int k = 0; !st && k < l.nifs; k++)
+		if (l.ifs[k].b >= 0)
+			st = keep_alive(g, &l.ifs[k]);
 	for (int k = 0; k < l.nifs; k++)
 		on += l.ifs[k].on;
 	if (st || !on)
@@ -313,7 +439,7 @@ npu_status npu_control_layout(struct npu_cc *cc)
 		cc->seq = l.seq;
 		cc->nseq = l.nseq;
 		l.seq = NULL;
-		npu_debug(NPU_DEBUG_TILES, "run-time If: %d of %d as control flow (%u steps laid out)",
+		npu_debug(NPU_DEBUG_TILES, "run-time If and Loop: %d of %d as control flow (%u steps laid out)",
 			  on, l.nifs, cc->nseq);
 	}
 out:

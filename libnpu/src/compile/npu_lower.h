@@ -56,6 +56,14 @@ npu_status npu_lower_scatter_rows(struct npu_cc *cc, const npu_ir_node *n);
  * why when the host has no implementation or it does not take the node.
  */
 npu_status npu_lower_host(struct npu_cc *cc, const npu_ir_node *n);
+/*
+ * An ONNX Loop's npu.LoopBegin and npu.LoopEnd (lower_loop.c, issue 17):
+ * control steps that copy the carried values and repeat the body's steps.
+ */
+npu_status npu_lower_loop_begin(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_loop_end(struct npu_cc *cc, const npu_ir_node *n);
+/* Where tensor @id (-1: omitted) lives, as a host step's tensor (lower_host.c). */
+npu_status npu_host_tensor_of(struct npu_cc *cc, int id, struct npu_host_tensor *t);
 /* A MatMul marked NPU_ATTR_ATTN: the fused attention block (lower_attn.c). */
 npu_status npu_lower_attention(struct npu_cc *cc, const npu_ir_node *n);
 

@@ -17,9 +17,11 @@
  * A control step (the run-time If, npu_cmodel.h) chooses the next step:
  * the submit loop walks the steps with a step index, and a job records
  * the steps it ran in order (its trace), which is what the run's
- * statistics list.  Control steps only go forward (the reader checks), so
- * a run has at most nsteps entries.
+ * statistics list.  Control steps go forward (the reader checks) except a
+ * Loop's end, which repeats its body at most max_iterations times per
+ * entry, so a run ends; its trace grows as it goes, up to MAX_RUN_STEPS.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +32,9 @@
 #include "dev/npu_dev.h"
 #include "host/npu_host.h"
 #include "model/npu_model_priv.h"
+
+/* Steps one run may take (a Loop repeats its body's). */
+#define MAX_RUN_STEPS	(1u << 22)
 
 struct npu_context {
 	npu_device *dev;
@@ -47,6 +52,7 @@ struct npu_context {
 	uint64_t *last_cycles;		/* per step run in the last run */
 	double *last_host_us;		/* per step run in the last run: host steps' wall time */
 	uint32_t *last_trace;		/* per step run in the last run: its index in cm->steps */
+	uint32_t last_cap;		/* entries of the three above */
 };
 
 struct npu_job {
@@ -56,6 +62,7 @@ struct npu_job {
 	double *host_us;		/* a host step's wall time */
 	uint32_t *trace;		/* its index in cm->steps */
 	uint32_t nsteps;		/* steps run */
+	uint32_t cap;			/* entries of the three above */
 	uint32_t waited;		/* steps[0 .. waited) are known finished */
 	npu_tensor *outputs;		/* caller's, filled on completion */
 	size_t noutputs;
@@ -177,6 +184,7 @@ static npu_status context_new(npu_device *dev, const struct npu_cmodel *cm, npu_
 	ctx->last_cycles = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_cycles));
 	ctx->last_host_us = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_host_us));
 	ctx->last_trace = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_trace));
+	ctx->last_cap = cm->nsteps ? cm->nsteps : 1;
 	if (!ctx->bos || !ctx->uses || !ctx->last_cycles || !ctx->last_host_us ||
 	    !ctx->last_trace) {
 		npu_context_destroy(ctx);
@@ -342,10 +350,41 @@ static npu_status match(const struct npu_cmodel *cm, const struct npu_io *ios, u
 	return NPU_OK;
 }
 
+/* Room for @n entries in three per-step arrays @a, @b, @c of capacity *@cap; false: no memory. */
+static bool grow3(uint32_t n, uint32_t *cap, void **a, size_t sa, void **b, size_t sb, void **c,
+		  size_t sc)
+{
+	uint32_t nc = *cap;
+	void *p;
+
+	if (n <= nc)
+		return true;
+	while (nc < n)
+		nc = nc > MAX_RUN_STEPS / 2 ? MAX_RUN_STEPS : 2 * nc;
+	if (!(p = realloc(*a, (size_t)nc * sa)))
+		return false;
+	*a = p;
+	if (!(p = realloc(*b, (size_t)nc * sb)))
+		return false;
+	*b = p;
+	if (!(p = realloc(*c, (size_t)nc * sc)))
+		return false;
+	*c = p;
+	*cap = nc;
+	return true;
+}
+
 static void finish_locked(npu_job *job, npu_status st)
 {
 	npu_context *ctx = job->ctx;
 	uint64_t cycles = 0;
+
+	/* A run with a Loop may have taken more steps than the model has. */
+	if (!st && !grow3(job->nsteps, &ctx->last_cap, (void **)&ctx->last_cycles,
+			  sizeof(*ctx->last_cycles), (void **)&ctx->last_host_us,
+			  sizeof(*ctx->last_host_us), (void **)&ctx->last_trace,
+			  sizeof(*ctx->last_trace)))
+		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 
 	for (uint32_t i = 0; i < job->nsteps; i++) {
 		uint64_t c = job->steps[i] ? ctx->dev->ops->job_cycles(job->steps[i]) : 0;
@@ -446,6 +485,153 @@ static npu_status host_step(npu_context *ctx, npu_job *job, uint32_t i, uint32_t
 	return st;
 }
 
+/* Elements of host-step tensor @t. */
+static uint64_t numel(const struct npu_host_tensor *t)
+{
+	uint64_t n = 1;
+
+	for (int d = 0; d < t->rank; d++)
+		n *= (uint64_t)t->dims[d];
+	return n;
+}
+
+static uint64_t tbytes(const struct npu_host_tensor *t)
+{
+	return numel(t) * npu_dtype_size((npu_dtype)t->dtype);
+}
+
+/* An integer scalar (int32 or int64 as the device holds it); @def for an omitted one. */
+static int64_t read_int(npu_context *ctx, const struct npu_host_tensor *t, int64_t def)
+{
+	const void *p = host_addr(ctx, t);
+
+	if (!p)
+		return def;
+	return t->dtype == NPU_DTYPE_INT64 ? *(const int64_t *)p : *(const int32_t *)p;
+}
+
+static void write_int(npu_context *ctx, const struct npu_host_tensor *t, int64_t v)
+{
+	void *p = host_addr(ctx, t);
+
+	if (p && t->dtype == NPU_DTYPE_INT64)
+		*(int64_t *)p = v;
+	else if (p)
+		*(int32_t *)p = (int32_t)v;
+}
+
+/* A bool scalar; @def for an omitted one. */
+static bool read_bool(npu_context *ctx, const struct npu_host_tensor *t, bool def)
+{
+	const uint8_t *p = host_addr(ctx, t);
+
+	return p ? *p != 0 : def;
+}
+
+/*
+ * Copy @n tensors @src to @dst (host-step tensors; omitted ones skipped)
+ * through a host buffer: a body output may live in the bytes of another
+ * carried value (an Identity), so every source is read before any write.
+ */
+static npu_status copy_all(npu_context *ctx, const struct npu_host_tensor *src,
+			   const struct npu_host_tensor *dst, uint32_t n)
+{
+	uint64_t total = 0, off = 0;
+	uint8_t *tmp;
+
+	for (uint32_t k = 0; k < n; k++)
+		total += tbytes(&dst[k]);
+	if (!total)
+		return NPU_OK;
+	tmp = malloc(total);
+	if (!tmp)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (uint32_t k = 0; k < n; k++) {
+		const void *s = host_addr(ctx, &src[k]);
+
+		if (s && host_addr(ctx, &dst[k]))
+			memcpy(tmp + off, s, tbytes(&dst[k]));
+		off += tbytes(&dst[k]);
+	}
+	off = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		void *d = host_addr(ctx, &dst[k]);
+
+		if (d && host_addr(ctx, &src[k]))
+			memcpy(d, tmp + off, tbytes(&dst[k]));
+		off += tbytes(&dst[k]);
+	}
+	free(tmp);
+	return NPU_OK;
+}
+
+/*
+ * A Loop's control step @i (npu_cmodel.h: NPU_CTL_LOOP_BEGIN, _END), the
+ * programs before it finished: the step to run next into *@next.
+ */
+static npu_status run_loop(npu_context *ctx, uint32_t i, uint32_t *next)
+{
+	const struct npu_host_step *h = ctx->cm->steps[i].host;
+	const struct npu_host_tensor *in = h->tensors, *out = h->tensors + h->ninputs;
+	bool begin = h->ctl == NPU_CTL_LOOP_BEGIN;
+	uint32_t N = begin ? h->ninputs - 2 : h->noutputs - h->ninputs;
+	uint32_t K = h->noutputs - 2 - 2 * N;
+	const struct npu_host_tensor *v_in = out + 2, *v_fin = out + 2 + N, *scan = out + 2 + 2 * N;
+	int64_t M = read_int(ctx, &in[0], INT64_MAX), iter;
+	bool cond;
+
+	if (begin) {
+		cond = read_bool(ctx, &in[1], true);
+		write_int(ctx, &out[0], 0);
+		if (host_addr(ctx, &out[1]))
+			*(uint8_t *)host_addr(ctx, &out[1]) = cond;
+		*next = i + 1;
+		if (M > 0 && cond)
+			return copy_all(ctx, in + 2, v_in, N);
+		for (uint32_t k = 0; k < K; k++)
+			if (host_addr(ctx, &scan[k]) && scan[k].dims[0])
+				return npu_fail(NPU_ERR_UNSUPPORTED,
+						"%s: the loop ran 0 iterations; its scan output %u was compiled for %" PRId64 " (the length the model declares or its trip count)",
+						h->node, k, scan[k].dims[0]);
+		*next = h->target;
+		return copy_all(ctx, in + 2, v_fin, N);
+	}
+	/* The end of iteration iter - 1: its scan slices, then go round again or stop. */
+	iter = read_int(ctx, &out[0], 0) + 1;
+	cond = read_bool(ctx, &in[1], true);
+	for (uint32_t k = 0; k < K; k++) {
+		uint8_t *d = host_addr(ctx, &scan[k]);
+		const uint8_t *src = host_addr(ctx, &in[2 + N + k]);
+		uint64_t row = tbytes(&in[2 + N + k]);
+
+		if (!d || !src)
+			continue;
+		if (iter > scan[k].dims[0])
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"%s: iteration %" PRId64 " does not fit scan output %u, compiled for %" PRId64 " iterations (the length the model declares or its trip count)",
+					h->node, iter, k, scan[k].dims[0]);
+		memcpy(d + (uint64_t)(iter - 1) * row, src, row);
+	}
+	if (iter < M && cond) {
+		if (iter >= (int64_t)h->attrs[0].i)
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"%s: %" PRId64 " iterations and its condition is still true: stopped at the limit of %" PRId64 " (npu_compile_options.max_loop_iterations)",
+					h->node, iter, h->attrs[0].i);
+		write_int(ctx, &out[0], iter);
+		if (host_addr(ctx, &out[1]))
+			*(uint8_t *)host_addr(ctx, &out[1]) = cond;
+		*next = h->target;
+		return copy_all(ctx, in + 2, v_in, N);
+	}
+	for (uint32_t k = 0; k < K; k++)
+		if (host_addr(ctx, &scan[k]) && iter != scan[k].dims[0])
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"%s: the loop ran %" PRId64 " iterations; its scan output %u was compiled for %" PRId64 " (the length the model declares or its trip count)",
+					h->node, iter, k, scan[k].dims[0]);
+	*next = i + 1;
+	return copy_all(ctx, in + 2, v_fin, N);
+}
+
 /*
  * Step @i of @job, a control step run as the job's step @e: the step to
  * run next into *@next.  An If waits for the programs before it (one of
@@ -460,14 +646,18 @@ static npu_status run_control(npu_context *ctx, npu_job *job, uint32_t i, uint32
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	*next = h->target;
+	st = NPU_OK;
 	if (h->ctl == NPU_CTL_IF_NOT) {
 		if ((st = wait_queued(ctx, job)))
 			return st;
 		if (*(const uint8_t *)host_addr(ctx, &h->tensors[0]))
 			*next = i + 1;
+	} else if (h->ctl == NPU_CTL_LOOP_BEGIN || h->ctl == NPU_CTL_LOOP_END) {
+		if (!(st = wait_queued(ctx, job)))
+			st = run_loop(ctx, i, next);
 	}
 	job->host_us[e] = elapsed_us(&t0);
-	return NPU_OK;
+	return st;
 }
 
 npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_inputs,
@@ -515,6 +705,7 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
 	job->ctx = ctx;
+	job->cap = cm->nsteps ? cm->nsteps : 1;
 	job->outputs = outputs;
 	job->noutputs = n_outputs;
 
@@ -535,12 +726,26 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		npu_tensor_to_device(&io->info, inputs[i].data, dst);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &job->start);
-	/* Control steps only go forward: at most nsteps steps run. */
-	for (uint32_t i = 0, next; i < cm->nsteps && !st && job->nsteps < cm->nsteps; i = next) {
+	for (uint32_t i = 0, next; i < cm->nsteps && !st; i = next) {
 		const struct npu_step *s = &cm->steps[i];
 		uint32_t e = job->nsteps;
 
 		next = i + 1;
+		/* A Loop repeats steps: the trace grows, to a bound. */
+		if (e == MAX_RUN_STEPS) {
+			st = npu_fail(NPU_ERR_UNSUPPORTED,
+				      "the run took %u steps, the most one run may take (a Loop repeating its body)",
+				      MAX_RUN_STEPS);
+			break;
+		}
+		if (!grow3(e + 1, &job->cap, (void **)&job->steps, sizeof(*job->steps),
+			   (void **)&job->host_us, sizeof(*job->host_us), (void **)&job->trace,
+			   sizeof(*job->trace))) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		job->steps[e] = NULL;
+		job->host_us[e] = 0;
 		job->trace[e] = i;
 		if (npu_step_is_control(s))
 			st = run_control(ctx, job, i, e, &next);

@@ -126,14 +126,39 @@ struct npu_host_attr {
  * only its taken branch.  The context runs them itself (model/context.c,
  * run_control()); npu_host_run() never sees one.  Targets are step
  * indices; the reader allows only forward ones (target > the step's own
- * index, <= nsteps), so every run visits each step at most once.
+ * index, <= nsteps) except a LOOP_END's, which goes back to the step after
+ * its LOOP_BEGIN at most max_iterations times per entry.
  */
 enum npu_ctl_kind {
 	NPU_CTL_NONE = 0,	/* a host step computing a node */
 	/* input 0 (a bool, any shape of one element) false: go to target */
 	NPU_CTL_IF_NOT = 1,
 	NPU_CTL_JUMP = 2,	/* go to target */
+	/*
+	 * An ONNX Loop (compile/lower_loop.c).  Both have the outputs
+	 * iter_num (int32 or int64, one), cond (bool, one), v_in x N (the
+	 * carried values, where the body reads them), v_final x N, scan x K
+	 * (the Loop's outputs; a scan output [L, ...] holds L iterations).
+	 * LOOP_BEGIN: inputs M (int, one; NPU_HOST_SEG: none), cond (bool;
+	 * none: true), v_initial x N.  It sets iter_num 0, cond, v_in =
+	 * v_initial and goes on when M > 0 and cond, else sets v_final =
+	 * v_initial and goes to target (after the LOOP_END).
+	 * LOOP_END: inputs M, cond_out, v_out x N, scan_out x K, attribute
+	 * "max_iterations".  Iteration i = iter_num + 1 done: scan[i - 1] =
+	 * scan_out; if i < M and cond_out, then v_in = v_out, cond = cond_out,
+	 * iter_num = i and go to target (the body's first step, right after
+	 * the LOOP_BEGIN: the reader checks the pair); else v_final = v_out.
+	 * A run stops with an error after max_iterations iterations, or when
+	 * the iterations do not fill a scan output exactly.
+	 */
+	NPU_CTL_LOOP_BEGIN = 3,
+	NPU_CTL_LOOP_END = 4,
 };
+
+/* A Loop without a trip count that never stops fails after this many iterations. */
+#define NPU_LOOP_MAX_ITERATIONS_DEFAULT	65536
+/* ... and a file may not ask for more. */
+#define NPU_LOOP_MAX_ITERATIONS		(1u << 24)
 
 struct npu_host_step {
 	char *op;		/* ONNX op_type of the default domain */

@@ -664,6 +664,161 @@ static npu_status unroll_scan(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 	return st;
 }
 
+
+/* ---- Loop, as host-side control flow ---- */
+
+/*
+ * Loop node @np (index @idx): its body's nodes and initializers copied into
+ * @o and @gp under "<loop>/body/", between an npu.LoopBegin and an
+ * npu.LoopEnd (npu_onnx_if.h) that compile/npu_control.c makes control
+ * steps: the body runs as a step range the host repeats.  The body's
+ * inputs become LoopBegin's outputs; a name the body reads without
+ * defining it is the outer scope's, as ONNX says.  *@done false: left
+ * whole (refused later as Loop).
+ */
+static npu_status inline_loop(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t idx,
+			      struct nodes *o, int opset, int depth, bool *done)
+{
+	Onnx__GraphProto *b = branch(np, "body");
+	char base[200], prefix[240], nm[400];
+	char **to = NULL;
+	const char **bin = NULL, **ein = NULL;
+	int64_t N, K, *lens = NULL;
+	Onnx__NodeProto *e = NULL;
+	npu_status st = NPU_OK;
+
+	*done = false;
+	if (!b || np->n_input < 2 || (st = npu_onnx_flatten_if(b, opset, depth + 1)))
+		return st;
+	N = (int64_t)np->n_input - 2;
+	K = (int64_t)b->n_output - 1 - N;
+	if (has_subgraph(b) || (int64_t)b->n_input != N + 2 || K < 0 ||
+	    (int64_t)np->n_output != N + K)
+		return NPU_OK;
+	if (np->name && np->name[0])
+		snprintf(base, sizeof(base), "%s", np->name);
+	else
+		snprintf(base, sizeof(base), "Loop#%zu", idx);
+	snprintf(prefix, sizeof(prefix), "%s/body/", base);
+	to = calloc((size_t)(N + 2) + 1, sizeof(*to));
+	bin = calloc((size_t)(N + 2) + 1, sizeof(*bin));
+	ein = calloc((size_t)(4 + 2 * N + K), sizeof(*ein));
+	lens = calloc((size_t)K + 1, sizeof(*lens));
+	if (!to || !bin || !ein || !lens)
+		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	/* The body's inputs: LoopBegin's outputs, renamed into the loop's scope. */
+	for (int64_t k = 0; !st && k < N + 2; k++) {
+		const char *in = b->input[k]->name ? b->input[k]->name : "";
+
+		to[k] = malloc(strlen(prefix) + strlen(in) + 1);
+		if (!to[k])
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		else
+			sprintf(to[k], "%s%s", prefix, in);
+	}
+	if (!st) {
+		Onnx__NodeProto *bn = NULL;
+
+		for (int64_t k = 0; k < N + 2; k++)
+			bin[k] = np->input[k];
+		snprintf(nm, sizeof(nm), "%s/begin", base);
+		st = add_node_p(o, NPU_OP_LOOP_BEGIN, nm, bin, (size_t)(N + 2), to[0], &bn);
+		/* add_node_p makes one output: the rest are the carried values. */
+		if (!st) {
+			char **outs = realloc(bn->output, (size_t)(N + 2) * sizeof(char *));
+
+			if (!outs)
+				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			bn->output = outs;
+			for (int64_t k = 1; k < N + 2; k++) {
+				outs[k] = strdup(to[k]);
+				if (!outs[k])
+					return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+				bn->n_output++;
+			}
+		}
+	}
+	for (size_t n = 0; !st && n < b->n_node; n++) {
+		Onnx__NodeProto *c = copy_node(b->node[n]);
+
+		if (!c) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		for (size_t k = 0; !st && k < c->n_input; k++)
+			st = rename_iter(b, to, prefix, &c->input[k]);
+		for (size_t k = 0; !st && k < c->n_output; k++)
+			st = rename_local(b, prefix, &c->output[k]);
+		if (!st)
+			st = push(o, c);
+		if (st)
+			onnx__node_proto__free_unpacked(c, NULL);
+	}
+	for (size_t n = 0; !st && n < b->n_initializer; n++) {
+		Onnx__TensorProto *c = copy_tensor(b->initializer[n]);
+
+		if (!c) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		st = rename_local(b, prefix, &c->name);
+		st = st ? st : add_init(gp, c);
+	}
+	/* LoopEnd(M, iter_num, cond, v..., cond_out, v_out..., scan_out...). */
+	for (int64_t k = 0; !st && k < 1 + N + K; k++) {
+		char *out = strdup(b->output[k]->name ? b->output[k]->name : "");
+
+		if (!out || (st = rename_iter(b, to, prefix, &out))) {
+			free(out);
+			st = st ? st : npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		/* Kept by the copy below; freed with this list. */
+		ein[3 + N + k] = out;
+	}
+	if (!st) {
+		ein[0] = np->input[0];
+		for (int64_t k = 0; k < N + 2; k++)
+			ein[1 + k] = to[k];
+		snprintf(nm, sizeof(nm), "%s/end", base);
+		st = add_node_p(o, NPU_OP_LOOP_END, nm, ein, (size_t)(4 + 2 * N + K),
+				np->n_output ? np->output[0] : "", &e);
+	}
+	if (!st) {
+		char **outs = realloc(e->output, (size_t)(N + K + 1) * sizeof(char *));
+
+		if (!outs)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		e->output = outs;
+		e->n_output = np->n_output;
+		for (size_t k = 1; k < np->n_output; k++)
+			if (!(outs[k] = strdup(np->output[k])))
+				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		/* A scan output's length: the trip count when constant (shape
+		 * inference), else the graph's declaration of the Loop output. */
+		for (int64_t k = 0; k < K; k++)
+			lens[k] = declared_dim(gp, np->output[N + k], 0);
+		st = set_ints(e, NPU_LOOP_N, &N, 0);
+		if (!st)
+			st = set_ints(e, NPU_LOOP_K, &K, 0);
+		if (!st && K)
+			st = set_ints(e, NPU_LOOP_SCAN_LEN, lens, (size_t)K);
+	}
+	for (int64_t k = 0; to && k < N + 2; k++)
+		free(to[k]);
+	for (int64_t k = 0; ein && k < 1 + N + K; k++)
+		free((char *)ein[3 + N + k]);
+	free(to);
+	free(bin);
+	free(ein);
+	free(lens);
+	if (!st) {
+		*done = true;
+		onnx__node_proto__free_unpacked(np, NULL);
+	}
+	return st;
+}
+
 npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int opset, int depth)
 {
 	struct nodes o = { 0 };
@@ -680,6 +835,9 @@ npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int opset, int depth)
 		else if (np->op_type && !strcmp(np->op_type, "Scan") && default_domain(np->domain) &&
 			 opset >= 9)
 			st = unroll_scan(gp, np, i, &o, opset, depth, &done);
+		else if (np->op_type && !strcmp(np->op_type, "Loop") && default_domain(np->domain) &&
+			 opset >= 11)
+			st = inline_loop(gp, np, i, &o, opset, depth, &done);
 		if (!st && !done)
 			st = push(&o, np);
 	}
