@@ -456,12 +456,16 @@ out:
 	return st;
 }
 
-/* "If if_1" for a control step's label and node. */
-static void if_label(const struct npu_cc *cc, int w, char *buf, size_t len)
+/*
+ * "If 'if_1/select0': then-branch or skip it" for a control step's label
+ * and node (@ctl: NPU_CTL_IF_NOT, or NPU_CTL_JUMP at the then-branch's end).
+ */
+static void if_label(const struct npu_cc *cc, int w, uint32_t ctl, char *buf, size_t len)
 {
 	char lbl[96];
 
-	snprintf(buf, len, "If %s", npu_ir_node_label(&cc->g->nodes[w], lbl, sizeof(lbl)));
+	snprintf(buf, len, "If %s: %s", npu_ir_node_label(&cc->g->nodes[w], lbl, sizeof(lbl)),
+		 ctl == NPU_CTL_IF_NOT ? "then-branch or skip it" : "end of the then-branch");
 }
 
 npu_status npu_control_step(struct npu_cc *cc, const struct npu_cc_seq *e)
@@ -472,7 +476,7 @@ npu_status npu_control_step(struct npu_cc *cc, const struct npu_cc_seq *e)
 
 	if (!h)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	if_label(cc, e->w, what, sizeof(what));
+	if_label(cc, e->w, e->ctl, what, sizeof(what));
 	h->op = strdup(e->ctl == NPU_CTL_IF_NOT ? "npu.IfNot" : "npu.Jump");
 	h->node = strdup(what);
 	h->ctl = e->ctl;

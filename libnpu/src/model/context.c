@@ -615,7 +615,7 @@ static npu_status run_loop(npu_context *ctx, uint32_t i, uint32_t *next)
 	if (iter < M && cond) {
 		if (iter >= (int64_t)h->attrs[0].i)
 			return npu_fail(NPU_ERR_UNSUPPORTED,
-					"%s: %" PRId64 " iterations and its condition is still true: stopped at the limit of %" PRId64 " (npu_compile_options.max_loop_iterations)",
+					"%s: %" PRId64 " iterations and its condition is still true: stopped at the limit of %" PRId64 " (raise it with npu_compile_options.max_loop_iterations, npu-run --max-loop-iterations)",
 					h->node, iter, h->attrs[0].i);
 		write_int(ctx, &out[0], iter);
 		if (host_addr(ctx, &out[1]))
