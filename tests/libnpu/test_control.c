@@ -598,7 +598,7 @@ END_TEST
  */
 enum { LN = 4 };
 
-static uint8_t *loop_model(bool scan, size_t *len)
+static uint8_t *loop_model(bool scan, bool keep_cond, size_t *len)
 {
 	onnxb *m = onnxb_new(8, 13), *b = onnxb_new(8, 13);
 	Onnx__NodeProto *n;
@@ -614,7 +614,8 @@ static uint8_t *loop_model(bool scan, size_t *len)
 	onnxb_node(b, "Add", NULL, "a1,s2", "acc2");
 	n = onnxb_node(b, "ReduceSum", NULL, "s2", "sm");
 	onnxb_attr_i(b, n, "keepdims", 0);
-	onnxb_node(b, "Less", NULL, "sm,lim", "c_out");
+	/* @keep_cond: the condition passes through (the Loop unrolls), sm unused. */
+	onnxb_node(b, keep_cond ? "Identity" : "Less", NULL, keep_cond ? "c_in" : "sm,lim", "c_out");
 	onnxb_output(b, "c_out", ONNXB_BOOL, 0, NULL);
 	onnxb_output(b, "s2", ONNXB_F32, 1, (int64_t[]){ LN });
 	onnxb_output(b, "acc2", ONNXB_F32, 1, (int64_t[]){ LN });
@@ -715,7 +716,7 @@ static size_t body_runs(npu_context *ctx)
 START_TEST(loop_runtime_trip_count_and_condition)
 {
 	size_t len, flen;
-	uint8_t *buf = loop_model(false, &len), *file;
+	uint8_t *buf = loop_model(false, false, &len), *file;
 	struct npu_cmodel *cm, *back;
 	npu_model *m = calloc(1, sizeof(*m));
 	npu_device *dev;
@@ -764,7 +765,7 @@ END_TEST
 START_TEST(loop_constant_trip_count_scan_output)
 {
 	size_t len;
-	uint8_t *buf = loop_model(true, &len);
+	uint8_t *buf = loop_model(true, false, &len);
 	struct npu_cmodel *cm;
 	npu_model *m = calloc(1, sizeof(*m));
 	float lim = 1e9f, s[LN], acc[LN], ys[3 * LN], rs[LN], racc[LN], rys[3 * LN];
@@ -805,6 +806,54 @@ START_TEST(loop_constant_trip_count_scan_output)
 }
 END_TEST
 
+/*
+ * A constant trip count and a condition the body passes through: the Loop
+ * unrolls at load (no control step, each copy's steps in one straight
+ * run), same values and scan output as the C loop.
+ */
+START_TEST(loop_constant_unrolled)
+{
+	size_t len;
+	uint8_t *buf = loop_model(true, true, &len);
+	struct npu_cmodel *cm;
+	npu_model *m = calloc(1, sizeof(*m));
+	float lim = 0, s[LN], acc[LN], ys[3 * LN], rs[LN], racc[LN], rys[3 * LN];
+	npu_tensor in[4] = { { "x", NPU_DTYPE_FLOAT32, (void *)loop_x, sizeof(loop_x) },
+			     { "s0", NPU_DTYPE_FLOAT32, (void *)loop_s0, sizeof(loop_s0) },
+			     { "acc0", NPU_DTYPE_FLOAT32, (void *)loop_a0, sizeof(loop_a0) },
+			     { "lim", NPU_DTYPE_FLOAT32, &lim, sizeof(lim) } };
+	npu_tensor out[3] = { { "s_fin", NPU_DTYPE_FLOAT32, s, sizeof(s) },
+			      { "acc_fin", NPU_DTYPE_FLOAT32, acc, sizeof(acc) },
+			      { "ys", NPU_DTYPE_FLOAT32, ys, sizeof(ys) } };
+	npu_device *dev;
+	npu_context *ctx;
+	npu_ir_graph *g;
+	int iters;
+
+	ck_assert_msg(compile(buf, len, &cm, &g) == NPU_OK, "%s", npu_last_error());
+	ck_assert_int_ge(npu_ir_find_tensor(g, "loop_1/2/s2"), 0);
+	npu_ir_graph_free(g);
+	for (uint32_t i = 0; i < cm->nsteps; i++)
+		ck_assert(!npu_step_on_host(&cm->steps[i]));
+	m->cm = cm;
+	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
+	ck_assert_int_eq(npu_context_create(dev, m, 0, &ctx), NPU_OK);
+	ck_assert_int_eq(npu_run(ctx, in, 4, out, 3), NPU_OK);
+	/* lim is unused: the condition stays true, 3 iterations. */
+	loop_ref(3, true, 1e9f, rs, racc, rys, &iters);
+	for (int k = 0; k < LN; k++) {
+		ck_assert_float_eq_tol(s[k], rs[k], 1e-2f * (1 + fabsf(rs[k])));
+		ck_assert_float_eq_tol(acc[k], racc[k], 1e-2f * (1 + fabsf(racc[k])));
+	}
+	for (int k = 0; k < 3 * LN; k++)
+		ck_assert_float_eq_tol(ys[k], rys[k], 1e-2f * (1 + fabsf(rys[k])));
+	npu_context_destroy(ctx);
+	npu_model_free(m);
+	npu_device_close(dev);
+	free(buf);
+}
+END_TEST
+
 static Suite *control_suite(void)
 {
 	Suite *s = suite_create("control");
@@ -820,6 +869,7 @@ static Suite *control_suite(void)
 	tcase_add_test(tc, if_control_file_checked);
 	tcase_add_test(tc, loop_runtime_trip_count_and_condition);
 	tcase_add_test(tc, loop_constant_trip_count_scan_output);
+	tcase_add_test(tc, loop_constant_unrolled);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;
