@@ -1053,8 +1053,10 @@ static npu_status inline_loop(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 		for (size_t k = 1; k < np->n_output; k++)
 			if (!(outs[k] = strdup(np->output[k])))
 				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-		/* A scan output's length: the trip count when constant (shape
-		 * inference), else the graph's declaration of the Loop output. */
+		/*
+		 * A scan output's length: the trip count when constant (shape
+		 * inference), else the graph's declaration of the Loop output.
+		 */
 		for (int64_t k = 0; k < K; k++)
 			lens[k] = declared_dim(gp, np->output[N + k], 0);
 		st = set_ints(e, NPU_LOOP_N, &N, 0);
