@@ -13,8 +13,9 @@
  * live from the LOOP_BEGIN to the LOOP_END, and the Loop's outputs from
  * the LOOP_BEGIN on (a scan output is written at every LOOP_END while the
  * body still runs: nothing in the body may share its bytes).  A tensor
- * made before the loop and read in the body is an extra input of the
- * LoopEnd (npu_control.c), so it lives across the whole range too.
+ * made before the loop and read in the body lives until the LOOP_END too
+ * (npu_scratch_keep(): whatever the body's lowerings asked for, a fused
+ * producer's inputs included).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,8 +134,7 @@ npu_status npu_lower_loop_end(struct npu_cc *cc, const npu_ir_node *n)
 {
 	int N = attr_int(n, NPU_LOOP_N, -1), K = attr_int(n, NPU_LOOP_K, -1), *ins, *outs;
 	const npu_ir_node *b;
-	npu_status st = NPU_OK;
-	struct npu_loc loc;
+	npu_status st;
 
 	if (N < 0 || K < 0 || n->n_inputs < 4 + 2 * N + K || n->inputs[1] < 0 ||
 	    cc->g->tensors[n->inputs[1]].producer < 0)
@@ -151,11 +151,12 @@ npu_status npu_lower_loop_end(struct npu_cc *cc, const npu_ir_node *n)
 	ins[0] = n->inputs[0];
 	memcpy(ins + 1, n->inputs + 3 + N, (size_t)(1 + N + K) * sizeof(int));
 	shared_outs(b, n, N, K, outs);
-	/* Values made before the loop that the body reads: alive until here. */
-	for (int k = 4 + 2 * N + K; !st && k < n->n_inputs; k++)
-		st = npu_cc_loc(cc, n->inputs[k], &loc);
-	if (!st)
-		st = loop_step(cc, n, NPU_CTL_LOOP_END, ins, 2 + N + K, outs, 2 * N + K + 2,
+	/*
+	 * Values made before the loop that the body reads (what its lowerings
+	 * asked for: a fused producer's inputs too) stay alive until here.
+	 */
+	npu_scratch_keep(cc, (int)(b - cc->g->nodes));
+	st = loop_step(cc, n, NPU_CTL_LOOP_END, ins, 2 + N + K, outs, 2 * N + K + 2,
 			       "next iteration");
 	free(ins);
 	free(outs);

@@ -169,6 +169,12 @@ uint64_t npu_scratch_block(struct npu_cc *cc, uint64_t bytes, int owner);
 /* Tensor @t is used by the node being lowered. */
 void npu_scratch_touch(struct npu_cc *cc, int t);
 /*
+ * Every tensor asked for before node @from and again after it lives until
+ * the node being lowered (a Loop's end: what its body reads from before
+ * the loop is read again by the next iteration).
+ */
+void npu_scratch_keep(struct npu_cc *cc, int from);
+/*
  * Once every node is lowered: plan the scratch from the tensors'
  * lifetimes, move every scratch address of the work onto the plan and set
  * cc->scratch_stride (the peak of one batch element).

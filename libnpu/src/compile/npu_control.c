@@ -163,41 +163,6 @@ static bool loop_body(const npu_ir_graph *g, struct ctl_if *c, bool *down, bool 
 	return true;
 }
 
-/*
- * The tensors loop @c's body reads that are computed before the loop
- * become extra inputs of its LoopEnd: the scratch plan then keeps them
- * until the last iteration (lower_loop.c).
- */
-static npu_status keep_alive(npu_ir_graph *g, const struct ctl_if *c)
-{
-	for (int i = 0; i < g->n_nodes; i++) {
-		const npu_ir_node *n = &g->nodes[i];
-
-		if (!c->t[i] && i != c->w)
-			continue;
-		for (int j = 0; j < n->n_inputs; j++) {
-			int t = n->inputs[j], p = t >= 0 ? g->tensors[t].producer : -1;
-			npu_ir_node *e = &g->nodes[c->w];
-			bool have = false;
-			int *v;
-
-			if (p < 0 || in_region(c, p))
-				continue;
-			for (int k = 0; k < e->n_inputs && !have; k++)
-				have = e->inputs[k] == t;
-			if (have)
-				continue;
-			v = realloc(e->inputs, (size_t)(e->n_inputs + 1) * sizeof(*v));
-			if (!v)
-				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-			e->inputs = v;
-			e->inputs[e->n_inputs++] = t;
-			n = &g->nodes[i];
-		}
-	}
-	return NPU_OK;
-}
-
 /* Region @b lies inside @a's T or inside its E. */
 static bool nested_in(const npu_ir_graph *g, const struct ctl_if *b, const struct ctl_if *a)
 {
@@ -424,9 +389,7 @@ npu_status npu_control_layout(struct npu_cc *cc)
 					      "Loops '%s' and '%s' share nodes without one inside the other: libnpu cannot lay them out as step ranges",
 					      g->nodes[x->w].name, g->nodes[y->w].name);
 		}
-	for (int k = 0; !st && k < l.nifs; k++)
-		if (l.ifs[k].b >= 0)
-			st = keep_alive(g, &l.ifs[k]);
+
 	for (int k = 0; k < l.nifs; k++)
 		on += l.ifs[k].on;
 	if (st || !on)
