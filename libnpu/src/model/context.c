@@ -504,20 +504,29 @@ static uint64_t tbytes(const struct npu_host_tensor *t)
 static int64_t read_int(npu_context *ctx, const struct npu_host_tensor *t, int64_t def)
 {
 	const void *p = host_addr(ctx, t);
+	int64_t v64;
+	int32_t v32;
 
 	if (!p)
 		return def;
-	return t->dtype == NPU_DTYPE_INT64 ? *(const int64_t *)p : *(const int32_t *)p;
+	/* memcpy: an alias's home need not be aligned. */
+	if (t->dtype == NPU_DTYPE_INT64) {
+		memcpy(&v64, p, sizeof(v64));
+		return v64;
+	}
+	memcpy(&v32, p, sizeof(v32));
+	return v32;
 }
 
 static void write_int(npu_context *ctx, const struct npu_host_tensor *t, int64_t v)
 {
 	void *p = host_addr(ctx, t);
+	int32_t v32 = (int32_t)v;
 
 	if (p && t->dtype == NPU_DTYPE_INT64)
-		*(int64_t *)p = v;
+		memcpy(p, &v, sizeof(v));
 	else if (p)
-		*(int32_t *)p = (int32_t)v;
+		memcpy(p, &v32, sizeof(v32));
 }
 
 /* A bool scalar; @def for an omitted one. */
