@@ -43,8 +43,10 @@ path() {
 		else
 			taken="Gemm /b/Gemm" skipped="Gemm /a/Gemm"
 		fi
-	else
+	elif [ "$1" = early_exit ]; then
 		iters=$(int64 "$REF/$1/$2/steps.bin") body="Mul /Mul_1" taken="" skipped=""
+	else
+		return	# nested: its outputs say it all
 	fi
 	got=$(ran "$3" "$body")
 	if [ "$got" -ne "$iters" ]; then
@@ -58,7 +60,7 @@ path() {
 no() { fail=$((fail + 1)); echo "not ok - $*"; }
 export NPU_EMU_STATS=0
 
-for model in steps_branch early_exit; do
+for model in steps_branch early_exit nested; do
 	for case in "$REF/$model"/*/; do
 		case=${case%/}
 		c=${case##*/}

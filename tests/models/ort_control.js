@@ -3,7 +3,9 @@
 // onnxruntime-node, each over cases that take every path: steps_branch
 // with n = 0, 3, 7 on x and -x (the If on sum(h) goes both ways),
 // early_exit with limits that stop it before the first iteration, part
-// way and at its bound of 12.  x is deterministic (the LCG of
+// way and at its bound of 12, nested with n = 0, 1, 4 on x and -x (the
+// Loop inside a branch runs or not, the If inside the other Loop goes
+// both ways).  x is deterministic (the LCG of
 // model_test.c).  Writes OUTDIR/<model>/<case>/in_<input>.bin and every
 // output (raw little endian, float32 or int64) for npu_run_control.sh.
 // Usage: node ort_control.js MODELDIR OUTDIR
@@ -38,6 +40,10 @@ function xs(sign) {
 
 const CASES = {
   steps_branch: [0, 3, 7].flatMap(n => [1, -1].map(s => ({
+    name: `n${n}_${s > 0 ? 'pos' : 'neg'}`,
+    feeds: { x: xs(s), n: new ort.Tensor('int64', BigInt64Array.from([BigInt(n)]), []) },
+  }))),
+  nested: [0, 1, 4].flatMap(n => [1, -1].map(s => ({
     name: `n${n}_${s > 0 ? 'pos' : 'neg'}`,
     feeds: { x: xs(s), n: new ort.Tensor('int64', BigInt64Array.from([BigInt(n)]), []) },
   }))),

@@ -13,6 +13,10 @@ torch.onnx.export, as PyTorch users export data-dependent code:
                      mean(h^2) < limit: h = 1.25 h + b (a Loop whose
                      condition the body computes; the trip count bounds
                      it): h [1, 16], steps int64 [] (iterations run)
+  nested.onnx        x [1, 16], n int64 [] -> if sum(x) > 0: n times
+                     h = tanh(Linear(h)) + h (a Loop inside a branch)
+                     else h = 3 x; then n times: h -= 1/4 if mean(h) > 0.1
+                     else h += 1/2 (an If inside a Loop's body): h [1, 16]
 
 Usage: /usr/bin/python3 gen.py OUTDIR
 Needs Debian's python3-torch (1.13).  Same bytes on every run.
@@ -59,6 +63,26 @@ class EarlyExit(nn.Module):
         return h, torch.tensor(i)
 
 
+class Nested(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(WIDTH, WIDTH)
+
+    def forward(self, x, n):
+        h = x
+        if bool(x.sum() > 0):
+            for _ in range(int(n)):
+                h = torch.tanh(self.lin(h)) + h
+        else:
+            h = h * 3.0
+        for _ in range(int(n)):
+            if bool(h.mean() > 0.1):
+                h = h - 0.25
+            else:
+                h = h + 0.5
+        return h
+
+
 def export(module, args, names, outs, path):
     torch.onnx.export(torch.jit.script(module), args, path, input_names=names,
                       output_names=outs, opset_version=14)
@@ -73,6 +97,8 @@ def main():
            os.path.join(out, 'steps_branch.onnx'))
     export(EarlyExit().eval(), (x, torch.tensor(4.0)), ['x', 'limit'], ['h', 'steps'],
            os.path.join(out, 'early_exit.onnx'))
+    export(Nested().eval(), (x, torch.tensor(2)), ['x', 'n'], ['h'],
+           os.path.join(out, 'nested.onnx'))
 
 
 if __name__ == '__main__':
