@@ -295,6 +295,13 @@ typedef struct npu_compile_options {
 	 */
 	const npu_input_shape *input_shapes;
 	size_t n_input_shapes;
+	/*
+	 * A Loop runs its body as steps the host repeats (issue 17): one
+	 * whose trip count and condition never stop it fails its run with
+	 * NPU_ERR_UNSUPPORTED after this many iterations.  0: 65536; at most
+	 * 2^24 (else NPU_ERR_INVALID_ARG).  Kept in the compiled model.
+	 */
+	unsigned max_loop_iterations;
 } npu_compile_options;
 
 NPU_API void npu_compile_options_init(npu_compile_options *opts);

@@ -11,7 +11,9 @@
 # (ort_realmodels.js, npu_run_realmodels.sh), with the first refusal of
 # those libnpu does not run yet (try_realmodels.sh, informational), and the
 # recurrent test models (tests/models/recurrent: an LSTM and a GRU exported
-# by PyTorch) over four frames with the state carried, against onnxruntime.
+# by PyTorch) over four frames with the state carried, against onnxruntime,
+# and the control-flow test models (tests/models/control: a Loop and an If
+# exported from torch.jit.script) on every path, against onnxruntime.
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
 # openWakeWord's speech embedding (tf2onnx, input float32[?,76,32,1]), from
@@ -29,8 +31,9 @@ TF_PACKAGES := python3-torch python3-onnx
 NB_DIR      := tests/models/nbits
 NB_PACKAGES := python3-onnx python3-numpy
 RNN_DIR     := tests/models/recurrent
+CTL_DIR     := tests/models/control
 
-.PHONY: models check-models transformer-models nbits-models recurrent-models
+.PHONY: models check-models transformer-models nbits-models recurrent-models control-models
 models:
 	@tests/models/fetch.sh
 
@@ -72,6 +75,10 @@ recurrent-models:
 	/usr/bin/python3 $(RNN_DIR)/gen.py $(RNN_DIR)
 	/usr/bin/python3 $(RNN_DIR)/gen_nodes.py $(RNN_DIR)
 
+# Regenerate the committed control-flow test models (byte for byte, as above).
+control-models:
+	/usr/bin/python3 $(CTL_DIR)/gen.py $(CTL_DIR)
+
 # The npu-run rule lives in tools/, included after this file: name the
 # target literally.
 check-models: models $(MODEL_TEST) $(TF_PARSE) $(GEN_TEST) $(BUILD)/bin/npu-run
@@ -99,6 +106,9 @@ check-models: models $(MODEL_TEST) $(TF_PARSE) $(GEN_TEST) $(BUILD)/bin/npu-run
 	@rm -rf $(BUILD)/models-ref/recurrent && mkdir -p $(BUILD)/models-ref/recurrent
 	@node tests/models/ort_recurrent.js $(RNN_DIR) $(BUILD)/models-ref/recurrent
 	@tests/models/npu_run_recurrent.sh $(RNN_DIR) $(BUILD)/models-ref/recurrent $(BUILD)/bin/npu-run
+	@rm -rf $(BUILD)/models-ref/control && mkdir -p $(BUILD)/models-ref/control
+	@node tests/models/ort_control.js $(CTL_DIR) $(BUILD)/models-ref/control
+	@tests/models/npu_run_control.sh $(CTL_DIR) $(BUILD)/models-ref/control $(BUILD)/bin/npu-run
 
 # Regenerate the committed MatMulNBits test models (byte for byte; no torch):
 # installs Debian's onnx and numpy (root; once), then runs the generator.

@@ -43,6 +43,8 @@ static void usage(FILE *f)
 	      "  --batch N             inputs per run, pipelined (1..64)\n"
 	      "  --cpu-fallback        run operators the NPU cannot on the CPU, as host steps\n"
 	      "                        between NPU programs (listed in the summary)\n"
+	      "  --max-loop-iterations N  a Loop that has not stopped after N iterations\n"
+	      "                        fails the run (default 65536)\n"
 	      "  --shape NAME=DIMS     compile input NAME with shape DIMS, e.g. 1x3x224x224\n"
 	      "                        (repeatable; needed for symbolic dims such as batch;\n"
 	      "                        NAME= alone is a scalar)\n"
@@ -336,6 +338,8 @@ static int apply(struct nr_options *o, const char *flag, const char *val)
 	}
 	if (!strcmp(flag, "--batch"))
 		return parse_uint(flag, val, 1, NR_MAX_BATCH, &o->batch);
+	if (!strcmp(flag, "--max-loop-iterations"))
+		return parse_uint(flag, val, 1, 1u << 24, &o->max_loop_iterations);
 	if (!strcmp(flag, "--input")) {
 		o->inputs[o->n_inputs++] = val;
 		return 0;
@@ -442,7 +446,7 @@ static int takes_value(const char *flag)
 		"--output-dir", "--output-format", "--warmup", "--iterations", "--duration",
 		"--percentiles", "--top-k", "--top-k-output", "--labels", "-o", "--detect",
 		"--detect-threshold", "--detect-from", "--generate", "--prompt-ids",
-		"--prompt-ids-file", "--max-context", "--sample", "--eos",
+		"--prompt-ids-file", "--max-context", "--sample", "--eos", "--max-loop-iterations",
 	};
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)

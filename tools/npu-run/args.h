@@ -21,6 +21,7 @@ struct nr_options {
 	npu_precision precision;
 	const char *calibrate;		/* int8 calibration directory */
 	unsigned batch;			/* 0: not given (unbatched) */
+	unsigned max_loop_iterations;	/* --max-loop-iterations; 0: the default */
 	const char **inputs;		/* --input arguments, "NAME=FILE" */
 	unsigned n_inputs;
 	npu_input_shape *shapes;	/* --shape NAME=DIMS; names malloc'd */

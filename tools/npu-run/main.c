@@ -187,6 +187,7 @@ static int load_model(const struct nr_options *o, npu_device *dev, npu_model **m
 	copts.clusters = o->clusters;
 	copts.batch = o->batch;
 	copts.allow_cpu_fallback = o->cpu_fallback;
+	copts.max_loop_iterations = o->max_loop_iterations;
 	copts.input_shapes = o->shapes;
 	copts.n_input_shapes = o->n_shapes;
 	t0 = nr_now();

@@ -49,7 +49,7 @@ static bool copy_attr(const npu_ir_attr *a, struct npu_host_attr *o)
 	return o->name != NULL;
 }
 
-static npu_status host_tensor(struct npu_cc *cc, int id, struct npu_host_tensor *t)
+npu_status npu_host_tensor_of(struct npu_cc *cc, int id, struct npu_host_tensor *t)
 {
 	const npu_ir_tensor *x;
 	struct npu_loc loc;
@@ -122,9 +122,9 @@ npu_status npu_lower_host(struct npu_cc *cc, const npu_ir_node *n)
 				      n->attrs[i].name);
 	}
 	for (int i = 0; !st && i < n->n_inputs; i++)
-		st = host_tensor(cc, n->inputs[i], &h->tensors[i]);
+		st = npu_host_tensor_of(cc, n->inputs[i], &h->tensors[i]);
 	for (int i = 0; !st && i < n->n_outputs; i++)
-		st = host_tensor(cc, n->outputs[i], &h->tensors[n->n_inputs + i]);
+		st = npu_host_tensor_of(cc, n->outputs[i], &h->tensors[n->n_inputs + i]);
 	if (st) {
 		npu_host_step_free(h);
 		return st;

@@ -392,6 +392,92 @@ static bool no_elements(const npu_ir_graph *g, const npu_ir_node *n)
 	return outs > 0;
 }
 
+/* Lower node @i (cc->cur_node). */
+static npu_status lower_node(struct npu_cc *cc, const struct npu_compile_target *tgt, int i)
+{
+	const npu_ir_node *n = &cc->g->nodes[i];
+	npu_lower_fn fn;
+	char label[96];
+	unsigned nwork;
+	npu_status st;
+
+	if (n->dead)
+		return NPU_OK;
+	cc->cur_node = i;
+	fn = npu_op_lowering(n);
+	/* Outputs without elements (Trilu of [3, 0, 5]): nothing to
+	 * compute, even for an operator only rewrites make runnable
+	 * (the rewrite pass leaves empty nodes alone). */
+	if (!fn && no_elements(cc->g, n))
+		return NPU_OK;
+	if (!fn || !npu_op_supported(cc->g, n))
+		return fallback_or_refuse(cc, tgt, n);
+	nwork = cc->nwork;
+	st = fn(cc, n);
+	if (st == NPU_ERR_UNSUPPORTED && tgt->allow_cpu_fallback &&
+	    npu_host_op_get(n->op, n->opset)) {
+		/* The lowering refused this node: drop what it made, run it on the host. */
+		drop_work(cc, nwork);
+		st = fallback_or_refuse(cc, tgt, n);
+	}
+	if (st) {
+		char msg[768];
+
+		snprintf(msg, sizeof(msg), "%s", npu_last_error());
+		st = npu_fail(st, "node %s (%s): %s%s",
+			      npu_ir_node_label(n, label, sizeof(label)), n->op, msg,
+			      st == NPU_ERR_UNSUPPORTED && !tgt->allow_cpu_fallback &&
+			      npu_host_op_get(n->op, n->opset) ?
+			      "; compile with allow_cpu_fallback (npu-run --cpu-fallback) to run it on the CPU" : "");
+	}
+	return st;
+}
+
+/*
+ * Lower every node in graph order, or in cc->seq's order with its control
+ * steps (a run-time If, npu_control.c), whose targets then become work
+ * items.
+ */
+static npu_status lower_all(struct npu_cc *cc, const struct npu_compile_target *tgt)
+{
+	unsigned *seq_work;
+	npu_status st = NPU_OK;
+
+	if (!cc->seq) {
+		for (int i = 0; !st && i < cc->g->n_nodes; i++)
+			st = lower_node(cc, tgt, i);
+		return st;
+	}
+	seq_work = calloc(cc->nseq + 1, sizeof(*seq_work));
+	if (!seq_work)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (unsigned k = 0; !st && k < cc->nseq; k++) {
+		const struct npu_cc_seq *e = &cc->seq[k];
+
+		seq_work[k] = cc->nwork;
+		if (e->node >= 0) {
+			st = lower_node(cc, tgt, e->node);
+			/* A Loop's begin or end: its control step goes to element target. */
+			for (unsigned w = seq_work[k]; !st && e->ctl && w < cc->nwork; w++)
+				if (cc->work[w].host && cc->work[w].host->ctl == e->ctl)
+					cc->work[w].host->target = e->target;
+			continue;
+		}
+		/* A control step belongs to the next node (work stays in node order). */
+		for (unsigned j = k + 1; j < cc->nseq; j++)
+			if (cc->seq[j].node >= 0) {
+				cc->cur_node = cc->seq[j].node;
+				break;
+			}
+		st = npu_control_step(cc, e);
+	}
+	seq_work[cc->nseq] = cc->nwork;
+	if (!st)
+		npu_control_targets(cc, seq_work);
+	free(seq_work);
+	return st;
+}
+
 npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 			  struct npu_cmodel **out)
 {
@@ -401,7 +487,6 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	char *notes = NULL;
 	npu_status st;
 	int i, nwide = 0;
-	unsigned nwork;
 
 	*out = NULL;
 	cc.g = g;
@@ -418,6 +503,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	cc.inflight = tgt->inflight;
 	cc.step_cycles = tgt->step_cycles;
 	cc.nstep_cycles = tgt->nstep_cycles;
+	cc.max_loop_iterations = tgt->max_loop_iterations;
 	cc.spread = cc.workers;
 	if (cc.batch > 1 && cc.stages > 1 && cc.workers / cc.stages > cc.tpbs)
 		cc.spread = cc.workers / cc.stages;
@@ -457,6 +543,9 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	}
 	if (!st)
 		debug_graph(g, "fusion");
+	/* A run-time If's branches as step ranges: reorders the nodes. */
+	if (!st)
+		st = npu_control_layout(&cc);
 	/* Homes for every tensor, those rewrites and fusion added too. */
 	if (!st)
 		st = npu_cc_grow(&cc);
@@ -496,45 +585,8 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	}
 	if (!st)
 		st = npu_cc_concat_slices(&cc);
-	for (i = 0; !st && i < g->n_nodes; i++) {
-		const npu_ir_node *n = &g->nodes[i];
-		npu_lower_fn fn;
-		char label[96];
-
-		if (n->dead)
-			continue;
-		cc.cur_node = i;
-		fn = npu_op_lowering(n);
-		/* Outputs without elements (Trilu of [3, 0, 5]): nothing to
-		 * compute, even for an operator only rewrites make runnable
-		 * (the rewrite pass leaves empty nodes alone). */
-		if (!fn && no_elements(g, n))
-			continue;
-		if (!fn || !npu_op_supported(g, n)) {
-			st = fallback_or_refuse(&cc, tgt, n);
-			if (st)
-				break;
-			continue;
-		}
-		nwork = cc.nwork;
-		st = fn(&cc, n);
-		if (st == NPU_ERR_UNSUPPORTED && tgt->allow_cpu_fallback &&
-		    npu_host_op_get(n->op, n->opset)) {
-			/* The lowering refused this node: drop what it made, run it on the host. */
-			drop_work(&cc, nwork);
-			st = fallback_or_refuse(&cc, tgt, n);
-		}
-		if (st) {
-			char msg[768];
-
-			snprintf(msg, sizeof(msg), "%s", npu_last_error());
-			st = npu_fail(st, "node %s (%s): %s%s",
-				      npu_ir_node_label(n, label, sizeof(label)), n->op, msg,
-				      st == NPU_ERR_UNSUPPORTED && !tgt->allow_cpu_fallback &&
-				      npu_host_op_get(n->op, n->opset) ?
-				      "; compile with allow_cpu_fallback (npu-run --cpu-fallback) to run it on the CPU" : "");
-		}
-	}
+	if (!st)
+		st = lower_all(&cc, tgt);
 	cc.io_stride = align_up(cc.io_len ? cc.io_len : 1);
 	/* Tensors alive at different times share scratch (npu_scratch.c). */
 	if (!st)
@@ -564,6 +616,7 @@ out:
 	free(cc.loc);
 	free(cc.home);
 	free(cc.blocks);
+	free(cc.seq);
 	if (st) {
 		npu_cmodel_free(cc.cm);
 		return st;

@@ -60,6 +60,20 @@ struct npu_work {
 	struct npu_host_step *host;	/* ... or a host step (CPU fallback, lower_host.c) */
 };
 
+/*
+ * One element of the lowering order with control flow (npu_control.c):
+ * node @node (>= 0), or (-1) a control step of kind @ctl for the If whose
+ * Where is node @w, reading bool tensor @cond (-1: none) and going to
+ * element @target.
+ */
+struct npu_cc_seq {
+	int node;
+	uint32_t ctl;		/* enum npu_ctl_kind */
+	int cond;
+	int w;
+	unsigned target;
+};
+
 struct npu_cc {
 	npu_ir_graph *g;
 	struct npu_cmodel *cm;
@@ -103,7 +117,25 @@ struct npu_cc {
 	int cur_node;		/* the node being lowered */
 	struct npu_work *work;
 	unsigned nwork, cap_work;
+	/* The lowering order with control steps (run-time If); NULL: node order. */
+	struct npu_cc_seq *seq;
+	unsigned nseq;
+	/* A Loop that never stops fails after this many iterations (0: the default). */
+	uint32_t max_loop_iterations;
 };
+
+/* ---- host-side control flow (npu_control.c, issue 17) ---- */
+
+/*
+ * After fusion, layer by layer: lay out each run-time If (a Where marked
+ * NPU_ATTR_IF_WHERE) as two step ranges, reordering the nodes, into
+ * cc->seq (left NULL when there is none).
+ */
+npu_status npu_control_layout(struct npu_cc *cc);
+/* The control step of element @e as a work item of the current node. */
+npu_status npu_control_step(struct npu_cc *cc, const struct npu_cc_seq *e);
+/* Control work items' targets from elements to work items (@seq_work: per element). */
+void npu_control_targets(struct npu_cc *cc, const unsigned *seq_work);
 
 /* ---- placement (npu_cc.c) ---- */
 
@@ -136,6 +168,12 @@ npu_status npu_cc_grow(struct npu_cc *cc);
 uint64_t npu_scratch_block(struct npu_cc *cc, uint64_t bytes, int owner);
 /* Tensor @t is used by the node being lowered. */
 void npu_scratch_touch(struct npu_cc *cc, int t);
+/*
+ * Every tensor asked for before node @from and again after it lives until
+ * the node being lowered (a Loop's end: what its body reads from before
+ * the loop is read again by the next iteration).
+ */
+void npu_scratch_keep(struct npu_cc *cc, int from);
 /*
  * Once every node is lowered: plan the scratch from the tensors'
  * lifetimes, move every scratch address of the work onto the plan and set

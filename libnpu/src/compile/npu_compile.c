@@ -52,6 +52,10 @@ npu_status npu_compile_onnx_in(const void *data, size_t size, const char *model_
 				opts->batch, NPU_MAX_BATCH);
 	tgt.batch = opts->batch ? opts->batch : 1;
 	tgt.allow_cpu_fallback = opts->allow_cpu_fallback != 0;
+	if (opts->max_loop_iterations > NPU_LOOP_MAX_ITERATIONS)
+		return npu_fail(NPU_ERR_INVALID_ARG, "max_loop_iterations %u: at most %u",
+				opts->max_loop_iterations, NPU_LOOP_MAX_ITERATIONS);
+	tgt.max_loop_iterations = opts->max_loop_iterations;
 	tgt.input_shapes = opts->input_shapes;
 	tgt.n_input_shapes = opts->n_input_shapes;
 	if (opts->precision == NPU_PRECISION_INT8)

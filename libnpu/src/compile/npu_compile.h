@@ -47,6 +47,8 @@ struct npu_compile_target {
 	 * a host step (compile/lower_host.c) instead of an error.
 	 */
 	bool allow_cpu_fallback;
+	/* A Loop that never stops fails after this many iterations (0: NPU_LOOP_MAX_ITERATIONS_DEFAULT). */
+	uint32_t max_loop_iterations;
 };
 
 /* A tensor in the NPU_SEG_STATE segment (npu_compile_target.state). */

@@ -56,6 +56,14 @@ npu_status npu_lower_scatter_rows(struct npu_cc *cc, const npu_ir_node *n);
  * why when the host has no implementation or it does not take the node.
  */
 npu_status npu_lower_host(struct npu_cc *cc, const npu_ir_node *n);
+/*
+ * An ONNX Loop's npu.LoopBegin and npu.LoopEnd (lower_loop.c, issue 17):
+ * control steps that copy the carried values and repeat the body's steps.
+ */
+npu_status npu_lower_loop_begin(struct npu_cc *cc, const npu_ir_node *n);
+npu_status npu_lower_loop_end(struct npu_cc *cc, const npu_ir_node *n);
+/* Where tensor @id (-1: omitted) lives, as a host step's tensor (lower_host.c). */
+npu_status npu_host_tensor_of(struct npu_cc *cc, int id, struct npu_host_tensor *t);
 /* A MatMul marked NPU_ATTR_ATTN: the fused attention block (lower_attn.c). */
 npu_status npu_lower_attention(struct npu_cc *cc, const npu_ir_node *n);
 
@@ -103,6 +111,12 @@ npu_status npu_cc_act(const npu_ir_node *n, struct npu_hw_tcu_params *p);
 
 /* Lowered inside the tiles of the node that reads its output: skip it. */
 #define NPU_ATTR_FUSED		"npu_fused"
+/*
+ * On a Where (int 1): an If whose condition is computed at run time
+ * (rewrite_control.c); layer by layer its branches become step ranges of
+ * which only the chosen one runs (npu_control.c).
+ */
+#define NPU_ATTR_IF_WHERE	"npu_if"
 /* A pointwise Conv that also runs its depthwise producer (marked FUSED). */
 #define NPU_ATTR_PAIR		"npu_pair"
 /*

@@ -54,6 +54,8 @@ static const struct {
 	{ "Sign", ALL_INPUTS }, { "Slice", 1u << 0 }, { "Squeeze", 1u << 0 },
 	{ "Sub", ALL_INPUTS }, { "Sum", ALL_INPUTS }, { "Tile", 1u << 0 },
 	{ "Transpose", 1u << 0 }, { "Unsqueeze", 1u << 0 }, { "Where", 1u << 1 | 1u << 2 },
+	/* Not the trip count: the host reads an int64 one (often INT64_MAX) as it is. */
+	{ "npu.LoopBegin", ALL_INPUTS & ~1u }, { "npu.LoopEnd", ALL_INPUTS & ~1u },
 	{ "npu.ScatterRows", 1u << 0 | 1u << 2 },
 };
 

@@ -462,6 +462,11 @@ static const struct npu_op ops[] = {
 	/* An ONNX If (issue 17, onnx/npu_onnx_if.c, rewrite_control.c). */
 	{ "npu.IfSelect", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_if_select,
 	  .ir.eval = npu_ir_eval_if_select, .rewrites = { npu_rewrite_if_select } },
+	/* An ONNX Loop (issue 17, onnx/npu_onnx_if.c, lower_loop.c): control steps. */
+	{ "npu.LoopBegin", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_loop_begin,
+	  .lower = npu_lower_loop_begin },
+	{ "npu.LoopEnd", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_loop_end,
+	  .lower = npu_lower_loop_end },
 	{ "npu.ScatterRows", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_scatter_rows,
 	  .lower = npu_lower_scatter_rows },
 };

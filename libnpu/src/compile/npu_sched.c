@@ -244,7 +244,8 @@ static npu_status host_step(struct npu_cc *cc, struct npu_work *w, const char *l
 {
 	struct npu_cmodel *cm = cc->cm;
 	struct npu_step *s = realloc(cm->steps, (cm->nsteps + 1) * sizeof(*s));
-	char *lab = malloc(strlen(label) + sizeof(" (host)"));
+	const char *what = w->host->ctl ? w->host->node : label;
+	char *lab = malloc(strlen(what) + sizeof(" (control)"));
 
 	if (s)
 		cm->steps = s;
@@ -252,7 +253,11 @@ static npu_status host_step(struct npu_cc *cc, struct npu_work *w, const char *l
 		free(lab);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
-	sprintf(lab, "%s (host)", label);
+	if (w->host->ctl)
+		/* "If if_1: else at step 7 (control)": the target is patched in npu_sched_finish(). */
+		sprintf(lab, "%s (control)", w->host->node);
+	else
+		sprintf(lab, "%s (host)", label);
 	cm->steps[cm->nsteps++] = (struct npu_step){ .seg = NPU_HOST_SEG, .label = lab,
 						     .host = w->host };
 	w->host = NULL;
@@ -262,13 +267,19 @@ static npu_status host_step(struct npu_cc *cc, struct npu_work *w, const char *l
 npu_status npu_sched_finish(struct npu_cc *cc)
 {
 	npu_status st = NPU_OK;
+	/* The first step of each work item (control steps' targets are work items). */
+	uint32_t *first;
 
 	if (cc->batch > 1)
 		return npu_pipe_emit(cc);
+	first = calloc(cc->nwork + 1, sizeof(*first));
+	if (!first)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	for (unsigned i = 0; i < cc->nwork && !st; i++) {
 		struct npu_work *w = &cc->work[i];
 		char label[160];
 
+		first[i] = cc->cm->nsteps;
 		work_label(cc, w, label, sizeof(label));
 		if (w->host)
 			st = host_step(cc, w, label);
@@ -276,6 +287,14 @@ npu_status npu_sched_finish(struct npu_cc *cc)
 			st = w->ntiles ? emit_step(cc, w->tiles, w->ntiles, label) :
 					 npu_pb_finish(&w->dma, cc->cm, label);
 	}
+	first[cc->nwork] = cc->cm->nsteps;
+	for (uint32_t i = 0; !st && i < cc->cm->nsteps; i++)
+		if (npu_step_is_control(&cc->cm->steps[i])) {
+			struct npu_host_step *h = cc->cm->steps[i].host;
+
+			h->target = h->target <= cc->nwork ? first[h->target] : cc->cm->nsteps;
+		}
+	free(first);
 	return st;
 }
 

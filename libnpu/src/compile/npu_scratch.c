@@ -103,6 +103,13 @@ void npu_scratch_touch(struct npu_cc *cc, int t)
 		h->last = now;
 }
 
+void npu_scratch_keep(struct npu_cc *cc, int from)
+{
+	for (int t = 0; t < cc->nloc; t++)
+		if (cc->home[t].first <= from && cc->home[t].last > from + 1)
+			npu_scratch_touch(cc, t);
+}
+
 /* The plan, as the work's addresses see it. */
 struct plan {
 	struct npu_cc *cc;

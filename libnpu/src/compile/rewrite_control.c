@@ -4,10 +4,13 @@
  * condition (a constant, or one that folded at shape inference, such as
  * a comparison of shapes after --shape) makes it the chosen branch's value
  * and the other branch dead code that npu_ir_remove_dead() drops; a
- * run-time one a Where over the two branches' values (both computed).
+ * run-time one a Where over the two branches' values, marked so that
+ * layer by layer only the chosen branch runs (npu_control.c); pipelined,
+ * both are computed.
  */
 #include <stdio.h>
 
+#include "compile/npu_lower.h"
 #include "compile/npu_rewrite_priv.h"
 
 npu_status npu_rewrite_if_select(npu_ir_graph *g, int k, bool *applied)
@@ -45,6 +48,9 @@ npu_status npu_rewrite_if_select(npu_ir_graph *g, int k, bool *applied)
 	/* One element of any rank: a scalar, so Where broadcasts it to the values' shape. */
 	if (c->rank > 0 && (st = npu_rw_reshape(g, name, ci, 0, NULL, -1, &cs)))
 		return st;
-	return npu_rw_op(g, "Where", opset > 9 ? opset : 9, name, (int[]){ cs, ai, bi }, 3, &zi, 1,
-			 NULL);
+	if ((st = npu_rw_op(g, "Where", opset > 9 ? opset : 9, name, (int[]){ cs, ai, bi }, 3, &zi,
+			    1, &k)))
+		return st;
+	/* Layer by layer only the chosen branch runs (npu_control.c). */
+	return npu_ir_set_attr_int(&g->nodes[k], NPU_ATTR_IF_WHERE, 1);
 }

@@ -200,6 +200,13 @@ npu_status npu_ir_shape_roialign(npu_ir_graph *g, npu_ir_node *n);
 /* npu.IfSelect, an ONNX If (shape_control.c, onnx/npu_onnx_if.c): cond, a, b -> a or b */
 npu_status npu_ir_shape_if_select(npu_ir_graph *g, npu_ir_node *n);
 npu_status npu_ir_eval_if_select(npu_ir_graph *g, const npu_ir_node *n, void *out);
+/*
+ * npu.LoopBegin and npu.LoopEnd, an ONNX Loop (shape_control.c,
+ * onnx/npu_onnx_if.h): iter_num int64 and cond bool scalars, carried
+ * values in their initial shapes; a scan output [length, ...].
+ */
+npu_status npu_ir_shape_loop_begin(npu_ir_graph *g, npu_ir_node *n);
+npu_status npu_ir_shape_loop_end(npu_ir_graph *g, npu_ir_node *n);
 
 /* ---- detection and ranking (shape_detect.c, issue 17) ---- */
 

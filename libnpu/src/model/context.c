@@ -13,7 +13,15 @@
  * are waited for, then the host computes on the buffers' host mappings
  * (the same on the emulator and on the kernel's mmapped BOs), and the
  * programs after it are queued once it is done.
+ *
+ * A control step (the run-time If, npu_cmodel.h) chooses the next step:
+ * the submit loop walks the steps with a step index, and a job records
+ * the steps it ran in order (its trace), which is what the run's
+ * statistics list.  Control steps go forward (the reader checks) except a
+ * Loop's end, which repeats its body at most max_iterations times per
+ * entry, so a run ends; its trace grows as it goes, up to MAX_RUN_STEPS.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +32,9 @@
 #include "dev/npu_dev.h"
 #include "host/npu_host.h"
 #include "model/npu_model_priv.h"
+
+/* Steps one run may take (a Loop repeats its body's). */
+#define MAX_RUN_STEPS	(1u << 22)
 
 struct npu_context {
 	npu_device *dev;
@@ -38,15 +49,21 @@ struct npu_context {
 	pthread_cond_t idle;
 	bool busy;			/* a run is in flight */
 	npu_run_stats last;
-	uint64_t *last_cycles;		/* per step of the last run */
-	double *last_host_us;		/* per step of the last run: host steps' wall time */
+	uint64_t *last_cycles;		/* per step run in the last run */
+	double *last_host_us;		/* per step run in the last run: host steps' wall time */
+	uint32_t *last_trace;		/* per step run in the last run: its index in cm->steps */
+	uint32_t last_cap;		/* entries of the three above */
 };
 
 struct npu_job {
 	npu_context *ctx;
+	/* Per step run, in the order they ran (the trace): */
 	npu_dev_job **steps;		/* NULL for a host step */
-	double *host_us;		/* per step: a host step's wall time */
-	uint32_t nsteps;
+	double *host_us;		/* a host step's wall time */
+	uint32_t *trace;		/* its index in cm->steps */
+	uint32_t nsteps;		/* steps run */
+	uint32_t cap;			/* entries of the three above */
+	uint32_t waited;		/* steps[0 .. waited) are known finished */
 	npu_tensor *outputs;		/* caller's, filled on completion */
 	size_t noutputs;
 	struct timespec start;
@@ -86,6 +103,7 @@ void npu_context_destroy(npu_context *ctx)
 	free(ctx->uses);
 	free(ctx->last_cycles);
 	free(ctx->last_host_us);
+	free(ctx->last_trace);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_cond_destroy(&ctx->idle);
 	free(ctx);
@@ -165,7 +183,10 @@ static npu_status context_new(npu_device *dev, const struct npu_cmodel *cm, npu_
 	ctx->uses = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->uses));
 	ctx->last_cycles = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_cycles));
 	ctx->last_host_us = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_host_us));
-	if (!ctx->bos || !ctx->uses || !ctx->last_cycles || !ctx->last_host_us) {
+	ctx->last_trace = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_trace));
+	ctx->last_cap = cm->nsteps ? cm->nsteps : 1;
+	if (!ctx->bos || !ctx->uses || !ctx->last_cycles || !ctx->last_host_us ||
+	    !ctx->last_trace) {
 		npu_context_destroy(ctx);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
@@ -329,10 +350,41 @@ static npu_status match(const struct npu_cmodel *cm, const struct npu_io *ios, u
 	return NPU_OK;
 }
 
+/* Room for @n entries in three per-step arrays @a, @b, @c of capacity *@cap; false: no memory. */
+static bool grow3(uint32_t n, uint32_t *cap, void **a, size_t sa, void **b, size_t sb, void **c,
+		  size_t sc)
+{
+	uint32_t nc = *cap;
+	void *p;
+
+	if (n <= nc)
+		return true;
+	while (nc < n)
+		nc = nc > MAX_RUN_STEPS / 2 ? MAX_RUN_STEPS : 2 * nc;
+	if (!(p = realloc(*a, (size_t)nc * sa)))
+		return false;
+	*a = p;
+	if (!(p = realloc(*b, (size_t)nc * sb)))
+		return false;
+	*b = p;
+	if (!(p = realloc(*c, (size_t)nc * sc)))
+		return false;
+	*c = p;
+	*cap = nc;
+	return true;
+}
+
 static void finish_locked(npu_job *job, npu_status st)
 {
 	npu_context *ctx = job->ctx;
 	uint64_t cycles = 0;
+
+	/* A run with a Loop may have taken more steps than the model has. */
+	if (!st && !grow3(job->nsteps, &ctx->last_cap, (void **)&ctx->last_cycles,
+			  sizeof(*ctx->last_cycles), (void **)&ctx->last_host_us,
+			  sizeof(*ctx->last_host_us), (void **)&ctx->last_trace,
+			  sizeof(*ctx->last_trace)))
+		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 
 	for (uint32_t i = 0; i < job->nsteps; i++) {
 		uint64_t c = job->steps[i] ? ctx->dev->ops->job_cycles(job->steps[i]) : 0;
@@ -340,6 +392,7 @@ static void finish_locked(npu_job *job, npu_status st)
 		if (!st) {
 			ctx->last_cycles[i] = c;
 			ctx->last_host_us[i] = job->host_us[i];
+			ctx->last_trace[i] = job->trace[i];
 		}
 		cycles += c;
 	}
@@ -383,37 +436,236 @@ static void *host_addr(npu_context *ctx, const struct npu_host_tensor *t)
 }
 
 /*
- * Step @i of @job, a host step: wait for the programs queued before it
- * (the first that failed is the error, named like npu_job_wait names it),
- * then compute it on the buffers' host mappings, timed.
+ * Wait for the programs @job queued so far (the first that failed is the
+ * error, named like npu_job_wait names it): the host is about to read or
+ * write what they left.
  */
-static npu_status host_step(npu_context *ctx, npu_job *job, uint32_t i)
+static npu_status wait_queued(npu_context *ctx, npu_job *job)
+{
+	for (; job->waited < job->nsteps; job->waited++) {
+		uint32_t k = job->waited;
+		npu_status st;
+
+		if (!job->steps[k])
+			continue;
+		st = ctx->dev->ops->job_wait(job->steps[k], -1);
+		if (st) {
+			char msg[512];
+			const char *lbl = ctx->cm->steps[job->trace[k]].label;
+
+			snprintf(msg, sizeof(msg), "%s", npu_last_error());
+			return npu_fail(st, "step %u of %u (%s): %s", job->trace[k] + 1,
+					ctx->cm->nsteps, lbl ? lbl : "", msg);
+		}
+	}
+	return NPU_OK;
+}
+
+/*
+ * Step @i of @job, a host step run as the job's step @e: wait for the
+ * programs queued before it, then compute it on the buffers' host
+ * mappings, timed.
+ */
+static npu_status host_step(npu_context *ctx, npu_job *job, uint32_t i, uint32_t e)
 {
 	const struct npu_host_step *h = ctx->cm->steps[i].host;
 	void *in[64], *out[64];
 	struct timespec t0;
 	npu_status st;
 
-	for (uint32_t k = 0; k < i; k++) {
-		if (!job->steps[k])
-			continue;
-		st = ctx->dev->ops->job_wait(job->steps[k], -1);
-		if (st) {
-			char msg[512];
-			const char *lbl = ctx->cm->steps[k].label;
-
-			snprintf(msg, sizeof(msg), "%s", npu_last_error());
-			return npu_fail(st, "step %u of %u (%s): %s", k + 1, ctx->cm->nsteps,
-					lbl ? lbl : "", msg);
-		}
-	}
+	if ((st = wait_queued(ctx, job)))
+		return st;
 	for (uint32_t k = 0; k < h->ninputs; k++)
 		in[k] = host_addr(ctx, &h->tensors[k]);
 	for (uint32_t k = 0; k < h->noutputs; k++)
 		out[k] = host_addr(ctx, &h->tensors[h->ninputs + k]);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	st = npu_host_run(h, in, out);
-	job->host_us[i] = elapsed_us(&t0);
+	job->host_us[e] = elapsed_us(&t0);
+	return st;
+}
+
+/* Elements of host-step tensor @t. */
+static uint64_t numel(const struct npu_host_tensor *t)
+{
+	uint64_t n = 1;
+
+	for (int d = 0; d < t->rank; d++)
+		n *= (uint64_t)t->dims[d];
+	return n;
+}
+
+static uint64_t tbytes(const struct npu_host_tensor *t)
+{
+	return numel(t) * npu_dtype_size((npu_dtype)t->dtype);
+}
+
+/* An integer scalar (int32 or int64 as the device holds it); @def for an omitted one. */
+static int64_t read_int(npu_context *ctx, const struct npu_host_tensor *t, int64_t def)
+{
+	const void *p = host_addr(ctx, t);
+	int64_t v64;
+	int32_t v32;
+
+	if (!p)
+		return def;
+	/* memcpy: an alias's home need not be aligned. */
+	if (t->dtype == NPU_DTYPE_INT64) {
+		memcpy(&v64, p, sizeof(v64));
+		return v64;
+	}
+	memcpy(&v32, p, sizeof(v32));
+	return v32;
+}
+
+static void write_int(npu_context *ctx, const struct npu_host_tensor *t, int64_t v)
+{
+	void *p = host_addr(ctx, t);
+	int32_t v32 = (int32_t)v;
+
+	if (p && t->dtype == NPU_DTYPE_INT64)
+		memcpy(p, &v, sizeof(v));
+	else if (p)
+		memcpy(p, &v32, sizeof(v32));
+}
+
+/* A bool scalar; @def for an omitted one. */
+static bool read_bool(npu_context *ctx, const struct npu_host_tensor *t, bool def)
+{
+	const uint8_t *p = host_addr(ctx, t);
+
+	return p ? *p != 0 : def;
+}
+
+/*
+ * Copy @n tensors @src to @dst (host-step tensors; omitted ones skipped)
+ * through a host buffer: a body output may live in the bytes of another
+ * carried value (an Identity), so every source is read before any write.
+ */
+static npu_status copy_all(npu_context *ctx, const struct npu_host_tensor *src,
+			   const struct npu_host_tensor *dst, uint32_t n)
+{
+	uint64_t total = 0, off = 0;
+	uint8_t *tmp;
+
+	for (uint32_t k = 0; k < n; k++)
+		total += tbytes(&dst[k]);
+	if (!total)
+		return NPU_OK;
+	tmp = malloc(total);
+	if (!tmp)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (uint32_t k = 0; k < n; k++) {
+		const void *s = host_addr(ctx, &src[k]);
+
+		if (s && host_addr(ctx, &dst[k]))
+			memcpy(tmp + off, s, tbytes(&dst[k]));
+		off += tbytes(&dst[k]);
+	}
+	off = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		void *d = host_addr(ctx, &dst[k]);
+
+		if (d && host_addr(ctx, &src[k]))
+			memcpy(d, tmp + off, tbytes(&dst[k]));
+		off += tbytes(&dst[k]);
+	}
+	free(tmp);
+	return NPU_OK;
+}
+
+/*
+ * A Loop's control step @i (npu_cmodel.h: NPU_CTL_LOOP_BEGIN, _END), the
+ * programs before it finished: the step to run next into *@next.
+ */
+static npu_status run_loop(npu_context *ctx, uint32_t i, uint32_t *next)
+{
+	const struct npu_host_step *h = ctx->cm->steps[i].host;
+	const struct npu_host_tensor *in = h->tensors, *out = h->tensors + h->ninputs;
+	bool begin = h->ctl == NPU_CTL_LOOP_BEGIN;
+	uint32_t N = begin ? h->ninputs - 2 : h->noutputs - h->ninputs;
+	uint32_t K = h->noutputs - 2 - 2 * N;
+	const struct npu_host_tensor *v_in = out + 2, *v_fin = out + 2 + N, *scan = out + 2 + 2 * N;
+	int64_t M = read_int(ctx, &in[0], INT64_MAX), iter;
+	bool cond;
+
+	if (begin) {
+		cond = read_bool(ctx, &in[1], true);
+		write_int(ctx, &out[0], 0);
+		if (host_addr(ctx, &out[1]))
+			*(uint8_t *)host_addr(ctx, &out[1]) = cond;
+		*next = i + 1;
+		if (M > 0 && cond)
+			return copy_all(ctx, in + 2, v_in, N);
+		for (uint32_t k = 0; k < K; k++)
+			if (host_addr(ctx, &scan[k]) && scan[k].dims[0])
+				return npu_fail(NPU_ERR_UNSUPPORTED,
+						"%s: the loop ran 0 iterations; its scan output %u was compiled for %" PRId64 " (the length the model declares or its trip count)",
+						h->node, k, scan[k].dims[0]);
+		*next = h->target;
+		return copy_all(ctx, in + 2, v_fin, N);
+	}
+	/* The end of iteration iter - 1: its scan slices, then go round again or stop. */
+	iter = read_int(ctx, &out[0], 0) + 1;
+	cond = read_bool(ctx, &in[1], true);
+	for (uint32_t k = 0; k < K; k++) {
+		uint8_t *d = host_addr(ctx, &scan[k]);
+		const uint8_t *src = host_addr(ctx, &in[2 + N + k]);
+		uint64_t row = tbytes(&in[2 + N + k]);
+
+		if (!d || !src)
+			continue;
+		if (iter > scan[k].dims[0])
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"%s: iteration %" PRId64 " does not fit scan output %u, compiled for %" PRId64 " iterations (the length the model declares or its trip count)",
+					h->node, iter, k, scan[k].dims[0]);
+		memcpy(d + (uint64_t)(iter - 1) * row, src, row);
+	}
+	if (iter < M && cond) {
+		if (iter >= (int64_t)h->attrs[0].i)
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"%s: %" PRId64 " iterations and its condition is still true: stopped at the limit of %" PRId64 " (raise it with npu_compile_options.max_loop_iterations, npu-run --max-loop-iterations)",
+					h->node, iter, h->attrs[0].i);
+		write_int(ctx, &out[0], iter);
+		if (host_addr(ctx, &out[1]))
+			*(uint8_t *)host_addr(ctx, &out[1]) = cond;
+		*next = h->target;
+		return copy_all(ctx, in + 2, v_in, N);
+	}
+	for (uint32_t k = 0; k < K; k++)
+		if (host_addr(ctx, &scan[k]) && iter != scan[k].dims[0])
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"%s: the loop ran %" PRId64 " iterations; its scan output %u was compiled for %" PRId64 " (the length the model declares or its trip count)",
+					h->node, iter, k, scan[k].dims[0]);
+	*next = i + 1;
+	return copy_all(ctx, in + 2, v_fin, N);
+}
+
+/*
+ * Step @i of @job, a control step run as the job's step @e: the step to
+ * run next into *@next.  An If waits for the programs before it (one of
+ * them computed the condition) and reads the condition's byte.
+ */
+static npu_status run_control(npu_context *ctx, npu_job *job, uint32_t i, uint32_t e,
+			      uint32_t *next)
+{
+	const struct npu_host_step *h = ctx->cm->steps[i].host;
+	struct timespec t0;
+	npu_status st;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	*next = h->target;
+	st = NPU_OK;
+	if (h->ctl == NPU_CTL_IF_NOT) {
+		if ((st = wait_queued(ctx, job)))
+			return st;
+		if (*(const uint8_t *)host_addr(ctx, &h->tensors[0]))
+			*next = i + 1;
+	} else if (h->ctl == NPU_CTL_LOOP_BEGIN || h->ctl == NPU_CTL_LOOP_END) {
+		if (!(st = wait_queued(ctx, job)))
+			st = run_loop(ctx, i, next);
+	}
+	job->host_us[e] = elapsed_us(&t0);
 	return st;
 }
 
@@ -450,16 +702,19 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 	if (job) {
 		job->steps = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->steps));
 		job->host_us = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->host_us));
+		job->trace = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->trace));
 	}
-	if (!job || !job->steps || !job->host_us) {
+	if (!job || !job->steps || !job->host_us || !job->trace) {
 		if (job) {
 			free(job->steps);
 			free(job->host_us);
+			free(job->trace);
 		}
 		free(job);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
 	job->ctx = ctx;
+	job->cap = cm->nsteps ? cm->nsteps : 1;
 	job->outputs = outputs;
 	job->noutputs = n_outputs;
 
@@ -480,16 +735,36 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		npu_tensor_to_device(&io->info, inputs[i].data, dst);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &job->start);
-	for (uint32_t i = 0; i < cm->nsteps && !st; i++) {
+	for (uint32_t i = 0, next; i < cm->nsteps && !st; i = next) {
 		const struct npu_step *s = &cm->steps[i];
+		uint32_t e = job->nsteps;
 
-		if (npu_step_on_host(s))
-			st = host_step(ctx, job, i);
+		next = i + 1;
+		/* A Loop repeats steps: the trace grows, to a bound. */
+		if (e == MAX_RUN_STEPS) {
+			st = npu_fail(NPU_ERR_UNSUPPORTED,
+				      "the run took %u steps, the most one run may take (a Loop repeating its body)",
+				      MAX_RUN_STEPS);
+			break;
+		}
+		if (!grow3(e + 1, &job->cap, (void **)&job->steps, sizeof(*job->steps),
+			   (void **)&job->host_us, sizeof(*job->host_us), (void **)&job->trace,
+			   sizeof(*job->trace))) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		job->steps[e] = NULL;
+		job->host_us[e] = 0;
+		job->trace[e] = i;
+		if (npu_step_is_control(s))
+			st = run_control(ctx, job, i, e, &next);
+		else if (npu_step_on_host(s))
+			st = host_step(ctx, job, i, e);
 		else
 			st = ctx->dev->ops->submit(ctx->dctx, ctx->bos[s->seg], (uint32_t)s->offset,
-						   s->size, ctx->uses, cm->nsegs, 0, &job->steps[i]);
+						   s->size, ctx->uses, cm->nsegs, 0, &job->steps[e]);
 		if (!st)
-			job->nsteps = i + 1;
+			job->nsteps = e + 1;
 	}
 	if (st) {
 		char msg[512];
@@ -504,6 +779,7 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		pthread_mutex_unlock(&ctx->lock);
 		free(job->steps);
 		free(job->host_us);
+		free(job->trace);
 		free(job);
 		return npu_fail(st, "%s", msg);
 	}
@@ -542,13 +818,15 @@ npu_status npu_job_wait(npu_job *job, int64_t timeout_ns)
 		if (s) {
 			char msg[512];
 
-			const char *lbl = ctx->cm->steps[i].label;
+			const char *lbl = ctx->cm->steps[job->trace[i]].label;
 
 			snprintf(msg, sizeof(msg), "%s", npu_last_error());
 			if (lbl && *lbl)
-				npu_fail(s, "step %u of %u (%s): %s", i + 1, job->nsteps, lbl, msg);
+				npu_fail(s, "step %u of %u (%s): %s", job->trace[i] + 1,
+					 ctx->cm->nsteps, lbl, msg);
 			else
-				npu_fail(s, "step %u of %u: %s", i + 1, job->nsteps, msg);
+				npu_fail(s, "step %u of %u: %s", job->trace[i] + 1, ctx->cm->nsteps,
+					 msg);
 			break;
 		}
 	}
@@ -566,6 +844,7 @@ void npu_job_free(npu_job *job)
 		npu_job_wait(job, -1);
 	free(job->steps);
 	free(job->host_us);
+	free(job->trace);
 	free(job);
 }
 
@@ -605,7 +884,9 @@ npu_status npu_context_last_run_steps(const npu_context *ctx, npu_step_stats *st
 	}
 	*count = c->last.steps;
 	for (size_t i = 0; i < cap && i < c->last.steps; i++) {
-		steps[i].label = ctx->cm->steps[i].label ? ctx->cm->steps[i].label : "";
+		const struct npu_step *s = &ctx->cm->steps[c->last_trace[i]];
+
+		steps[i].label = s->label ? s->label : "";
 		steps[i].device_cycles = c->last_cycles[i];
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -629,10 +910,11 @@ npu_status npu_context_last_run_step(const npu_context *ctx, size_t index, npu_s
 		return npu_fail(NPU_ERR_NOT_FOUND, n ? "the last run had %u steps, no step %zu" :
 				"no run of this context has completed yet%.0u%.0zu", n, index);
 	}
-	s = &ctx->cm->steps[index];
+	s = &ctx->cm->steps[c->last_trace[index]];
 	all.label = s->label ? s->label : "";
 	all.device_cycles = c->last_cycles[index];
-	all.on_host = npu_step_on_host(s);
+	/* A control step runs on the host too, but computes no node: not "on host". */
+	all.on_host = npu_step_on_host(s) && !npu_step_is_control(s);
 	all.op = all.on_host ? s->host->op : NULL;
 	all.host_us = all.on_host ? c->last_host_us[index] : 0;
 	pthread_mutex_unlock(&c->lock);

@@ -94,8 +94,134 @@ uint32_t npu_cmodel_host_steps(const struct npu_cmodel *m)
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < m->nsteps; i++)
-		n += npu_step_on_host(&m->steps[i]);
+		n += npu_step_on_host(&m->steps[i]) && !npu_step_is_control(&m->steps[i]);
 	return n;
+}
+
+/* Bytes of host-step tensor @t (0 for an omitted one). */
+static uint64_t host_bytes(const struct npu_host_tensor *t)
+{
+	uint64_t n = npu_dtype_size((npu_dtype)t->dtype);
+
+	if (t->seg == NPU_HOST_SEG)
+		return 0;
+	for (int d = 0; d < t->rank; d++)
+		n *= (uint64_t)t->dims[d];
+	return n;
+}
+
+static bool int_scalar(const struct npu_host_tensor *t)
+{
+	return t->seg == NPU_HOST_SEG ||
+	       (host_bytes(t) == npu_dtype_size((npu_dtype)t->dtype) &&
+		(t->dtype == NPU_DTYPE_INT32 || t->dtype == NPU_DTYPE_INT64));
+}
+
+static bool bool_scalar(const struct npu_host_tensor *t)
+{
+	return t->seg == NPU_HOST_SEG || (t->dtype == NPU_DTYPE_BOOL && host_bytes(t) == 1);
+}
+
+/*
+ * A Loop's control step @i (npu_cmodel.h): the tensors its kind has, in
+ * sizes the copies stay inside (each tensor already inside its segment),
+ * a LOOP_BEGIN going forward to the step after its LOOP_END, which goes
+ * back to the step after it, and an iteration limit.
+ */
+static npu_status check_loop(const struct npu_cmodel *m, uint32_t i)
+{
+	const struct npu_host_step *h = m->steps[i].host, *b = h;
+	bool begin = h->ctl == NPU_CTL_LOOP_BEGIN;
+	uint32_t N, K;
+	const struct npu_host_tensor *in = h->tensors, *out;
+
+	if (begin ? h->ninputs < 2 || h->noutputs < 2 * (h->ninputs - 2) + 2 :
+		    h->ninputs < 2 || h->noutputs < h->ninputs ||
+		    h->noutputs - h->ninputs + 2 > h->ninputs)
+		return npu_fail(NPU_ERR_FORMAT, "bad model: control step %u has the wrong tensors", i);
+	N = begin ? h->ninputs - 2 : h->noutputs - h->ninputs;
+	K = h->noutputs - 2 - 2 * N;
+	out = h->tensors + h->ninputs;
+	if (!int_scalar(&in[0]) || !bool_scalar(&in[1]) || out[0].seg == NPU_HOST_SEG ||
+	    !int_scalar(&out[0]) || !bool_scalar(&out[1]))
+		return npu_fail(NPU_ERR_FORMAT,
+				"bad model: control step %u has a bad trip count, condition or counter", i);
+	for (uint32_t k = 0; k < N; k++) {
+		uint64_t src = host_bytes(&in[2 + k]);
+
+		if ((host_bytes(&out[2 + k]) && src && host_bytes(&out[2 + k]) != src) ||
+		    (host_bytes(&out[2 + N + k]) && src && host_bytes(&out[2 + N + k]) != src))
+			return npu_fail(NPU_ERR_FORMAT,
+					"bad model: control step %u copies carried value %u between sizes", i, k);
+	}
+	for (uint32_t k = 0; !begin && k < K; k++) {
+		const struct npu_host_tensor *s = &out[2 + 2 * N + k];
+
+		if (s->seg != NPU_HOST_SEG &&
+		    (s->rank < 1 || s->dims[0] < 0 ||
+		     host_bytes(&in[2 + N + k]) * (uint64_t)s->dims[0] != host_bytes(s)))
+			return npu_fail(NPU_ERR_FORMAT,
+					"bad model: control step %u has scan output %u of the wrong size", i, k);
+	}
+	if (begin) {
+		const struct npu_step *e = h->target >= 1 && h->target <= m->nsteps ?
+					   &m->steps[h->target - 1] : NULL;
+
+		if (h->target <= i || !e || !npu_step_on_host(e) || !e->host ||
+		    e->host->ctl != NPU_CTL_LOOP_END || e->host->target != i + 1)
+			return npu_fail(NPU_ERR_FORMAT,
+					"bad model: control step %u (a Loop's begin) does not go to the step after its end",
+					i);
+		return NPU_OK;
+	}
+	if (h->target < 1 || h->target > i || !npu_step_on_host(&m->steps[h->target - 1]) ||
+	    !(b = m->steps[h->target - 1].host) || b->ctl != NPU_CTL_LOOP_BEGIN || b->target != i + 1)
+		return npu_fail(NPU_ERR_FORMAT,
+				"bad model: control step %u (a Loop's end) does not go back to the step after its begin",
+				i);
+	if (h->nattrs != 1 || strcmp(h->attrs[0].name, "max_iterations") ||
+	    h->attrs[0].type != 1 || h->attrs[0].i < 1 ||
+	    h->attrs[0].i > (int64_t)NPU_LOOP_MAX_ITERATIONS)
+		return npu_fail(NPU_ERR_FORMAT,
+				"bad model: control step %u (a Loop's end) has no iteration limit of 1 to %u",
+				i, NPU_LOOP_MAX_ITERATIONS);
+	return NPU_OK;
+}
+
+/*
+ * Control step @i (a host step with ctl set): a known kind, a target
+ * after it and inside the list (forward only: no run can loop), an If's
+ * condition one bool element.
+ */
+static npu_status check_control(const struct npu_cmodel *m, uint32_t i)
+{
+	const struct npu_host_step *h = m->steps[i].host;
+
+	switch (h->ctl) {
+	case NPU_CTL_NONE:
+		return NPU_OK;
+	case NPU_CTL_IF_NOT:
+		if (h->ninputs != 1 || h->noutputs || h->tensors[0].seg == NPU_HOST_SEG ||
+		    h->tensors[0].dtype != NPU_DTYPE_BOOL)
+			return npu_fail(NPU_ERR_FORMAT,
+					"bad model: control step %u has no bool condition", i);
+		break;
+	case NPU_CTL_JUMP:
+		if (h->ninputs || h->noutputs)
+			return npu_fail(NPU_ERR_FORMAT, "bad model: control step %u has tensors", i);
+		break;
+	case NPU_CTL_LOOP_BEGIN:
+	case NPU_CTL_LOOP_END:
+		return check_loop(m, i);
+	default:
+		return npu_fail(NPU_ERR_FORMAT, "bad model: control step %u of unknown kind %u", i,
+				h->ctl);
+	}
+	if (h->target <= i || h->target > m->nsteps)
+		return npu_fail(NPU_ERR_FORMAT,
+				"bad model: control step %u goes to step %u, outside steps %u to %u",
+				i, h->target, i + 1, m->nsteps);
+	return NPU_OK;
 }
 
 /*
@@ -139,7 +265,7 @@ static npu_status check_host(const struct npu_cmodel *m, uint32_t i)
 	for (uint32_t k = 0; k < h->nattrs; k++)
 		if (!h->attrs[k].name || (h->attrs[k].n && !h->attrs[k].ints && !h->attrs[k].floats))
 			return npu_fail(NPU_ERR_FORMAT, "bad model: host step %u attribute %u is bad", i, k);
-	return NPU_OK;
+	return check_control(m, i);
 }
 
 npu_status npu_cmodel_validate(const struct npu_cmodel *m)

@@ -120,6 +120,46 @@ struct npu_host_attr {
 	float *floats;
 };
 
+/*
+ * Control steps (issue 17, version 3 of the file): host steps that
+ * choose the next step instead of computing a node, so a run-time If runs
+ * only its taken branch.  The context runs them itself (model/context.c,
+ * run_control()); npu_host_run() never sees one.  Targets are step
+ * indices; the reader allows only forward ones (target > the step's own
+ * index, <= nsteps) except a LOOP_END's, which goes back to the step after
+ * its LOOP_BEGIN at most max_iterations times per entry.
+ */
+enum npu_ctl_kind {
+	NPU_CTL_NONE = 0,	/* a host step computing a node */
+	/* input 0 (a bool, any shape of one element) false: go to target */
+	NPU_CTL_IF_NOT = 1,
+	NPU_CTL_JUMP = 2,	/* go to target */
+	/*
+	 * An ONNX Loop (compile/lower_loop.c).  Both have the outputs
+	 * iter_num (int32 or int64, one), cond (bool, one), v_in x N (the
+	 * carried values, where the body reads them), v_final x N, scan x K
+	 * (the Loop's outputs; a scan output [L, ...] holds L iterations).
+	 * LOOP_BEGIN: inputs M (int, one; NPU_HOST_SEG: none), cond (bool;
+	 * none: true), v_initial x N.  It sets iter_num 0, cond, v_in =
+	 * v_initial and goes on when M > 0 and cond, else sets v_final =
+	 * v_initial and goes to target (after the LOOP_END).
+	 * LOOP_END: inputs M, cond_out, v_out x N, scan_out x K, attribute
+	 * "max_iterations".  Iteration i = iter_num + 1 done: scan[i - 1] =
+	 * scan_out; if i < M and cond_out, then v_in = v_out, cond = cond_out,
+	 * iter_num = i and go to target (the body's first step, right after
+	 * the LOOP_BEGIN: the reader checks the pair); else v_final = v_out.
+	 * A run stops with an error after max_iterations iterations, or when
+	 * the iterations do not fill a scan output exactly.
+	 */
+	NPU_CTL_LOOP_BEGIN = 3,
+	NPU_CTL_LOOP_END = 4,
+};
+
+/* A Loop without a trip count that never stops fails after this many iterations. */
+#define NPU_LOOP_MAX_ITERATIONS_DEFAULT	65536
+/* ... and a file may not ask for more. */
+#define NPU_LOOP_MAX_ITERATIONS		(1u << 24)
+
 struct npu_host_step {
 	char *op;		/* ONNX op_type of the default domain */
 	int opset;
@@ -128,6 +168,8 @@ struct npu_host_step {
 	struct npu_host_tensor *tensors;	/* inputs, then outputs */
 	uint32_t nattrs;
 	struct npu_host_attr *attrs;
+	uint32_t ctl;		/* enum npu_ctl_kind */
+	uint32_t target;	/* ctl: the step to go to */
 };
 
 /*
@@ -149,9 +191,15 @@ static inline bool npu_step_on_host(const struct npu_step *s)
 	return s->seg == NPU_HOST_SEG;
 }
 
+/* A control step: a host step choosing the next step, computing nothing. */
+static inline bool npu_step_is_control(const struct npu_step *s)
+{
+	return npu_step_on_host(s) && s->host && s->host->ctl != NPU_CTL_NONE;
+}
+
 struct npu_cmodel;
 void npu_host_step_free(struct npu_host_step *h);
-/* Host steps of @m (0: every step is an NPU program). */
+/* Host steps of @m computing nodes, control steps not counted (0: none). */
 uint32_t npu_cmodel_host_steps(const struct npu_cmodel *m);
 
 struct npu_cmodel {
@@ -222,7 +270,12 @@ npu_status npu_cmodel_check_isa(const struct npu_cmodel *m, uint32_t device_isa)
  * has one, so models without stay version 1 and readable by older libnpu,
  * which refuses a version 2 file by its version.
  */
-#define NPU_CMODEL_VERSION	2
+/*
+ * Version 3 adds control steps (CTL records, the run-time If): written
+ * only by a model that has one; a model with host steps but no control
+ * step stays version 2, and one with neither version 1.
+ */
+#define NPU_CMODEL_VERSION	3
 #define NPU_CMODEL_VERSION_MIN	1
 npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
 			    size_t *len);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The native compiled-model file, version 2 (1 without host steps).
+ * The native compiled-model file, version 3 (2 without control steps, 1
+ * without host steps).
  * Little endian throughout.
  *
  *   header (32 bytes): magic "NPUM", version u16, minor u16,
@@ -23,6 +24,9 @@
  *              dims i64[8]; per attribute type u32, name length u32, name,
  *              then INT i64 | FLOAT f32 | STRING length u32, bytes |
  *              INTS n u32, i64[n] | FLOATS n u32, f32[n]
+ *     CTL      (version 3) the control step at step index u32 (after its
+ *              HOST record, which gives its tensors): kind u32
+ *              (enum npu_ctl_kind), target step u32, 0 u32
  *
  * The reader trusts nothing: every length is checked against what is left,
  * and the result goes through npu_cmodel_validate().
@@ -44,6 +48,7 @@ enum {
 	TAG_BATCH = 8,
 	TAG_LABEL = 9,
 	TAG_HOST = 10,
+	TAG_CTL = 11,
 };
 
 /* npu_ir_attr_type's values, which host attributes use. */
@@ -228,6 +233,26 @@ static void put_host(struct wbuf *w, uint32_t i, const struct npu_host_step *h)
 	record(w, TAG_HOST, b.len);
 	put(w, b.p, b.len);
 	free(b.p);
+	if (h->ctl) {
+		record(w, TAG_CTL, 16);
+		put32(w, i);
+		put32(w, h->ctl);
+		put32(w, h->target);
+		put32(w, 0);
+	}
+}
+
+/* The oldest file version that holds @m: 3 with a control step, 2 with a host step, else 1. */
+static uint32_t file_version(const struct npu_cmodel *m)
+{
+	uint32_t v = 1;
+
+	for (uint32_t i = 0; i < m->nsteps; i++)
+		if (npu_step_is_control(&m->steps[i]))
+			return 3;
+		else if (npu_step_on_host(&m->steps[i]))
+			v = 2;
+	return v;
 }
 
 npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
@@ -310,8 +335,8 @@ npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
 	}
 	/* Header last: it covers the size and checksum of the rest. */
 	le32(w.p + 0, NPU_CMODEL_MAGIC);
-	/* version u16, minor u16 = 0: 1 unless a host step needs 2 */
-	le32(w.p + 4, npu_cmodel_host_steps(m) ? NPU_CMODEL_VERSION : 1);
+	/* version u16, minor u16 = 0: 1 unless a host step needs 2 or a control step 3 */
+	le32(w.p + 4, file_version(m));
 	le32(w.p + 8, HEADER_SIZE);
 	le32(w.p + 12, 0);
 	le32(w.p + 16, (uint32_t)w.len);
@@ -616,6 +641,21 @@ static npu_status read_records(struct rbuf *r, struct npu_cmodel *m)
 		case TAG_HOST:
 			st = read_host(r, m);
 			break;
+		case TAG_CTL: {
+			uint32_t idx, pad;
+			struct npu_host_step *h;
+
+			if (len != 16 || !get32(r, &idx) || idx >= m->nsteps ||
+			    !(h = m->steps[idx].host) || h->ctl)
+				return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad control step record");
+			get32(r, &h->ctl);
+			get32(r, &h->target);
+			get32(r, &pad);
+			/* A kind of 0 would make it a host step of an unknown operator. */
+			if (!h->ctl)
+				return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad control step record");
+			break;
+		}
 		case TAG_FALLBACK:
 			free(m->fallback_ops);
 			m->fallback_ops = calloc(1, (size_t)len + 1);

@@ -863,6 +863,421 @@ static npu_status unroll_scan8(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t
 	return st;
 }
 
+/* ---- Loop, unrolled ---- */
+
+/* The int64 value of one-element tensor proto @t into *@v; false if it is not that. */
+static bool i64_value(const Onnx__TensorProto *t, int64_t *v)
+{
+	size_t n = 1;
+
+	for (size_t d = 0; d < t->n_dims; d++)
+		n *= (size_t)t->dims[d];
+	if (t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 || n != 1 || t->data_location)
+		return false;
+	if (t->has_raw_data && t->raw_data.len == 8) {
+		uint64_t u = 0;
+
+		for (int i = 7; i >= 0; i--)
+			u = u << 8 | t->raw_data.data[i];
+		*v = (int64_t)u;
+		return true;
+	}
+	if (t->n_int64_data == 1) {
+		*v = t->int64_data[0];
+		return true;
+	}
+	return false;
+}
+
+/* Tensor @name of @gp as an initializer or a Constant node of @o (or @gp's nodes); NULL if neither. */
+static const Onnx__TensorProto *const_proto(const Onnx__GraphProto *gp, const struct nodes *o,
+					    const char *name)
+{
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
+			return gp->initializer[i];
+	for (size_t pass = 0; pass < 2; pass++) {
+		Onnx__NodeProto *const *v = pass ? gp->node : o->v;
+		size_t n = pass ? gp->n_node : o->n;
+
+		for (size_t i = 0; i < n; i++) {
+			const Onnx__NodeProto *np = v[i];
+
+			if (!np->op_type || strcmp(np->op_type, "Constant") || np->n_output != 1 ||
+			    strcmp(np->output[0], name))
+				continue;
+			for (size_t k = 0; k < np->n_attribute; k++)
+				if (np->attribute[k]->t && np->attribute[k]->name &&
+				    !strcmp(np->attribute[k]->name, "value"))
+					return np->attribute[k]->t;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Body @b leaves the condition as it came (its cond output is its cond
+ * input, an Identity of it, or a constant true).
+ */
+static bool keeps_cond(const Onnx__GraphProto *b)
+{
+	const char *in = b->input[1]->name, *out = b->output[0]->name;
+	const Onnx__TensorProto *t;
+
+	if (!in || !out)
+		return false;
+	if (!strcmp(in, out))
+		return true;
+	for (size_t i = 0; i < b->n_node; i++) {
+		const Onnx__NodeProto *np = b->node[i];
+
+		if (np->n_output == 1 && !strcmp(np->output[0], out))
+			return np->op_type && !strcmp(np->op_type, "Identity") && np->n_input == 1 &&
+			       !strcmp(np->input[0], in);
+	}
+	t = const_proto(b, &(struct nodes){ 0 }, out);
+	return t && bool_value(t) == 1;
+}
+
+/* A bool initializer @name holding true. */
+static npu_status add_true(Onnx__GraphProto *gp, const char *name)
+{
+	Onnx__TensorProto *t = malloc(sizeof(*t));
+
+	if (!t)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	onnx__tensor_proto__init(t);
+	t->name = strdup(name);
+	t->has_data_type = 1;
+	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+	t->n_int32_data = 1;
+	t->int32_data = malloc(sizeof(int32_t));
+	if (!t->name || !t->int32_data) {
+		onnx__tensor_proto__free_unpacked(t, NULL);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	t->int32_data[0] = 1;
+	return add_init(gp, t);
+}
+
+/*
+ * Loop node @np (index @idx) unrolled when its trip count is a constant
+ * from 1 to MAX_UNROLL (the body no larger than unroll_scan allows), its
+ * condition absent or a constant true and its body leaves the condition
+ * as it came: the body copied M times under "<loop>/<t>/", iter_num a
+ * constant t, cond a constant true, the carried values chained from copy
+ * to copy, the final ones through Identity, each scan output the copies'
+ * slices Unsqueezed and concatenated on axis 0.  No host step: the copies
+ * run as plain steps.  *@done false: not such a Loop.
+ */
+static npu_status unroll_loop(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t idx,
+			      struct nodes *o, int opset, bool *done)
+{
+	Onnx__GraphProto *b = branch(np, "body");
+	const Onnx__TensorProto *mt = np->n_input >= 2 && np->input[0][0] ?
+				      const_proto(gp, o, np->input[0]) : NULL;
+	const Onnx__TensorProto *ct = np->n_input >= 2 && np->input[1][0] ?
+				      const_proto(gp, o, np->input[1]) : NULL;
+	int64_t M, N, K, zero = 0;
+	char base[200], nm[400], truen[420];
+	char **to = NULL, **state = NULL, ***ys = NULL;
+	npu_status st = NPU_OK;
+
+	*done = false;
+	if (!b || !mt || !i64_value(mt, &M) || M < 1 || M > MAX_UNROLL ||
+	    (np->input[1][0] && (!ct || bool_value(ct) != 1)))
+		return NPU_OK;
+	N = (int64_t)np->n_input - 2;
+	K = (int64_t)b->n_output - 1 - N;
+	if (has_subgraph(b) || (int64_t)b->n_input != N + 2 || K < 0 ||
+	    (int64_t)np->n_output != N + K || !keeps_cond(b) ||
+	    (uint64_t)M * (b->n_node + b->n_initializer + 1) > MAX_UNROLL_NODES)
+		return NPU_OK;
+	if (np->name && np->name[0])
+		snprintf(base, sizeof(base), "%s", np->name);
+	else
+		snprintf(base, sizeof(base), "Loop#%zu", idx);
+	snprintf(truen, sizeof(truen), "%s/true", base);
+	to = calloc((size_t)(N + 2) + 1, sizeof(*to));
+	state = calloc((size_t)N + 1, sizeof(*state));
+	ys = calloc((size_t)K + 1, sizeof(*ys));
+	if (!to || !state || !ys)
+		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	if (!st)
+		st = add_true(gp, truen);
+	for (int64_t k = 0; !st && k < K; k++)
+		if (!(ys[k] = calloc((size_t)M, sizeof(char *))))
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t i = 0; !st && i < N; i++)
+		if (!(state[i] = strdup(np->input[2 + i])))
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t t = 0; !st && t < M; t++) {
+		char prefix[300], itn[420];
+
+		snprintf(prefix, sizeof(prefix), "%s/%lld/", base, (long long)t);
+		snprintf(itn, sizeof(itn), "%siter", prefix);
+		st = add_i64(gp, itn, &t, 0);
+		to[0] = itn;
+		to[1] = truen;
+		for (int64_t i = 0; i < N; i++)
+			to[2 + i] = state[i];
+		for (size_t n = 0; !st && n < b->n_node; n++) {
+			Onnx__NodeProto *c = copy_node(b->node[n]);
+
+			if (!c) {
+				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+				break;
+			}
+			for (size_t k = 0; !st && k < c->n_input; k++)
+				st = rename_iter(b, to, prefix, &c->input[k]);
+			for (size_t k = 0; !st && k < c->n_output; k++)
+				st = rename_local(b, prefix, &c->output[k]);
+			if (!st)
+				st = push(o, c);
+			if (st)
+				onnx__node_proto__free_unpacked(c, NULL);
+		}
+		for (size_t n = 0; !st && n < b->n_initializer; n++) {
+			Onnx__TensorProto *c = copy_tensor(b->initializer[n]);
+
+			if (!c) {
+				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+				break;
+			}
+			st = rename_local(b, prefix, &c->name);
+			st = st ? st : add_init(gp, c);
+		}
+		/* This iteration's carried values and scan slices (the condition stays true). */
+		for (int64_t i = 0; !st && i < N + K; i++) {
+			char *out = strdup(b->output[1 + i]->name ? b->output[1 + i]->name : "");
+
+			if (!out) {
+				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+				break;
+			}
+			st = rename_iter(b, to, prefix, &out);
+			if (i < N) {
+				free(state[i]);
+				state[i] = out;
+			} else {
+				ys[i - N][t] = out;
+			}
+		}
+	}
+	for (int64_t i = 0; !st && i < N; i++)
+		if (np->output[i][0]) {
+			snprintf(nm, sizeof(nm), "%s/state%lld", base, (long long)i);
+			st = add_node(o, "Identity", nm, (const char *const *)&state[i], 1, np->output[i]);
+		}
+	for (int64_t k = 0; !st && k < K; k++) {
+		const char **parts;
+		char axn[420];
+		Onnx__NodeProto *c = NULL;
+
+		if (!np->output[N + k][0])
+			continue;
+		parts = calloc((size_t)M, sizeof(*parts));
+		if (!parts) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		snprintf(axn, sizeof(axn), "%s/axes%lld", base, (long long)k);
+		if (opset >= 13)
+			st = add_i64(gp, axn, &zero, 1);
+		for (int64_t t = 0; !st && t < M; t++) {
+			Onnx__NodeProto *u = NULL;
+
+			snprintf(nm, sizeof(nm), "%s/%lld/out%lld", base, (long long)t, (long long)k);
+			st = add_node_p(o, "Unsqueeze", nm, (const char *[]){ ys[k][t], axn },
+					opset >= 13 ? 2 : 1, nm, &u);
+			if (!st && opset < 13)
+				st = set_ints(u, "axes", &zero, 1);
+			parts[t] = u ? u->output[0] : NULL;
+		}
+		snprintf(nm, sizeof(nm), "%s/concat%lld", base, (long long)k);
+		if (!st)
+			st = add_node_p(o, "Concat", nm, parts, (size_t)M, np->output[N + k], &c);
+		if (!st)
+			st = set_ints(c, "axis", &zero, 0);
+		free(parts);
+	}
+	for (int64_t i = 0; state && i < N; i++)
+		free(state[i]);
+	for (int64_t k = 0; ys && k < K; k++) {
+		for (int64_t t = 0; ys[k] && t < M; t++)
+			free(ys[k][t]);
+		free(ys[k]);
+	}
+	free(state);
+	free(ys);
+	free(to);
+	if (!st) {
+		*done = true;
+		onnx__node_proto__free_unpacked(np, NULL);
+	}
+	return st;
+}
+
+/* ---- Loop, as host-side control flow ---- */
+
+/*
+ * Loop node @np (index @idx): its body's nodes and initializers copied into
+ * @o and @gp under "<loop>/body/", between an npu.LoopBegin and an
+ * npu.LoopEnd (npu_onnx_if.h) that compile/npu_control.c makes control
+ * steps: the body runs as a step range the host repeats.  The body's
+ * inputs become LoopBegin's outputs; a name the body reads without
+ * defining it is the outer scope's, as ONNX says.  *@done false: left
+ * whole (refused later as Loop).
+ */
+static npu_status inline_loop(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t idx,
+			      struct nodes *o, int opset, int depth, bool *done)
+{
+	Onnx__GraphProto *b = branch(np, "body");
+	char base[200], prefix[240], nm[400];
+	char **to = NULL;
+	const char **bin = NULL, **ein = NULL;
+	int64_t N, K, *lens = NULL;
+	Onnx__NodeProto *e = NULL;
+	npu_status st = NPU_OK;
+
+	*done = false;
+	if (!b || np->n_input < 2 || (st = npu_onnx_flatten_if(b, opset, depth + 1)))
+		return st;
+	/* A constant trip count that nothing stops early: copies of the body. */
+	if ((st = unroll_loop(gp, np, idx, o, opset, done)) || *done)
+		return st;
+	N = (int64_t)np->n_input - 2;
+	K = (int64_t)b->n_output - 1 - N;
+	if (has_subgraph(b) || (int64_t)b->n_input != N + 2 || K < 0 ||
+	    (int64_t)np->n_output != N + K)
+		return NPU_OK;
+	if (np->name && np->name[0])
+		snprintf(base, sizeof(base), "%s", np->name);
+	else
+		snprintf(base, sizeof(base), "Loop#%zu", idx);
+	snprintf(prefix, sizeof(prefix), "%s/body/", base);
+	to = calloc((size_t)(N + 2) + 1, sizeof(*to));
+	bin = calloc((size_t)(N + 2) + 1, sizeof(*bin));
+	ein = calloc((size_t)(4 + 2 * N + K), sizeof(*ein));
+	lens = calloc((size_t)K + 1, sizeof(*lens));
+	if (!to || !bin || !ein || !lens)
+		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	/* The body's inputs: LoopBegin's outputs, renamed into the loop's scope. */
+	for (int64_t k = 0; !st && k < N + 2; k++) {
+		const char *in = b->input[k]->name ? b->input[k]->name : "";
+
+		to[k] = malloc(strlen(prefix) + strlen(in) + 1);
+		if (!to[k])
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		else
+			sprintf(to[k], "%s%s", prefix, in);
+	}
+	if (!st) {
+		Onnx__NodeProto *bn = NULL;
+
+		for (int64_t k = 0; k < N + 2; k++)
+			bin[k] = np->input[k];
+		snprintf(nm, sizeof(nm), "%s/begin", base);
+		st = add_node_p(o, NPU_OP_LOOP_BEGIN, nm, bin, (size_t)(N + 2), to[0], &bn);
+		/* add_node_p makes one output: the rest are the carried values. */
+		if (!st) {
+			char **outs = realloc(bn->output, (size_t)(N + 2) * sizeof(char *));
+
+			if (!outs)
+				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			bn->output = outs;
+			for (int64_t k = 1; k < N + 2; k++) {
+				outs[k] = strdup(to[k]);
+				if (!outs[k])
+					return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+				bn->n_output++;
+			}
+		}
+	}
+	for (size_t n = 0; !st && n < b->n_node; n++) {
+		Onnx__NodeProto *c = copy_node(b->node[n]);
+
+		if (!c) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		for (size_t k = 0; !st && k < c->n_input; k++)
+			st = rename_iter(b, to, prefix, &c->input[k]);
+		for (size_t k = 0; !st && k < c->n_output; k++)
+			st = rename_local(b, prefix, &c->output[k]);
+		if (!st)
+			st = push(o, c);
+		if (st)
+			onnx__node_proto__free_unpacked(c, NULL);
+	}
+	for (size_t n = 0; !st && n < b->n_initializer; n++) {
+		Onnx__TensorProto *c = copy_tensor(b->initializer[n]);
+
+		if (!c) {
+			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		st = rename_local(b, prefix, &c->name);
+		st = st ? st : add_init(gp, c);
+	}
+	/* LoopEnd(M, iter_num, cond, v..., cond_out, v_out..., scan_out...). */
+	for (int64_t k = 0; !st && k < 1 + N + K; k++) {
+		char *out = strdup(b->output[k]->name ? b->output[k]->name : "");
+
+		if (!out || (st = rename_iter(b, to, prefix, &out))) {
+			free(out);
+			st = st ? st : npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		/* Kept by the copy below; freed with this list. */
+		ein[3 + N + k] = out;
+	}
+	if (!st) {
+		ein[0] = np->input[0];
+		for (int64_t k = 0; k < N + 2; k++)
+			ein[1 + k] = to[k];
+		snprintf(nm, sizeof(nm), "%s/end", base);
+		st = add_node_p(o, NPU_OP_LOOP_END, nm, ein, (size_t)(4 + 2 * N + K),
+				np->n_output ? np->output[0] : "", &e);
+	}
+	if (!st) {
+		char **outs = realloc(e->output, (size_t)(N + K + 1) * sizeof(char *));
+
+		if (!outs)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		e->output = outs;
+		e->n_output = np->n_output;
+		for (size_t k = 1; k < np->n_output; k++)
+			if (!(outs[k] = strdup(np->output[k])))
+				return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		/*
+		 * A scan output's length: the trip count when constant (shape
+		 * inference), else the graph's declaration of the Loop output.
+		 */
+		for (int64_t k = 0; k < K; k++)
+			lens[k] = declared_dim(gp, np->output[N + k], 0);
+		st = set_ints(e, NPU_LOOP_N, &N, 0);
+		if (!st)
+			st = set_ints(e, NPU_LOOP_K, &K, 0);
+		if (!st && K)
+			st = set_ints(e, NPU_LOOP_SCAN_LEN, lens, (size_t)K);
+	}
+	for (int64_t k = 0; to && k < N + 2; k++)
+		free(to[k]);
+	for (int64_t k = 0; ein && k < 1 + N + K; k++)
+		free((char *)ein[3 + N + k]);
+	free(to);
+	free(bin);
+	free(ein);
+	free(lens);
+	if (!st) {
+		*done = true;
+		onnx__node_proto__free_unpacked(np, NULL);
+	}
+	return st;
+}
+
 npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int opset, int depth)
 {
 	struct nodes o = { 0 };
@@ -882,6 +1297,9 @@ npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int opset, int depth)
 		else if (np->op_type && !strcmp(np->op_type, "Scan") && default_domain(np->domain) &&
 			 opset == 8)
 			st = unroll_scan8(gp, np, i, &o, opset, depth, &done);
+		else if (np->op_type && !strcmp(np->op_type, "Loop") && default_domain(np->domain) &&
+			 opset >= 11)
+			st = inline_loop(gp, np, i, &o, opset, depth, &done);
 		if (!st && !done)
 			st = push(&o, np);
 	}

@@ -14,6 +14,19 @@
  * shape and dtype.
  */
 #define NPU_OP_IF_SELECT	"npu.IfSelect"
+/*
+ * A Loop (issue 17) becomes npu.LoopBegin(M, cond, v_initial...) ->
+ * (iter_num, cond, v...), its body's nodes, and npu.LoopEnd(M, iter_num,
+ * cond, v..., cond_out, v_out..., scan_out...) -> (v_final...,
+ * scan_outputs...) with attributes NPU_LOOP_N (N) and NPU_LOOP_K (K) and,
+ * per scan output, NPU_LOOP_SCAN_LEN (its length as the graph declares
+ * it, -1 unknown).  compile/npu_control.c makes them control steps.
+ */
+#define NPU_OP_LOOP_BEGIN	"npu.LoopBegin"
+#define NPU_OP_LOOP_END		"npu.LoopEnd"
+#define NPU_LOOP_N		"npu_loop_n"
+#define NPU_LOOP_K		"npu_loop_k"
+#define NPU_LOOP_SCAN_LEN	"npu_scan_len"
 
 /*
  * Inline every If of @gp (depth @depth, 0 for the model's graph; @opset the
