@@ -103,7 +103,15 @@ typedef struct npu_tensor_info {
 	npu_dtype dtype;
 	int rank;
 	int64_t dims[NPU_MAX_RANK];
-	size_t bytes;			/* product(dims) * npu_dtype_size(dtype) */
+	/*
+	 * product(dims) * npu_dtype_size(dtype).  An output whose size is
+	 * known only at run time (NonZero, NonMaxSuppression, Unique,
+	 * Compress and what is computed from them, with the CPU fallback)
+	 * has -1 in the dims the run decides and the bound's size here: the
+	 * most a run can produce, what the caller must provide to be sure.
+	 * npu_context_last_run_output_info() gives a run's actual shape.
+	 */
+	size_t bytes;
 	/* Quantized tensors: real = scale * (q - zero_point); else scale 0. */
 	float scale;
 	int32_t zero_point;
@@ -468,6 +476,19 @@ typedef struct npu_step_info {
  */
 NPU_API npu_status npu_context_last_run_step(const npu_context *ctx, size_t index,
 					     npu_step_info *info);
+
+/*
+ * The actual shape of output @index after the last completed run of
+ * @ctx: the model's info (npu_model_output_info()) with, for an output
+ * of run-time size (dims -1 there), the dims this run computed and
+ * @bytes their size.  NPU_ERR_NOT_FOUND past the last output or before
+ * the first run.  npu_run() and npu_job_wait() copy that many bytes into
+ * the caller's tensor, which may be any size at least as large (the
+ * model's bound always is); a smaller one is NPU_ERR_SHAPE saying how
+ * many bytes the result needs, and nothing is copied.
+ */
+NPU_API npu_status npu_context_last_run_output_info(const npu_context *ctx, size_t index,
+						    npu_tensor_info *info);
 
 /* ---- Generating text ---- */
 

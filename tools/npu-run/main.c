@@ -586,6 +586,7 @@ static int run(const struct nr_options *o)
 		goto out;
 	r.inputs = st.in;
 	r.n_inputs = st.n_in;
+	r.ctx = st.ctx;
 	nr_report_print(&r);
 	if (fflush(stdout))
 		rc = nr_fail(NR_EXIT_RUNTIME, "writing the summary failed: %s", strerror(errno));

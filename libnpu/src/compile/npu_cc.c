@@ -175,6 +175,27 @@ npu_status npu_cc_grow(struct npu_cc *cc)
  * that type and its size, the I/O slot holds the device type and libnpu
  * converts on the host (npu_io_dev_bytes()).
  */
+npu_status npu_cc_dyn(struct npu_cc *cc, int t, uint32_t *dyn)
+{
+	int *ids;
+
+	*dyn = 0;
+	if (t < 0 || !cc->g->tensors[t].dyn)
+		return NPU_OK;
+	for (uint32_t i = 0; i < cc->ndyn; i++)
+		if (cc->dyn_ids[i] == t) {
+			*dyn = i + 1;
+			return NPU_OK;
+		}
+	ids = realloc(cc->dyn_ids, (cc->ndyn + 1) * sizeof(*ids));
+	if (!ids)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	cc->dyn_ids = ids;
+	ids[cc->ndyn++] = t;
+	*dyn = cc->ndyn;
+	return NPU_OK;
+}
+
 static npu_status add_io(struct npu_cc *cc, int id, bool output, npu_dtype wide)
 {
 	const npu_ir_tensor *t = &cc->g->tensors[id];
@@ -200,6 +221,12 @@ static npu_status add_io(struct npu_cc *cc, int id, bool output, npu_dtype wide)
 	io->info.rank = t->rank;
 	memcpy(io->info.dims, t->dims, sizeof(t->dims));
 	io->info.bytes = (size_t)npu_ir_numel(t) * npu_dtype_size(io->info.dtype);
+	/* Run-time size (issue 17): -1 where the run decides, bytes the bound. */
+	for (int d = 0; output && d < t->rank; d++)
+		if (t->dyn & (1u << d))
+			io->info.dims[d] = -1;
+	if (output && npu_cc_dyn(cc, id, &io->dyn))
+		return NPU_ERR_NO_MEMORY;
 	if (t->quant.count == 1) {
 		io->info.scale = t->quant.scale[0];
 		io->info.zero_point = t->quant.zero_point[0];
@@ -501,6 +528,14 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 		if (n->dead)
 			continue;
 		cc.cur_node = i;
+		/* Tensors of run-time size: the host computes the node, or nothing does. */
+		if (npu_ir_node_dyn(g, n)) {
+			st = tgt->allow_cpu_fallback ? fallback_or_refuse(&cc, tgt, n) :
+				npu_op_refuse(g, n);
+			if (st)
+				break;
+			continue;
+		}
 		fn = npu_op_lowering(n);
 		/* Outputs without elements (Trilu of [3, 0, 5]): nothing to
 		 * compute, even for an operator only rewrites make runnable
@@ -541,6 +576,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	if (!st) {
 		/* A batch gets one copy of the I/O and scratch per input. */
 		cc.cm->batch = cc.batch;
+		cc.cm->ndyn = cc.ndyn;
 		cc.cm->io_stride = cc.batch > 1 ? cc.io_stride : 0;
 		cc.cm->segs[cc.seg_io].size = cc.batch * cc.io_stride;
 		cc.cm->segs[cc.seg_scratch].size = cc.batch * cc.scratch_stride;
@@ -558,6 +594,7 @@ out:
 	free(wide);
 	free(cc.cdata);
 	free(cc.bconst);
+	free(cc.dyn_ids);
 	free(cc.loc);
 	free(cc.home);
 	free(cc.blocks);

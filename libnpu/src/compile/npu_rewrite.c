@@ -127,8 +127,9 @@ npu_status npu_rewrite_hooked(npu_ir_graph *g, npu_rewrite_hook hook, void *arg)
 			const npu_ir_node *n = &g->nodes[k];
 			const struct npu_op *r;
 
+			/* Nodes on tensors of run-time size run on the host as they are. */
 			if (n->dead || (n->domain[0] && strcmp(n->domain, "ai.onnx")) ||
-			    empty_io(g, n) || !(r = npu_op_get(n->op, n->opset)) || !r->rewrites[0])
+			    npu_ir_node_dyn(g, n) || empty_io(g, n) || !(r = npu_op_get(n->op, n->opset)) || !r->rewrites[0])
 				continue;
 			st = rewrite_node(&p, k, r);
 		}

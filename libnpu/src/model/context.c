@@ -40,12 +40,14 @@ struct npu_context {
 	npu_run_stats last;
 	uint64_t *last_cycles;		/* per step of the last run */
 	double *last_host_us;		/* per step of the last run: host steps' wall time */
+	struct npu_dyn_shape *last_dyn;	/* the last run's run-time shapes (cm->ndyn) */
 };
 
 struct npu_job {
 	npu_context *ctx;
 	npu_dev_job **steps;		/* NULL for a host step */
 	double *host_us;		/* per step: a host step's wall time */
+	struct npu_dyn_shape *dyn;	/* this run's run-time shapes (cm->ndyn), rank -1 until known */
 	uint32_t nsteps;
 	npu_tensor *outputs;		/* caller's, filled on completion */
 	size_t noutputs;
@@ -86,6 +88,7 @@ void npu_context_destroy(npu_context *ctx)
 	free(ctx->uses);
 	free(ctx->last_cycles);
 	free(ctx->last_host_us);
+	free(ctx->last_dyn);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_cond_destroy(&ctx->idle);
 	free(ctx);
@@ -165,7 +168,8 @@ static npu_status context_new(npu_device *dev, const struct npu_cmodel *cm, npu_
 	ctx->uses = calloc(cm->nsegs ? cm->nsegs : 1, sizeof(*ctx->uses));
 	ctx->last_cycles = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_cycles));
 	ctx->last_host_us = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_host_us));
-	if (!ctx->bos || !ctx->uses || !ctx->last_cycles || !ctx->last_host_us) {
+	ctx->last_dyn = calloc(cm->ndyn ? cm->ndyn : 1, sizeof(*ctx->last_dyn));
+	if (!ctx->bos || !ctx->uses || !ctx->last_cycles || !ctx->last_host_us || !ctx->last_dyn) {
 		npu_context_destroy(ctx);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
@@ -317,7 +321,8 @@ static npu_status match(const struct npu_cmodel *cm, const struct npu_io *ios, u
 	} else {
 		io = &ios[i % n];
 	}
-	if (t->dtype != io->info.dtype || t->bytes != io->info.bytes)
+	/* An output of run-time size takes any buffer; the run checks it fits (out_dyn()). */
+	if (t->dtype != io->info.dtype || (t->bytes != io->info.bytes && !io->dyn))
 		return npu_fail(NPU_ERR_SHAPE,
 				"%s '%s': got %s, %zu bytes; the model wants %s, %zu bytes",
 				what, io->name, npu_dtype_str(t->dtype), t->bytes,
@@ -327,6 +332,42 @@ static npu_status match(const struct npu_cmodel *cm, const struct npu_io *ios, u
 	*out = io;
 	*elem = (uint32_t)(i / n);
 	return NPU_OK;
+}
+
+/*
+ * Output @io of run-time size into the caller's @t: the actual shape's
+ * elements, NPU_ERR_SHAPE saying the bytes needed when @t is smaller.
+ */
+static npu_status out_dyn(npu_context *ctx, npu_job *job, const struct npu_io *io,
+			  const void *src, npu_tensor *t)
+{
+	const struct npu_dyn_shape *s = &job->dyn[io->dyn - 1];
+	npu_tensor_info info = io->info;
+	size_t n = 1;
+	char sh[160];
+
+	(void)ctx;
+	if (s->rank != info.rank)
+		return npu_fail(NPU_ERR_INTERNAL, "output '%s': the run did not compute its shape",
+				io->name);
+	for (int d = 0; d < s->rank; d++)
+		n *= (size_t)s->dims[d];
+	memcpy(info.dims, s->dims, sizeof(info.dims));
+	info.bytes = n * npu_dtype_size(info.dtype);
+	if (t->bytes < info.bytes) {
+		size_t o = 0;
+
+		for (int d = 0; d < s->rank && o < sizeof(sh); d++)
+			o += (size_t)snprintf(sh + o, sizeof(sh) - o, "%s%lld", d ? ", " : "",
+					      (long long)s->dims[d]);
+		if (!s->rank)
+			sh[0] = '\0';
+		return npu_fail(NPU_ERR_SHAPE,
+				"output '%s': this run's result is %s[%s], %zu bytes; the buffer given has %zu: give at least %zu bytes (the model's bound is %zu)",
+				io->name, npu_dtype_str(info.dtype), sh, info.bytes, t->bytes,
+				info.bytes, io->info.bytes);
+	}
+	return npu_tensor_from_device(&info, src, t->data);
 }
 
 static void finish_locked(npu_job *job, npu_status st)
@@ -354,9 +395,14 @@ static void finish_locked(npu_job *job, npu_status st)
 			if (st)
 				break;
 			io_buffer(ctx, io, b, &src, NULL);
-			npu_tensor_from_device(&io->info, src, job->outputs[i].data);
+			if (io->dyn && (st = out_dyn(ctx, job, io, src, &job->outputs[i])))
+				break;
+			if (!io->dyn)
+				npu_tensor_from_device(&io->info, src, job->outputs[i].data);
 		}
 	}
+	if (!st && ctx->cm->ndyn)
+		memcpy(ctx->last_dyn, job->dyn, ctx->cm->ndyn * sizeof(*job->dyn));
 	if (!st) {
 		ctx->last.device_cycles = cycles;
 		ctx->last.device_us = ctx->dev->info.clock_mhz ?
@@ -412,7 +458,7 @@ static npu_status host_step(npu_context *ctx, npu_job *job, uint32_t i)
 	for (uint32_t k = 0; k < h->noutputs; k++)
 		out[k] = host_addr(ctx, &h->tensors[h->ninputs + k]);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	st = npu_host_run(h, in, out);
+	st = npu_host_run(h, in, out, job->dyn);
 	job->host_us[i] = elapsed_us(&t0);
 	return st;
 }
@@ -450,11 +496,15 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 	if (job) {
 		job->steps = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->steps));
 		job->host_us = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->host_us));
+		job->dyn = calloc(cm->ndyn ? cm->ndyn : 1, sizeof(*job->dyn));
+		for (uint32_t i = 0; job->dyn && i < cm->ndyn; i++)
+			job->dyn[i].rank = -1;
 	}
-	if (!job || !job->steps || !job->host_us) {
+	if (!job || !job->steps || !job->host_us || !job->dyn) {
 		if (job) {
 			free(job->steps);
 			free(job->host_us);
+			free(job->dyn);
 		}
 		free(job);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
@@ -504,6 +554,7 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		pthread_mutex_unlock(&ctx->lock);
 		free(job->steps);
 		free(job->host_us);
+		free(job->dyn);
 		free(job);
 		return npu_fail(st, "%s", msg);
 	}
@@ -566,6 +617,7 @@ void npu_job_free(npu_job *job)
 		npu_job_wait(job, -1);
 	free(job->steps);
 	free(job->host_us);
+	free(job->dyn);
 	free(job);
 }
 
@@ -638,5 +690,36 @@ npu_status npu_context_last_run_step(const npu_context *ctx, size_t index, npu_s
 	pthread_mutex_unlock(&c->lock);
 	memcpy((char *)info + sizeof(size_t), (const char *)&all + sizeof(size_t),
 	       (info->struct_size < sizeof(all) ? info->struct_size : sizeof(all)) - sizeof(size_t));
+	return NPU_OK;
+}
+
+npu_status npu_context_last_run_output_info(const npu_context *ctx, size_t index,
+					    npu_tensor_info *info)
+{
+	npu_context *c = (npu_context *)ctx;
+	const struct npu_io *io;
+	size_t n = 1;
+
+	if (!ctx || !info)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_last_run_output_info: NULL argument");
+	if (index >= ctx->cm->noutputs * npu_cmodel_batch(ctx->cm))
+		return npu_fail(NPU_ERR_NOT_FOUND, "the model has %u outputs, no output %zu",
+				ctx->cm->noutputs * npu_cmodel_batch(ctx->cm), index);
+	io = &ctx->cm->outputs[index % ctx->cm->noutputs];
+	pthread_mutex_lock(&c->lock);
+	if (!c->last.steps) {
+		pthread_mutex_unlock(&c->lock);
+		return npu_fail(NPU_ERR_NOT_FOUND, "no run of this context has completed yet");
+	}
+	*info = io->info;
+	if (io->dyn) {
+		const struct npu_dyn_shape *s = &c->last_dyn[io->dyn - 1];
+
+		memcpy(info->dims, s->dims, sizeof(info->dims));
+		for (int d = 0; d < info->rank; d++)
+			n *= (size_t)info->dims[d];
+		info->bytes = n * npu_dtype_size(info->dtype);
+	}
+	pthread_mutex_unlock(&c->lock);
 	return NPU_OK;
 }
