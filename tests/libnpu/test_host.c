@@ -176,9 +176,9 @@ START_TEST(host_npum_round_trip)
 	ck_assert_int_eq(h->tensors[1].dims[0], NB);
 	npu_cmodel_free(cm);
 	/* A newer file refused by its version, clearly. */
-	buf[4] = 3;
+	buf[4] = 4;
 	ck_assert_int_eq(npu_cmodel_read(buf, len, &cm), NPU_ERR_VERSION);
-	ck_assert_ptr_nonnull(strstr(npu_last_error(), "versions 1 to 2"));
+	ck_assert_ptr_nonnull(strstr(npu_last_error(), "versions 1 to 3"));
 	free(buf);
 	run_det(back);
 	npu_ir_graph_free(g);

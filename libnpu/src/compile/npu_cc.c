@@ -404,6 +404,31 @@ static npu_status fallback_or_refuse(struct npu_cc *cc, const struct npu_compile
 			msg);
 }
 
+/*
+ * Node @n reads or writes a tensor of run-time size (npu_ir_tensor.dyn,
+ * issue 17) and the CPU fallback is on: a host step, or a refusal that
+ * says why the node has to run on the host.
+ */
+static npu_status dyn_host(struct npu_cc *cc, const npu_ir_node *n)
+{
+	const npu_ir_tensor *x = NULL;
+	char msg[768], lbl[96];
+	npu_status st = npu_lower_host(cc, n);
+
+	if (!st)
+		return NPU_OK;
+	for (int i = 0; i < n->n_inputs && !x; i++)
+		if (n->inputs[i] >= 0 && cc->g->tensors[n->inputs[i]].dyn)
+			x = &cc->g->tensors[n->inputs[i]];
+	snprintf(msg, sizeof(msg), "%s", npu_last_error());
+	npu_ir_node_label(n, lbl, sizeof(lbl));
+	if (!x)
+		return npu_fail(st, "operator '%s' (node %s, opset %d) has an output of run-time size, which only the CPU fallback computes, and %s",
+				n->op, lbl, n->opset, msg);
+	return npu_fail(st, "operator '%s' (node %s, opset %d) reads '%s', whose size is known only at run time (an output of NonZero, NonMaxSuppression, Unique or Compress, or computed from one), so it has to run on the host, and %s",
+			n->op, lbl, n->opset, x->name, msg);
+}
+
 /* Node @n has outputs and none of them has an element. */
 static bool no_elements(const npu_ir_graph *g, const npu_ir_node *n)
 {
@@ -530,8 +555,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 		cc.cur_node = i;
 		/* Tensors of run-time size: the host computes the node, or nothing does. */
 		if (npu_ir_node_dyn(g, n)) {
-			st = tgt->allow_cpu_fallback ? fallback_or_refuse(&cc, tgt, n) :
-				npu_op_refuse(g, n);
+			st = tgt->allow_cpu_fallback ? dyn_host(&cc, n) : npu_op_refuse(g, n);
 			if (st)
 				break;
 			continue;
