@@ -11,7 +11,10 @@
 # (ort_realmodels.js, npu_run_realmodels.sh), with the first refusal of
 # those libnpu does not run yet (try_realmodels.sh, informational), and the
 # recurrent test models (tests/models/recurrent: an LSTM and a GRU exported
-# by PyTorch) over four frames with the state carried, against onnxruntime.
+# by PyTorch) over four frames with the state carried, against onnxruntime,
+# and the run-time output size models (tests/models/dynout: boolean
+# indexing, torch.nonzero and torch.unique as PyTorch exports them, an NMS
+# tail) through npu-run --cpu-fallback against onnxruntime.
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
 # openWakeWord's speech embedding (tf2onnx, input float32[?,76,32,1]), from
@@ -29,8 +32,9 @@ TF_PACKAGES := python3-torch python3-onnx
 NB_DIR      := tests/models/nbits
 NB_PACKAGES := python3-onnx python3-numpy
 RNN_DIR     := tests/models/recurrent
+DYN_DIR     := tests/models/dynout
 
-.PHONY: models check-models transformer-models nbits-models recurrent-models
+.PHONY: models check-models transformer-models nbits-models recurrent-models dynout-models
 models:
 	@tests/models/fetch.sh
 
@@ -99,6 +103,14 @@ check-models: models $(MODEL_TEST) $(TF_PARSE) $(GEN_TEST) $(BUILD)/bin/npu-run
 	@rm -rf $(BUILD)/models-ref/recurrent && mkdir -p $(BUILD)/models-ref/recurrent
 	@node tests/models/ort_recurrent.js $(RNN_DIR) $(BUILD)/models-ref/recurrent
 	@tests/models/npu_run_recurrent.sh $(RNN_DIR) $(BUILD)/models-ref/recurrent $(BUILD)/bin/npu-run
+	@rm -rf $(BUILD)/models-ref/dynout && mkdir -p $(BUILD)/models-ref/dynout
+	@node tests/models/ort_dynout.js $(DYN_DIR) $(BUILD)/models-ref/dynout
+	@tests/models/npu_run_dynout.sh $(DYN_DIR) $(BUILD)/models-ref/dynout $(BUILD)/bin/npu-run
+
+# Regenerate the committed run-time output size test models (byte for byte;
+# Debian's torch and onnx, installed by transformer-models).  Not part of any check.
+dynout-models:
+	/usr/bin/python3 $(DYN_DIR)/gen.py $(DYN_DIR)
 
 # Regenerate the committed MatMulNBits test models (byte for byte; no torch):
 # installs Debian's onnx and numpy (root; once), then runs the generator.

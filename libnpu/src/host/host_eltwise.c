@@ -80,8 +80,7 @@ static double binary(const char *op, double a, double b, bool ints)
 	}
 }
 
-/* The broadcast shape of the inputs into @out's shape. */
-static npu_status bcast_shape(const struct npu_host_step *h, const struct npu_host_buf *in,
+npu_status npu_host_bcast_shape(const struct npu_host_step *h, const struct npu_host_buf *in,
 			      struct npu_host_buf *out)
 {
 	int64_t d[NPU_MAX_RANK];
@@ -111,7 +110,7 @@ npu_status npu_host_eltwise(const struct npu_host_step *h, const struct npu_host
 {
 	const char *op = h->op;
 	bool ints = is_int(in[0].dtype);
-	npu_status st = bcast_shape(h, in, out);
+	npu_status st = npu_host_bcast_shape(h, in, out);
 
 	if (st)
 		return st;

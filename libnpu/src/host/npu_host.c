@@ -40,7 +40,7 @@ static const struct npu_host_op host_ops[] = {
 	{ "Log", 6, npu_host_eltwise_accepts, npu_host_eltwise, true },
 	{ "Max", 8, npu_host_eltwise_accepts, npu_host_eltwise, true },
 	{ "Min", 8, npu_host_eltwise_accepts, npu_host_eltwise, true },
-	{ "Mod", 10, npu_host_mod_accepts, npu_host_mod, false },
+	{ "Mod", 10, npu_host_mod_accepts, npu_host_mod, true },
 	{ "Mul", 7, npu_host_eltwise_accepts, npu_host_eltwise, true },
 	{ "Neg", 6, npu_host_eltwise_accepts, npu_host_eltwise, true },
 	{ "NonMaxSuppression", 10, npu_host_nms_accepts, npu_host_nms, true },

@@ -87,6 +87,12 @@ void npu_host_set(struct npu_host_buf *b, size_t i, double v);
 int64_t npu_host_get_int(const struct npu_host_buf *b, size_t i);
 /* The element of @in that element @i of @out reads under numpy broadcasting. */
 size_t npu_host_bcast(const struct npu_host_buf *in, const struct npu_host_buf *out, size_t i);
+/*
+ * Output 0's shape: the inputs' (actual) shapes broadcast; NPU_ERR_SHAPE
+ * naming the input that does not broadcast.
+ */
+npu_status npu_host_bcast_shape(const struct npu_host_step *h, const struct npu_host_buf *in,
+				struct npu_host_buf *out);
 /* Whether @dt is one npu_host_get() reads. */
 bool npu_host_dtype_ok(npu_dtype dt);
 
