@@ -399,6 +399,46 @@ START_TEST(dyn_unique_compress)
 }
 END_TEST
 
+/*
+ * Concat of two NonZero outputs [1, ka] and [1, kb] on axis 1: an NPU
+ * Concat with leading dims 1 would be built in place, its inputs in their
+ * slices of the output; on the host the result is compact, [1, ka + kb].
+ */
+START_TEST(dyn_concat_compact)
+{
+	npu_ir_graph *g = irb_graph(13);
+	int a = irb_tensor(g, "a", NPU_DTYPE_FLOAT32, 1, D(6));
+	int b = irb_tensor(g, "b", NPU_DTYPE_FLOAT32, 1, D(5));
+	int na = irb_tensor(g, "na", 0, -1, NULL), nb = irb_tensor(g, "nb", 0, -1, NULL);
+	int y = irb_tensor(g, "y", 0, -1, NULL);
+	float av[6] = { 0, 1, 0, 2, 3, 0 }, bv[5] = { 4, 0, 0, 0, 5 };
+	static const int64_t want[5] = { 1, 3, 4, 0, 4 };
+	int64_t yv[11];
+	npu_tensor in[2] = { { NULL, NPU_DTYPE_FLOAT32, av, sizeof(av) },
+			     { NULL, NPU_DTYPE_FLOAT32, bv, sizeof(bv) } };
+	npu_tensor out = { NULL, NPU_DTYPE_INT64, yv, sizeof(yv) };
+	npu_tensor_info ti;
+	struct npu_cmodel *cm;
+	struct run r;
+
+	irb_node(g, "NonZero", &a, 1, &na, 1);
+	irb_node(g, "NonZero", &b, 1, &nb, 1);
+	npu_ir_set_attr_int(irb_node(g, "Concat", (int[]){ na, nb }, 2, &y, 1), "axis", 1);
+	irb_io(g, (int[]){ a, b }, 2, &y, 1);
+	ck_assert_int_eq(compile(g, &cm), NPU_OK);
+	run_open(&r, cm);
+	ck_assert_int_eq(npu_run(r.ctx, in, 2, &out, 1), NPU_OK);
+	ck_assert_int_eq(npu_context_last_run_output_info(r.ctx, 0, &ti), NPU_OK);
+	ck_assert_int_eq(ti.rank, 2);
+	ck_assert_int_eq(ti.dims[0], 1);
+	ck_assert_int_eq(ti.dims[1], 5);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(yv[i], want[i]);
+	run_close(&r);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /* A node after NonZero the host has no code for: named, and why it must run there. */
 START_TEST(dyn_refused_downstream)
 {
@@ -461,6 +501,7 @@ static Suite *dynout_suite(void)
 	tcase_add_test(tc, dyn_buffer_too_small);
 	tcase_add_test(tc, dyn_nms_postprocess);
 	tcase_add_test(tc, dyn_unique_compress);
+	tcase_add_test(tc, dyn_concat_compact);
 	tcase_add_test(tc, dyn_refused_downstream);
 	tcase_add_test(tc, dyn_bound_enforced);
 	tcase_set_timeout(tc, 120);
