@@ -439,6 +439,98 @@ START_TEST(dyn_concat_compact)
 }
 END_TEST
 
+/*
+ * After NonZero, a run-time K: v = x[x > 0] (Greater, NonZero, Squeeze,
+ * Gather), K = Min(Shape(v), 3), TopK(v, K), ReduceSum(v) and ArgMax(v):
+ * checked against C for 5 and then 2 positive values.
+ */
+static void topk_run(npu_context *ctx, const float *x)
+{
+	float vals[8], sum = 0, top[3];
+	int64_t idx[8], am = 0, want_idx[3];
+	float got_sum;
+	int64_t got_am;
+	npu_tensor in = { NULL, NPU_DTYPE_FLOAT32, (void *)x, 8 * sizeof(float) };
+	npu_tensor out[4] = { { NULL, NPU_DTYPE_FLOAT32, vals, sizeof(vals) },
+			      { NULL, NPU_DTYPE_INT64, idx, sizeof(idx) },
+			      { NULL, NPU_DTYPE_FLOAT32, &got_sum, sizeof(got_sum) },
+			      { NULL, NPU_DTYPE_INT64, &got_am, sizeof(got_am) } };
+	float pos[8];
+	int n = 0, k;
+	npu_tensor_info ti;
+
+	for (int i = 0; i < 8; i++)
+		if (x[i] > 0)
+			pos[n++] = x[i];
+	for (int i = 0; i < n; i++) {
+		sum += pos[i];
+		if (pos[i] > pos[am])
+			am = i;
+	}
+	k = n < 3 ? n : 3;
+	for (int j = 0; j < k; j++) {
+		int b = -1;
+
+		for (int i = 0; i < n; i++) {
+			bool used = false;
+
+			for (int q = 0; q < j; q++)
+				used |= want_idx[q] == i;
+			if (!used && (b < 0 || pos[i] > pos[b]))
+				b = i;
+		}
+		want_idx[j] = b;
+		top[j] = pos[b];
+	}
+	ck_assert_int_eq(npu_run(ctx, &in, 1, out, 4), NPU_OK);
+	ck_assert_int_eq(npu_context_last_run_output_info(ctx, 0, &ti), NPU_OK);
+	ck_assert_int_eq(ti.dims[0], k);
+	for (int j = 0; j < k; j++) {
+		ck_assert_float_eq(vals[j], top[j]);
+		ck_assert_int_eq(idx[j], want_idx[j]);
+	}
+	ck_assert_float_eq_tol(got_sum, sum, 1e-5f);
+	ck_assert_int_eq(got_am, am);
+}
+
+START_TEST(dyn_topk_reduce)
+{
+	npu_ir_graph *g = irb_graph(13);
+	float zero = 0;
+	int64_t three = 3, ax0 = 0;
+	int x = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 1, D(8));
+	int c0 = irb_const(g, "zero", NPU_DTYPE_FLOAT32, 0, NULL, &zero);
+	int c3 = irb_const(g, "three", NPU_DTYPE_INT64, 1, D(1), &three);
+	int ca = irb_const(g, "ax0", NPU_DTYPE_INT64, 1, D(1), &ax0);
+	int gt = irb_tensor(g, "gt", 0, -1, NULL), nz = irb_tensor(g, "nz", 0, -1, NULL);
+	int sq = irb_tensor(g, "sq", 0, -1, NULL), v = irb_tensor(g, "v", 0, -1, NULL);
+	int shp = irb_tensor(g, "shp", 0, -1, NULL), k = irb_tensor(g, "k", 0, -1, NULL);
+	int tv = irb_tensor(g, "tv", 0, -1, NULL), ti = irb_tensor(g, "ti", 0, -1, NULL);
+	int rs = irb_tensor(g, "rs", 0, -1, NULL), am = irb_tensor(g, "am", 0, -1, NULL);
+	static const float x1[8] = { 0.5f, -1, 2, 0.25f, -3, 4, 1, -0.5f };
+	static const float x2[8] = { -1, -2, 3, -4, -5, 0.5f, -7, -8 };
+	struct npu_cmodel *cm;
+	struct run r;
+
+	irb_node(g, "Greater", (int[]){ x, c0 }, 2, &gt, 1);
+	irb_node(g, "NonZero", &gt, 1, &nz, 1);
+	irb_node(g, "Squeeze", (int[]){ nz, ca }, 2, &sq, 1);
+	irb_node(g, "Gather", (int[]){ x, sq }, 2, &v, 1);
+	irb_node(g, "Shape", &v, 1, &shp, 1);
+	irb_node(g, "Min", (int[]){ shp, c3 }, 2, &k, 1);
+	irb_node(g, "TopK", (int[]){ v, k }, 2, (int[]){ tv, ti }, 2);
+	npu_ir_set_attr_int(irb_node(g, "ReduceSum", &v, 1, &rs, 1), "keepdims", 0);
+	npu_ir_set_attr_int(irb_node(g, "ArgMax", &v, 1, &am, 1), "keepdims", 0);
+	irb_io(g, &x, 1, (int[]){ tv, ti, rs, am }, 4);
+	ck_assert_int_eq(compile(g, &cm), NPU_OK);
+	run_open(&r, cm);
+	topk_run(r.ctx, x1);
+	topk_run(r.ctx, x2);
+	run_close(&r);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 /* A node after NonZero the host has no code for: named, and why it must run there. */
 START_TEST(dyn_refused_downstream)
 {
@@ -502,6 +594,7 @@ static Suite *dynout_suite(void)
 	tcase_add_test(tc, dyn_nms_postprocess);
 	tcase_add_test(tc, dyn_unique_compress);
 	tcase_add_test(tc, dyn_concat_compact);
+	tcase_add_test(tc, dyn_topk_reduce);
 	tcase_add_test(tc, dyn_refused_downstream);
 	tcase_add_test(tc, dyn_bound_enforced);
 	tcase_set_timeout(tc, 120);

@@ -132,4 +132,12 @@ npu_status npu_host_eltwise(const struct npu_host_step *h, const struct npu_host
 			    struct npu_host_buf *out);
 const char *npu_host_eltwise_accepts(const npu_ir_graph *g, const npu_ir_node *n);
 
+/* host_reduce.c: ReduceMax, ReduceMin, ReduceSum, ReduceMean, ReduceProd, ArgMax, ArgMin */
+npu_status npu_host_reduce(const struct npu_host_step *h, const struct npu_host_buf *in,
+			   struct npu_host_buf *out);
+const char *npu_host_reduce_accepts(const npu_ir_graph *g, const npu_ir_node *n);
+npu_status npu_host_topk(const struct npu_host_step *h, const struct npu_host_buf *in,
+			 struct npu_host_buf *out);
+const char *npu_host_topk_accepts(const npu_ir_graph *g, const npu_ir_node *n);
+
 #endif /* NPU_HOST_H */

@@ -29,7 +29,8 @@ static bool elem_nonzero(const npu_ir_tensor *t, int64_t i)
 /*
  * TopK: Values like X with K along the axis, Indices int64.  K (input 1
  * from opset 10, attribute "k" before) must be a constant: it is the size
- * of the outputs.
+ * of the outputs; on a tensor of run-time size (the host runs the node) a
+ * run-time K is bounded by the axis' bound.
  */
 npu_status npu_ir_shape_topk(npu_ir_graph *g, npu_ir_node *n)
 {
@@ -48,6 +49,8 @@ npu_status npu_ir_shape_topk(npu_ir_graph *g, npu_ir_node *n)
 		st = npu_ir_attr_int(n, "k", -1, &k);
 	else if (!st && !in(g, n, 1))
 		st = npu_sh_err(n, NPU_ERR_FORMAT, "TopK needs its input K");
+	else if (!st && !in(g, n, 1)->data && g->shaping_dyn)
+		k = x->dims[a];	/* K at run time after a run-time size: at most the axis (issue 17) */
 	else if (!st)
 		st = npu_sh_const_ints(g, n, 1, &k, 1, &cnt);
 	if (st)
