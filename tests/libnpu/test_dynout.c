@@ -154,6 +154,9 @@ START_TEST(dyn_boolean_indexing)
 	ck_assert_uint_eq(ti.bytes, ROWS * sizeof(int64_t));
 	ck_assert_int_eq(npu_model_output_info(r.m, 0, &ti), NPU_OK);
 	ck_assert_uint_eq(ti.bytes, ROWS * COLS * sizeof(float));
+	/* GatherND then Mul: the rows are the run's, the columns the data's. */
+	ck_assert_int_eq(ti.dims[0], -1);
+	ck_assert_int_eq(ti.dims[1], COLS);
 	index_run(r.ctx, s1);
 	index_run(r.ctx, s2);
 	index_run(r.ctx, s3);
@@ -313,6 +316,10 @@ START_TEST(dyn_nms_postprocess)
 	ck_assert_int_eq(ti.dims[0], -1);
 	ck_assert_int_eq(ti.dims[1], 3);
 	ck_assert_uint_eq(ti.bytes, (size_t)NCLS * MAXOUT * 3 * sizeof(int64_t));
+	/* Gather of the boxes by a run-time column, Concat on axis 1: [-1, 8]. */
+	ck_assert_int_eq(npu_model_output_info(r.m, 1, &ti), NPU_OK);
+	ck_assert_int_eq(ti.dims[0], -1);
+	ck_assert_int_eq(ti.dims[1], 8);
 	ck_assert_int_eq(npu_run(r.ctx, in, 2, out, 2), NPU_OK);
 	ck_assert_int_eq(npu_context_last_run_output_info(r.ctx, 0, &ti), NPU_OK);
 	ck_assert_int_eq(ti.dims[0], k);

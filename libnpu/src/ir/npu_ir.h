@@ -115,9 +115,13 @@ typedef struct npu_ir_tensor {
 	 * bound (the largest size the run can produce), which sizes the
 	 * tensor's buffer; the host steps that compute it write the actual
 	 * shape at run time (model/npu_cmodel.h, struct npu_host_tensor).
+	 * NPU_IR_DYN_VALUE: computed from such a tensor (Shape of it), static
+	 * in the dims not marked, but still a run-time value the host makes.
 	 */
-	uint8_t dyn;
+	uint16_t dyn;
 } npu_ir_tensor;
+
+#define NPU_IR_DYN_VALUE	0x100u
 
 typedef struct npu_ir_node {
 	char *op;		/* ONNX op_type: "Conv" */

@@ -10,8 +10,6 @@
  * rules have an evaluator and whose inputs are constant is computed and
  * dropped.  The IR itself knows no operator list.
  */
-#include <string.h>
-
 #include "ir/shape_util.h"
 
 /* Folding budget: constants larger than this stay nodes. */
@@ -67,37 +65,6 @@ static npu_status unknown_input_dim(const npu_ir_graph *g, int id)
 			open == 1 ? "FILE (raw or .npy)" : "FILE.npy");
 }
 
-/*
- * Node @n reads a tensor of run-time size (npu_ir_tensor.dyn): its outputs
- * are too, with the bounds its shape rule computed from the inputs'
- * bounds.  Which dims: an elementwise operator's of one input keep that
- * input's; any other keeps what its rule marked (the sources: NonZero,
- * Unique ...) or has all of them.
- */
-static void dyn_outputs(npu_ir_graph *g, const npu_ir_node *n)
-{
-	static const char *const same[] = { "Identity", "Cast", "Abs", "Neg", "Not", "Sigmoid",
-					    "Relu", "Exp", "Log", "Sqrt", "Floor", "Ceil", "Round" };
-	const npu_ir_tensor *x = n->n_inputs > 0 && n->inputs[0] >= 0 ? &g->tensors[n->inputs[0]] : NULL;
-	bool like = false;
-
-	for (size_t k = 0; k < sizeof(same) / sizeof(same[0]); k++)
-		like |= !strcmp(n->op, same[k]);
-	for (int j = 0; j < n->n_outputs; j++) {
-		npu_ir_tensor *y = npu_ir_output(g, n, j);
-
-		if (!y || y->dyn)
-			continue;
-		if (like && x && x->dyn && x->rank == y->rank)
-			y->dyn = x->dyn;
-		else
-			y->dyn = (uint8_t)((1u << y->rank) - 1);
-		/* A scalar of run-time value (Size): no dim to mark, but still computed on the host. */
-		if (!y->dyn)
-			y->dyn = 0x80;
-	}
-}
-
 npu_status npu_ir_infer_shapes(npu_ir_graph *g, npu_ir_op_find find)
 {
 	size_t folded = 0;
@@ -136,7 +103,7 @@ npu_status npu_ir_infer_shapes(npu_ir_graph *g, npu_ir_op_find find)
 		g->shaping_dyn = npu_ir_node_dyn(g, n);
 		st = op->shape(g, n);
 		if (!st && g->shaping_dyn)
-			dyn_outputs(g, n);
+			npu_ir_dyn_outputs(g, n);
 		g->shaping_dyn = false;
 		if (st)
 			return st;

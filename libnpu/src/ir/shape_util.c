@@ -116,7 +116,7 @@ mismatch:
 }
 
 npu_status npu_sh_set_dyn_out(npu_ir_graph *g, const npu_ir_node *n, int i, npu_dtype dtype,
-			      int rank, const int64_t *dims, uint8_t dyn)
+			      int rank, const int64_t *dims, uint16_t dyn)
 {
 	bool was = g->shaping_dyn;
 	npu_status st;

@@ -338,15 +338,14 @@ static npu_status match(const struct npu_cmodel *cm, const struct npu_io *ios, u
  * Output @io of run-time size into the caller's @t: the actual shape's
  * elements, NPU_ERR_SHAPE saying the bytes needed when @t is smaller.
  */
-static npu_status out_dyn(npu_context *ctx, npu_job *job, const struct npu_io *io,
-			  const void *src, npu_tensor *t)
+static npu_status out_dyn(const npu_job *job, const struct npu_io *io, const void *src,
+			  npu_tensor *t)
 {
 	const struct npu_dyn_shape *s = &job->dyn[io->dyn - 1];
 	npu_tensor_info info = io->info;
 	size_t n = 1;
 	char sh[160];
 
-	(void)ctx;
 	if (s->rank != info.rank)
 		return npu_fail(NPU_ERR_INTERNAL, "output '%s': the run did not compute its shape",
 				io->name);
@@ -395,7 +394,7 @@ static void finish_locked(npu_job *job, npu_status st)
 			if (st)
 				break;
 			io_buffer(ctx, io, b, &src, NULL);
-			if (io->dyn && (st = out_dyn(ctx, job, io, src, &job->outputs[i])))
+			if (io->dyn && (st = out_dyn(job, io, src, &job->outputs[i])))
 				break;
 			if (!io->dyn)
 				npu_tensor_from_device(&io->info, src, job->outputs[i].data);
