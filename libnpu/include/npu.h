@@ -103,7 +103,15 @@ typedef struct npu_tensor_info {
 	npu_dtype dtype;
 	int rank;
 	int64_t dims[NPU_MAX_RANK];
-	size_t bytes;			/* product(dims) * npu_dtype_size(dtype) */
+	/*
+	 * product(dims) * npu_dtype_size(dtype).  An output whose size is
+	 * known only at run time (NonZero, NonMaxSuppression, Unique,
+	 * Compress and what is computed from them, with the CPU fallback)
+	 * has -1 in the dims the run decides and the bound's size here: the
+	 * most a run can produce, what the caller must provide to be sure.
+	 * npu_context_last_run_output_info() gives a run's actual shape.
+	 */
+	size_t bytes;
 	/* Quantized tensors: real = scale * (q - zero_point); else scale 0. */
 	float scale;
 	int32_t zero_point;
@@ -408,6 +416,9 @@ NPU_API void npu_context_destroy(npu_context *ctx);
  * int64 tensor's holds int32 (@bytes is half the tensor's), a float64
  * one's float32; npu_run() with tensors converts, checking inputs fit,
  * and npu_tensor_to_device() / _from_device() convert for these buffers.
+ * An output of run-time size (npu_tensor_info.bytes) has a buffer of its
+ * bound; a run's result fills its start, row-major, in the shape
+ * npu_context_last_run_output_info() gives.
  */
 NPU_API npu_status npu_context_input_buffer(npu_context *ctx, size_t index,
 					    void **data, size_t *bytes);
@@ -419,7 +430,9 @@ NPU_API npu_status npu_context_output_buffer(npu_context *ctx, size_t index,
  * by position when name is NULL (with a batch: tensor i belongs to batch
  * element i / n and is matched within it); NULL to use what is already in the input
  * buffers.  @outputs likewise receive the results.  A tensor whose dtype
- * or byte size does not match the model is NPU_ERR_SHAPE.
+ * or byte size does not match the model is NPU_ERR_SHAPE; an output of
+ * run-time size (a -1 dim in its info) takes a buffer of any size that
+ * holds the run's result (see npu_context_last_run_output_info()).
  */
 NPU_API npu_status npu_run(npu_context *ctx, const npu_tensor *inputs,
 			   size_t n_inputs, npu_tensor *outputs,
@@ -486,6 +499,20 @@ typedef struct npu_step_info {
  */
 NPU_API npu_status npu_context_last_run_step(const npu_context *ctx, size_t index,
 					     npu_step_info *info);
+
+/*
+ * The actual shape of output @index after the last completed run of
+ * @ctx: the model's info (npu_model_output_info()) with, for an output
+ * of run-time size (dims -1 there), the dims this run computed and
+ * @bytes their size.  NPU_ERR_NOT_FOUND past the last output or before
+ * the first run.  npu_run() and npu_job_wait() copy that many bytes into
+ * the caller's tensor, which may be any size at least as large (the
+ * model's bound always is); a smaller one fails the run with
+ * NPU_ERR_SHAPE saying how many bytes the result needs (the outputs
+ * after it are not copied).
+ */
+NPU_API npu_status npu_context_last_run_output_info(const npu_context *ctx, size_t index,
+						    npu_tensor_info *info);
 
 /* ---- Generating text ---- */
 

@@ -477,7 +477,8 @@ START_TEST(bool_loader_and_refusals)
 	ck_assert(y[0] == 7 && isinf(y[1]) && y[2] == 7);
 	npu_ir_graph_free(g);
 
-	/* A bool where no lowering takes one: refused naming the operator. */
+	/* A bool where no lowering takes one: refused naming the operator (and
+	 * the option: the CPU fallback's ReduceMax takes bools, issue 17). */
 	b = onnxb_new(8, 13);
 	onnxb_input(b, "x", ONNXB_F32, 1, D(3));
 	onnxb_attr_i(b, onnxb_node(b, "Cast", "tobool", "x", "xb"), "to", ONNXB_BOOL);
@@ -485,7 +486,8 @@ START_TEST(bool_loader_and_refusals)
 	onnxb_output(b, "y", ONNXB_BOOL, 1, D(1));
 	g = parse(b);
 	ck_assert_int_eq(compile(g, &cm), NPU_ERR_UNSUPPORTED);
-	ck_assert_str_eq(npu_last_error(), "node 'rm' (ReduceMax): ReduceMax on bool");
+	ck_assert_str_eq(npu_last_error(), "node 'rm' (ReduceMax): ReduceMax on bool; compile with "
+			 "allow_cpu_fallback (npu-run --cpu-fallback) to run it on the CPU");
 	npu_ir_graph_free(g);
 }
 END_TEST

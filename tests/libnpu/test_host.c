@@ -234,7 +234,7 @@ static void mod_case(npu_dtype dt, int64_t fmod_attr)
 		bf[i] = (float)b[i];
 	}
 	ck_assert_int_eq(npu_host_run(&h, fp ? (void *[]){ af, bf } : (void *[]){ ai, bi },
-				      fp ? (void *[]){ yf } : (void *[]){ yi }), NPU_OK);
+				      fp ? (void *[]){ yf } : (void *[]){ yi }, NULL), NPU_OK);
 	for (int i = 0; i < 6; i++) {
 		if (fp) {
 			ck_assert_float_eq(yf[i], fmodf(af[i], bf[i % 3]));
@@ -266,12 +266,12 @@ START_TEST(host_mod)
 	mod_case(NPU_DTYPE_INT32, 1);
 	mod_case(NPU_DTYPE_FLOAT32, 1);
 	/* Float without fmod = 1 is invalid ONNX: an error naming the node. */
-	ck_assert_int_eq(npu_host_run(&h, (void *[]){ &x, &y }, (void *[]){ &z }),
+	ck_assert_int_eq(npu_host_run(&h, (void *[]){ &x, &y }, (void *[]){ &z }, NULL),
 			 NPU_ERR_INVALID_ARG);
 	ck_assert_ptr_nonnull(strstr(npu_last_error(), "host step 'm' (Mod): float operands need fmod = 1"));
 	/* An operator this libnpu has no host code for (a newer file). */
 	h.op = (char *)"Frobnicate";
-	ck_assert_int_eq(npu_host_run(&h, (void *[]){ &x, &y }, (void *[]){ &z }),
+	ck_assert_int_eq(npu_host_run(&h, (void *[]){ &x, &y }, (void *[]){ &z }, NULL),
 			 NPU_ERR_UNSUPPORTED);
 	ck_assert_ptr_nonnull(strstr(npu_last_error(), "'Frobnicate'"));
 }
@@ -298,7 +298,7 @@ START_TEST(host_onehot)
 	float xv[6] = { 0, 3, -2, 7, 1, 1 }, vals[2] = { -1, 5 }, yv[24];
 	int64_t depth = 4;
 
-	ck_assert_int_eq(npu_host_run(&h, (void *[]){ xv, &depth, vals }, (void *[]){ yv }), NPU_OK);
+	ck_assert_int_eq(npu_host_run(&h, (void *[]){ xv, &depth, vals }, (void *[]){ yv }, NULL), NPU_OK);
 	for (int b = 0; b < 2; b++)
 		for (int k = 0; k < 4; k++)
 			for (int i = 0; i < 3; i++) {

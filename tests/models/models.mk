@@ -13,7 +13,10 @@
 # recurrent test models (tests/models/recurrent: an LSTM and a GRU exported
 # by PyTorch) over four frames with the state carried, against onnxruntime,
 # and the control-flow test models (tests/models/control: a Loop and an If
-# exported from torch.jit.script) on every path, against onnxruntime.
+# exported from torch.jit.script) on every path, against onnxruntime, and
+# the run-time output size models (tests/models/dynout: boolean
+# indexing, torch.nonzero and torch.unique as PyTorch exports them, an NMS
+# tail) through npu-run --cpu-fallback against onnxruntime.
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
 # openWakeWord's speech embedding (tf2onnx, input float32[?,76,32,1]), from
@@ -32,8 +35,9 @@ NB_DIR      := tests/models/nbits
 NB_PACKAGES := python3-onnx python3-numpy
 RNN_DIR     := tests/models/recurrent
 CTL_DIR     := tests/models/control
+DYN_DIR     := tests/models/dynout
 
-.PHONY: models check-models transformer-models nbits-models recurrent-models control-models
+.PHONY: models check-models transformer-models nbits-models recurrent-models control-models dynout-models
 models:
 	@tests/models/fetch.sh
 
@@ -109,6 +113,14 @@ check-models: models $(MODEL_TEST) $(TF_PARSE) $(GEN_TEST) $(BUILD)/bin/npu-run
 	@rm -rf $(BUILD)/models-ref/control && mkdir -p $(BUILD)/models-ref/control
 	@node tests/models/ort_control.js $(CTL_DIR) $(BUILD)/models-ref/control
 	@tests/models/npu_run_control.sh $(CTL_DIR) $(BUILD)/models-ref/control $(BUILD)/bin/npu-run
+	@rm -rf $(BUILD)/models-ref/dynout && mkdir -p $(BUILD)/models-ref/dynout
+	@node tests/models/ort_dynout.js $(DYN_DIR) $(BUILD)/models-ref/dynout
+	@tests/models/npu_run_dynout.sh $(DYN_DIR) $(BUILD)/models-ref/dynout $(BUILD)/bin/npu-run
+
+# Regenerate the committed run-time output size test models (byte for byte;
+# Debian's torch and onnx, installed by transformer-models).  Not part of any check.
+dynout-models:
+	/usr/bin/python3 $(DYN_DIR)/gen.py $(DYN_DIR)
 
 # Regenerate the committed MatMulNBits test models (byte for byte; no torch):
 # installs Debian's onnx and numpy (root; once), then runs the generator.

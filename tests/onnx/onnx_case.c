@@ -138,6 +138,29 @@ static npu_dtype test_dtype(const npu_tensor_info *m, npu_dtype test)
 }
 
 /*
+ * Output @i has run-time size: the last run's shape and bytes must be the
+ * reference @ref's; else false with what differs in @msg.
+ */
+static bool dyn_shape_ok(npu_context *ctx, int i, const npu_ir_tensor *ref, char *msg, size_t len)
+{
+	npu_tensor_info t;
+	bool ok;
+
+	if (npu_context_last_run_output_info(ctx, (size_t)i, &t)) {
+		snprintf(msg, len, "%s", npu_last_error());
+		return false;
+	}
+	ok = t.rank == ref->rank && t.bytes == ref->bytes;
+	for (int d = 0; ok && d < t.rank; d++)
+		ok = t.dims[d] == ref->dims[d];
+	if (!ok)
+		snprintf(msg, len, "the run's shape has rank %d, %zu bytes (first dim %lld); the reference rank %d, %zu bytes (first dim %lld)",
+			 t.rank, t.bytes, t.rank ? (long long)t.dims[0] : 0LL, ref->rank, ref->bytes,
+			 ref->rank ? (long long)ref->dims[0] : 0LL);
+	return ok;
+}
+
+/*
  * The bfloat16 CastLike cases declare 'like' [3,4] and ship a [1] tensor
  * (the value only gives CastLike its dtype, so ONNX's reference never
  * looks at its shape).  The test data is what the reference ran: a static
@@ -244,6 +267,13 @@ static enum npu_onnx_case_result run_once(const char *dir, int keep, bool fallba
 			res = st == NPU_ERR_JOB_FAILED && strstr(why, "are not supported") ?
 			      NPU_CASE_SKIPPED : NPU_CASE_FAILED;
 		}
+		/* Outputs of run-time size (issue 17): the run's shape is the reference's. */
+		for (int i = 0; i < nout && res == NPU_CASE_PASSED; i++)
+			if ((uint32_t)i < cm->noutputs && cm->outputs[i].dyn &&
+			    !dyn_shape_ok(ctx, i, outs[i], msg, sizeof(msg))) {
+				snprintf(why, whylen, "output %d: %s", i, msg);
+				res = NPU_CASE_FAILED;
+			}
 		for (int i = 0; i < nout; i++) {
 			size_t es = npu_dtype_size(outs[i]->dtype);
 

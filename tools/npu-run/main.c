@@ -432,7 +432,8 @@ static int output_scores(struct state *st, size_t idx, const npu_tensor_info *t,
 
 	if (npu_context_output_buffer(st->ctx, idx, &data, &bytes) != NPU_OK)
 		return nr_fail(NR_EXIT_RUNTIME, "output '%s': %s", t->name, npu_last_error());
-	if (elems * npu_dtype_size(dt) != bytes)
+	/* An output of run-time size fills the start of its buffer (the bound). */
+	if (elems * npu_dtype_size(dt) > bytes)
 		elems = 0;
 	st->scores = malloc((elems ? elems : 1) * sizeof(float));
 	if (!st->scores)
@@ -468,7 +469,8 @@ static int top_k(const struct nr_options *o, struct state *st, size_t idx, struc
 	int64_t n = 0, k;
 	int rc;
 
-	if (npu_model_output_info(st->model, idx, &t) != NPU_OK)
+	/* The last run's shape: an output of run-time size has -1 dims in the model. */
+	if (npu_context_last_run_output_info(st->ctx, idx, &t) != NPU_OK)
 		return nr_fail(NR_EXIT_RUNTIME, "%s", npu_last_error());
 	rc = output_scores(st, idx, &t, &n);
 	if (rc)
@@ -587,6 +589,7 @@ static int run(const struct nr_options *o)
 		goto out;
 	r.inputs = st.in;
 	r.n_inputs = st.n_in;
+	r.ctx = st.ctx;
 	nr_report_print(&r);
 	if (fflush(stdout))
 		rc = nr_fail(NR_EXIT_RUNTIME, "writing the summary failed: %s", strerror(errno));

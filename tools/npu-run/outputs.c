@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* npu-run: writing outputs to --output-dir. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,9 @@ static int write_output(npu_context *ctx, const char *dir, const char *stem, uns
 		data = wide;
 		bytes = t->bytes;
 	}
+	/* An output of run-time size fills the start of its buffer. */
+	if (bytes > t->bytes)
+		bytes = t->bytes;
 	if (format == NR_OUTPUT_NPY) {
 		/* The header promises shape x dtype: never write a file that lies. */
 		if (bytes != nr_shape_elems(t->dims, t->rank) * npu_dtype_size(t->dtype)) {
@@ -253,6 +257,15 @@ static int write_output(npu_context *ctx, const char *dir, const char *stem, uns
 	free(wide);
 	*path_out = path;
 	return rc;
+}
+
+/* A dim of run-time size (-1): the last run gives the shape. */
+static bool has_open_dim(const npu_tensor_info *t)
+{
+	for (int d = 0; d < t->rank; d++)
+		if (t->dims[d] < 0)
+			return true;
+	return false;
 }
 
 int nr_outputs_write(npu_context *ctx, const npu_model *model, unsigned batch, const char *dir,
@@ -284,7 +297,9 @@ int nr_outputs_write(npu_context *ctx, const npu_model *model, unsigned batch, c
 
 			npu_tensor_info info;
 
-			if (npu_model_output_info(model, i, &info) != NPU_OK) {
+			if (npu_model_output_info(model, i, &info) != NPU_OK ||
+			    (has_open_dim(&info) &&
+			     npu_context_last_run_output_info(ctx, (size_t)b * n + i, &info) != NPU_OK)) {
 				rc = nr_fail(NR_EXIT_RUNTIME, "output %zu: %s", i,
 					     npu_last_error());
 				break;

@@ -479,6 +479,25 @@ static void jw_shape(struct jw *w, const char *key, const int64_t *dims, int ran
 	putchar(']');
 }
 
+/*
+ * Output @i as the last run produced it: an output of run-time size (a -1
+ * dim in the model) gets that run's shape, *@bound the model's bytes (0
+ * for a static output).
+ */
+static npu_status run_output_info(const struct nr_report *r, size_t i, npu_tensor_info *t,
+				  size_t *bound)
+{
+	npu_status st = npu_model_output_info(r->model, i, t);
+
+	*bound = 0;
+	for (int d = 0; !st && d < t->rank; d++)
+		if (t->dims[d] < 0 && r->ctx) {
+			*bound = t->bytes;
+			return npu_context_last_run_output_info(r->ctx, i, t);
+		}
+	return st;
+}
+
 static void json_tensor(struct jw *w, const npu_tensor_info *t)
 {
 	jw_str(w, "name", t->name);
@@ -541,11 +560,16 @@ static void json_io(struct jw *w, const struct nr_report *r)
 	jw_open(w, "outputs", '[');
 	for (size_t i = 0; i < n_out; i++) {
 		npu_tensor_info t;
+		size_t bound;
 
-		if (npu_model_output_info(r->model, i, &t) != NPU_OK)
+		if (run_output_info(r, i, &t, &bound) != NPU_OK)
 			continue;
 		jw_open(w, NULL, '{');
 		json_tensor(w, &t);
+		/* Run-time size (issue 17): shape and bytes are the last run's. */
+		jw_bool(w, "runtime_shape", bound != 0);
+		if (bound)
+			jw_u64(w, "bound_bytes", bound);
 		if (r->output_paths)
 			jw_str(w, "file", r->output_paths[i]);
 		jw_close(w, '}');
@@ -830,12 +854,17 @@ static void text_io(const struct nr_report *r)
 	}
 	for (size_t i = 0; i < n_out; i++) {
 		npu_tensor_info t;
+		size_t bound;
 
-		if (npu_model_output_info(r->model, i, &t) != NPU_OK)
+		if (run_output_info(r, i, &t, &bound) != NPU_OK)
 			continue;
 		extra[0] = '\0';
+		if (bound)
+			snprintf(extra, sizeof(extra), " (run-time size: the last run's; up to %zu bytes)",
+				 bound);
 		if (r->output_paths)
-			snprintf(extra, sizeof(extra), " -> %s", r->output_paths[i]);
+			snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " -> %s",
+				 r->output_paths[i]);
 		text_tensor("output", &t, extra);
 	}
 }

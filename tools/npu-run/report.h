@@ -38,6 +38,7 @@ struct nr_report {
 	npu_device_info dev;
 	unsigned partition;		/* clusters of the context */
 	const npu_model *model;
+	const npu_context *ctx;		/* its last run's run-time output shapes */
 	unsigned batch;
 	const struct nr_input *inputs;
 	size_t n_inputs;

@@ -582,7 +582,8 @@ npu_status npu_fuse_patterns(npu_ir_graph *g)
 		const npu_ir_node *n = &g->nodes[k];
 		bool done = false;
 
-		if (n->dead || n->n_inputs < 1 || n->n_outputs < 1 || n->outputs[0] < 0)
+		if (n->dead || n->n_inputs < 1 || n->n_outputs < 1 || n->outputs[0] < 0 ||
+		    npu_ir_node_dyn(g, n))
 			continue;
 		if (is_op(n, "Div") || is_op(n, "Mul"))
 			st = fuse_norm(g, k, &done);

@@ -69,7 +69,7 @@ npu_status npu_host_tensor_of(struct npu_cc *cc, int id, struct npu_host_tensor 
 	t->dtype = (uint32_t)x->dtype;
 	t->rank = x->rank;
 	memcpy(t->dims, x->dims, sizeof(t->dims));
-	return NPU_OK;
+	return npu_cc_dyn(cc, id, &t->dyn);
 }
 
 /* "Det det_1, Mod #3": the model's list of nodes run on the host. */
@@ -101,6 +101,11 @@ npu_status npu_lower_host(struct npu_cc *cc, const npu_ir_node *n)
 	if (cc->batch > 1)
 		return npu_fail(NPU_ERR_UNSUPPORTED,
 				"the CPU fallback runs layer by layer only: compile with batch 1");
+	for (int i = 0; i < n->n_inputs && !op->dynamic; i++)
+		if (n->inputs[i] >= 0 && cc->g->tensors[n->inputs[i]].dyn)
+			return npu_fail(NPU_ERR_UNSUPPORTED,
+					"its input '%s' has a size known only at run time, and the CPU fallback's %s takes static shapes only",
+					cc->g->tensors[n->inputs[i]].name, n->op);
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");

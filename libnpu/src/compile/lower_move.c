@@ -285,7 +285,9 @@ npu_status npu_cc_concat_slices(struct npu_cc *cc)
 		int64_t axis, outer = 1, inner = 1, at = 0;
 		int yi;
 
-		if (n->dead || strcmp(n->op, "Concat") || n->n_outputs < 1 || n->outputs[0] < 0)
+		/* A Concat of run-time-sized inputs runs on the host, compacting them. */
+		if (n->dead || strcmp(n->op, "Concat") || n->n_outputs < 1 || n->outputs[0] < 0 ||
+		    npu_ir_node_dyn(cc->g, n))
 			continue;
 		yi = n->outputs[0];
 		y = &g->tensors[yi];

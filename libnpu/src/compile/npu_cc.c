@@ -175,6 +175,27 @@ npu_status npu_cc_grow(struct npu_cc *cc)
  * that type and its size, the I/O slot holds the device type and libnpu
  * converts on the host (npu_io_dev_bytes()).
  */
+npu_status npu_cc_dyn(struct npu_cc *cc, int t, uint32_t *dyn)
+{
+	int *ids;
+
+	*dyn = 0;
+	if (t < 0 || !cc->g->tensors[t].dyn)
+		return NPU_OK;
+	for (uint32_t i = 0; i < cc->ndyn; i++)
+		if (cc->dyn_ids[i] == t) {
+			*dyn = i + 1;
+			return NPU_OK;
+		}
+	ids = realloc(cc->dyn_ids, (cc->ndyn + 1) * sizeof(*ids));
+	if (!ids)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	cc->dyn_ids = ids;
+	ids[cc->ndyn++] = t;
+	*dyn = cc->ndyn;
+	return NPU_OK;
+}
+
 static npu_status add_io(struct npu_cc *cc, int id, bool output, npu_dtype wide)
 {
 	const npu_ir_tensor *t = &cc->g->tensors[id];
@@ -200,6 +221,12 @@ static npu_status add_io(struct npu_cc *cc, int id, bool output, npu_dtype wide)
 	io->info.rank = t->rank;
 	memcpy(io->info.dims, t->dims, sizeof(t->dims));
 	io->info.bytes = (size_t)npu_ir_numel(t) * npu_dtype_size(io->info.dtype);
+	/* Run-time size (issue 17): -1 where the run decides, bytes the bound. */
+	for (int d = 0; output && d < t->rank; d++)
+		if (t->dyn & (1u << d))
+			io->info.dims[d] = -1;
+	if (output && npu_cc_dyn(cc, id, &io->dyn))
+		return NPU_ERR_NO_MEMORY;
 	if (t->quant.count == 1) {
 		io->info.scale = t->quant.scale[0];
 		io->info.zero_point = t->quant.zero_point[0];
@@ -377,6 +404,31 @@ static npu_status fallback_or_refuse(struct npu_cc *cc, const struct npu_compile
 			msg);
 }
 
+/*
+ * Node @n reads or writes a tensor of run-time size (npu_ir_tensor.dyn,
+ * issue 17) and the CPU fallback is on: a host step, or a refusal that
+ * says why the node has to run on the host.
+ */
+static npu_status dyn_host(struct npu_cc *cc, const npu_ir_node *n)
+{
+	const npu_ir_tensor *x = NULL;
+	char msg[768], lbl[96];
+	npu_status st = npu_lower_host(cc, n);
+
+	if (!st)
+		return NPU_OK;
+	for (int i = 0; i < n->n_inputs && !x; i++)
+		if (n->inputs[i] >= 0 && cc->g->tensors[n->inputs[i]].dyn)
+			x = &cc->g->tensors[n->inputs[i]];
+	snprintf(msg, sizeof(msg), "%s", npu_last_error());
+	npu_ir_node_label(n, lbl, sizeof(lbl));
+	if (!x)
+		return npu_fail(st, "operator '%s' (node %s, opset %d) has an output of run-time size, which only the CPU fallback computes, and %s",
+				n->op, lbl, n->opset, msg);
+	return npu_fail(st, "operator '%s' (node %s, opset %d) reads '%s', whose size is known only at run time (an output of NonZero, NonMaxSuppression, Unique or Compress, or computed from one), so it has to run on the host, and %s",
+			n->op, lbl, n->opset, x->name, msg);
+}
+
 /* Node @n has outputs and none of them has an element. */
 static bool no_elements(const npu_ir_graph *g, const npu_ir_node *n)
 {
@@ -404,6 +456,9 @@ static npu_status lower_node(struct npu_cc *cc, const struct npu_compile_target 
 	if (n->dead)
 		return NPU_OK;
 	cc->cur_node = i;
+	/* Tensors of run-time size: the host computes the node, or nothing does. */
+	if (npu_ir_node_dyn(cc->g, n))
+		return tgt->allow_cpu_fallback ? dyn_host(cc, n) : npu_op_refuse(cc->g, n);
 	fn = npu_op_lowering(n);
 	/* Outputs without elements (Trilu of [3, 0, 5]): nothing to
 	 * compute, even for an operator only rewrites make runnable
@@ -596,6 +651,7 @@ npu_status npu_compile_ir(npu_ir_graph *g, const struct npu_compile_target *tgt,
 	if (!st) {
 		/* A batch gets one copy of the I/O and scratch per input. */
 		cc.cm->batch = cc.batch;
+		cc.cm->ndyn = cc.ndyn;
 		cc.cm->io_stride = cc.batch > 1 ? cc.io_stride : 0;
 		cc.cm->segs[cc.seg_io].size = cc.batch * cc.io_stride;
 		cc.cm->segs[cc.seg_scratch].size = cc.batch * cc.scratch_stride;
@@ -613,6 +669,7 @@ out:
 	free(wide);
 	free(cc.cdata);
 	free(cc.bconst);
+	free(cc.dyn_ids);
 	free(cc.loc);
 	free(cc.home);
 	free(cc.blocks);

@@ -87,6 +87,9 @@ struct npu_cc {
 	uint32_t hbsm;		/* HBSM bytes one tile may use (half of it) */
 	uint32_t seg_const, seg_scratch, seg_io;
 	struct npu_loc *loc;	/* per tensor */
+	/* Tensors of run-time size by run-time shape slot (npu_cc_dyn()). */
+	int *dyn_ids;
+	uint32_t ndyn;
 	struct npu_home *home;	/* per tensor */
 	int nloc;		/* entries of loc and home */
 	struct npu_block *blocks;	/* scratch ranges in offset order */
@@ -154,6 +157,11 @@ uint64_t npu_cc_scratch(struct npu_cc *cc, uint64_t bytes);
  * checks every scratch address of the work against them).
  */
 npu_status npu_cc_loc(struct npu_cc *cc, int t, struct npu_loc *out);
+/*
+ * Tensor @t's run-time shape (issue 17): *@dyn 0 for a static tensor,
+ * else its slot + 1 (npu_host_tensor.dyn, npu_io.dyn), given on first use.
+ */
+npu_status npu_cc_dyn(struct npu_cc *cc, int t, uint32_t *dyn);
 /* Tensor @t has a home of its own (I/O, constant, a Concat slice) or will. */
 bool npu_cc_has_home(const struct npu_cc *cc, int t);
 /* Grow the per-tensor arrays to the graph's tensors (after adding some). */

@@ -485,7 +485,8 @@ npu_status npu_fuse(npu_ir_graph *g, uint32_t hbsm)
 			    !strcmp(n->op, "MatMul");
 		int c;
 
-		if (n->dead || (!conv && !mm) || n->n_outputs < 1 || n->outputs[0] < 0)
+		if (n->dead || (!conv && !mm) || n->n_outputs < 1 || n->outputs[0] < 0 ||
+		    npu_ir_node_dyn(g, n))
 			continue;
 		c = sole_consumer(g, n->outputs[0]);
 		if (!strcmp(n->op, "MatMul") && c >= 0) {

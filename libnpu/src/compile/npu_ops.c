@@ -320,6 +320,8 @@ static const struct npu_op ops[] = {
 	  .ir.eval = npu_ir_eval_neg, CVU_UNARY(NPU_FN_NEG) },
 	{ "NegativeLogLikelihoodLoss", 12, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_nll_loss,
 	  .rewrites = { npu_rewrite_nll_loss } },
+	/* Outputs of run-time size: only the CPU fallback runs them (issue 17, host/). */
+	{ "NonMaxSuppression", 10, 0, NPU_OP_HOST, .ir.shape = npu_ir_shape_nms },
 	{ "NonZero", 9, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_nonzero,
 	  .ir.eval = npu_ir_eval_nonzero },
 	{ "Not", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_not, .ir.eval = npu_ir_eval_not,
@@ -445,6 +447,7 @@ static const struct npu_op ops[] = {
 	  .ir.eval = npu_ir_eval_transpose, .lower = npu_lower_transpose },
 	{ "Trilu", 14, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_unary,
 	  .rewrites = { npu_rewrite_trilu } },
+	{ "Unique", 11, 0, NPU_OP_HOST, .ir.shape = npu_ir_shape_unique },
 	{ "Unsqueeze", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unsqueeze,
 	  .ir.eval = npu_ir_eval_copy, .lower = npu_lower_alias },
 	{ "Upsample", 7, 9, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_upsample,
@@ -605,27 +608,6 @@ static npu_status unsupported(const npu_ir_node *n, const char *why)
 			dom, n->op, lbl, n->opset);
 }
 
-/*
- * Operators whose outputs have a size known only at run time, so no
- * static NPU program computes them (issue 17): why, and what to do.
- */
-static const char *host_only_reason(const npu_ir_node *n)
-{
-	static const struct { const char *op, *why; } host_only[] = {
-		{ "NonMaxSuppression",
-		  "its output selected_indices [num_selected, 3] has as many rows as boxes survive, known only at run time; NPU programs have static shapes, and padding to max_output_boxes_per_class rows would not be what ONNX returns: "
-		  "run it on the host with the CPU fallback (npu_compile_options.allow_cpu_fallback, npu-run --cpu-fallback)" },
-		{ "Unique",
-		  "its outputs have as many entries as the input holds distinct values, known only at run time (libnpu does not fold Unique of a constant either); NPU programs have static shapes: "
-		  "run it on the host with the CPU fallback (npu_compile_options.allow_cpu_fallback, npu-run --cpu-fallback)" },
-	};
-
-	for (size_t i = 0; default_domain(n) && i < NPU_ARRAY_SIZE(host_only); i++)
-		if (!strcmp(n->op, host_only[i].op))
-			return host_only[i].why;
-	return NULL;
-}
-
 /* Node @n's operator has no entry at its opset: say whether another opset has one. */
 static npu_status unknown_op(const npu_ir_node *n)
 {
@@ -633,7 +615,7 @@ static npu_status unknown_op(const npu_ir_node *n)
 	char why[96];
 
 	if (!d)
-		return unsupported(n, host_only_reason(n));
+		return unsupported(n, NULL);
 	if (n->opset < d->since) {
 		snprintf(why, sizeof(why), "it needs opset %d or later", d->since);
 	} else {
@@ -694,6 +676,42 @@ npu_status npu_ops_infer_shapes(npu_ir_graph *g)
 	return npu_ir_infer_shapes(g, find_rules);
 }
 
+/*
+ * Node @n reads or writes a tensor whose size is known only at run time
+ * (npu_ir_tensor.dyn, issue 17): why no NPU program computes it.
+ */
+static npu_status dyn_refusal(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	static const struct { const char *op, *why; } sources[] = {
+		{ "Compress", "its output has as many slices as the run-time condition holds true" },
+		{ "NonMaxSuppression",
+		  "its output selected_indices [num_selected, 3] has as many rows as boxes survive" },
+		{ "NonZero",
+		  "its output [rank, count] has as many columns as the run-time data holds non-zero elements" },
+		{ "Unique", "its outputs have as many entries as the input holds distinct values" },
+	};
+	char why[512];
+
+	for (size_t i = 0; i < NPU_ARRAY_SIZE(sources); i++)
+		if (!strcmp(n->op, sources[i].op)) {
+			snprintf(why, sizeof(why),
+				 "%s, known only at run time; NPU programs have static shapes: run it on the host with the CPU fallback (npu_compile_options.allow_cpu_fallback, npu-run --cpu-fallback)",
+				 sources[i].why);
+			return unsupported(n, why);
+		}
+	for (int i = 0; i < n->n_inputs; i++) {
+		const npu_ir_tensor *t = npu_ir_input(g, n, i);
+
+		if (t && t->dyn) {
+			snprintf(why, sizeof(why),
+				 "its input '%s' has a size known only at run time (an output of NonZero, NonMaxSuppression, Unique or Compress, or computed from one); NPU programs have static shapes, so the CPU fallback (npu_compile_options.allow_cpu_fallback, npu-run --cpu-fallback) runs everything after such an operator",
+				 t->name);
+			return unsupported(n, why);
+		}
+	}
+	return unsupported(n, "its output has a size known only at run time");
+}
+
 npu_status npu_op_refuse(const npu_ir_graph *g, const npu_ir_node *n)
 {
 	const struct npu_op *d;
@@ -703,6 +721,8 @@ npu_status npu_op_refuse(const npu_ir_graph *g, const npu_ir_node *n)
 
 	if (st)
 		return st;
+	if (npu_ir_node_dyn(g, n))
+		return dyn_refusal(g, n);
 	if ((d->flags & NPU_OP_CONST) ||
 	    (d->ir.eval && npu_ir_const_can_eval(g, n, &d->ir)))
 		return const_refusal(g, n, d);

@@ -86,7 +86,7 @@ const struct npu_op *npu_op_of(const npu_ir_node *n);
 /*
  * The entry for node @n's operator at its opset: NPU_ERR_UNSUPPORTED when
  * there is none, with the message every refusal uses, e.g. "operator
- * 'NonMaxSuppression' (node 'nms_1', opset 13) is not supported by the NPU
+ * 'StringNormalizer' (node 'sn_1', opset 13) is not supported by the NPU
  * compiler", plus ": it needs opset N or later" or ": it was removed after
  * opset N" when the operator exists at other opsets.
  */

@@ -128,8 +128,10 @@ npu_status npu_rewrite_hooked(npu_ir_graph *g, npu_rewrite_hook hook, void *arg)
 			const struct npu_op *r;
 
 			/* Every domain the registry knows (the training optimisers'
-			 * are rewrites). */
-			if (n->dead || empty_io(g, n) || !(r = npu_op_of(n)) || !r->rewrites[0])
+			 * are rewrites); nodes on tensors of run-time size run on
+			 * the host as they are. */
+			if (n->dead || npu_ir_node_dyn(g, n) || empty_io(g, n) || !(r = npu_op_of(n)) ||
+			    !r->rewrites[0])
 				continue;
 			st = rewrite_node(&p, k, r);
 		}

@@ -25,8 +25,13 @@ npu_status npu_host_mod(const struct npu_host_step *h, const struct npu_host_buf
 	bool fmod_c = npu_host_attr_int(h, "fmod", 0) != 0;
 	bool fp = in[0].dtype == NPU_DTYPE_FLOAT32;
 
+	npu_status st;
+
 	if (fp && !fmod_c)
 		return npu_fail(NPU_ERR_INVALID_ARG, "float operands need fmod = 1");
+	/* The inputs may have run-time sizes (issue 17): the output's is theirs broadcast. */
+	if ((st = npu_host_bcast_shape(h, in, out)))
+		return st;
 	for (size_t i = 0; i < out[0].numel; i++) {
 		double a = npu_host_get(&in[0], npu_host_bcast(&in[0], &out[0], i));
 		double b = npu_host_get(&in[1], npu_host_bcast(&in[1], &out[0], i));

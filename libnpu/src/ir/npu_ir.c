@@ -403,6 +403,17 @@ bool npu_ir_shape_known(const npu_ir_tensor *t)
 	return true;
 }
 
+bool npu_ir_node_dyn(const npu_ir_graph *g, const npu_ir_node *n)
+{
+	for (int i = 0; i < n->n_inputs; i++)
+		if (n->inputs[i] >= 0 && g->tensors[n->inputs[i]].dyn)
+			return true;
+	for (int i = 0; i < n->n_outputs; i++)
+		if (n->outputs[i] >= 0 && g->tensors[n->outputs[i]].dyn)
+			return true;
+	return false;
+}
+
 void npu_ir_axis_sizes(const npu_ir_tensor *t, int64_t axis, int64_t *outer, int64_t *inner)
 {
 	*outer = 1;

@@ -108,7 +108,20 @@ typedef struct npu_ir_tensor {
 	bool data_mapped;
 	npu_ir_quant quant;
 	int producer;			/* node id; -1 for inputs and constants */
+	/*
+	 * Dims whose size is known only at run time (bit d: dim d; issue 17):
+	 * the output of NonZero, NonMaxSuppression, Unique or Compress of a
+	 * run-time input and everything computed from it.  dims[] hold the
+	 * bound (the largest size the run can produce), which sizes the
+	 * tensor's buffer; the host steps that compute it write the actual
+	 * shape at run time (model/npu_cmodel.h, struct npu_host_tensor).
+	 * NPU_IR_DYN_VALUE: computed from such a tensor (Shape of it), static
+	 * in the dims not marked, but still a run-time value the host makes.
+	 */
+	uint16_t dyn;
 } npu_ir_tensor;
+
+#define NPU_IR_DYN_VALUE	0x100u
 
 typedef struct npu_ir_node {
 	char *op;		/* ONNX op_type: "Conv" */
@@ -147,6 +160,12 @@ typedef struct npu_ir_graph {
 	 * make the shapes static.
 	 */
 	int need_const;
+	/*
+	 * Set by npu_ir_infer_shapes() while it runs the shape rule of a node
+	 * with an input of run-time size: the rule computes the outputs'
+	 * bounds, which need not match the dims the model declares.
+	 */
+	bool shaping_dyn;
 	/*
 	 * The names the model gives the symbolic dims of its graph inputs
 	 * (ONNX dim_param: "batch", "sequence"), so that errors can name the
@@ -237,6 +256,8 @@ static inline bool npu_ir_is_const(const npu_ir_tensor *t)
 	return t->data != NULL;
 }
 bool npu_ir_shape_known(const npu_ir_tensor *t);
+/* Node @n reads or writes a tensor of run-time size (npu_ir_tensor.dyn). */
+bool npu_ir_node_dyn(const npu_ir_graph *g, const npu_ir_node *n);
 /* "float32[1,3,224,224]", "?[?]" ...: into @buf, returns @buf. */
 const char *npu_ir_shape_str(const npu_ir_tensor *t, char *buf, size_t len);
 

@@ -194,6 +194,9 @@ npu_status npu_ir_eval_mel_weight(npu_ir_graph *g, const npu_ir_node *n, void *o
 
 /* Det: X [*, M, M] -> [*] */
 npu_status npu_ir_shape_det(npu_ir_graph *g, npu_ir_node *n);
+/* Outputs of run-time size (shape_detect.c, issue 17): bounds, npu_ir_tensor.dyn. */
+npu_status npu_ir_shape_nms(npu_ir_graph *g, npu_ir_node *n);
+npu_status npu_ir_shape_unique(npu_ir_graph *g, npu_ir_node *n);
 /* RoiAlign: X [N, C, H, W], rois [R, 4], batch_indices [R] -> [R, C, output_height, output_width] */
 npu_status npu_ir_shape_roialign(npu_ir_graph *g, npu_ir_node *n);
 

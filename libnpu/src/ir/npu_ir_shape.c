@@ -100,7 +100,11 @@ npu_status npu_ir_infer_shapes(npu_ir_graph *g, npu_ir_op_find find)
 				return npu_sh_err(n, NPU_ERR_SHAPE, "input '%s' has no known shape",
 						  t->name);
 		}
+		g->shaping_dyn = npu_ir_node_dyn(g, n);
 		st = op->shape(g, n);
+		if (!st && g->shaping_dyn)
+			npu_ir_dyn_outputs(g, n);
+		g->shaping_dyn = false;
 		if (st)
 			return st;
 		for (int j = 0; j < n->n_outputs; j++) {
@@ -111,7 +115,8 @@ npu_status npu_ir_infer_shapes(npu_ir_graph *g, npu_ir_op_find find)
 						  j, t->name, n->op);
 		}
 		y = npu_ir_output(g, n, 0);
-		if (y && npu_ir_const_can_eval(g, n, op)) {
+		/* Shape and Size of a run-time-sized tensor are run-time values. */
+		if (y && !npu_ir_node_dyn(g, n) && npu_ir_const_can_eval(g, n, op)) {
 			size_t bytes = npu_ir_const_eval_bytes(g, n, op);
 
 			if (bytes > FOLD_MAX_BYTES || folded + bytes > FOLD_TOTAL_BYTES)

@@ -102,7 +102,7 @@ npu_status npu_sh_set_out(npu_ir_graph *g, const npu_ir_node *n, int i, npu_dtyp
 		memcpy(want.dims, dims, (size_t)rank * sizeof(int64_t));
 	if ((t->dtype && t->dtype != dtype) || (t->rank >= 0 && t->rank != rank))
 		goto mismatch;
-	for (int d = 0; t->rank >= 0 && d < rank; d++)
+	for (int d = 0; t->rank >= 0 && d < rank && !g->shaping_dyn; d++)
 		if (t->dims[d] >= 0 && t->dims[d] != dims[d])
 			goto mismatch;
 	t->dtype = dtype;
@@ -113,6 +113,20 @@ npu_status npu_sh_set_out(npu_ir_graph *g, const npu_ir_node *n, int i, npu_dtyp
 mismatch:
 	return npu_sh_err(n, NPU_ERR_SHAPE, "output '%s' is %s but the model declares %s", t->name,
 			  npu_ir_shape_str(&want, a, sizeof(a)), npu_ir_shape_str(t, b, sizeof(b)));
+}
+
+npu_status npu_sh_set_dyn_out(npu_ir_graph *g, const npu_ir_node *n, int i, npu_dtype dtype,
+			      int rank, const int64_t *dims, uint16_t dyn)
+{
+	bool was = g->shaping_dyn;
+	npu_status st;
+
+	g->shaping_dyn = true;
+	st = npu_sh_set_out(g, n, i, dtype, rank, dims);
+	g->shaping_dyn = was;
+	if (!st && npu_ir_output(g, n, i))
+		npu_ir_output(g, n, i)->dyn = dyn;
+	return st;
 }
 
 npu_status npu_sh_set_like(npu_ir_graph *g, const npu_ir_node *n, int i, const npu_ir_tensor *x)

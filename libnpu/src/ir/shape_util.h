@@ -65,6 +65,18 @@ npu_status npu_sh_axis(const npu_ir_node *n, int64_t axis, int rank, int *out);
 npu_status npu_sh_set_out(npu_ir_graph *g, const npu_ir_node *n, int i, npu_dtype dtype,
 			  int rank, const int64_t *dims);
 /* Output @i like tensor @x. */
+/*
+ * Node @n reads a tensor of run-time size: mark which dims of its outputs
+ * are too (npu_ir_tensor.dyn; shape_dyn.c).
+ */
+void npu_ir_dyn_outputs(npu_ir_graph *g, const npu_ir_node *n);
+/*
+ * Output @i of a node whose size is known only at run time (issue 17):
+ * @dims the bound, @dyn the dims the run decides (npu_ir_tensor.dyn);
+ * the model's declared dims are not checked against the bound.
+ */
+npu_status npu_sh_set_dyn_out(npu_ir_graph *g, const npu_ir_node *n, int i, npu_dtype dtype,
+			      int rank, const int64_t *dims, uint16_t dyn);
 npu_status npu_sh_set_like(npu_ir_graph *g, const npu_ir_node *n, int i,
 			   const npu_ir_tensor *x);
 

@@ -53,6 +53,7 @@ struct npu_context {
 	double *last_host_us;		/* per step run in the last run: host steps' wall time */
 	uint32_t *last_trace;		/* per step run in the last run: its index in cm->steps */
 	uint32_t last_cap;		/* entries of the three above */
+	struct npu_dyn_shape *last_dyn;	/* the last run's run-time shapes (cm->ndyn) */
 };
 
 struct npu_job {
@@ -64,6 +65,7 @@ struct npu_job {
 	uint32_t nsteps;		/* steps run */
 	uint32_t cap;			/* entries of the three above */
 	uint32_t waited;		/* steps[0 .. waited) are known finished */
+	struct npu_dyn_shape *dyn;	/* this run's run-time shapes (cm->ndyn), rank -1 until known */
 	npu_tensor *outputs;		/* caller's, filled on completion */
 	size_t noutputs;
 	struct timespec start;
@@ -104,6 +106,7 @@ void npu_context_destroy(npu_context *ctx)
 	free(ctx->last_cycles);
 	free(ctx->last_host_us);
 	free(ctx->last_trace);
+	free(ctx->last_dyn);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_cond_destroy(&ctx->idle);
 	free(ctx);
@@ -185,8 +188,9 @@ static npu_status context_new(npu_device *dev, const struct npu_cmodel *cm, npu_
 	ctx->last_host_us = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_host_us));
 	ctx->last_trace = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*ctx->last_trace));
 	ctx->last_cap = cm->nsteps ? cm->nsteps : 1;
+	ctx->last_dyn = calloc(cm->ndyn ? cm->ndyn : 1, sizeof(*ctx->last_dyn));
 	if (!ctx->bos || !ctx->uses || !ctx->last_cycles || !ctx->last_host_us ||
-	    !ctx->last_trace) {
+	    !ctx->last_trace || !ctx->last_dyn) {
 		npu_context_destroy(ctx);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
@@ -338,7 +342,8 @@ static npu_status match(const struct npu_cmodel *cm, const struct npu_io *ios, u
 	} else {
 		io = &ios[i % n];
 	}
-	if (t->dtype != io->info.dtype || t->bytes != io->info.bytes)
+	/* An output of run-time size takes any buffer; the run checks it fits (out_dyn()). */
+	if (t->dtype != io->info.dtype || (t->bytes != io->info.bytes && !io->dyn))
 		return npu_fail(NPU_ERR_SHAPE,
 				"%s '%s': got %s, %zu bytes; the model wants %s, %zu bytes",
 				what, io->name, npu_dtype_str(t->dtype), t->bytes,
@@ -374,6 +379,41 @@ static bool grow3(uint32_t n, uint32_t *cap, void **a, size_t sa, void **b, size
 	return true;
 }
 
+/*
+ * Output @io of run-time size into the caller's @t: the actual shape's
+ * elements, NPU_ERR_SHAPE saying the bytes needed when @t is smaller.
+ */
+static npu_status out_dyn(const npu_job *job, const struct npu_io *io, const void *src,
+			  npu_tensor *t)
+{
+	const struct npu_dyn_shape *s = &job->dyn[io->dyn - 1];
+	npu_tensor_info info = io->info;
+	size_t n = 1;
+	char sh[160];
+
+	if (s->rank != info.rank)
+		return npu_fail(NPU_ERR_INTERNAL, "output '%s': the run did not compute its shape",
+				io->name);
+	for (int d = 0; d < s->rank; d++)
+		n *= (size_t)s->dims[d];
+	memcpy(info.dims, s->dims, sizeof(info.dims));
+	info.bytes = n * npu_dtype_size(info.dtype);
+	if (t->bytes < info.bytes) {
+		size_t o = 0;
+
+		for (int d = 0; d < s->rank && o < sizeof(sh); d++)
+			o += (size_t)snprintf(sh + o, sizeof(sh) - o, "%s%lld", d ? ", " : "",
+					      (long long)s->dims[d]);
+		if (!s->rank)
+			sh[0] = '\0';
+		return npu_fail(NPU_ERR_SHAPE,
+				"output '%s': this run's result is %s[%s], %zu bytes; the buffer given has %zu: give at least %zu bytes (the model's bound is %zu)",
+				io->name, npu_dtype_str(info.dtype), sh, info.bytes, t->bytes,
+				info.bytes, io->info.bytes);
+	}
+	return npu_tensor_from_device(&info, src, t->data);
+}
+
 static void finish_locked(npu_job *job, npu_status st)
 {
 	npu_context *ctx = job->ctx;
@@ -407,9 +447,14 @@ static void finish_locked(npu_job *job, npu_status st)
 			if (st)
 				break;
 			io_buffer(ctx, io, b, &src, NULL);
-			npu_tensor_from_device(&io->info, src, job->outputs[i].data);
+			if (io->dyn && (st = out_dyn(job, io, src, &job->outputs[i])))
+				break;
+			if (!io->dyn)
+				npu_tensor_from_device(&io->info, src, job->outputs[i].data);
 		}
 	}
+	if (!st && ctx->cm->ndyn)
+		memcpy(ctx->last_dyn, job->dyn, ctx->cm->ndyn * sizeof(*job->dyn));
 	if (!st) {
 		ctx->last.device_cycles = cycles;
 		ctx->last.device_us = ctx->dev->info.clock_mhz ?
@@ -480,7 +525,7 @@ static npu_status host_step(npu_context *ctx, npu_job *job, uint32_t i, uint32_t
 	for (uint32_t k = 0; k < h->noutputs; k++)
 		out[k] = host_addr(ctx, &h->tensors[h->ninputs + k]);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	st = npu_host_run(h, in, out);
+	st = npu_host_run(h, in, out, job->dyn);
 	job->host_us[e] = elapsed_us(&t0);
 	return st;
 }
@@ -703,12 +748,16 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		job->steps = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->steps));
 		job->host_us = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->host_us));
 		job->trace = calloc(cm->nsteps ? cm->nsteps : 1, sizeof(*job->trace));
+		job->dyn = calloc(cm->ndyn ? cm->ndyn : 1, sizeof(*job->dyn));
+		for (uint32_t i = 0; job->dyn && i < cm->ndyn; i++)
+			job->dyn[i].rank = -1;
 	}
-	if (!job || !job->steps || !job->host_us || !job->trace) {
+	if (!job || !job->steps || !job->host_us || !job->trace || !job->dyn) {
 		if (job) {
 			free(job->steps);
 			free(job->host_us);
 			free(job->trace);
+			free(job->dyn);
 		}
 		free(job);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
@@ -780,6 +829,7 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 		free(job->steps);
 		free(job->host_us);
 		free(job->trace);
+		free(job->dyn);
 		free(job);
 		return npu_fail(st, "%s", msg);
 	}
@@ -845,6 +895,7 @@ void npu_job_free(npu_job *job)
 	free(job->steps);
 	free(job->host_us);
 	free(job->trace);
+	free(job->dyn);
 	free(job);
 }
 
@@ -920,5 +971,36 @@ npu_status npu_context_last_run_step(const npu_context *ctx, size_t index, npu_s
 	pthread_mutex_unlock(&c->lock);
 	memcpy((char *)info + sizeof(size_t), (const char *)&all + sizeof(size_t),
 	       (info->struct_size < sizeof(all) ? info->struct_size : sizeof(all)) - sizeof(size_t));
+	return NPU_OK;
+}
+
+npu_status npu_context_last_run_output_info(const npu_context *ctx, size_t index,
+					    npu_tensor_info *info)
+{
+	npu_context *c = (npu_context *)ctx;
+	const struct npu_io *io;
+	size_t n = 1;
+
+	if (!ctx || !info)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_last_run_output_info: NULL argument");
+	if (index >= ctx->cm->noutputs * npu_cmodel_batch(ctx->cm))
+		return npu_fail(NPU_ERR_NOT_FOUND, "the model has %u outputs, no output %zu",
+				ctx->cm->noutputs * npu_cmodel_batch(ctx->cm), index);
+	io = &ctx->cm->outputs[index % ctx->cm->noutputs];
+	pthread_mutex_lock(&c->lock);
+	if (!c->last.steps) {
+		pthread_mutex_unlock(&c->lock);
+		return npu_fail(NPU_ERR_NOT_FOUND, "no run of this context has completed yet");
+	}
+	*info = io->info;
+	if (io->dyn) {
+		const struct npu_dyn_shape *s = &c->last_dyn[io->dyn - 1];
+
+		memcpy(info->dims, s->dims, sizeof(info->dims));
+		for (int d = 0; d < info->rank; d++)
+			n *= (size_t)info->dims[d];
+		info->bytes = n * npu_dtype_size(info->dtype);
+	}
+	pthread_mutex_unlock(&c->lock);
 	return NPU_OK;
 }

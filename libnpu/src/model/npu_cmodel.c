@@ -55,13 +55,20 @@ static npu_status check_io(const struct npu_cmodel *m, const struct npu_io *io,
 	if (t->rank < 0 || t->rank > NPU_MAX_RANK)
 		return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' has rank %d", what,
 				io->name, t->rank);
+	if (io->dyn > m->ndyn || (io->dyn && (!strcmp(what, "input") || npu_cmodel_batch(m) > 1)))
+		return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' has a bad run-time shape %u",
+				what, io->name, io->dyn);
 	for (int d = 0; d < t->rank; d++) {
+		/* -1: a dim of run-time size; bytes is then the bound, checked below. */
+		if (t->dims[d] == -1 && io->dyn)
+			continue;
 		if (t->dims[d] < 0 || (t->dims[d] && count > (1ull << 40) / (uint64_t)t->dims[d]))
 			return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' has a bad dimension",
 					what, io->name);
 		count *= (uint64_t)t->dims[d];
 	}
-	if (t->bytes != count * esize)
+	if (io->dyn ? t->bytes % esize || t->bytes > (1ull << 40) :
+	    t->bytes != count * esize)
 		return npu_fail(NPU_ERR_FORMAT, "bad model: %s '%s' size %zu does not match its shape",
 				what, io->name, t->bytes);
 	/* Batch element 0 lies within the first stride; the rest follow. */
@@ -87,6 +94,21 @@ void npu_host_step_free(struct npu_host_step *h)
 	free(h->op);
 	free(h->node);
 	free(h);
+}
+
+uint32_t npu_cmodel_dyn_shapes(const struct npu_cmodel *m)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < m->noutputs; i++)
+		n = m->outputs[i].dyn > n ? m->outputs[i].dyn : n;
+	for (uint32_t i = 0; i < m->nsteps; i++) {
+		const struct npu_host_step *h = m->steps[i].host;
+
+		for (uint32_t k = 0; h && h->tensors && k < h->ninputs + h->noutputs; k++)
+			n = h->tensors[k].dyn > n ? h->tensors[k].dyn : n;
+	}
+	return n;
 }
 
 uint32_t npu_cmodel_host_steps(const struct npu_cmodel *m)
@@ -246,7 +268,8 @@ static npu_status check_host(const struct npu_cmodel *m, uint32_t i)
 
 		if (t->seg == NPU_HOST_SEG)
 			continue;
-		if (t->seg >= m->nsegs || !esize || t->rank < 0 || t->rank > NPU_MAX_RANK)
+		if (t->seg >= m->nsegs || !esize || t->rank < 0 || t->rank > NPU_MAX_RANK ||
+		    t->dyn > m->ndyn)
 			return npu_fail(NPU_ERR_FORMAT, "bad model: host step %u tensor %u is bad", i, k);
 		s = &m->segs[t->seg];
 		if (s->kind == NPU_SEG_PROGRAM || (k >= h->ninputs && s->kind == NPU_SEG_CONST))

@@ -53,6 +53,13 @@ struct npu_io {
 	char *name;
 	uint32_t seg;		/* an NPU_SEG_IO segment */
 	uint64_t offset;	/* where the tensor's bytes start in it */
+	/*
+	 * 0: a static shape.  k > 0: an output of run-time size (issue 17):
+	 * info.dims has -1 where the run decides, info.bytes is the bound
+	 * (the buffer), and the run's actual shape is run-time shape k - 1
+	 * (struct npu_dyn_shape, written by the host step computing it).
+	 */
+	uint32_t dyn;
 };
 
 /*
@@ -104,6 +111,18 @@ struct npu_host_tensor {
 	uint32_t seg;		/* NPU_HOST_SEG: an omitted optional input/output */
 	uint64_t offset;
 	uint32_t dtype;		/* npu_dtype as the device holds it (int64: int32) */
+	int rank;
+	int64_t dims[NPU_MAX_RANK];	/* dyn: the bound */
+	/*
+	 * 0: static.  k > 0: a tensor of run-time size (issue 17) whose
+	 * actual shape is run-time shape k - 1 of the run: the host step
+	 * writing it sets it, the host steps reading it take it from there.
+	 */
+	uint32_t dyn;
+};
+
+/* The actual shape of a tensor of run-time size, per run (npu_host_tensor.dyn). */
+struct npu_dyn_shape {
 	int rank;
 	int64_t dims[NPU_MAX_RANK];
 };
@@ -201,6 +220,8 @@ struct npu_cmodel;
 void npu_host_step_free(struct npu_host_step *h);
 /* Host steps of @m computing nodes, control steps not counted (0: none). */
 uint32_t npu_cmodel_host_steps(const struct npu_cmodel *m);
+/* The run-time shapes @m's tensors name (the largest npu_host_tensor.dyn, npu_io.dyn). */
+uint32_t npu_cmodel_dyn_shapes(const struct npu_cmodel *m);
 
 struct npu_cmodel {
 	uint32_t nclusters;	/* logical clusters the programs use */
@@ -221,6 +242,8 @@ struct npu_cmodel {
 	 */
 	uint32_t batch;
 	uint64_t io_stride;
+	/* Run-time shapes a run records (npu_host_tensor.dyn, npu_io.dyn). */
+	uint32_t ndyn;
 	/* Names of operators run on the CPU (allow_cpu_fallback), "," joined. */
 	char *fallback_ops;
 	/*
@@ -268,12 +291,16 @@ npu_status npu_cmodel_check_isa(const struct npu_cmodel *m, uint32_t device_isa)
 /*
  * Version 2 adds host steps (HOST records): written only by a model that
  * has one, so models without stay version 1 and readable by older libnpu,
- * which refuses a version 2 file by its version.
+ * which refuses a version 2 file by its version.  Version 3 (issue 17)
+ * adds tensors of run-time size: the u32 after a HOST tensor's rank and
+ * the one after an INPUT/OUTPUT's scale (0 before) hold npu_host_tensor.dyn
+ * and npu_io.dyn; written only by a model that has one.
  */
 /*
- * Version 3 adds control steps (CTL records, the run-time If): written
- * only by a model that has one; a model with host steps but no control
- * step stays version 2, and one with neither version 1.
+ * Version 3 also adds control steps (CTL records: the run-time If, Loop):
+ * written, like run-time sizes, only by a model that has one; a model
+ * with host steps but neither stays version 2, and one with no host step
+ * version 1.
  */
 #define NPU_CMODEL_VERSION	3
 #define NPU_CMODEL_VERSION_MIN	1

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The native compiled-model file, version 3 (2 without control steps, 1
- * without host steps).
+ * The native compiled-model file, version 3 (2 without control steps or
+ * tensors of run-time size, 1 without host steps either).
  * Little endian throughout.
  *
  *   header (32 bytes): magic "NPUM", version u16, minor u16,
@@ -12,7 +12,7 @@
  *     SEG      kind u32, 0 u32, size u64, contents (CONST/PROGRAM only)
  *     RELOC    seg u32, target u32, offset u64, addend u64
  *     INPUT,   seg u32, dtype u32, offset u64, rank u32, zero_point i32,
- *     OUTPUT   scale f32, 0 u32, bytes u64, dims i64[8], name (rest)
+ *     OUTPUT   scale f32, dyn u32, bytes u64, dims i64[8], name (rest)
  *     STEP     seg u32, size u32, offset u64
  *     FALLBACK the CPU-fallback operator list (rest)
  *     BATCH    batch u32, 0 u32, io_stride u64 (only when batch > 1)
@@ -20,7 +20,7 @@
  *     HOST     (version 2) the host step at step index u32 (its STEP has
  *              seg 0xffffffff): opset u32, ninputs u32, noutputs u32,
  *              nattrs u32, op length u32, node length u32, op, node;
- *              per tensor seg u32, dtype u32, offset u64, rank u32, 0 u32,
+ *              per tensor seg u32, dtype u32, offset u64, rank u32, dyn u32,
  *              dims i64[8]; per attribute type u32, name length u32, name,
  *              then INT i64 | FLOAT f32 | STRING length u32, bytes |
  *              INTS n u32, i64[n] | FLOATS n u32, f32[n]
@@ -157,7 +157,7 @@ static void put_io(struct wbuf *w, uint32_t tag, const struct npu_io *io)
 	put32(w, (uint32_t)io->info.rank);
 	put32(w, (uint32_t)io->info.zero_point);
 	put32(w, scale);
-	put32(w, 0);
+	put32(w, io->dyn);
 	put64(w, io->info.bytes);
 	for (int d = 0; d < NPU_MAX_RANK; d++)
 		put64(w, (uint64_t)io->info.dims[d]);
@@ -193,7 +193,7 @@ static void put_host(struct wbuf *w, uint32_t i, const struct npu_host_step *h)
 		put32(&b, t->dtype);
 		put64(&b, t->offset);
 		put32(&b, (uint32_t)t->rank);
-		put32(&b, 0);
+		put32(&b, t->dyn);
 		for (int d = 0; d < NPU_MAX_RANK; d++)
 			put64(&b, (uint64_t)t->dims[d]);
 	}
@@ -247,6 +247,8 @@ static uint32_t file_version(const struct npu_cmodel *m)
 {
 	uint32_t v = 1;
 
+	if (m->ndyn)
+		return 3;
 	for (uint32_t i = 0; i < m->nsteps; i++)
 		if (npu_step_is_control(&m->steps[i]))
 			return 3;
@@ -335,7 +337,7 @@ npu_status npu_cmodel_write(const struct npu_cmodel *m, uint8_t **buf,
 	}
 	/* Header last: it covers the size and checksum of the rest. */
 	le32(w.p + 0, NPU_CMODEL_MAGIC);
-	/* version u16, minor u16 = 0: 1 unless a host step needs 2 or a control step 3 */
+	/* version u16, minor u16 = 0: 1 unless a host step needs 2, a control step or run-time shapes 3 */
 	le32(w.p + 4, file_version(m));
 	le32(w.p + 8, HEADER_SIZE);
 	le32(w.p + 12, 0);
@@ -409,7 +411,7 @@ static void *grow(void **arr, uint32_t *n, size_t size)
 
 static npu_status read_io(struct rbuf *r, uint32_t len, struct npu_io *io)
 {
-	uint32_t dtype, rank, zp, scale, pad, nlen;
+	uint32_t dtype, rank, zp, scale, nlen;
 	uint64_t bytes;
 
 	if (len < IO_FIXED || len - IO_FIXED > 4096)
@@ -417,7 +419,7 @@ static npu_status read_io(struct rbuf *r, uint32_t len, struct npu_io *io)
 	nlen = len - IO_FIXED;
 	if (!get32(r, &io->seg) || !get32(r, &dtype) || !get64(r, &io->offset) ||
 	    !get32(r, &rank) || !get32(r, &zp) || !get32(r, &scale) ||
-	    !get32(r, &pad) || !get64(r, &bytes))
+	    !get32(r, &io->dyn) || !get64(r, &bytes))
 		return npu_fail(NPU_ERR_FORMAT, "truncated model file");
 	for (int d = 0; d < NPU_MAX_RANK; d++) {
 		uint64_t v;
@@ -523,13 +525,13 @@ static npu_status read_host(struct rbuf *r, struct npu_cmodel *m)
 		return npu_fail(NPU_ERR_FORMAT, "corrupt model file: bad host step record");
 	for (uint32_t k = 0; k < nt; k++) {
 		struct npu_host_tensor *t = &h->tensors[k];
-		uint32_t rank = 0, pad = 0;
+		uint32_t rank = 0;
 
 		get32(r, &t->seg);
 		get32(r, &t->dtype);
 		get64(r, &t->offset);
 		get32(r, &rank);
-		get32(r, &pad);
+		get32(r, &t->dyn);
 		t->rank = (int)rank;
 		for (int d = 0; d < NPU_MAX_RANK; d++)
 			get64(r, (uint64_t *)&t->dims[d]);
@@ -712,6 +714,14 @@ npu_status npu_cmodel_read(const uint8_t *buf, size_t len,
 	if (!m)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	st = read_records(&r, m);
+	if (!st)
+		m->ndyn = npu_cmodel_dyn_shapes(m);
+	if (!st && m->ndyn > 4096)
+		st = npu_fail(NPU_ERR_FORMAT, "corrupt model file: %u run-time shapes", m->ndyn);
+	if (!st && m->ndyn && (version & 0xffff) < 3)
+		st = npu_fail(NPU_ERR_FORMAT,
+			      "corrupt model file: version %u names run-time shapes (version 3 does)",
+			      version & 0xffff);
 	if (!st)
 		st = npu_cmodel_validate(m);
 	if (st) {
