@@ -180,7 +180,7 @@ static const struct npu_op ops[] = {
 	{ "ConstantOfShape", 9, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_constant_of_shape,
 	  .ir.eval = npu_ir_eval_constant_of_shape },
 	{ "Conv", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_conv, .lower = npu_lower_conv,
-	  .rewrites = { npu_rewrite_conv3d, npu_rewrite_conv_bf16x3 } },
+	  .rewrites = { npu_rewrite_conv3d, npu_rewrite_conv_fold, npu_rewrite_conv_bf16x3 } },
 	{ "ConvInteger", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_conv_integer,
 	  .lower = npu_lower_conv },
 	{ "ConvTranspose", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_conv_transpose,
