@@ -249,5 +249,42 @@ silero() {
 silero bf16x3 all
 silero bf16 state-cosine
 
+# openWakeWord's front end chained as its library chains it (ort_realmodels.js):
+# 1 s of audio into melspectrogram.onnx (its STFT: Convs of stride 160 and
+# kernel 512, folded by 32 into channels: rewrite_conv_fold.c), our mel
+# frames scaled (x / 10 + 2) and cut into 3 windows of 76 frames every 8,
+# into embedding_model.onnx; the mel frames and the embeddings against
+# onnxruntime's chain (which fed its own mel frames to the embedding).
+W=oww_chain
+if "$BIN" "$DIR/melspectrogram.onnx" --device emu --iterations 1 --warmup 0 \
+	--shape input=1x16000 --input "input=$REF/$W/in_input.bin" --output-dir "$TMP/$W" \
+	>/dev/null 2>"$TMP/$W.err"; then
+	ok "$W: melspectrogram (1 s) compiles and runs"
+	mv "$TMP/$W/output.bin" "$TMP/$W/mel.bin"
+	if close "$TMP/$W/mel.bin" "$REF/$W/mel.bin"; then ok "$W mel frames match onnxruntime"
+	else no "$W mel frames match onnxruntime"; fi
+	python3 - "$TMP/$W/mel.bin" "$TMP/$W/windows.bin" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+m = struct.unpack('<%df' % (len(d) // 4), d)
+w = [m[k * 8 * 32 + i] / 10 + 2 for k in range(3) for i in range(76 * 32)]
+open(sys.argv[2], 'wb').write(struct.pack('<%df' % len(w), *w))
+PY
+	if "$BIN" "$DIR/embedding_model.onnx" --device emu --iterations 1 --warmup 0 \
+		--shape input_1=3x76x32x1 --input "input_1=$TMP/$W/windows.bin" \
+		--output-dir "$TMP/$W/e" >/dev/null 2>"$TMP/$W.e.err"; then
+		ok "$W: the embedding runs on the NPU's mel frames"
+		if close "$TMP/$W/e/conv2d_19.bin" "$REF/$W/embedding.bin"; then
+			ok "$W embeddings (mel -> embedding on the NPU) match onnxruntime's chain"
+		else
+			no "$W embeddings (mel -> embedding on the NPU) match onnxruntime's chain"
+		fi
+	else
+		no "$W: the embedding runs on the NPU's mel frames: $(cat "$TMP/$W.e.err")"
+	fi
+else
+	no "$W: melspectrogram (1 s) compiles and runs: $(cat "$TMP/$W.err")"
+fi
+
 echo "realmodels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -170,6 +170,51 @@ async function sileroStream(dir, out) {
   save(cdir, 'cn', { data: cn });
 }
 
+// openWakeWord's front end as its library chains it: 1 s of a voiced,
+// speech-like sound (16000 samples at 16 kHz: harmonics of a gliding pitch
+// under a syllable envelope, plus noise) into melspectrogram.onnx
+// ([1, 1, 97, 32] frames of 32 mel bands, 10 ms apart), scaled as the
+// library does (x / 10 + 2), cut into windows of 76 frames every 8 (3 of
+// them) and into embedding_model.onnx ([3, 1, 1, 96]).
+const OWW_SAMPLES = 16000, OWW_FRAMES = 97, OWW_WINDOWS = 3;
+function wakeAudio() {
+  const sr = 16000, r = lcg(29), x = new Float32Array(OWW_SAMPLES);
+  let phase = 0;
+  for (let i = 0; i < OWW_SAMPLES; i++) {
+    const t = i / sr, f0 = 140 + 50 * Math.sin(2 * Math.PI * 2.3 * t);
+    phase += 2 * Math.PI * f0 / sr;
+    let v = 0;
+    for (let k = 1; k * f0 < 6000; k++)
+      v += Math.sin(k * phase + 0.3 * k) / k;
+    const env = 0.2 + 0.8 * Math.abs(Math.sin(Math.PI * 3 * t));
+    x[i] = 0.3 * env * v + (r() / 65536 - 0.5) * 0.02;
+  }
+  return x;
+}
+async function owwChain(dir, out) {
+  const mel = await ort.InferenceSession.create(path.join(dir, 'melspectrogram.onnx'),
+                                                { logSeverityLevel: 3 });
+  const emb = await ort.InferenceSession.create(path.join(dir, 'embedding_model.onnx'),
+                                                { logSeverityLevel: 3 });
+  const audio = wakeAudio(), cdir = path.join(out, 'oww_chain');
+  const m = (await mel.run({ input: new ort.Tensor('float32', audio, [1, OWW_SAMPLES]) })).output;
+  const win = new Float32Array(OWW_WINDOWS * 76 * 32);
+  for (let w = 0; w < OWW_WINDOWS; w++)
+    for (let i = 0; i < 76 * 32; i++)
+      win[w * 76 * 32 + i] = m.data[w * 8 * 32 + i] / 10 + 2;
+  const e = Object.values(await emb.run({
+    input_1: new ort.Tensor('float32', win, [OWW_WINDOWS, 76, 32, 1]) }))[0];
+  check(JSON.stringify(m.dims) === JSON.stringify([1, 1, OWW_FRAMES, 32]) &&
+        m.data.every(Number.isFinite) && e.data.length === OWW_WINDOWS * 96 &&
+        e.data.every(Number.isFinite),
+        'oww_chain: 97 mel frames, 3 embeddings of 96, finite', JSON.stringify(m.dims));
+  fs.mkdirSync(cdir, { recursive: true });
+  save(cdir, 'in_input', { data: audio });
+  save(cdir, 'mel', m);
+  save(cdir, 'windows', { data: win });
+  save(cdir, 'embedding', e);
+}
+
 // A NumPy .npy (format 1.0) of float32 tensor @t: npu-run takes every
 // open dim of a model input from its header.
 function saveNpy(dir, name, t) {
@@ -252,6 +297,7 @@ async function main() {
   }
   await timerStream(dir, out);
   await sileroStream(dir, out);
+  await owwChain(dir, out);
   console.log(passed + ' passed, ' + failed + ' failed');
   process.exit(failed ? 1 : 0);
 }

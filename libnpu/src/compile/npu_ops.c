@@ -170,7 +170,7 @@ static const struct npu_op ops[] = {
 	{ "Ceil", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_CEIL) },
 	{ "Celu", 12, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_CELU) },
 	{ "Clip", 1, 0, NPU_OP_NPU | NPU_OP_TCU_ACT, .ir.shape = npu_ir_shape_clip, CVU_UNARY(NPU_FN_CLIP),
-	  .rewrites = { npu_rewrite_8bit } },
+	  .rewrites = { npu_rewrite_8bit, npu_rewrite_clip_runtime } },
 	/* Compress, NonZero, OneHot, TopK: detection and ranking (issue 17) */
 	{ "Compress", 9, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_compress,
 	  .rewrites = { npu_rewrite_compress } },

@@ -105,6 +105,8 @@ npu_status npu_rewrite_conv3d(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_pool3d(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_conv_fold.c: a stride above 64 as a fold of samples into channels. */
 npu_status npu_rewrite_conv_fold(npu_ir_graph *g, int k, bool *applied);
+/* rewrite_clip.c: Clip's run-time bounds as Max / Min before it. */
+npu_status npu_rewrite_clip_runtime(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_norm.c */
 npu_status npu_rewrite_layernorm_stats(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_instnorm(npu_ir_graph *g, int k, bool *applied);
