@@ -4,7 +4,9 @@
  * folded into channels) against a direct C convolution: 1-D speech hops
  * (stride 160 / kernel 400, stride 100 / kernel 256 with padding), a
  * depthwise one, a stride no kernel shares a factor with, 2-D ones along
- * one and both axes, and the refusal of a dilated one.
+ * one and both axes, and the refusal of a dilated one.  Also the Clip
+ * with a bound computed at run time the same model (openWakeWord's
+ * melspectrogram) needs.
  *
  * The TCU multiplies bf16 operands with fp32 sums, so the reference is
  * the same sum over bf16-rounded input and weights, in double: what is
@@ -276,6 +278,52 @@ START_TEST(fold_not_needed)
 }
 END_TEST
 
+/*
+ * openWakeWord's floor: Clip(x, ReduceMax(x) - 80, inf), a bound computed
+ * at run time (rewrite_clip.c: Max(x, lo) before the Clip), and Clip with
+ * both bounds graph inputs; against the definition.
+ */
+START_TEST(clip_runtime_bounds)
+{
+	enum { N = 200 };
+	float x[N], lo = -0.25f, hi = 0.5f, y[N], y2[N], peak = -INFINITY, eighty = 1.5f;
+	int64_t d[2] = { 4, N / 4 };
+	npu_ir_graph *g = irb_graph(13);
+	int tx = irb_tensor(g, "x", NPU_DTYPE_FLOAT32, 2, d);
+	int tl = irb_tensor(g, "lo", NPU_DTYPE_FLOAT32, 0, NULL);
+	int th = irb_tensor(g, "hi", NPU_DTYPE_FLOAT32, 0, NULL);
+	int te = irb_const(g, "e", NPU_DTYPE_FLOAT32, 0, NULL, &eighty);
+	int tm = irb_tensor(g, "m", 0, -1, NULL), tf = irb_tensor(g, "f", 0, -1, NULL);
+	int ty = irb_tensor(g, "y", 0, -1, NULL), ty2 = irb_tensor(g, "y2", 0, -1, NULL);
+	struct npu_cmodel *cm;
+	npu_ir_node *n;
+
+	fill(x, N, 3);
+	n = irb_node(g, "ReduceMax", &tx, 1, &tm, 1);
+	npu_ir_set_attr_int(n, "keepdims", 0);
+	irb_node(g, "Sub", (int[]){ tm, te }, 2, &tf, 1);
+	irb_node(g, "Clip", (int[]){ tx, tf }, 2, &ty, 1);
+	irb_node(g, "Clip", (int[]){ tx, tl, th }, 3, &ty2, 1);
+	irb_io(g, (int[]){ tx, tl, th }, 3, (int[]){ ty, ty2 }, 2);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+	ck_assert_int_eq(npu_rewrite(g), NPU_OK);
+	ck_assert_msg(irb_compile(g, "emu", &cm) == NPU_OK, "%s", npu_last_error());
+	ck_assert_msg(irb_exec(cm, "emu", (void *[]){ x, &lo, &hi }, (void *[]){ y, y2 }) == NPU_OK,
+		      "%s", npu_last_error());
+	for (int i = 0; i < N; i++)
+		peak = fmaxf(peak, x[i]);
+	for (int i = 0; i < N; i++) {
+		float want = fmaxf(x[i], peak - eighty), want2 = fminf(fmaxf(x[i], lo), hi);
+
+		ck_assert_msg(fabsf(y[i] - want) <= 1e-2f * fabsf(want) + 1e-6f,
+			      "floor [%d]: %g, want %g", i, y[i], want);
+		ck_assert_msg(fabsf(y2[i] - want2) <= 1e-2f * fabsf(want2) + 1e-6f,
+			      "clip [%d]: %g, want %g", i, y2[i], want2);
+	}
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 static Suite *convfold_suite(void)
 {
 	Suite *s = suite_create("npu_convfold");
@@ -290,6 +338,7 @@ static Suite *convfold_suite(void)
 	tcase_add_test(tc, fold_2d_both_axes);
 	tcase_add_test(tc, fold_dilated_refused);
 	tcase_add_test(tc, fold_not_needed);
+	tcase_add_test(tc, clip_runtime_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }
