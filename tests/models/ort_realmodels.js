@@ -170,13 +170,14 @@ async function sileroStream(dir, out) {
   save(cdir, 'cn', { data: cn });
 }
 
-// openWakeWord's front end as its library chains it: 1 s of a voiced,
-// speech-like sound (16000 samples at 16 kHz: harmonics of a gliding pitch
+// openWakeWord's three models as its library chains them: 2 s of a voiced,
+// speech-like sound (32000 samples at 16 kHz: harmonics of a gliding pitch
 // under a syllable envelope, plus noise) into melspectrogram.onnx
-// ([1, 1, 97, 32] frames of 32 mel bands, 10 ms apart), scaled as the
-// library does (x / 10 + 2), cut into windows of 76 frames every 8 (3 of
-// them) and into embedding_model.onnx ([3, 1, 1, 96]).
-const OWW_SAMPLES = 16000, OWW_FRAMES = 97, OWW_WINDOWS = 3;
+// ([1, 1, 197, 32] frames of 32 mel bands, 10 ms apart), scaled as the
+// library does (x / 10 + 2), cut into windows of 76 frames every 8 (16 of
+// them) into embedding_model.onnx ([16, 1, 1, 96]), the 16 embeddings into
+// the "hey jarvis" classifier ([1, 16, 96] -> a score).
+const OWW_SAMPLES = 32000, OWW_FRAMES = 197, OWW_WINDOWS = 16;
 function wakeAudio() {
   const sr = 16000, r = lcg(29), x = new Float32Array(OWW_SAMPLES);
   let phase = 0;
@@ -196,6 +197,8 @@ async function owwChain(dir, out) {
                                                 { logSeverityLevel: 3 });
   const emb = await ort.InferenceSession.create(path.join(dir, 'embedding_model.onnx'),
                                                 { logSeverityLevel: 3 });
+  const cls = await ort.InferenceSession.create(path.join(dir, 'hey_jarvis_v0.1.onnx'),
+                                                { logSeverityLevel: 3 });
   const audio = wakeAudio(), cdir = path.join(out, 'oww_chain');
   const m = (await mel.run({ input: new ort.Tensor('float32', audio, [1, OWW_SAMPLES]) })).output;
   const win = new Float32Array(OWW_WINDOWS * 76 * 32);
@@ -204,15 +207,20 @@ async function owwChain(dir, out) {
       win[w * 76 * 32 + i] = m.data[w * 8 * 32 + i] / 10 + 2;
   const e = Object.values(await emb.run({
     input_1: new ort.Tensor('float32', win, [OWW_WINDOWS, 76, 32, 1]) }))[0];
+  const score = Object.values(await cls.run({
+    [cls.inputNames[0]]: new ort.Tensor('float32', e.data, [1, OWW_WINDOWS, 96]) }))[0];
   check(JSON.stringify(m.dims) === JSON.stringify([1, 1, OWW_FRAMES, 32]) &&
         m.data.every(Number.isFinite) && e.data.length === OWW_WINDOWS * 96 &&
-        e.data.every(Number.isFinite),
-        'oww_chain: 97 mel frames, 3 embeddings of 96, finite', JSON.stringify(m.dims));
+        e.data.every(Number.isFinite) && score.data.length === 1 &&
+        score.data[0] >= 0 && score.data[0] <= 1,
+        'oww_chain: 197 mel frames, 16 embeddings of 96, a score in 0..1',
+        JSON.stringify(m.dims) + ' ' + score.data[0]);
   fs.mkdirSync(cdir, { recursive: true });
   save(cdir, 'in_input', { data: audio });
   save(cdir, 'mel', m);
   save(cdir, 'windows', { data: win });
   save(cdir, 'embedding', e);
+  save(cdir, 'score', score);
 }
 
 // A NumPy .npy (format 1.0) of float32 tensor @t: npu-run takes every
