@@ -170,6 +170,59 @@ async function sileroStream(dir, out) {
   save(cdir, 'cn', { data: cn });
 }
 
+// openWakeWord's three models as its library chains them: 2 s of a voiced,
+// speech-like sound (32000 samples at 16 kHz: harmonics of a gliding pitch
+// under a syllable envelope, plus noise) into melspectrogram.onnx
+// ([1, 1, 197, 32] frames of 32 mel bands, 10 ms apart), scaled as the
+// library does (x / 10 + 2), cut into windows of 76 frames every 8 (16 of
+// them) into embedding_model.onnx ([16, 1, 1, 96]), the 16 embeddings into
+// the "hey jarvis" classifier ([1, 16, 96] -> a score).
+const OWW_SAMPLES = 32000, OWW_FRAMES = 197, OWW_WINDOWS = 16;
+function wakeAudio() {
+  const sr = 16000, r = lcg(29), x = new Float32Array(OWW_SAMPLES);
+  let phase = 0;
+  for (let i = 0; i < OWW_SAMPLES; i++) {
+    const t = i / sr, f0 = 140 + 50 * Math.sin(2 * Math.PI * 2.3 * t);
+    phase += 2 * Math.PI * f0 / sr;
+    let v = 0;
+    for (let k = 1; k * f0 < 6000; k++)
+      v += Math.sin(k * phase + 0.3 * k) / k;
+    const env = 0.2 + 0.8 * Math.abs(Math.sin(Math.PI * 3 * t));
+    x[i] = 0.3 * env * v + (r() / 65536 - 0.5) * 0.02;
+  }
+  return x;
+}
+async function owwChain(dir, out) {
+  const mel = await ort.InferenceSession.create(path.join(dir, 'melspectrogram.onnx'),
+                                                { logSeverityLevel: 3 });
+  const emb = await ort.InferenceSession.create(path.join(dir, 'embedding_model.onnx'),
+                                                { logSeverityLevel: 3 });
+  const cls = await ort.InferenceSession.create(path.join(dir, 'hey_jarvis_v0.1.onnx'),
+                                                { logSeverityLevel: 3 });
+  const audio = wakeAudio(), cdir = path.join(out, 'oww_chain');
+  const m = (await mel.run({ input: new ort.Tensor('float32', audio, [1, OWW_SAMPLES]) })).output;
+  const win = new Float32Array(OWW_WINDOWS * 76 * 32);
+  for (let w = 0; w < OWW_WINDOWS; w++)
+    for (let i = 0; i < 76 * 32; i++)
+      win[w * 76 * 32 + i] = m.data[w * 8 * 32 + i] / 10 + 2;
+  const e = Object.values(await emb.run({
+    input_1: new ort.Tensor('float32', win, [OWW_WINDOWS, 76, 32, 1]) }))[0];
+  const score = Object.values(await cls.run({
+    [cls.inputNames[0]]: new ort.Tensor('float32', e.data, [1, OWW_WINDOWS, 96]) }))[0];
+  check(JSON.stringify(m.dims) === JSON.stringify([1, 1, OWW_FRAMES, 32]) &&
+        m.data.every(Number.isFinite) && e.data.length === OWW_WINDOWS * 96 &&
+        e.data.every(Number.isFinite) && score.data.length === 1 &&
+        score.data[0] >= 0 && score.data[0] <= 1,
+        'oww_chain: 197 mel frames, 16 embeddings of 96, a score in 0..1',
+        JSON.stringify(m.dims) + ' ' + score.data[0]);
+  fs.mkdirSync(cdir, { recursive: true });
+  save(cdir, 'in_input', { data: audio });
+  save(cdir, 'mel', m);
+  save(cdir, 'windows', { data: win });
+  save(cdir, 'embedding', e);
+  save(cdir, 'score', score);
+}
+
 // A NumPy .npy (format 1.0) of float32 tensor @t: npu-run takes every
 // open dim of a model input from its header.
 function saveNpy(dir, name, t) {
@@ -252,6 +305,7 @@ async function main() {
   }
   await timerStream(dir, out);
   await sileroStream(dir, out);
+  await owwChain(dir, out);
   console.log(passed + ' passed, ' + failed + ' failed');
   process.exit(failed ? 1 : 0);
 }

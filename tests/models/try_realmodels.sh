@@ -30,7 +30,5 @@ try() {
 # npu_run_realmodels.sh).  Its If on the input sr runs both branches, and
 # the 8 kHz one does not take 512 samples (nor the 16 kHz one 256).
 try silero_vad_v5.onnx --shape input=1x512 --shape state=2x1x128
-# openWakeWord's front end: 1280 samples (80 ms) into mel frames.
-try melspectrogram.onnx --shape input=1x1280
-# openWakeWord's "hey jarvis" classifier.
-try hey_jarvis_v0.1.onnx
+# openWakeWord's melspectrogram and "hey jarvis" run in
+# npu_run_realmodels.sh (oww_chain) now.

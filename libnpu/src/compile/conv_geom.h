@@ -13,6 +13,9 @@
 
 #include "ir/npu_ir.h"
 
+/* The largest stride the TCU's Conv takes (larger ones are folded: rewrite_conv_fold.c). */
+#define NPU_CONV_STRIDE_MAX 64
+
 struct npu_conv_geom {
 	int64_t N, C, H, W, OC, OH, OW, KH, KW;
 	int64_t sh, sw, dh, dw, pt, pl, pb, pr, groups;

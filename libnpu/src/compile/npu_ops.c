@@ -170,7 +170,7 @@ static const struct npu_op ops[] = {
 	{ "Ceil", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_CEIL) },
 	{ "Celu", 12, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_unary_float, CVU_UNARY(NPU_FN_CELU) },
 	{ "Clip", 1, 0, NPU_OP_NPU | NPU_OP_TCU_ACT, .ir.shape = npu_ir_shape_clip, CVU_UNARY(NPU_FN_CLIP),
-	  .rewrites = { npu_rewrite_8bit } },
+	  .rewrites = { npu_rewrite_8bit, npu_rewrite_clip_runtime } },
 	/* Compress, NonZero, OneHot, TopK: detection and ranking (issue 17) */
 	{ "Compress", 9, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_compress,
 	  .rewrites = { npu_rewrite_compress } },
@@ -180,7 +180,7 @@ static const struct npu_op ops[] = {
 	{ "ConstantOfShape", 9, 0, NPU_OP_CONST, .ir.shape = npu_ir_shape_constant_of_shape,
 	  .ir.eval = npu_ir_eval_constant_of_shape },
 	{ "Conv", 1, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_conv, .lower = npu_lower_conv,
-	  .rewrites = { npu_rewrite_conv3d, npu_rewrite_conv_bf16x3 } },
+	  .rewrites = { npu_rewrite_conv3d, npu_rewrite_conv_fold, npu_rewrite_conv_bf16x3 } },
 	{ "ConvInteger", 10, 0, NPU_OP_NPU, .ir.shape = npu_ir_shape_conv_integer,
 	  .lower = npu_lower_conv },
 	{ "ConvTranspose", 1, 0, NPU_OP_NPU | NPU_OP_BY_REWRITE, .ir.shape = npu_ir_shape_conv_transpose,

@@ -78,6 +78,19 @@ npu_status npu_rw_map_axis(npu_ir_graph *g, const char *name, int x, int axis, i
 npu_status npu_rw_gather_rows(npu_ir_graph *g, const char *name, int x, int64_t rows,
 			      int64_t inner, const int64_t *idx, int cnt, int yr,
 			      const int64_t *yd, int yid);
+/*
+ * Strided sampling folded into channels (rewrite_conv_fold.c): *@id = @x
+ * [N, C, .., L, ..] (float32, @axis >= 2) cut to its first @used samples
+ * along @axis (a multiple of @fold) and folded to [N, C * fold, ..,
+ * used / fold, ..], sample j * fold + r of channel c becoming sample j of
+ * channel c * fold + r.  npu_rw_stride_fold() is the fold that brings
+ * @stride to NPU_CONV_STRIDE_MAX or less (1 if it is already): gcd(stride, kernel) when it
+ * does (the kernel a whole number of folded taps), else the smallest
+ * divisor of @stride that does.
+ */
+npu_status npu_rw_fold_axis(npu_ir_graph *g, const char *name, int x, int axis, int64_t used,
+			    int64_t fold, int *id);
+int64_t npu_rw_stride_fold(int64_t stride, int64_t kernel);
 /* @v clamped to [0, @n - 1]. */
 int64_t npu_rw_clamp(int64_t v, int64_t n);
 
@@ -90,6 +103,10 @@ npu_status npu_rewrite_grid_sample(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_conv_transpose(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_conv3d(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_pool3d(npu_ir_graph *g, int k, bool *applied);
+/* rewrite_conv_fold.c: a stride above 64 as a fold of samples into channels. */
+npu_status npu_rewrite_conv_fold(npu_ir_graph *g, int k, bool *applied);
+/* rewrite_clip.c: Clip's run-time bounds as Max / Min before it. */
+npu_status npu_rewrite_clip_runtime(npu_ir_graph *g, int k, bool *applied);
 /* rewrite_norm.c */
 npu_status npu_rewrite_layernorm_stats(npu_ir_graph *g, int k, bool *applied);
 npu_status npu_rewrite_instnorm(npu_ir_graph *g, int k, bool *applied);

@@ -125,34 +125,6 @@ static npu_status signal_refuse(const npu_ir_node *n, const char *why)
 			npu_ir_node_label(n, lbl, sizeof(lbl)), why);
 }
 
-/* A Conv's largest stride (conv_geom.c). */
-#define CONV_STRIDE_MAX 64
-
-/*
- * [B, C, length] -> [B, C * fold, used / fold]: the first @used samples
- * (a multiple of @fold), sample j * fold + r of channel c becoming tap j
- * of channel c * fold + r (a Slice, Reshape, Transpose, Reshape).
- */
-static npu_status fold_samples(npu_ir_graph *g, const char *name, int x, int64_t used,
-			       int64_t fold, int *id)
-{
-	int64_t d[4], p[4] = { 0, 1, 3, 2 };
-	npu_status st = NPU_OK;
-
-	memcpy(d, g->tensors[x].dims, 3 * sizeof(*d));
-	if (used < d[2])
-		st = npu_rw_slice(g, name, x, 2, 0, used, &x);
-	d[2] = used / fold;
-	d[3] = fold;
-	if (!st)
-		st = npu_rw_reshape(g, name, x, 4, d, -1, &x);
-	if (!st)
-		st = transpose(g, name, x, p, -1, &x);
-	d[1] *= fold;
-	d[2] = used / fold;
-	return st ? st : npu_rw_reshape(g, name, x, 3, d, -1, id);
-}
-
 npu_status npu_rewrite_dft(npu_ir_graph *g, int k, bool *applied)
 {
 	const npu_ir_node *n = &g->nodes[k];
@@ -279,23 +251,13 @@ npu_status npu_rewrite_stft(npu_ir_graph *g, int k, bool *applied)
 	 * (160 samples: 10 ms at 16 kHz).  Then fold = gcd(hop, frame
 	 * length) consecutive samples become channels: stride hop / fold,
 	 * kernel frame_length / fold taps (Whisper's 400 every 160: 80
-	 * channels, 5 taps, stride 2).
+	 * channels, 5 taps, stride 2), the fold every Conv gets
+	 * (rewrite_conv_fold.c).  The basis is no zero-extended kernel.
 	 */
-	fold = 1;
-	if (step > CONV_STRIDE_MAX) {
-		int64_t a = step, r = b.n;
-
-		while (r) {
-			int64_t t = a % r;
-
-			a = r;
-			r = t;
-		}
-		fold = a;
-		if (step / fold > CONV_STRIDE_MAX) {
-			free(window);
-			return signal_refuse(n, "frame_step and frame_length share no factor that brings the stride to 64 or less (a Conv's limit)");
-		}
+	fold = npu_rw_stride_fold(step, b.n);
+	if (b.n % fold) {
+		free(window);
+		return signal_refuse(n, "frame_step and frame_length share no factor that brings the stride to 64 or less (a Conv's limit)");
 	}
 	w = malloc((size_t)(3 * b.c * b.n * b.k * 2) * sizeof(*w));
 	if (!w) {
@@ -318,7 +280,7 @@ npu_status npu_rewrite_stft(npu_ir_graph *g, int k, bool *applied)
 	st = b.c == 1 ? npu_rw_reshape(g, name, cur, 3, xd, -1, &cur) :
 	     transpose(g, name, cur, perm, -1, &cur);
 	if (!st && fold > 1)
-		st = fold_samples(g, name, cur, (yd[1] - 1) * step + b.n, fold, &cur);
+		st = npu_rw_fold_axis(g, name, cur, 2, (yd[1] - 1) * step + b.n, fold, &cur);
 	if (!st)
 		st = npu_rw_bf16x3_operand(g, name, cur, 1, &x3);
 	wd[0] = b.k * 2;
