@@ -182,12 +182,7 @@ static int fix_one(struct nr_options *o, const char *arg, npu_tensor_info *decl,
 		rc = parse_values(arg, vals, t, elems, v->data);
 	else
 		rc = nr_read_tensor_file(arg, vals, t, v->data);
-	if (rc)
-		return rc;
-	fprintf(stderr, "npu-run: input '%s' fixed to %s%s (%s); the compiled model does not "
-		"take it\n", t->name, vals, is_numbers(vals) ? "" : "'s data",
-		npu_dtype_str(t->dtype));
-	return 0;
+	return rc;
 }
 
 int nr_fix_prepare(struct nr_options *o)
@@ -207,5 +202,12 @@ int nr_fix_prepare(struct nr_options *o)
 	for (unsigned i = 0; !rc && i < o->n_fixes; i++)
 		rc = fix_one(o, o->fixes[i], decl, n);
 	npu_declared_inputs_free(decl, n);
+	/* One line once all are good (--json: the JSON's inputs omit them). */
+	if (!rc && !o->json) {
+		fputs("npu-run: fixed at compile time (no longer inputs of the model):", stderr);
+		for (unsigned i = 0; i < o->n_fixes; i++)
+			fprintf(stderr, " %s", o->fixes[i]);
+		fputc('\n', stderr);
+	}
 	return rc;
 }
