@@ -1145,6 +1145,7 @@ grep -qx "npu-run: fixed at compile time (no longer inputs of the model): sr=160
 	ok || no "--fix says which inputs were fixed: $(cat "$TMP/err")"
 fix_run "--fix sr=8000 runs the else branch" -0.5,1,3.25,8 --fix=sr=8000
 fix_run "--fix sr=FILE.npy" -0.5,1,3.25,8 --fix sr="$TMP/sr8k.npy"
+fix_run "--fix with a --shape of the same input" -3,0,4.5,14 --shape sr= --fix sr=16000
 run_json "--fix --json" "$TMP/fix.onnx" --device emu --iterations 1 --fix sr=16000
 check "--fix: the model takes x alone" "[i['name'] for i in j['inputs']] == ['x']"
 "$BIN" "$TMP/fix.onnx" --device emu --iterations 1 --fix sr=16000 --input sr="$TMP/sr8k.npy" \

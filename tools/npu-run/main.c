@@ -222,7 +222,13 @@ static int load_model(const struct nr_options *o, npu_device *dev, npu_model **m
 		const npu_input_shape *sh = &o->shapes[i];
 		size_t n = npu_model_input_count(*model), k;
 		npu_tensor_info t = { 0 };
+		int fixed = 0;
 
+		/* A --fix'ed input is no input of the compiled model. */
+		for (size_t f = 0; f < o->n_fix_values; f++)
+			fixed |= !strcmp(o->fix_values[f].name, sh->name);
+		if (fixed)
+			continue;
 		for (k = 0; k < n; k++)
 			if (!npu_model_input_info(*model, k, &t) && !strcmp(t.name, sh->name))
 				break;
