@@ -310,6 +310,24 @@ typedef struct npu_compile_options {
 	 * 2^24 (else NPU_ERR_INVALID_ARG).  Kept in the compiled model.
 	 */
 	unsigned max_loop_iterations;
+	/*
+	 * Graph inputs fixed to a value at compile time, by name (OpenVINO's
+	 * --input name->value): a value a deployment never changes (a sample
+	 * rate, a window size, a flag).  Each becomes a constant before shape
+	 * inference, so constant folding and an If whose condition it decides
+	 * keep only what it selects; it is then no input of the compiled
+	 * model (npu_model_input_info() lists the others, in their order).
+	 * An npu_tensor carries exactly what is needed (name, dtype, raw
+	 * little-endian data, bytes), as npu_run() takes inputs.  @dtype must
+	 * be the declared input's and @bytes its element count times the
+	 * dtype's size; an input with open dims takes its shape from
+	 * input_shapes (which may name it too) first.  A name that is no
+	 * graph input, given twice, a NULL name or data, another dtype or
+	 * byte count is NPU_ERR_INVALID_ARG.  Read during the load call only;
+	 * the caller keeps ownership.  Ignored for compiled (native) models.
+	 */
+	const npu_tensor *input_values;
+	size_t n_input_values;
 } npu_compile_options;
 
 NPU_API void npu_compile_options_init(npu_compile_options *opts);

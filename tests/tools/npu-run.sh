@@ -10,7 +10,8 @@
 # dtype (hand-made Cast models) and its bfloat16 refusal; ONNX external data (a
 # hand-made MatMul model with its weights in a side file, and a '..' location
 # refused); the CPU fallback (a hand-made Relu -> Det -> Add model: Det on the
-# host with --cpu-fallback, refused by name without).  Run from the repository root after
+# host with --cpu-fallback, refused by name without); --fix (a hand-made
+# If on an int64 input fixed each way, and its refusals).  Run from the repository root after
 # `make build/bin/npu-run`; $1 overrides the binary.
 #
 # Output-name sanitising needs a tensor name with characters outside
@@ -1076,6 +1077,97 @@ any(s['step'].startswith('Attention') for s in j['profile'])"
 else
 	no "generate: $(cat "$TMP/err")"
 fi
+
+# ---- --fix (issue 17): x float32[4], sr int64 -> If(sr == 16000) then x * 2 else x + 1 ----
+# Hand-made protobuf; --fix sr=V compiles only the branch V selects and the
+# model then takes x alone.
+python3 - "$TMP" <<'EOF'
+import struct, sys
+tmp = sys.argv[1]
+
+def enc(v):
+    o = bytearray()
+    while True:
+        c = v & 0x7f; v >>= 7
+        o.append(c | (0x80 if v else 0))
+        if not v:
+            return bytes(o)
+
+def fld(n, v):
+    if isinstance(v, int):
+        return enc(n << 3) + enc(v)
+    return enc(n << 3 | 2) + enc(len(v)) + v
+
+def vinfo(name, elem, dims):
+    shape = b''.join(fld(1, fld(1, d)) for d in dims)
+    return fld(1, name) + fld(2, fld(1, fld(1, elem) + fld(2, shape)))
+
+def tensor(name, elem, raw):
+    return fld(2, elem) + fld(8, name) + fld(9, raw)
+
+def node(ins, outs, name, op, attrs=b''):
+    return fld(1, b''.join(fld(1, i) for i in ins) + b''.join(fld(2, o) for o in outs) +
+               fld(3, name) + fld(4, op) + attrs)
+
+def branch(name, op, const, cname):
+    return (node([b'x', cname], [b'out'], name + b'_op', op) + fld(2, name) +
+            fld(5, tensor(cname, 1, struct.pack('<f', const))) + fld(12, vinfo(b'out', 1, [4])))
+
+attr = lambda name, g: fld(5, fld(1, name) + fld(6, g) + fld(20, 5))
+graph = (node([b'sr', b'rate'], [b'c'], b'eq', b'Equal') +
+         node([b'c'], [b'y'], b'if_sr', b'If', attr(b'then_branch', branch(b'then', b'Mul', 2, b'two')) +
+              attr(b'else_branch', branch(b'else', b'Add', 1, b'one'))) +
+         fld(2, b'fix') + fld(5, tensor(b'rate', 7, struct.pack('<q', 16000))) +
+         fld(11, vinfo(b'x', 1, [4])) + fld(11, vinfo(b'sr', 7, [])) + fld(12, vinfo(b'y', 1, [4])))
+open(tmp + '/fix.onnx', 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph))
+open(tmp + '/fix_x.raw', 'wb').write(struct.pack('<4f', -1.5, 0, 2.25, 7))
+d = "{'descr': '<i8', 'fortran_order': False, 'shape': (), }"
+d += ' ' * (118 - len(d)) + '\n'
+open(tmp + '/sr8k.npy', 'wb').write(b'\x93NUMPY\x01\x00' + bytes([len(d), 0]) + d.encode() +
+                                    struct.pack('<q', 8000))
+EOF
+# fix_run NAME WANT ARGS...: run fix.onnx on fix_x.raw; y must be WANT.
+fix_run() {
+	name=$1 want=$2
+	shift 2
+	rm -rf "$TMP/fix_out"
+	if "$BIN" "$TMP/fix.onnx" --device emu --iterations 1 --input x="$TMP/fix_x.raw" \
+		--output-dir "$TMP/fix_out" "$@" >"$TMP/fix.txt" 2>"$TMP/err" &&
+		python3 -c "
+import struct, sys
+got = struct.unpack('<4f', open(sys.argv[1], 'rb').read())
+sys.exit(0 if list(got) == [float(v) for v in sys.argv[2].split(',')] else 1)" \
+		"$TMP/fix_out/y.bin" "$want"; then ok
+	else no "$name: $(cat "$TMP/err")"; fi
+}
+fix_run "--fix sr=16000 runs the then branch" -3,0,4.5,14 --fix sr=16000
+grep -qx "npu-run: fixed at compile time (no longer inputs of the model): sr=16000" "$TMP/err" &&
+	ok || no "--fix says which inputs were fixed: $(cat "$TMP/err")"
+fix_run "--fix sr=8000 runs the else branch" -0.5,1,3.25,8 --fix=sr=8000
+fix_run "--fix sr=FILE.npy" -0.5,1,3.25,8 --fix sr="$TMP/sr8k.npy"
+fix_run "--fix with a --shape of the same input" -3,0,4.5,14 --shape sr= --fix sr=16000
+run_json "--fix --json" "$TMP/fix.onnx" --device emu --iterations 1 --fix sr=16000
+check "--fix: the model takes x alone" "[i['name'] for i in j['inputs']] == ['x']"
+"$BIN" "$TMP/fix.onnx" --device emu --iterations 1 --fix sr=16000 --input sr="$TMP/sr8k.npy" \
+	>/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] && ok || no "--input of a fixed input: not a usage error"
+err_has "--input of a fixed input lists the inputs" "the model has no input named 'sr'; its inputs are 'x'"
+expect_exit "--fix no such input" 2 "$TMP/fix.onnx" --device emu --fix rate=1
+err_has "--fix no such input names them" "--fix rate=1: $TMP/fix.onnx has no input of that name; its inputs are 'x', 'sr'"
+expect_exit "--fix not int64" 2 "$TMP/fix.onnx" --device emu --fix sr=1.5
+err_has "--fix not int64 says the dtype" "--fix sr=1.5: '1.5' is no int64 value"
+expect_exit "--fix two values" 2 "$TMP/fix.onnx" --device emu --fix sr=1,2
+err_has "--fix two values says the count" "input 'sr' is int64 of 1 values; give 1"
+expect_exit "--fix twice" 2 "$TMP/fix.onnx" --device emu --fix sr=1 --fix sr=2
+err_has "--fix twice names it" "--fix: input 'sr' is given twice"
+expect_exit "--fix empty" 2 "$TMP/fix.onnx" --device emu --fix sr=
+err_has "--fix empty says what to give" "no value after '='"
+expect_exit "--fix x count" 2 "$TMP/fix.onnx" --device emu --fix x=1,2,3
+err_has "--fix x count says the count" "3 values, but input 'x' holds 4 (float32); give 4"
+"$BIN" "$TMP/fix.onnx" --device emu --fix sr=16000 -o "$TMP/fix.npum" --compile-only \
+	>/dev/null 2>&1 || no "--fix --compile-only"
+expect_exit "--fix on a .npum" 1 "$TMP/fix.npum" --device emu --fix sr=16000
+err_has "--fix on a .npum says why" "--fix applies to ONNX models"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

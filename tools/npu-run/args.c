@@ -48,6 +48,10 @@ static void usage(FILE *f)
 	      "  --shape NAME=DIMS     compile input NAME with shape DIMS, e.g. 1x3x224x224\n"
 	      "                        (repeatable; needed for symbolic dims such as batch;\n"
 	      "                        NAME= alone is a scalar)\n"
+	      "  --fix NAME=VALUES     compile input NAME as a constant (repeatable): numbers\n"
+	      "                        joined by ',' in its dtype (e.g. sr=16000) or an .npy\n"
+	      "                        FILE; only what the value selects is compiled and the\n"
+	      "                        model no longer takes the input\n"
 	      "  --input NAME=FILE     input data, raw little-endian or .npy (repeatable);\n"
 	      "                        inputs not given are generated deterministically\n"
 	      "  --output-dir DIR      write each output as DIR/<name>.bin\n"
@@ -346,6 +350,10 @@ static int apply(struct nr_options *o, const char *flag, const char *val)
 	}
 	if (!strcmp(flag, "--shape"))
 		return parse_shape(val, o);
+	if (!strcmp(flag, "--fix")) {
+		o->fixes[o->n_fixes++] = val;
+		return 0;
+	}
 	if (!strcmp(flag, "--output-dir")) {
 		if (!*val)
 			return nr_fail(NR_EXIT_USAGE, "--output-dir: empty directory name");
@@ -443,7 +451,7 @@ static int takes_value(const char *flag)
 {
 	static const char *const flags[] = {
 		"--device", "--clusters", "--precision", "--calibrate", "--batch", "--input", "--shape",
-		"--output-dir", "--output-format", "--warmup", "--iterations", "--duration",
+		"--fix", "--output-dir", "--output-format", "--warmup", "--iterations", "--duration",
 		"--percentiles", "--top-k", "--top-k-output", "--labels", "-o", "--detect",
 		"--detect-threshold", "--detect-from", "--generate", "--prompt-ids",
 		"--prompt-ids-file", "--max-context", "--sample", "--eos", "--max-loop-iterations",
@@ -504,10 +512,10 @@ static int check_combinations(struct nr_options *o)
 			return nr_fail(NR_EXIT_USAGE, "--generate needs a prompt: --prompt-ids 1,2,3 "
 				       "or --prompt-ids-file FILE");
 		if (o->batch || o->precision == NPU_PRECISION_INT8 || o->n_inputs ||
-		    o->n_shapes || o->output_dir || o->top_k || o->detect || o->compile_only ||
+		    o->n_shapes || o->n_fixes || o->output_dir || o->top_k || o->detect || o->compile_only ||
 		    o->save)
 			return nr_fail(NR_EXIT_USAGE, "--generate runs a generation session: "
-				       "--batch, --precision int8, --input, --shape, --output-dir, "
+				       "--batch, --precision int8, --input, --shape, --fix, --output-dir, "
 				       "--top-k, --detect, --compile-only and -o do not "
 				       "apply to it");
 	}
@@ -535,7 +543,9 @@ int nr_parse_args(int argc, char **argv, struct nr_options *o)
 	o->inputs = calloc((size_t)argc + 1, sizeof(*o->inputs));
 	o->shapes = calloc((size_t)argc + 1, sizeof(*o->shapes));
 	o->shape_from = calloc((size_t)argc + 1, sizeof(*o->shape_from));
-	if (!o->inputs || !o->shapes || !o->shape_from)
+	o->fixes = calloc((size_t)argc + 1, sizeof(*o->fixes));
+	o->fix_values = calloc((size_t)argc + 1, sizeof(*o->fix_values));
+	if (!o->inputs || !o->shapes || !o->shape_from || !o->fixes || !o->fix_values)
 		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
 
 	for (int i = 1; i < argc; i++) {
@@ -601,4 +611,14 @@ void nr_options_free(struct nr_options *o)
 	free(o->shapes);
 	o->shapes = NULL;
 	o->n_shapes = 0;
+	for (size_t i = 0; o->fix_values && i < o->n_fix_values; i++) {
+		free((char *)o->fix_values[i].name);
+		free(o->fix_values[i].data);
+	}
+	free(o->fix_values);
+	o->fix_values = NULL;
+	o->n_fix_values = 0;
+	free(o->fixes);
+	o->fixes = NULL;
+	o->n_fixes = 0;
 }

@@ -29,6 +29,10 @@ struct nr_options {
 	 * file's size (axis N)" or "the .npy header" (shapes.c). */
 	char **shape_from;
 	unsigned n_shapes;
+	const char **fixes;		/* --fix arguments, "NAME=VALUES" */
+	unsigned n_fixes;
+	npu_tensor *fix_values;		/* from them (fix.c); names, data malloc'd */
+	size_t n_fix_values;
 	const char *output_dir;
 	enum nr_output_format output_format;
 	int output_format_given;	/* --output-format appeared */

@@ -501,6 +501,13 @@ static int read_input(const char *arg, const char *file, const npu_tensor_info *
 	return rc;
 }
 
+int nr_read_tensor_file(const char *arg, const char *file, const npu_tensor_info *t, void *data)
+{
+	struct nr_input in = { .data = data };
+
+	return read_input(arg, file, t, 1, &in);
+}
+
 /* ---- matching arguments to inputs ---- */
 
 /*

@@ -27,6 +27,12 @@ int nr_inputs_prepare(const npu_model *model, unsigned batch, const struct nr_op
 /* Copy the prepared data into the context's (zero-copy) input buffers. */
 int nr_inputs_copy(npu_context *ctx, const struct nr_input *in, size_t n, unsigned batch);
 
+/*
+ * Read one tensor @t (raw little-endian or .npy, as --input takes) from
+ * @file into @data (t->bytes); messages name the argument @arg.
+ */
+int nr_read_tensor_file(const char *arg, const char *file, const npu_tensor_info *t, void *data);
+
 void nr_inputs_free(struct nr_input *in, size_t n);
 
 /*

@@ -30,6 +30,7 @@
 #include "inputs.h"
 #include "outputs.h"
 #include "report.h"
+#include "fix.h"
 #include "shapes.h"
 #include "util.h"
 
@@ -190,6 +191,8 @@ static int load_model(const struct nr_options *o, npu_device *dev, npu_model **m
 	copts.max_loop_iterations = o->max_loop_iterations;
 	copts.input_shapes = o->shapes;
 	copts.n_input_shapes = o->n_shapes;
+	copts.input_values = o->fix_values;
+	copts.n_input_values = o->n_fix_values;
 	t0 = nr_now();
 	if (url) {
 		struct progress p = { .url = o->model };
@@ -219,7 +222,13 @@ static int load_model(const struct nr_options *o, npu_device *dev, npu_model **m
 		const npu_input_shape *sh = &o->shapes[i];
 		size_t n = npu_model_input_count(*model), k;
 		npu_tensor_info t = { 0 };
+		int fixed = 0;
 
+		/* A --fix'ed input is no input of the compiled model. */
+		for (size_t f = 0; f < o->n_fix_values; f++)
+			fixed |= !strcmp(o->fix_values[f].name, sh->name);
+		if (fixed)
+			continue;
 		for (k = 0; k < n; k++)
 			if (!npu_model_input_info(*model, k, &t) && !strcmp(t.name, sh->name))
 				break;
@@ -606,6 +615,9 @@ int main(int argc, char **argv)
 
 	/* Open input dims from the --input files, before anything loads. */
 	if (rc < 0 && !o.generate && (rc = nr_shapes_from_inputs(&o)) == 0)
+		rc = -1;
+	/* Inputs fixed at compile time, after the shapes they may need. */
+	if (rc < 0 && (rc = nr_fix_prepare(&o)) == 0)
 		rc = -1;
 	if (rc < 0)
 		rc = run(&o);

@@ -58,6 +58,8 @@ npu_status npu_compile_onnx_in(const void *data, size_t size, const char *model_
 	tgt.max_loop_iterations = opts->max_loop_iterations;
 	tgt.input_shapes = opts->input_shapes;
 	tgt.n_input_shapes = opts->n_input_shapes;
+	tgt.input_values = opts->input_values;
+	tgt.n_input_values = opts->n_input_values;
 	if (opts->precision == NPU_PRECISION_INT8)
 		return npu_int8_compile(data, size, opts, &tgt, out);
 	if (opts->precision == NPU_PRECISION_W8 || opts->precision == NPU_PRECISION_BF16X3)

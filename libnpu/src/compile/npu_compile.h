@@ -25,6 +25,9 @@ struct npu_compile_target {
 	/* Shapes for graph inputs (npu_compile_options.input_shapes). */
 	const npu_input_shape *input_shapes;
 	size_t n_input_shapes;
+	/* Graph inputs fixed to a value (npu_compile_options.input_values). */
+	const npu_tensor *input_values;
+	size_t n_input_values;
 	/*
 	 * The folder of the model file, for ONNX external data (tensors whose
 	 * bytes live in side files named relative to it); NULL for a model
@@ -63,7 +66,15 @@ struct npu_state_tensor {
  * NPU_ERR_INVALID_ARG, naming the input and what to change, otherwise.
  */
 npu_status npu_apply_input_shapes(npu_ir_graph *g, const npu_input_shape *shapes, size_t n);
-/* Parse ONNX @data and give the inputs tgt's shapes (no inference yet): *@out. */
+/*
+ * Turn the graph inputs @values name (@n of them; npu_input_values.c) into
+ * constants of those values, dropping them from the inputs: each names a
+ * graph input and matches its dtype and (given) shape byte for byte.
+ * NPU_ERR_INVALID_ARG, naming the input and what to change, otherwise.
+ */
+npu_status npu_apply_input_values(npu_ir_graph *g, const npu_tensor *values, size_t n);
+/* Parse ONNX @data, give the inputs tgt's shapes, fix tgt's input values
+ * (no inference yet): *@out. */
 npu_status npu_compile_load(const void *data, size_t size, const struct npu_compile_target *tgt,
 			    npu_ir_graph **out);
 /* npu_compile_load, then infer shapes: *@out. */

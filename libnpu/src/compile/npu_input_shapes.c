@@ -139,6 +139,8 @@ npu_status npu_compile_load(const void *data, size_t size, const struct npu_comp
 
 	if (!st)
 		st = npu_apply_input_shapes(*out, tgt->input_shapes, tgt->n_input_shapes);
+	if (!st)
+		st = npu_apply_input_values(*out, tgt->input_values, tgt->n_input_values);
 	return st;
 }
 
