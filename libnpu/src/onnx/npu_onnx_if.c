@@ -376,17 +376,31 @@ static npu_status add_init(Onnx__GraphProto *gp, Onnx__TensorProto *t)
 	return NPU_OK;
 }
 
-/* An int64 initializer @name of @n values (rank 0 when @n is 0: one value). */
-static npu_status add_i64(Onnx__GraphProto *gp, const char *name, const int64_t *v, size_t n)
+/* A new tensor proto @name of data type @dtype, no data yet; NULL when out of memory. */
+static Onnx__TensorProto *new_tensor(const char *name, int32_t dtype)
 {
 	Onnx__TensorProto *t = malloc(sizeof(*t));
 
 	if (!t)
-		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		return NULL;
 	onnx__tensor_proto__init(t);
-	t->name = strdup(name);
 	t->has_data_type = 1;
-	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	t->data_type = dtype;
+	t->name = strdup(name);
+	if (!t->name) {
+		onnx__tensor_proto__free_unpacked(t, NULL);
+		return NULL;
+	}
+	return t;
+}
+
+/* An int64 initializer @name of @n values (rank 0 when @n is 0: one value). */
+static npu_status add_i64(Onnx__GraphProto *gp, const char *name, const int64_t *v, size_t n)
+{
+	Onnx__TensorProto *t = new_tensor(name, ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
+
+	if (!t)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	t->n_int64_data = n ? n : 1;
 	t->int64_data = malloc(t->n_int64_data * sizeof(int64_t));
 	if (n) {
@@ -395,7 +409,7 @@ static npu_status add_i64(Onnx__GraphProto *gp, const char *name, const int64_t 
 		if (t->dims)
 			t->dims[0] = (int64_t)n;
 	}
-	if (!t->name || !t->int64_data || (n && !t->dims)) {
+	if (!t->int64_data || (n && !t->dims)) {
 		onnx__tensor_proto__free_unpacked(t, NULL);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
@@ -1037,17 +1051,13 @@ static bool keeps_cond(const Onnx__GraphProto *b)
 /* A bool initializer @name holding true. */
 static npu_status add_true(Onnx__GraphProto *gp, const char *name)
 {
-	Onnx__TensorProto *t = malloc(sizeof(*t));
+	Onnx__TensorProto *t = new_tensor(name, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL);
 
 	if (!t)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	onnx__tensor_proto__init(t);
-	t->name = strdup(name);
-	t->has_data_type = 1;
-	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
 	t->n_int32_data = 1;
 	t->int32_data = malloc(sizeof(int32_t));
-	if (!t->name || !t->int32_data) {
+	if (!t->int32_data) {
 		onnx__tensor_proto__free_unpacked(t, NULL);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
