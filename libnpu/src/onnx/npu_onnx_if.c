@@ -238,6 +238,41 @@ static int bool_value(const Onnx__TensorProto *t)
 	return -1;
 }
 
+/* Initializer @name of @gp; NULL if there is none. */
+static const Onnx__TensorProto *find_init(const Onnx__GraphProto *gp, const char *name)
+{
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
+			return gp->initializer[i];
+	return NULL;
+}
+
+/*
+ * The first Constant node making @name among @v[0..@n): true, its value
+ * in *@t (NULL when it has no value attribute); false (*@t untouched) if
+ * there is none.
+ */
+static bool constant_node(Onnx__NodeProto *const *v, size_t n, const char *name,
+			  const Onnx__TensorProto **t)
+{
+	for (size_t i = 0; i < n; i++) {
+		const Onnx__NodeProto *np = v[i];
+
+		if (!np->op_type || strcmp(np->op_type, "Constant") || np->n_output != 1 ||
+		    strcmp(np->output[0], name))
+			continue;
+		*t = NULL;
+		for (size_t k = 0; k < np->n_attribute; k++)
+			if (np->attribute[k]->t && np->attribute[k]->name &&
+			    !strcmp(np->attribute[k]->name, "value")) {
+				*t = np->attribute[k]->t;
+				break;
+			}
+		return true;
+	}
+	return false;
+}
+
 /*
  * The If condition @name when the file gives it as a constant (an
  * initializer, or a Constant node already in @o): 0, 1; -1 otherwise (it
@@ -245,21 +280,10 @@ static int bool_value(const Onnx__TensorProto *t)
  */
 static int const_cond(const Onnx__GraphProto *gp, const struct nodes *o, const char *name)
 {
-	for (size_t i = 0; i < gp->n_initializer; i++)
-		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
-			return bool_value(gp->initializer[i]);
-	for (size_t i = 0; i < o->n; i++) {
-		const Onnx__NodeProto *np = o->v[i];
+	const Onnx__TensorProto *t = find_init(gp, name);
 
-		if (!np->op_type || strcmp(np->op_type, "Constant") || np->n_output != 1 ||
-		    strcmp(np->output[0], name))
-			continue;
-		for (size_t k = 0; k < np->n_attribute; k++)
-			if (np->attribute[k]->t && np->attribute[k]->name &&
-			    !strcmp(np->attribute[k]->name, "value"))
-				return bool_value(np->attribute[k]->t);
-		return -1;
-	}
+	if (t || constant_node(o->v, o->n, name, &t))
+		return t ? bool_value(t) : -1;
 	return -1;
 }
 
@@ -1001,27 +1025,11 @@ static bool i64_value(const Onnx__TensorProto *t, int64_t *v)
 static const Onnx__TensorProto *const_proto(const Onnx__GraphProto *gp, const struct nodes *o,
 					    const char *name)
 {
-	for (size_t i = 0; i < gp->n_initializer; i++)
-		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
-			return gp->initializer[i];
-	for (size_t pass = 0; pass < 2; pass++) {
-		Onnx__NodeProto *const *v = pass ? gp->node : o->v;
-		size_t n = pass ? gp->n_node : o->n;
+	const Onnx__TensorProto *t = find_init(gp, name);
 
-		for (size_t i = 0; i < n; i++) {
-			const Onnx__NodeProto *np = v[i];
-
-			if (!np->op_type || strcmp(np->op_type, "Constant") || np->n_output != 1 ||
-			    strcmp(np->output[0], name))
-				continue;
-			for (size_t k = 0; k < np->n_attribute; k++)
-				if (np->attribute[k]->t && np->attribute[k]->name &&
-				    !strcmp(np->attribute[k]->name, "value"))
-					return np->attribute[k]->t;
-			return NULL;
-		}
-	}
-	return NULL;
+	if (!t && !constant_node(o->v, o->n, name, &t))
+		constant_node(gp->node, gp->n_node, name, &t);
+	return t;
 }
 
 /*
