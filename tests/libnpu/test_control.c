@@ -288,6 +288,79 @@ START_TEST(scan_unrolled)
 END_TEST
 
 /*
+ * Scan whose body passes one carried value through as another's next
+ * value (a' = a + x_t, b' = a, y_t = b * w): unrolling reads the copy's
+ * input names while it replaces the carried ones (an early version of
+ * the unroller read a name it had just freed: ASan).
+ */
+START_TEST(scan_unrolled_state_passed_through)
+{
+	enum { T = 3, D = 2 };
+	onnxb *m = onnxb_new(8, 13), *b = onnxb_new(8, 13);
+	float x[T * D] = { 1, 2, 3, 4, 5, 6 }, a0[D] = { 0.5f, -1 }, b0[D] = { 7, 8 };
+	float w[D] = { 2, 3 }, fa[D], fb[D], ys[T * D], ra[D], rb[D];
+	struct npu_cmodel *cm;
+	Onnx__NodeProto *n;
+	npu_model *mod = calloc(1, sizeof(*mod));
+	npu_tensor in[3] = { { "a0", NPU_DTYPE_FLOAT32, a0, sizeof(a0) },
+			     { "b0", NPU_DTYPE_FLOAT32, b0, sizeof(b0) },
+			     { "x", NPU_DTYPE_FLOAT32, x, sizeof(x) } };
+	npu_tensor out[3] = { { "fa", NPU_DTYPE_FLOAT32, fa, sizeof(fa) },
+			      { "fb", NPU_DTYPE_FLOAT32, fb, sizeof(fb) },
+			      { "ys", NPU_DTYPE_FLOAT32, ys, sizeof(ys) } };
+	npu_device *dev;
+	npu_context *ctx;
+	uint8_t *buf;
+	size_t len;
+
+	onnxb_input(b, "a_in", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_input(b, "b_in", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_input(b, "x_t", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_node(b, "Add", NULL, "a_in,x_t", "a_out");
+	onnxb_node(b, "Mul", NULL, "b_in,w", "y");
+	onnxb_output(b, "a_out", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_output(b, "a_in", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_output(b, "y", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_input(m, "a0", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_input(m, "b0", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_input(m, "x", ONNXB_F32, 2, (int64_t[]){ T, D });
+	onnxb_init_f32(m, "w", 1, (int64_t[]){ D }, w);
+	n = onnxb_node(m, "Scan", "scan_1", "a0,b0,x", "fa,fb,ys");
+	onnxb_attr_g(m, n, "body", onnxb_model(b)->graph);
+	onnxb_attr_i(m, n, "num_scan_inputs", 1);
+	onnxb_output(m, "fa", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_output(m, "fb", ONNXB_F32, 1, (int64_t[]){ D });
+	onnxb_output(m, "ys", ONNXB_F32, 2, (int64_t[]){ T, D });
+	buf = onnxb_pack(m, &len);
+	onnxb_free(m);
+	onnxb_free(b);
+	ck_assert_msg(compile(buf, len, &cm, NULL) == NPU_OK, "%s", npu_last_error());
+	free(buf);
+	mod->cm = cm;
+	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
+	ck_assert_int_eq(npu_context_create(dev, mod, 0, &ctx), NPU_OK);
+	ck_assert_int_eq(npu_run(ctx, in, 3, out, 3), NPU_OK);
+	memcpy(ra, a0, sizeof(ra));
+	memcpy(rb, b0, sizeof(rb));
+	for (int t = 0; t < T; t++)
+		for (int d = 0; d < D; d++) {
+			float a = ra[d];
+
+			ck_assert_float_eq_tol(ys[t * D + d], rb[d] * w[d], 1e-2f);
+			ra[d] = a + x[t * D + d];
+			rb[d] = a;
+		}
+	for (int d = 0; d < D; d++) {
+		ck_assert_float_eq_tol(fa[d], ra[d], 1e-2f);
+		ck_assert_float_eq_tol(fb[d], rb[d], 1e-2f);
+	}
+	npu_context_destroy(ctx);
+	npu_model_free(mod);
+	npu_device_close(dev);
+}
+END_TEST
+
+/*
  * Host-side control flow (npu_control.c): x [S, S] -> If(c) then four
  * MatMul + Relu layers (w a constant) else Neg(x).  Only the chosen branch
  * runs: the last run's steps name no node of the other, and the cheap
@@ -864,6 +937,7 @@ static Suite *control_suite(void)
 	tcase_add_test(tc, if_runtime_condition_selects);
 	tcase_add_test(tc, if_nested_outer_scope);
 	tcase_add_test(tc, scan_unrolled);
+	tcase_add_test(tc, scan_unrolled_state_passed_through);
 	tcase_add_test(tc, if_runtime_runs_one_branch);
 	tcase_add_test(tc, if_runtime_nested_two_conditions);
 	tcase_add_test(tc, if_control_file_checked);

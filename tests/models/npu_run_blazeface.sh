@@ -14,19 +14,14 @@
 # Usage: npu_run_blazeface.sh MODEL PHOTO.raw ORT_OUTDIR [NPU_RUN]
 set -u
 
+# shellcheck source=tests/models/run_common.sh
+. "$(dirname "$0")/run_common.sh"
+
 MODEL=$1
 PHOTO=$2
 REF=$3
-BIN=${4:-build/bin/npu-run}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT INT TERM
-pass=0
-fail=0
+npu_run_at "${4-}"
 
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-no() { fail=$((fail + 1)); echo "not ok - $*"; }
-
-export NPU_EMU_STATS=0
 if "$BIN" "$MODEL" --device emu --iterations 1 --warmup 0 --input "input:0=$PHOTO" \
 	--output-dir "$TMP/out" >/dev/null 2>"$TMP/err"; then
 	for f in "$REF"/*.bin; do
@@ -132,5 +127,4 @@ else no "--detect-from message: $(cat "$TMP/err")"; fi
 if [ $? -eq 2 ] && grep -q "unknown detector" "$TMP/err"; then ok "--detect yolo refused"
 else no "--detect yolo: $(cat "$TMP/err")"; fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

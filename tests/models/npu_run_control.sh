@@ -9,15 +9,12 @@
 # Usage: npu_run_control.sh MODELDIR REFDIR [NPU_RUN]
 set -u
 
+# shellcheck source=tests/models/run_common.sh
+. "$(dirname "$0")/run_common.sh"
+
 DIR=$1
 REF=$2
-BIN=${3:-build/bin/npu-run}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT INT TERM
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
+npu_run_at "${3-}"
 
 # ran JSON LABEL: how many steps of the run npu-run profiled are LABEL.
 ran() {
@@ -57,18 +54,12 @@ path() {
 		ok "$1 $2: the body ran $iters times${taken:+, the If only '$taken'}"
 	fi
 }
-no() { fail=$((fail + 1)); echo "not ok - $*"; }
-export NPU_EMU_STATS=0
 
 for model in steps_branch early_exit nested; do
 	for case in "$REF/$model"/*/; do
 		case=${case%/}
 		c=${case##*/}
-		ins=""
-		for f in "$case"/in_*.bin; do
-			name=${f##*/in_}
-			ins="$ins --input ${name%.bin}=$f"
-		done
+		inputs "$case"
 		# shellcheck disable=SC2086
 		if ! "$BIN" "$DIR/$model.onnx" --device emu --iterations 1 --warmup 0 $ins \
 			--output-dir "$TMP/$model-$c" --profile --json >"$TMP/$model-$c.json" \
@@ -86,7 +77,7 @@ for model in steps_branch early_exit nested; do
 				else
 					no "$model $c $name equals onnxruntime's"
 				fi
-			elif python3 "$(dirname "$0")/close.py" "$TMP/$model-$c/$name" "$f"; then
+			elif close_py "$TMP/$model-$c/$name" "$f"; then
 				ok "$model $c $name matches onnxruntime"
 			else
 				no "$model $c $name matches onnxruntime"
@@ -94,5 +85,5 @@ for model in steps_branch early_exit nested; do
 		done
 	done
 done
-echo "npu-run control flow: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+printf '%s' 'npu-run control flow: '
+summary

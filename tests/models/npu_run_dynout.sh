@@ -9,24 +9,15 @@
 # Usage: npu_run_dynout.sh MODELDIR REFDIR [NPU_RUN]
 set -u
 
+# shellcheck source=tests/models/run_common.sh
+. "$(dirname "$0")/run_common.sh"
+
 DIR=$1
 REF=$2
-BIN=${3:-build/bin/npu-run}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT INT TERM
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-no() { fail=$((fail + 1)); echo "not ok - $*"; }
-export NPU_EMU_STATS=0
+npu_run_at "${3-}"
 
 for model in head_nonzero nms_tail; do
-	ins=""
-	for f in "$REF/$model"/in_*.bin; do
-		n=${f##*/in_}
-		ins="$ins --input ${n%.bin}=$f"
-	done
+	inputs "$REF/$model"
 	# shellcheck disable=SC2086
 	if ! "$BIN" "$DIR/$model.onnx" --device emu --cpu-fallback --iterations 1 --warmup 0 $ins \
 		--output-dir "$TMP/$model" --json >"$TMP/$model.json" 2>"$TMP/err"; then
@@ -50,7 +41,7 @@ import json
 j = json.load(open('$TMP/$model.json'))
 print([o for o in j['outputs'] if o['name'] == '$name'][0]['dtype'])") in
 		float32)
-			if python3 "$(dirname "$0")/close.py" "$TMP/$model/$name.bin" "$REF/$model/$name.bin"; then
+			if close_py "$TMP/$model/$name.bin" "$REF/$model/$name.bin"; then
 				ok "$model $name matches onnxruntime"
 			else
 				no "$model $name matches onnxruntime"
@@ -64,5 +55,4 @@ print([o for o in j['outputs'] if o['name'] == '$name'][0]['dtype'])") in
 		esac
 	done <"$REF/$model/shapes.txt"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

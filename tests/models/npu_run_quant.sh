@@ -10,19 +10,14 @@
 # Usage: npu_run_quant.sh NBDIR NBREF TFDIR TFREF [NPU_RUN]
 set -u
 
+# shellcheck source=tests/models/run_common.sh
+. "$(dirname "$0")/run_common.sh"
+
 NB=$1
 NBREF=$2
 TF=$3
 TFREF=$4
-BIN=${5:-build/bin/npu-run}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT INT TERM
-pass=0
-fail=0
-export NPU_EMU_STATS=0
-
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-no() { fail=$((fail + 1)); echo "not ok - $*"; }
+npu_run_at "${5-}"
 
 # close OURS REF MAXERR: cosine >= 0.999 and max error <= MAXERR x range.
 close() {
@@ -76,5 +71,4 @@ for case in gpt2_tiny_op17_b1_s16 llama_tiny_op17_b1_s16 bert_tiny_op17_b1_s16; 
 		no "$case compiles and runs at w8: $(cat "$TMP/err")"
 	fi
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

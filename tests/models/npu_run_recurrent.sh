@@ -11,23 +11,13 @@
 # Usage: npu_run_recurrent.sh MODELDIR REFDIR [NPU_RUN]
 set -u
 
+# shellcheck source=tests/models/run_common.sh
+. "$(dirname "$0")/run_common.sh"
+
 DIR=$1
 REF=$2
-BIN=${3:-build/bin/npu-run}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT INT TERM
-pass=0
-fail=0
+npu_run_at "${3-}"
 FRAMES=4
-
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-no() { fail=$((fail + 1)); echo "not ok - $*"; }
-export NPU_EMU_STATS=0
-
-# close OURS REF: the comparison above (close.py), one line of figures.
-close() {
-	python3 "$(dirname "$0")/close.py" "$1" "$2"
-}
 
 # run MODEL STATES: STATES are "h0=hn c0=cn" pairs (input=output).
 run() {
@@ -51,7 +41,7 @@ run() {
 		for f in "$REF/$model/f$k"/*.bin; do
 			name=${f##*/}
 			case $name in in_*) continue ;; esac
-			if close "$TMP/$model-f$k/$name" "$f"; then
+			if close_py "$TMP/$model-f$k/$name" "$f"; then
 				ok "$model frame $k $name matches onnxruntime"
 			else
 				no "$model frame $k $name matches onnxruntime"
@@ -76,9 +66,8 @@ for model in node_lstm_clip node_gru_acts node_rnn_acts; do
 	for f in "$REF/$model"/*.bin; do
 		name=${f##*/}
 		case $name in in_*) continue ;; esac
-		if close "$TMP/$model/$name" "$f"; then ok "$model $name matches onnxruntime"
+		if close_py "$TMP/$model/$name" "$f"; then ok "$model $name matches onnxruntime"
 		else no "$model $name matches onnxruntime"; fi
 	done
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

@@ -11,39 +11,25 @@
 # Usage: npu_run_transformers.sh MODELDIR REFDIR [NPU_RUN]
 set -u
 
+# shellcheck source=tests/models/run_common.sh
+. "$(dirname "$0")/run_common.sh"
+
 DIR=$1
 REF=$2
-BIN=${3:-build/bin/npu-run}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT INT TERM
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-no() { fail=$((fail + 1)); echo "not ok - $*"; }
-export NPU_EMU_STATS=0
-
-# close NAME OURS REF: the comparison above (close.py), one line of figures.
-close() {
-	python3 "$(dirname "$0")/close.py" "$2" "$3"
-}
+npu_run_at "${3-}"
 
 # run_case MODEL CASE SHAPES...: MODEL on the inputs of REF/CASE.
 run_case() {
 	model=$1 case=$2
 	shift 2
-	ins=""
-	for f in "$REF/$case"/in_*.bin; do
-		n=${f##*/in_}
-		ins="$ins --input ${n%.bin}=$f"
-	done
+	inputs "$REF/$case"
 	# shellcheck disable=SC2086
 	"$BIN" "$DIR/$model.onnx" --device emu --iterations 1 --warmup 0 "$@" $ins \
 		--output-dir "$TMP/$case" >/dev/null 2>"$TMP/err" || return 1
 	for f in "$REF/$case"/*.bin; do
 		name=${f##*/}
 		case $name in in_*) continue ;; esac
-		if close "$name" "$TMP/$case/$name" "$f"; then ok "$case $name matches onnxruntime"
+		if close_py "$TMP/$case/$name" "$f"; then ok "$case $name matches onnxruntime"
 		else no "$case $name matches onnxruntime"; fi
 	done
 	for mask in 0x1 0x2001; do
@@ -79,5 +65,4 @@ for op in 14 17; do
 		--shape "attention_mask=1x512" --shape "token_type_ids=1x512"; then :
 	else no "bert_tiny_op$op sequence 512 compiles and runs: $(cat "$TMP/err")"; fi
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

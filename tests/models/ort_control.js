@@ -12,26 +12,10 @@
 // Prints "N passed, N failed" (a case passes when its outputs are finite).
 const path = require('path');
 const fs = require('fs');
-const cache = process.env.NPU_CACHE || path.join(process.env.HOME, '.cache', 'npu');
-const ort = require(path.join(cache, 'ort', 'node_modules', 'onnxruntime-node'));
+const { ort, check, lcg, write, run } = require('./ort_common.js');
 
 const WIDTH = 16;
-let passed = 0, failed = 0;
-function check(ok, what, detail) {
-  if (ok) { passed++; console.log('ok - ' + what); }
-  else { failed++; console.log('not ok - ' + what + ': ' + detail); }
-}
 
-function lcg(seed) {
-  return () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return (seed >>> 8) & 0xffff;
-  };
-}
-function write(dir, name, t) {
-  fs.writeFileSync(path.join(dir, name + '.bin'),
-                   Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
-}
 function xs(sign) {
   const r = lcg(1717), x = new Float32Array(WIDTH);
   for (let i = 0; i < WIDTH; i++) x[i] = sign * (r() / 32768 - 1);
@@ -73,7 +57,5 @@ async function main() {
       check(finite, `${name} ${c.name}: finite outputs${what}`, 'not finite');
     }
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
 }
-main().catch(e => { console.error(e); process.exit(1); });
+run(main);

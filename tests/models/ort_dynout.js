@@ -12,25 +12,7 @@
 // Prints "N passed, N failed".
 const path = require('path');
 const fs = require('fs');
-const cache = process.env.NPU_CACHE || path.join(process.env.HOME, '.cache', 'npu');
-const ort = require(path.join(cache, 'ort', 'node_modules', 'onnxruntime-node'));
-
-let passed = 0, failed = 0;
-function check(ok, what, detail) {
-  if (ok) { passed++; console.log('ok - ' + what); }
-  else { failed++; console.log('not ok - ' + what + ': ' + detail); }
-}
-
-function lcg(seed) {
-  return () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return (seed >>> 8) & 0xffff;
-  };
-}
-function write(dir, name, t) {
-  fs.writeFileSync(path.join(dir, name + '.bin'),
-                   Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
-}
+const { ort, check, lcg, write, run } = require('./ort_common.js');
 
 function inputs(model) {
   if (model === 'head_nonzero') {
@@ -67,7 +49,5 @@ async function main() {
     fs.writeFileSync(path.join(dir, 'shapes.txt'), shapes);
     check(some, `${name}: every output has rows`, shapes.replace(/\n/g, '; '));
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
 }
-main().catch((e) => { console.error(e); process.exit(1); });
+run(main);

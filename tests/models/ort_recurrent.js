@@ -12,8 +12,7 @@
 // Prints "N passed, N failed".
 const path = require('path');
 const fs = require('fs');
-const cache = process.env.NPU_CACHE || path.join(process.env.HOME, '.cache', 'npu');
-const ort = require(path.join(cache, 'ort', 'node_modules', 'onnxruntime-node'));
+const { ort, check, lcg, write, run } = require('./ort_common.js');
 
 const FRAMES = 4, STEPS = 16, FEATURES = 13;
 const MODELS = {
@@ -21,22 +20,6 @@ const MODELS = {
   gru_frames: { states: { h0: 'hn' }, dims: [2, 1, 32] },
 };
 const NODE_MODELS = ['node_lstm_clip', 'node_gru_acts', 'node_rnn_acts'];
-let passed = 0, failed = 0;
-function check(ok, what, detail) {
-  if (ok) { passed++; console.log('ok - ' + what); }
-  else { failed++; console.log('not ok - ' + what + ': ' + detail); }
-}
-
-function lcg(seed) {
-  return () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return (seed >>> 8) & 0xffff;
-  };
-}
-function write(dir, name, t) {
-  fs.writeFileSync(path.join(dir, name + '.bin'),
-                   Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
-}
 
 async function main() {
   const [modelDir, outDir] = process.argv.slice(2);
@@ -80,7 +63,5 @@ async function main() {
     }
     check(finite, `${name}: finite outputs`, '');
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
 }
-main().catch((e) => { console.error(e); process.exit(1); });
+run(main);

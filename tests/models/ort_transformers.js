@@ -11,23 +11,10 @@
 // Prints "N passed, N failed".
 const path = require('path');
 const fs = require('fs');
-const cache = process.env.NPU_CACHE || path.join(process.env.HOME, '.cache', 'npu');
-const ort = require(path.join(cache, 'ort', 'node_modules', 'onnxruntime-node'));
+const { ort, check, lcg, write, run } = require('./ort_common.js');
 
 const VOCAB = 256;
-let passed = 0, failed = 0;
-function check(ok, what, detail) {
-  if (ok) { passed++; console.log('ok - ' + what); }
-  else { failed++; console.log('not ok - ' + what + ': ' + detail); }
-}
 
-// Same LCG as tests/models/model_test.c.
-function lcg(seed) {
-  return () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return (seed >>> 8) & 0xffff;
-  };
-}
 function tokens(b, s, seed) {
   const r = lcg(seed), a = new BigInt64Array(b * s);
   for (let i = 0; i < a.length; i++) a[i] = BigInt(r() % VOCAB);
@@ -119,12 +106,7 @@ for (const k of ['gpt2_tiny', 'llama_tiny'])
     return ['causal mask hides later tokens', maxDiff(out.logits, o2.logits, (e, i) => i < s - 1)];
   };
 
-function save(dir, name, t) {
-  fs.writeFileSync(path.join(dir, name + '.bin'),
-                   Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
-}
-
-(async () => {
+run(async () => {
   const dir = process.argv[2], outdir = process.argv[3];
   // The decoders with past (*_past_*) are ort_generate.js's.
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.onnx') && !/_past_/.test(f)).sort();
@@ -179,11 +161,9 @@ function save(dir, name, t) {
       if (outdir) {
         const sub = path.join(outdir, f.replace(/\.onnx$/, '') + '_b' + b + (s ? '_s' + s : ''));
         fs.mkdirSync(sub, { recursive: true });
-        for (const [k, t] of Object.entries(feeds)) save(sub, 'in_' + k, t);
-        for (const k of Object.keys(want)) save(sub, k, out[k]);
+        for (const [k, t] of Object.entries(feeds)) write(sub, 'in_' + k, t);
+        for (const k of Object.keys(want)) write(sub, k, out[k]);
       }
     }
   }
-  console.log(passed + ' passed, ' + failed + ' failed');
-  process.exit(failed ? 1 : 0);
-})().catch((e) => { console.error('ort_transformers:', e.message); process.exit(1); });
+}, 'ort_transformers');

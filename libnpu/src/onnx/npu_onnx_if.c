@@ -238,6 +238,41 @@ static int bool_value(const Onnx__TensorProto *t)
 	return -1;
 }
 
+/* Initializer @name of @gp; NULL if there is none. */
+static const Onnx__TensorProto *find_init(const Onnx__GraphProto *gp, const char *name)
+{
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
+			return gp->initializer[i];
+	return NULL;
+}
+
+/*
+ * The first Constant node making @name among @v[0..@n): true, its value
+ * in *@t (NULL when it has no value attribute); false (*@t untouched) if
+ * there is none.
+ */
+static bool constant_node(Onnx__NodeProto *const *v, size_t n, const char *name,
+			  const Onnx__TensorProto **t)
+{
+	for (size_t i = 0; i < n; i++) {
+		const Onnx__NodeProto *np = v[i];
+
+		if (!np->op_type || strcmp(np->op_type, "Constant") || np->n_output != 1 ||
+		    strcmp(np->output[0], name))
+			continue;
+		*t = NULL;
+		for (size_t k = 0; k < np->n_attribute; k++)
+			if (np->attribute[k]->t && np->attribute[k]->name &&
+			    !strcmp(np->attribute[k]->name, "value")) {
+				*t = np->attribute[k]->t;
+				break;
+			}
+		return true;
+	}
+	return false;
+}
+
 /*
  * The If condition @name when the file gives it as a constant (an
  * initializer, or a Constant node already in @o): 0, 1; -1 otherwise (it
@@ -245,22 +280,34 @@ static int bool_value(const Onnx__TensorProto *t)
  */
 static int const_cond(const Onnx__GraphProto *gp, const struct nodes *o, const char *name)
 {
-	for (size_t i = 0; i < gp->n_initializer; i++)
-		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
-			return bool_value(gp->initializer[i]);
-	for (size_t i = 0; i < o->n; i++) {
-		const Onnx__NodeProto *np = o->v[i];
+	const Onnx__TensorProto *t = find_init(gp, name);
 
-		if (!np->op_type || strcmp(np->op_type, "Constant") || np->n_output != 1 ||
-		    strcmp(np->output[0], name))
-			continue;
-		for (size_t k = 0; k < np->n_attribute; k++)
-			if (np->attribute[k]->t && np->attribute[k]->name &&
-			    !strcmp(np->attribute[k]->name, "value"))
-				return bool_value(np->attribute[k]->t);
-		return -1;
-	}
+	if (t || constant_node(o->v, o->n, name, &t))
+		return t ? bool_value(t) : -1;
 	return -1;
+}
+
+/*
+ * @st; when that is NPU_OK, node @np has been flattened into the node list
+ * (*@done true) and is freed.
+ */
+static npu_status replaced(Onnx__NodeProto *np, npu_status st, bool *done)
+{
+	if (!st) {
+		*done = true;
+		onnx__node_proto__free_unpacked(np, NULL);
+	}
+	return st;
+}
+
+/* @np's name, or "@kind#@idx" when it has none: the stem of the names its flattening makes. */
+static void node_base(const Onnx__NodeProto *np, const char *kind, size_t idx, char *base,
+		      size_t size)
+{
+	if (np->name && np->name[0])
+		snprintf(base, size, "%s", np->name);
+	else
+		snprintf(base, size, "%s#%zu", kind, idx);
 }
 
 /* If node @np (index @i) inlined into @o; false in *@done when it stays whole. */
@@ -282,10 +329,7 @@ static npu_status inline_if(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t i,
 			return st;
 	if (has_subgraph(br[0]) || has_subgraph(br[1]))
 		return NPU_OK;
-	if (np->name && np->name[0])
-		snprintf(base, sizeof(base), "%s", np->name);
-	else
-		snprintf(base, sizeof(base), "If#%zu", i);
+	node_base(np, "If", i, base, sizeof(base));
 	outs[0] = calloc(np->n_output + 1, sizeof(char *));
 	outs[1] = calloc(np->n_output + 1, sizeof(char *));
 	if (!outs[0] || !outs[1])
@@ -307,13 +351,9 @@ static npu_status inline_if(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t i,
 		else
 			st = select_node(o, sel, np->input[0], outs[0][k], outs[1][k], np->output[k]);
 	}
-	if (!st) {
-		*done = true;
-		onnx__node_proto__free_unpacked(np, NULL);
-	}
 	free(outs[0]);
 	free(outs[1]);
-	return st;
+	return replaced(np, st, done);
 }
 
 /* ---- Scan, unrolled ---- */
@@ -360,17 +400,31 @@ static npu_status add_init(Onnx__GraphProto *gp, Onnx__TensorProto *t)
 	return NPU_OK;
 }
 
-/* An int64 initializer @name of @n values (rank 0 when @n is 0: one value). */
-static npu_status add_i64(Onnx__GraphProto *gp, const char *name, const int64_t *v, size_t n)
+/* A new tensor proto @name of data type @dtype, no data yet; NULL when out of memory. */
+static Onnx__TensorProto *new_tensor(const char *name, int32_t dtype)
 {
 	Onnx__TensorProto *t = malloc(sizeof(*t));
 
 	if (!t)
-		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		return NULL;
 	onnx__tensor_proto__init(t);
-	t->name = strdup(name);
 	t->has_data_type = 1;
-	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	t->data_type = dtype;
+	t->name = strdup(name);
+	if (!t->name) {
+		onnx__tensor_proto__free_unpacked(t, NULL);
+		return NULL;
+	}
+	return t;
+}
+
+/* An int64 initializer @name of @n values (rank 0 when @n is 0: one value). */
+static npu_status add_i64(Onnx__GraphProto *gp, const char *name, const int64_t *v, size_t n)
+{
+	Onnx__TensorProto *t = new_tensor(name, ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
+
+	if (!t)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	t->n_int64_data = n ? n : 1;
 	t->int64_data = malloc(t->n_int64_data * sizeof(int64_t));
 	if (n) {
@@ -379,7 +433,7 @@ static npu_status add_i64(Onnx__GraphProto *gp, const char *name, const int64_t 
 		if (t->dims)
 			t->dims[0] = (int64_t)n;
 	}
-	if (!t->name || !t->int64_data || (n && !t->dims)) {
+	if (!t->int64_data || (n && !t->dims)) {
 		onnx__tensor_proto__free_unpacked(t, NULL);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
@@ -485,6 +539,185 @@ static npu_status rename_iter(const Onnx__GraphProto *b, char *const *to, const 
 }
 
 /*
+ * One copy of body @b appended: its nodes to @o, its initializers to @gp,
+ * every name renamed by rename_iter (@to: what the body's inputs take,
+ * @prefix: the stem of the names the body defines).  @b is left as it was.
+ */
+static npu_status copy_body(Onnx__GraphProto *gp, const Onnx__GraphProto *b, char *const *to,
+			    const char *prefix, struct nodes *o)
+{
+	npu_status st = NPU_OK;
+
+	for (size_t n = 0; !st && n < b->n_node; n++) {
+		Onnx__NodeProto *c = copy_node(b->node[n]);
+
+		if (!c)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		for (size_t k = 0; !st && k < c->n_input; k++)
+			st = rename_iter(b, to, prefix, &c->input[k]);
+		for (size_t k = 0; !st && k < c->n_output; k++)
+			st = rename_local(b, prefix, &c->output[k]);
+		if (!st)
+			st = push(o, c);
+		if (st)
+			onnx__node_proto__free_unpacked(c, NULL);
+	}
+	for (size_t n = 0; !st && n < b->n_initializer; n++) {
+		Onnx__TensorProto *c = copy_tensor(b->initializer[n]);
+
+		if (!c)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		st = rename_local(b, prefix, &c->name);
+		if (st)
+			onnx__tensor_proto__free_unpacked(c, NULL);
+		else
+			st = add_init(gp, c);	/* frees @c when it fails */
+	}
+	return st;
+}
+
+/* Body @b's output @k as the copy renamed by @to and @prefix calls it: a new string in *@out. */
+static npu_status body_output(const Onnx__GraphProto *b, size_t k, char *const *to,
+			      const char *prefix, char **out)
+{
+	npu_status st;
+
+	*out = strdup(b->output[k]->name ? b->output[k]->name : "");
+	if (!*out)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	st = rename_iter(b, to, prefix, out);
+	if (st) {
+		free(*out);
+		*out = NULL;
+	}
+	return st;
+}
+
+/*
+ * What an unrolled Scan or Loop threads through its @t copies of the body:
+ * @n carried values (one copy's outputs are the next copy's inputs) and
+ * @k scan outputs, one slice from each copy.
+ */
+struct carry {
+	int64_t n, k, t;
+	char **state;	/* the carried values' names after the copies so far */
+	char ***ys;	/* ys[j][t]: scan output j's slice from copy t */
+};
+
+/* @c for @n carried values starting as @init[0..@n), @k scan outputs of @t slices. */
+static npu_status carry_init(struct carry *c, char *const *init, int64_t n, int64_t k, int64_t t)
+{
+	*c = (struct carry){ .n = n, .k = k, .t = t };
+	c->state = calloc((size_t)n + 1, sizeof(*c->state));
+	c->ys = calloc((size_t)k + 1, sizeof(*c->ys));
+	if (!c->state || !c->ys)
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t j = 0; j < k; j++)
+		if (!(c->ys[j] = calloc((size_t)t, sizeof(char *))))
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	for (int64_t i = 0; i < n; i++)
+		if (!(c->state[i] = strdup(init[i])))
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	return NPU_OK;
+}
+
+/* Everything @c holds (also after carry_init failed part way). */
+static void carry_free(struct carry *c)
+{
+	for (int64_t i = 0; c->state && i < c->n; i++)
+		free(c->state[i]);
+	for (int64_t j = 0; c->ys && j < c->k; j++) {
+		for (int64_t t = 0; c->ys[j] && t < c->t; t++)
+			free(c->ys[j][t]);
+		free(c->ys[j]);
+	}
+	free(c->state);
+	free(c->ys);
+}
+
+/*
+ * Copy @t's results into @c: body @b's outputs @first.. renamed for the
+ * copy (@to, @prefix), the carried values' next names, then the scan
+ * slices.  The carried names are replaced only once all are read: @to
+ * points at them, and an output may be a body input passed through.
+ */
+static npu_status carry_take(struct carry *c, const Onnx__GraphProto *b, size_t first,
+			     char *const *to, const char *prefix, int64_t t)
+{
+	char **next = calloc((size_t)c->n + 1, sizeof(*next));
+	npu_status st = next ? NPU_OK : npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+
+	for (int64_t i = 0; !st && i < c->n + c->k; i++)
+		st = body_output(b, first + (size_t)i, to, prefix,
+				 i < c->n ? &next[i] : &c->ys[i - c->n][t]);
+	for (int64_t i = 0; next && i < c->n; i++) {
+		if (st) {
+			free(next[i]);
+			continue;
+		}
+		free(c->state[i]);
+		c->state[i] = next[i];
+	}
+	free(next);
+	return st;
+}
+
+/*
+ * Scan or Loop node @np's outputs from @c: each carried value's last name
+ * through an Identity, each scan output its slices Unsqueezed and
+ * Concatenated along its scan_output_axes (reversed as its
+ * scan_output_directions say).  A Loop has neither attribute: axis 0, in
+ * order, as ONNX's Loop stacks its scan outputs.
+ */
+static npu_status carry_finish(const struct carry *c, Onnx__GraphProto *gp, struct nodes *o,
+			       const Onnx__NodeProto *np, const char *base, int opset)
+{
+	int64_t N = c->n, T = c->t;
+	char nm[400];
+	npu_status st = NPU_OK;
+
+	for (int64_t i = 0; !st && i < N; i++)
+		if (np->output[i][0]) {
+			snprintf(nm, sizeof(nm), "%s/state%lld", base, (long long)i);
+			st = add_node(o, "Identity", nm, (const char *const *)&c->state[i], 1,
+				      np->output[i]);
+		}
+	for (int64_t k = 0; !st && k < c->k; k++) {
+		int64_t ax = attr_ints_at(np, "scan_output_axes", (size_t)k, 0);
+		bool rev = attr_ints_at(np, "scan_output_directions", (size_t)k, 0) != 0;
+		const char **parts;
+		char axn[420];
+		Onnx__NodeProto *cat = NULL;
+
+		if (!np->output[N + k][0])
+			continue;
+		parts = calloc((size_t)T, sizeof(*parts));
+		if (!parts)
+			return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+		snprintf(axn, sizeof(axn), "%s/axes%lld", base, (long long)k);
+		if (opset >= 13)
+			st = add_i64(gp, axn, &ax, 1);
+		for (int64_t t = 0; !st && t < T; t++) {
+			Onnx__NodeProto *u = NULL;
+
+			snprintf(nm, sizeof(nm), "%s/%lld/out%lld", base, (long long)t, (long long)k);
+			st = add_node_p(o, "Unsqueeze", nm, (const char *[]){ c->ys[k][t], axn },
+					opset >= 13 ? 2 : 1, nm, &u);
+			if (!st && opset < 13)
+				st = set_ints(u, "axes", &ax, 1);
+			parts[rev ? T - 1 - t : t] = u ? u->output[0] : NULL;
+		}
+		snprintf(nm, sizeof(nm), "%s/concat%lld", base, (long long)k);
+		if (!st)
+			st = add_node_p(o, "Concat", nm, parts, (size_t)T, np->output[N + k], &cat);
+		if (!st)
+			st = set_ints(cat, "axis", &ax, 0);
+		free(parts);
+	}
+	return st;
+}
+
+/*
  * Scan (opset 9+) node @np unrolled: its scan inputs' length T known from
  * the graph's declarations (at most MAX_UNROLL), the body copied T times,
  * state chained from one copy to the next, the scan inputs' slices
@@ -497,7 +730,8 @@ static npu_status unroll_scan(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 	Onnx__GraphProto *b = branch(np, "body");
 	int64_t M = attr_int(np, "num_scan_inputs", -1), N, K, T = -1;
 	char base[200], nm[400];
-	char **to = NULL, **state = NULL, ***ys = NULL;
+	char **to = NULL;
+	struct carry c = { 0 };
 	npu_status st = NPU_OK;
 
 	*done = false;
@@ -522,27 +756,18 @@ static npu_status unroll_scan(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 	/* Bounded work: a long scan over a large (maybe itself unrolled) body stays whole. */
 	if (T > MAX_UNROLL || (uint64_t)T * (b->n_node + b->n_initializer + 1) > MAX_UNROLL_NODES)
 		return NPU_OK;
-	if (np->name && np->name[0])
-		snprintf(base, sizeof(base), "%s", np->name);
-	else
-		snprintf(base, sizeof(base), "Scan#%zu", idx);
+	node_base(np, "Scan", idx, base, sizeof(base));
 	to = calloc((size_t)(N + M) + 1, sizeof(*to));
-	state = calloc((size_t)N + 1, sizeof(*state));
-	ys = calloc((size_t)K + 1, sizeof(*ys));
-	if (!to || !state || !ys)
+	if (!to)
 		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	for (int64_t k = 0; !st && k < K; k++)
-		if (!(ys[k] = calloc((size_t)T, sizeof(char *))))
-			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	for (int64_t i = 0; !st && i < N; i++)
-		if (!(state[i] = strdup(np->input[i])))
-			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	if (!st)
+		st = carry_init(&c, np->input, N, K, T);
 	for (int64_t t = 0; !st && t < T; t++) {
 		char prefix[300];
 
 		snprintf(prefix, sizeof(prefix), "%s/%lld/", base, (long long)t);
 		for (int64_t i = 0; i < N; i++)
-			to[i] = state[i];
+			to[i] = c.state[i];
 		for (int64_t j = 0; !st && j < M; j++) {
 			int64_t ax = attr_ints_at(np, "scan_input_axes", (size_t)j, 0);
 			int64_t at = attr_ints_at(np, "scan_input_directions", (size_t)j, 0) ?
@@ -561,107 +786,21 @@ static npu_status unroll_scan(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 			if (!st && !(to[N + j] = strdup(nm)))
 				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 		}
-		for (size_t n = 0; !st && n < b->n_node; n++) {
-			Onnx__NodeProto *c = copy_node(b->node[n]);
-
-			if (!c) {
-				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-				break;
-			}
-			for (size_t k = 0; !st && k < c->n_input; k++)
-				st = rename_iter(b, to, prefix, &c->input[k]);
-			for (size_t k = 0; !st && k < c->n_output; k++)
-				st = rename_local(b, prefix, &c->output[k]);
-			if (!st)
-				st = push(o, c);
-			if (st)
-				onnx__node_proto__free_unpacked(c, NULL);
-		}
-		for (size_t n = 0; !st && n < b->n_initializer; n++) {
-			Onnx__TensorProto *c = copy_tensor(b->initializer[n]);
-
-			if (!c) {
-				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-				break;
-			}
-			st = rename_local(b, prefix, &c->name);
-			st = st ? st : add_init(gp, c);
-		}
+		if (!st)
+			st = copy_body(gp, b, to, prefix, o);
 		/* The body's outputs this iteration: the next state, the scan slices. */
-		for (int64_t i = 0; !st && i < N + K; i++) {
-			char *out = strdup(b->output[i]->name ? b->output[i]->name : "");
-
-			if (!out) {
-				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-				break;
-			}
-			st = rename_iter(b, to, prefix, &out);
-			if (i < N) {
-				free(state[i]);
-				state[i] = out;
-			} else {
-				ys[i - N][t] = out;
-			}
-		}
+		if (!st)
+			st = carry_take(&c, b, 0, to, prefix, t);
 		for (int64_t j = 0; j < M; j++) {
 			free(to[N + j]);
 			to[N + j] = NULL;
 		}
 	}
-	for (int64_t i = 0; !st && i < N; i++)
-		if (np->output[i][0]) {
-			snprintf(nm, sizeof(nm), "%s/state%lld", base, (long long)i);
-			st = add_node(o, "Identity", nm, (const char *const *)&state[i], 1, np->output[i]);
-		}
-	for (int64_t k = 0; !st && k < K; k++) {
-		int64_t ax = attr_ints_at(np, "scan_output_axes", (size_t)k, 0);
-		bool rev = attr_ints_at(np, "scan_output_directions", (size_t)k, 0) != 0;
-		const char **parts;
-		char axn[420];
-		Onnx__NodeProto *c = NULL;
-
-		if (!np->output[N + k][0])
-			continue;
-		parts = calloc((size_t)T, sizeof(*parts));
-		if (!parts) {
-			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-			break;
-		}
-		snprintf(axn, sizeof(axn), "%s/axes%lld", base, (long long)k);
-		if (opset >= 13)
-			st = add_i64(gp, axn, &ax, 1);
-		for (int64_t t = 0; !st && t < T; t++) {
-			Onnx__NodeProto *u = NULL;
-
-			snprintf(nm, sizeof(nm), "%s/%lld/out%lld", base, (long long)t, (long long)k);
-			st = add_node_p(o, "Unsqueeze", nm,
-					(const char *[]){ ys[k][t], axn }, opset >= 13 ? 2 : 1, nm, &u);
-			if (!st && opset < 13)
-				st = set_ints(u, "axes", &ax, 1);
-			parts[rev ? T - 1 - t : t] = u ? u->output[0] : NULL;
-		}
-		snprintf(nm, sizeof(nm), "%s/concat%lld", base, (long long)k);
-		if (!st)
-			st = add_node_p(o, "Concat", nm, parts, (size_t)T, np->output[N + k], &c);
-		if (!st)
-			st = set_ints(c, "axis", &ax, 0);
-		free(parts);
-	}
-	for (int64_t i = 0; state && i < N; i++)
-		free(state[i]);
-	for (int64_t k = 0; ys && k < K; k++) {
-		for (int64_t t = 0; ys[k] && t < T; t++)
-			free(ys[k][t]);
-		free(ys[k]);
-	}
-	free(state);
-	free(ys);
+	if (!st)
+		st = carry_finish(&c, gp, o, np, base, opset);
+	carry_free(&c);
 	free(to);
-	if (!st) {
-		*done = true;
-		onnx__node_proto__free_unpacked(np, NULL);
-	}
-	return st;
+	return replaced(np, st, done);
 }
 
 /*
@@ -770,10 +909,7 @@ static npu_status unroll_scan8(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t
 	for (int64_t i = 0; i < N + M; i++)
 		if (declared_dim(gp, np->input[1 + i], 0) != B)
 			return NPU_OK;
-	if (np->name && np->name[0])
-		snprintf(base, sizeof(base), "%s", np->name);
-	else
-		snprintf(base, sizeof(base), "Scan#%zu", idx);
+	node_base(np, "Scan", idx, base, sizeof(base));
 	snprintf(nm, sizeof(nm), "%s/axis0", base);
 	if (opset >= 13)
 		st = add_i64(gp, nm, &zero, 1);
@@ -856,11 +992,7 @@ static npu_status unroll_scan8(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t
 			st = set_ints(c, "axis", &zero, 0);
 		free(parts);
 	}
-	if (!st) {
-		*done = true;
-		onnx__node_proto__free_unpacked(np, NULL);
-	}
-	return st;
+	return replaced(np, st, done);
 }
 
 /* ---- Loop, unrolled ---- */
@@ -893,27 +1025,11 @@ static bool i64_value(const Onnx__TensorProto *t, int64_t *v)
 static const Onnx__TensorProto *const_proto(const Onnx__GraphProto *gp, const struct nodes *o,
 					    const char *name)
 {
-	for (size_t i = 0; i < gp->n_initializer; i++)
-		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
-			return gp->initializer[i];
-	for (size_t pass = 0; pass < 2; pass++) {
-		Onnx__NodeProto *const *v = pass ? gp->node : o->v;
-		size_t n = pass ? gp->n_node : o->n;
+	const Onnx__TensorProto *t = find_init(gp, name);
 
-		for (size_t i = 0; i < n; i++) {
-			const Onnx__NodeProto *np = v[i];
-
-			if (!np->op_type || strcmp(np->op_type, "Constant") || np->n_output != 1 ||
-			    strcmp(np->output[0], name))
-				continue;
-			for (size_t k = 0; k < np->n_attribute; k++)
-				if (np->attribute[k]->t && np->attribute[k]->name &&
-				    !strcmp(np->attribute[k]->name, "value"))
-					return np->attribute[k]->t;
-			return NULL;
-		}
-	}
-	return NULL;
+	if (!t && !constant_node(o->v, o->n, name, &t))
+		constant_node(gp->node, gp->n_node, name, &t);
+	return t;
 }
 
 /*
@@ -943,17 +1059,13 @@ static bool keeps_cond(const Onnx__GraphProto *b)
 /* A bool initializer @name holding true. */
 static npu_status add_true(Onnx__GraphProto *gp, const char *name)
 {
-	Onnx__TensorProto *t = malloc(sizeof(*t));
+	Onnx__TensorProto *t = new_tensor(name, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL);
 
 	if (!t)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	onnx__tensor_proto__init(t);
-	t->name = strdup(name);
-	t->has_data_type = 1;
-	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
 	t->n_int32_data = 1;
 	t->int32_data = malloc(sizeof(int32_t));
-	if (!t->name || !t->int32_data) {
+	if (!t->int32_data) {
 		onnx__tensor_proto__free_unpacked(t, NULL);
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
@@ -979,9 +1091,10 @@ static npu_status unroll_loop(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 				      const_proto(gp, o, np->input[0]) : NULL;
 	const Onnx__TensorProto *ct = np->n_input >= 2 && np->input[1][0] ?
 				      const_proto(gp, o, np->input[1]) : NULL;
-	int64_t M, N, K, zero = 0;
-	char base[200], nm[400], truen[420];
-	char **to = NULL, **state = NULL, ***ys = NULL;
+	int64_t M, N, K;
+	char base[200], truen[420];
+	char **to = NULL;
+	struct carry c = { 0 };
 	npu_status st = NPU_OK;
 
 	*done = false;
@@ -994,24 +1107,15 @@ static npu_status unroll_loop(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 	    (int64_t)np->n_output != N + K || !keeps_cond(b) ||
 	    (uint64_t)M * (b->n_node + b->n_initializer + 1) > MAX_UNROLL_NODES)
 		return NPU_OK;
-	if (np->name && np->name[0])
-		snprintf(base, sizeof(base), "%s", np->name);
-	else
-		snprintf(base, sizeof(base), "Loop#%zu", idx);
+	node_base(np, "Loop", idx, base, sizeof(base));
 	snprintf(truen, sizeof(truen), "%s/true", base);
 	to = calloc((size_t)(N + 2) + 1, sizeof(*to));
-	state = calloc((size_t)N + 1, sizeof(*state));
-	ys = calloc((size_t)K + 1, sizeof(*ys));
-	if (!to || !state || !ys)
+	if (!to)
 		st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	if (!st)
+		st = carry_init(&c, np->input + 2, N, K, M);
+	if (!st)
 		st = add_true(gp, truen);
-	for (int64_t k = 0; !st && k < K; k++)
-		if (!(ys[k] = calloc((size_t)M, sizeof(char *))))
-			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	for (int64_t i = 0; !st && i < N; i++)
-		if (!(state[i] = strdup(np->input[2 + i])))
-			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	for (int64_t t = 0; !st && t < M; t++) {
 		char prefix[300], itn[420];
 
@@ -1021,102 +1125,18 @@ static npu_status unroll_loop(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 		to[0] = itn;
 		to[1] = truen;
 		for (int64_t i = 0; i < N; i++)
-			to[2 + i] = state[i];
-		for (size_t n = 0; !st && n < b->n_node; n++) {
-			Onnx__NodeProto *c = copy_node(b->node[n]);
-
-			if (!c) {
-				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-				break;
-			}
-			for (size_t k = 0; !st && k < c->n_input; k++)
-				st = rename_iter(b, to, prefix, &c->input[k]);
-			for (size_t k = 0; !st && k < c->n_output; k++)
-				st = rename_local(b, prefix, &c->output[k]);
-			if (!st)
-				st = push(o, c);
-			if (st)
-				onnx__node_proto__free_unpacked(c, NULL);
-		}
-		for (size_t n = 0; !st && n < b->n_initializer; n++) {
-			Onnx__TensorProto *c = copy_tensor(b->initializer[n]);
-
-			if (!c) {
-				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-				break;
-			}
-			st = rename_local(b, prefix, &c->name);
-			st = st ? st : add_init(gp, c);
-		}
+			to[2 + i] = c.state[i];
+		if (!st)
+			st = copy_body(gp, b, to, prefix, o);
 		/* This iteration's carried values and scan slices (the condition stays true). */
-		for (int64_t i = 0; !st && i < N + K; i++) {
-			char *out = strdup(b->output[1 + i]->name ? b->output[1 + i]->name : "");
-
-			if (!out) {
-				st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-				break;
-			}
-			st = rename_iter(b, to, prefix, &out);
-			if (i < N) {
-				free(state[i]);
-				state[i] = out;
-			} else {
-				ys[i - N][t] = out;
-			}
-		}
-	}
-	for (int64_t i = 0; !st && i < N; i++)
-		if (np->output[i][0]) {
-			snprintf(nm, sizeof(nm), "%s/state%lld", base, (long long)i);
-			st = add_node(o, "Identity", nm, (const char *const *)&state[i], 1, np->output[i]);
-		}
-	for (int64_t k = 0; !st && k < K; k++) {
-		const char **parts;
-		char axn[420];
-		Onnx__NodeProto *c = NULL;
-
-		if (!np->output[N + k][0])
-			continue;
-		parts = calloc((size_t)M, sizeof(*parts));
-		if (!parts) {
-			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-			break;
-		}
-		snprintf(axn, sizeof(axn), "%s/axes%lld", base, (long long)k);
-		if (opset >= 13)
-			st = add_i64(gp, axn, &zero, 1);
-		for (int64_t t = 0; !st && t < M; t++) {
-			Onnx__NodeProto *u = NULL;
-
-			snprintf(nm, sizeof(nm), "%s/%lld/out%lld", base, (long long)t, (long long)k);
-			st = add_node_p(o, "Unsqueeze", nm, (const char *[]){ ys[k][t], axn },
-					opset >= 13 ? 2 : 1, nm, &u);
-			if (!st && opset < 13)
-				st = set_ints(u, "axes", &zero, 1);
-			parts[t] = u ? u->output[0] : NULL;
-		}
-		snprintf(nm, sizeof(nm), "%s/concat%lld", base, (long long)k);
 		if (!st)
-			st = add_node_p(o, "Concat", nm, parts, (size_t)M, np->output[N + k], &c);
-		if (!st)
-			st = set_ints(c, "axis", &zero, 0);
-		free(parts);
+			st = carry_take(&c, b, 1, to, prefix, t);
 	}
-	for (int64_t i = 0; state && i < N; i++)
-		free(state[i]);
-	for (int64_t k = 0; ys && k < K; k++) {
-		for (int64_t t = 0; ys[k] && t < M; t++)
-			free(ys[k][t]);
-		free(ys[k]);
-	}
-	free(state);
-	free(ys);
+	if (!st)
+		st = carry_finish(&c, gp, o, np, base, opset);
+	carry_free(&c);
 	free(to);
-	if (!st) {
-		*done = true;
-		onnx__node_proto__free_unpacked(np, NULL);
-	}
-	return st;
+	return replaced(np, st, done);
 }
 
 /* ---- Loop, as host-side control flow ---- */
@@ -1152,10 +1172,7 @@ static npu_status inline_loop(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 	if (has_subgraph(b) || (int64_t)b->n_input != N + 2 || K < 0 ||
 	    (int64_t)np->n_output != N + K)
 		return NPU_OK;
-	if (np->name && np->name[0])
-		snprintf(base, sizeof(base), "%s", np->name);
-	else
-		snprintf(base, sizeof(base), "Loop#%zu", idx);
+	node_base(np, "Loop", idx, base, sizeof(base));
 	snprintf(prefix, sizeof(prefix), "%s/body/", base);
 	to = calloc((size_t)(N + 2) + 1, sizeof(*to));
 	bin = calloc((size_t)(N + 2) + 1, sizeof(*bin));
@@ -1195,41 +1212,13 @@ static npu_status inline_loop(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 			}
 		}
 	}
-	for (size_t n = 0; !st && n < b->n_node; n++) {
-		Onnx__NodeProto *c = copy_node(b->node[n]);
-
-		if (!c) {
-			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-			break;
-		}
-		for (size_t k = 0; !st && k < c->n_input; k++)
-			st = rename_iter(b, to, prefix, &c->input[k]);
-		for (size_t k = 0; !st && k < c->n_output; k++)
-			st = rename_local(b, prefix, &c->output[k]);
-		if (!st)
-			st = push(o, c);
-		if (st)
-			onnx__node_proto__free_unpacked(c, NULL);
-	}
-	for (size_t n = 0; !st && n < b->n_initializer; n++) {
-		Onnx__TensorProto *c = copy_tensor(b->initializer[n]);
-
-		if (!c) {
-			st = npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-			break;
-		}
-		st = rename_local(b, prefix, &c->name);
-		st = st ? st : add_init(gp, c);
-	}
+	if (!st)
+		st = copy_body(gp, b, to, prefix, o);
 	/* LoopEnd(M, iter_num, cond, v..., cond_out, v_out..., scan_out...). */
 	for (int64_t k = 0; !st && k < 1 + N + K; k++) {
-		char *out = strdup(b->output[k]->name ? b->output[k]->name : "");
+		char *out = NULL;
 
-		if (!out || (st = rename_iter(b, to, prefix, &out))) {
-			free(out);
-			st = st ? st : npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-			break;
-		}
+		st = body_output(b, (size_t)k, to, prefix, &out);
 		/* Kept by the copy below; freed with this list. */
 		ein[3 + N + k] = out;
 	}
@@ -1271,11 +1260,7 @@ static npu_status inline_loop(Onnx__GraphProto *gp, Onnx__NodeProto *np, size_t 
 	free(bin);
 	free(ein);
 	free(lens);
-	if (!st) {
-		*done = true;
-		onnx__node_proto__free_unpacked(np, NULL);
-	}
-	return st;
+	return replaced(np, st, done);
 }
 
 npu_status npu_onnx_flatten_if(Onnx__GraphProto *gp, int opset, int depth)
