@@ -249,6 +249,44 @@ silero() {
 silero bf16x3 all
 silero bf16 state-cosine
 
+# Silero VAD v5 (one state [2, 1, 128]) over the same 12 frames, sr fixed
+# at compile time (npu-run --fix sr=16000: the 8 kHz branch, which does not
+# take 512-sample frames, is dropped), the state carried on each side.
+# bf16x3: every output on both bounds, as v4.
+S5=silero_v5_stream
+silero_v5() {
+	prec=$1 d=$TMP/sv5_$1 sok=1
+	mkdir -p "$d"
+	if ! "$BIN" "$DIR/silero_vad_v5.onnx" --device emu --precision "$prec" --fix sr=16000 \
+		--shape input=1x512 --shape state=2x1x128 -o "$d/m.npum" --compile-only \
+		>/dev/null 2>"$d/err"; then
+		no "$S5 ($prec) compiles with --fix sr=16000: $(cat "$d/err")"
+		return
+	fi
+	head -c 1024 /dev/zero >"$d/state.bin"
+	for i in 0 1 2 3 4 5 6 7 8 9 10 11; do
+		"$BIN" "$d/m.npum" --device emu --iterations 1 --warmup 0 \
+			--input "input=$TMP/sv_f$i.bin" --input "state=$d/state.bin" \
+			--output-dir "$d/o" >/dev/null 2>>"$d/err" || { sok=0; break; }
+		cat "$d/o/output.bin" >>"$d/probs.bin"
+		cat "$d/o/stateN.bin" >>"$d/states.bin"
+		cp "$d/o/stateN.bin" "$d/state.bin"
+	done
+	if [ $sok = 0 ]; then
+		no "$S5 ($prec): 12 frames with the state carried: $(cat "$d/err")"
+		return
+	fi
+	ok "$S5 ($prec): 12 frames with the state carried run"
+	for o in probs:probs states:state; do
+		line=$(close "$d/${o%%:*}.bin" "$REF/$S5/${o#*:}.bin")
+		rc=$?
+		echo "$line"
+		if [ $rc = 0 ]; then ok "$S5 ($prec) ${o%%:*}: every frame matches onnxruntime"
+		else no "$S5 ($prec) ${o%%:*}: every frame matches onnxruntime"; fi
+	done
+}
+silero_v5 bf16x3
+
 # openWakeWord's three models chained as its library chains them
 # (ort_realmodels.js): 2 s of audio into melspectrogram.onnx (its STFT:
 # Convs of stride 160 and kernel 512, folded by 32 into channels:

@@ -170,6 +170,35 @@ async function sileroStream(dir, out) {
   save(cdir, 'cn', { data: cn });
 }
 
+// Silero VAD v5 over the same stream: one state [2, 1, 128] carried from
+// zeros, sr 16000 given at run time (libnpu fixes it at compile time with
+// --fix sr=16000).  Per frame: the probability and stateN.
+async function sileroV5Stream(dir, out) {
+  const s = await ort.InferenceSession.create(path.join(dir, 'silero_vad_v5.onnx'),
+                                              { logSeverityLevel: 3 });
+  const audio = speechLike(), cdir = path.join(out, 'silero_v5_stream');
+  const probs = new Float32Array(SILERO_FRAMES), states = new Float32Array(SILERO_FRAMES * 256);
+  let state = new Float32Array(256);
+  const sr = new ort.Tensor('int64', BigInt64Array.from([16000n]), []);
+  fs.mkdirSync(cdir, { recursive: true });
+  for (let f = 0; f < SILERO_FRAMES; f++) {
+    const res = await s.run({
+      input: new ort.Tensor('float32', audio.slice(f * SILERO_HOP, (f + 1) * SILERO_HOP),
+                            [1, SILERO_HOP]),
+      state: new ort.Tensor('float32', state, [2, 1, 128]), sr,
+    });
+    probs[f] = res.output.data[0];
+    state = Float32Array.from(res.stateN.data);
+    states.set(state, f * 256);
+  }
+  const quiet = [0, 1, 2].every((f) => probs[f] < 0.2);
+  const speech = [5, 6, 7].every((f) => probs[f] > 0.8);
+  check(quiet && speech && probs.every(Number.isFinite),
+        'silero_v5_stream: 12 frames, silence < 0.2 and speech > 0.8', Array.from(probs).join(' '));
+  save(cdir, 'probs', { data: probs });
+  save(cdir, 'state', { data: states });
+}
+
 // openWakeWord's three models as its library chains them: 2 s of a voiced,
 // speech-like sound (32000 samples at 16 kHz: harmonics of a gliding pitch
 // under a syllable envelope, plus noise) into melspectrogram.onnx
@@ -305,6 +334,7 @@ async function main() {
   }
   await timerStream(dir, out);
   await sileroStream(dir, out);
+  await sileroV5Stream(dir, out);
   await owwChain(dir, out);
   console.log(passed + ' passed, ' + failed + ' failed');
   process.exit(failed ? 1 : 0);
