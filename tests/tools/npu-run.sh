@@ -21,6 +21,9 @@
 # the same way (Relu -> Loop: control flow, which the NPU compiler refuses).
 set -u
 
+# The hand-made models' protobuf encoder (tests/tools/onnx_pb.py).
+PYTHONPATH=$(dirname "$0")${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH
 BIN=${1:-build/bin/npu-run}
 MODEL=tools/npu-run/samples/tiny-cnn.onnx
 LABELS=tools/npu-run/samples/tiny-cnn.labels
@@ -204,18 +207,7 @@ python3 - "$TMP" <<'EOF'
 import struct, sys
 tmp = sys.argv[1]
 
-def enc(v):
-    o = bytearray()
-    while True:
-        c = v & 0x7f; v >>= 7
-        o.append(c | (0x80 if v else 0))
-        if not v:
-            return bytes(o)
-
-def fld(n, v):
-    if isinstance(v, int):
-        return enc(n << 3) + enc(v)
-    return enc(n << 3 | 2) + enc(len(v)) + v
+from onnx_pb import enc, fld
 
 def vinfo(name, dims):
     shape = b''.join(fld(1, fld(1, d)) for d in dims)
@@ -743,18 +735,7 @@ python3 - "$TMP" <<'EOF'
 import struct, sys
 tmp = sys.argv[1]
 
-def enc(v):
-    o = bytearray()
-    while True:
-        c = v & 0x7f; v >>= 7
-        o.append(c | (0x80 if v else 0))
-        if not v:
-            return bytes(o)
-
-def fld(n, v):
-    if isinstance(v, int):
-        return enc(n << 3) + enc(v)
-    return enc(n << 3 | 2) + enc(len(v)) + v
+from onnx_pb import enc, fld
 
 def vinfo(name, dims):
     shape = b''.join(fld(1, fld(1, d)) for d in dims)
@@ -790,18 +771,7 @@ python3 - "$TMP" <<'EOF'
 import struct, sys
 tmp = sys.argv[1]
 
-def enc(v):
-    o = bytearray()
-    while True:
-        c = v & 0x7f; v >>= 7
-        o.append(c | (0x80 if v else 0))
-        if not v:
-            return bytes(o)
-
-def fld(n, v):
-    if isinstance(v, int):
-        return enc(n << 3) + enc(v)
-    return enc(n << 3 | 2) + enc(len(v)) + v
+from onnx_pb import enc, fld
 
 def vinfo(name, dt, dims):
     shape = b''.join(fld(1, fld(1, d)) for d in dims)
@@ -908,18 +878,7 @@ python3 - "$TMP" <<'EOF'
 import sys
 tmp = sys.argv[1]
 
-def enc(v):
-    o = bytearray()
-    while True:
-        c = v & 0x7f; v >>= 7
-        o.append(c | (0x80 if v else 0))
-        if not v:
-            return bytes(o)
-
-def fld(n, v):
-    if isinstance(v, int):
-        return enc(n << 3) + enc(v)
-    return enc(n << 3 | 2) + enc(len(v)) + v
+from onnx_pb import enc, fld
 
 def vinfo(name, dt, dims):
     shape = b''.join(fld(1, fld(1, d)) for d in dims)
@@ -962,18 +921,7 @@ python3 - "$TMP" <<'EOF'
 import struct, sys
 tmp = sys.argv[1]
 
-def enc(v):
-    o = bytearray()
-    while True:
-        c = v & 0x7f; v >>= 7
-        o.append(c | (0x80 if v else 0))
-        if not v:
-            return bytes(o)
-
-def fld(n, v):
-    if isinstance(v, int):
-        return enc(n << 3) + enc(v)
-    return enc(n << 3 | 2) + enc(len(v)) + v
+from onnx_pb import enc, fld
 
 def vinfo(name, dims):
     shape = b''.join(fld(1, fld(1, d)) for d in dims)
@@ -1085,18 +1033,7 @@ python3 - "$TMP" <<'EOF'
 import struct, sys
 tmp = sys.argv[1]
 
-def enc(v):
-    o = bytearray()
-    while True:
-        c = v & 0x7f; v >>= 7
-        o.append(c | (0x80 if v else 0))
-        if not v:
-            return bytes(o)
-
-def fld(n, v):
-    if isinstance(v, int):
-        return enc(n << 3) + enc(v)
-    return enc(n << 3 | 2) + enc(len(v)) + v
+from onnx_pb import enc, fld
 
 def vinfo(name, elem, dims):
     shape = b''.join(fld(1, fld(1, d)) for d in dims)
