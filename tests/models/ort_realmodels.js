@@ -17,27 +17,9 @@
 // Prints "N passed, N failed".
 const path = require('path');
 const fs = require('fs');
-const cache = process.env.NPU_CACHE || path.join(process.env.HOME, '.cache', 'npu');
-const ort = require(path.join(cache, 'ort', 'node_modules', 'onnxruntime-node'));
+const { ort, check, lcg, write: save, run } = require('./ort_common.js');
 
-let passed = 0, failed = 0;
-function check(ok, what, detail) {
-  if (ok) { passed++; console.log('ok - ' + what); }
-  else { failed++; console.log('not ok - ' + what + ': ' + detail); }
-}
-
-// Same LCG as tests/models/model_test.c.
-function lcg(seed) {
-  return () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return (seed >>> 8) & 0xffff;
-  };
-}
 const stem = (n) => n.replace(/[^A-Za-z0-9._-]/g, '_');
-function save(dir, name, t) {
-  fs.writeFileSync(path.join(dir, name + '.bin'),
-                   Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
-}
 
 // A mel spectrogram as openWakeWord's melspectrogram model leaves it
 // (log scale, about -4..4): smooth bands that drift over time, plus noise.
@@ -336,7 +318,5 @@ async function main() {
   await sileroStream(dir, out);
   await sileroV5Stream(dir, out);
   await owwChain(dir, out);
-  console.log(passed + ' passed, ' + failed + ' failed');
-  process.exit(failed ? 1 : 0);
 }
-main();
+run(main);
