@@ -16,7 +16,8 @@
 # exported from torch.jit.script) on every path, against onnxruntime, and
 # the run-time output size models (tests/models/dynout: boolean
 # indexing, torch.nonzero and torch.unique as PyTorch exports them, an NMS
-# tail) through npu-run --cpu-fallback against onnxruntime.
+# tail) through npu-run --cpu-fallback against onnxruntime, and the kernel
+# CI's host-step model (tests/guest/hoststep) likewise.
 MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
 # openWakeWord's speech embedding (tf2onnx, input float32[?,76,32,1]), from
@@ -116,6 +117,9 @@ check-models: models $(MODEL_TEST) $(TF_PARSE) $(GEN_TEST) $(BUILD)/bin/npu-run
 	@rm -rf $(BUILD)/models-ref/dynout && mkdir -p $(BUILD)/models-ref/dynout
 	@node tests/models/ort_dynout.js $(DYN_DIR) $(BUILD)/models-ref/dynout
 	@tests/models/npu_run_dynout.sh $(DYN_DIR) $(BUILD)/models-ref/dynout $(BUILD)/bin/npu-run
+	@rm -rf $(BUILD)/models-ref/hoststep && mkdir -p $(BUILD)/models-ref/hoststep
+	@node tests/models/ort_hoststep.js tests/guest/hoststep/conv_det_add.onnx $(BUILD)/models-ref/hoststep
+	@tests/models/npu_run_hoststep.sh tests/guest/hoststep/conv_det_add.onnx $(BUILD)/models-ref/hoststep $(BUILD)/bin/npu-run
 
 # Regenerate the committed run-time output size test models (byte for byte;
 # Debian's torch and onnx, installed by transformer-models).  Not part of any check.
