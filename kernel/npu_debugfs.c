@@ -18,6 +18,7 @@
 #include "npu_ctx.h"
 #include "npu_device.h"
 #include "npu_gem.h"
+#include "npu_recover.h"
 
 /* ---- sysfs ---- */
 

@@ -18,60 +18,16 @@
 
 #include "npu/npu_hw.h"
 #include "npu_accel.h"
+#include "npu_queue.h"
 
 #define NPU_DRIVER_NAME		"npu"
 #define NPU_DRIVER_DESC		"M100 dataflow NPU"
 #define NPU_DRIVER_MAJOR	1
 #define NPU_DRIVER_MINOR	0
 
-/* Ring entries per queue; at most NPU_JOBS_IN_FLIGHT are in use at once. */
-#define NPU_RING_LOG2		6
-#define NPU_RING_ENTRIES	BIT(NPU_RING_LOG2)
-#define NPU_JOBS_IN_FLIGHT	32
-
 /* Device address range handed out to BOs (39-bit device VA). */
 #define NPU_VA_START		BIT_ULL(20)
 #define NPU_VA_END		BIT_ULL(NPU_MMU_VA_BITS)
-
-struct npu_device;
-
-/**
- * struct npu_queue - one hardware task queue and its scheduler
- * @ndev: owner.
- * @index: queue number.
- * @sched: the DRM scheduler feeding this queue.
- * @ring: CPU view of the ring (NPU_RING_ENTRIES descriptors).
- * @ring_dma: its bus address.
- * @comp: completion records, one per ring entry.
- * @comp_dma: their bus address.
- * @lock: protects @inflight, @tail, @hw_seqno, @last_done_ns and @hung.
- * @inflight: jobs written to the ring and not yet completed, oldest first.
- * @tail: next ring index the driver writes.
- * @hw_seqno: last sequence number given to a descriptor.
- * @last_done_ns: when the last job of this queue completed (busy time).
- * @hung: fault injection: the doorbell is held back until the next reset.
- * @progress: NPU_Q_TASKS at the last timeout check (timeout work only).
- * @fence_context: dma_fence context of the hardware fences.
- * @contexts: how many contexts use this queue (protected by ndev->ctx_lock).
- */
-struct npu_queue {
-	struct npu_device *ndev;
-	unsigned int index;
-	struct drm_gpu_scheduler sched;
-	struct npu_hw_task *ring;
-	dma_addr_t ring_dma;
-	struct npu_hw_completion *comp;
-	dma_addr_t comp_dma;
-	spinlock_t lock;	/* inflight, tail, hw_seqno, last_done_ns, hung */
-	struct list_head inflight;
-	u32 tail;
-	u64 hw_seqno;
-	u64 last_done_ns;
-	bool hung;
-	u64 progress;
-	u64 fence_context;
-	unsigned int contexts;
-};
 
 /**
  * struct npu_stats - device-wide counters, all atomic
@@ -168,19 +124,11 @@ static inline u64 npu_rd64(struct npu_device *ndev, u32 off)
 	return v;
 }
 
-/* npu_hw.c */
+/* npu_hw.c: register level, calls nothing above it */
 int npu_hw_init(struct npu_device *ndev);
 int npu_hw_reset(struct npu_device *ndev);
 void npu_hw_start_queues(struct npu_device *ndev);
-int npu_hw_irq_init(struct npu_device *ndev);
 void npu_hw_fini(struct npu_device *ndev);
-
-/* npu_job.c */
-int npu_sched_init(struct npu_device *ndev);
-void npu_sched_fini(struct npu_device *ndev);
-void npu_queue_process(struct npu_queue *q);
-void npu_queue_cancel(struct npu_queue *q, int error);
-int npu_recover(struct npu_device *ndev, struct drm_sched_job *bad);
 
 /* npu_debugfs.c */
 void npu_debugfs_init(struct npu_device *ndev);

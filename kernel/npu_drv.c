@@ -6,6 +6,7 @@
  * Copyright (c) 2026 The M100 NPU authors
  */
 
+#include <linux/cleanup.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
@@ -22,7 +23,8 @@
 #include "npu_device.h"
 #include "npu_file.h"
 #include "npu_gem.h"
-#include "npu_job.h"
+#include "npu_queue.h"
+#include "npu_submit.h"
 
 static int npu_open(struct drm_device *dev, struct drm_file *file)
 {
@@ -252,17 +254,29 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ndev->pdev = pdev;
 	ndev->regs = pcim_iomap_table(pdev)[0];
 	pci_set_drvdata(pdev, ndev);
-	mutex_init(&ndev->reset_lock);
+	ret = drmm_mutex_init(&ndev->drm, &ndev->reset_lock);
+	if (ret)
+		return ret;
+	ret = drmm_mutex_init(&ndev->drm, &ndev->ctx_lock);
+	if (ret)
+		return ret;
+	ret = drmm_mutex_init(&ndev->drm, &ndev->bo_lock);
+	if (ret)
+		return ret;
 	spin_lock_init(&ndev->reg64_lock);
-	mutex_init(&ndev->ctx_lock);
-	mutex_init(&ndev->bo_lock);
 	INIT_LIST_HEAD(&ndev->bos);
 	xa_init_flags(&ndev->contexts, XA_FLAGS_ALLOC1);
 	ida_init(&ndev->asids);
 
-	ret = npu_hw_init(ndev);
+	scoped_guard(mutex, &ndev->reset_lock)
+		ret = npu_hw_init(ndev);
 	if (ret)
 		return ret;
+	ret = npu_queue_init(ndev);
+	if (ret)
+		return ret;
+	scoped_guard(mutex, &ndev->reset_lock)
+		npu_hw_start_queues(ndev);
 	ndev->free_clusters = ndev->info.healthy_mask;
 	drm_mm_init(&ndev->sram_mm, 0, ndev->info.sram_size);
 	ret = npu_sched_init(ndev);
@@ -273,7 +287,7 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = drmm_add_action_or_reset(&ndev->drm, npu_drm_release, NULL);
 	if (ret)
 		return ret;
-	ret = npu_hw_irq_init(ndev);
+	ret = npu_queue_irq_init(ndev);
 	if (ret)
 		return ret;
 	ret = drm_dev_register(&ndev->drm, 0);
@@ -294,12 +308,11 @@ static void npu_remove(struct pci_dev *pdev)
 	struct npu_device *ndev = pci_get_drvdata(pdev);
 
 	drm_dev_unplug(&ndev->drm);
-	mutex_lock(&ndev->reset_lock);
+	guard(mutex)(&ndev->reset_lock);
 	npu_hw_fini(ndev);
 	/* Jobs on the hardware are lost; queued ones fail in run_job. */
 	for (unsigned int i = 0; i < NPU_HW_NUM_QUEUES; i++)
 		npu_queue_cancel(&ndev->queues[i], -ENODEV);
-	mutex_unlock(&ndev->reset_lock);
 }
 
 static const struct pci_device_id npu_pci_ids[] = {

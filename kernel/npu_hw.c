@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * Hardware bring-up: rings, reset, queue programming, interrupts.
+ * Register level: identity and geometry, reset, queue programming,
+ * interrupt enable.  A leaf: nothing here calls into the queue, recovery
+ * or submit code.
  *
  * Copyright (c) 2026 The M100 NPU authors
  */
 
-#include <linux/dma-mapping.h>
-#include <linux/interrupt.h>
 #include <linux/iopoll.h>
+#include <linux/lockdep.h>
 #include <drm/drm_print.h>
 
 #include "npu_device.h"
@@ -18,6 +19,7 @@
  * npu_hw_reset - full device reset, then wait until it is ready
  * @ndev: the device.
  *
+ * Context: npu_device.reset_lock held.
  * Return: 0, or -EIO if the device did not come back.
  */
 int npu_hw_reset(struct npu_device *ndev)
@@ -25,6 +27,7 @@ int npu_hw_reset(struct npu_device *ndev)
 	u32 status;
 	int ret;
 
+	lockdep_assert_held(&ndev->reset_lock);
 	npu_wr(ndev, NPU_REG_RESET, NPU_RESET_MAGIC);
 	ret = readl_poll_timeout(ndev->regs + NPU_REG_STATUS, status,
 				 status & NPU_STATUS_READY, 10,
@@ -34,9 +37,15 @@ int npu_hw_reset(struct npu_device *ndev)
 	return ret ? -EIO : 0;
 }
 
-/* Point every queue at its ring and enable interrupts (after a reset). */
+/**
+ * npu_hw_start_queues - point every queue at its ring, enable interrupts
+ * @ndev: the device, after a reset; the rings are allocated.
+ *
+ * Context: npu_device.reset_lock held.
+ */
 void npu_hw_start_queues(struct npu_device *ndev)
 {
+	lockdep_assert_held(&ndev->reset_lock);
 	for (unsigned int i = 0; i < NPU_HW_NUM_QUEUES; i++) {
 		struct npu_queue *q = &ndev->queues[i];
 
@@ -87,14 +96,14 @@ static void npu_hw_read_info(struct npu_device *ndev)
 }
 
 /**
- * npu_hw_init - identify the device, reset it, set up its rings
+ * npu_hw_init - identify the device, reset it, read its geometry
  * @ndev: the device, BAR0 mapped.
  *
+ * Context: npu_device.reset_lock held.
  * Return: 0, -ENODEV for an unknown device or version, or an errno.
  */
 int npu_hw_init(struct npu_device *ndev)
 {
-	struct device *dev = ndev->drm.dev;
 	u32 id = npu_rd(ndev, NPU_REG_ID);
 	u32 ver = npu_rd(ndev, NPU_REG_VERSION);
 	int ret;
@@ -121,81 +130,18 @@ int npu_hw_init(struct npu_device *ndev)
 			ndev->info.defect_mask);
 		return -ENODEV;
 	}
-
-	for (unsigned int i = 0; i < NPU_HW_NUM_QUEUES; i++) {
-		struct npu_queue *q = &ndev->queues[i];
-
-		q->ndev = ndev;
-		q->index = i;
-		spin_lock_init(&q->lock);
-		INIT_LIST_HEAD(&q->inflight);
-		q->ring = dmam_alloc_coherent(dev, NPU_RING_ENTRIES * sizeof(*q->ring),
-					      &q->ring_dma, GFP_KERNEL);
-		q->comp = dmam_alloc_coherent(dev, NPU_RING_ENTRIES * sizeof(*q->comp),
-					      &q->comp_dma, GFP_KERNEL);
-		if (!q->ring || !q->comp)
-			return -ENOMEM;
-	}
-	ndev->null_pt = dmam_alloc_coherent(dev, NPU_MMU_PAGE_SIZE,
-					    &ndev->null_pt_dma, GFP_KERNEL);
-	if (!ndev->null_pt)
-		return -ENOMEM;
-	npu_hw_start_queues(ndev);
 	return 0;
-}
-
-static irqreturn_t npu_irq(int irq, void *arg)
-{
-	struct npu_device *ndev = arg;
-	u32 status = npu_rd(ndev, NPU_REG_IRQ_STATUS);
-
-	if (!status || status == ~0u)
-		return IRQ_NONE;
-	/* Acknowledge first: an event arriving meanwhile raises it again. */
-	npu_wr(ndev, NPU_REG_IRQ_STATUS, status);
-	if (status & NPU_IRQ_MMU_FAULT) {
-		u32 fs = npu_rd(ndev, NPU_REG_FAULT_STATUS);
-
-		drm_dbg_driver(&ndev->drm, "MMU fault: queue %u asid %u %s at 0x%llx\n",
-			       NPU_FAULT_QUEUE(fs), NPU_FAULT_ASID(fs),
-			       fs & NPU_FAULT_WRITE ? "write" : "read",
-			       npu_rd64(ndev, NPU_REG_FAULT_ADDR_LO));
-		npu_wr(ndev, NPU_REG_FAULT_CLEAR, 1);
-	}
-	for (unsigned int i = 0; i < NPU_HW_NUM_QUEUES; i++)
-		npu_queue_process(&ndev->queues[i]);
-	return IRQ_HANDLED;
 }
 
 /**
- * npu_hw_irq_init - MSI-X (one vector per queue plus errors), else MSI,
- * else INTx; every vector runs the same handler.
+ * npu_hw_fini - quiesce the device at remove: no more DMA or interrupts
  * @ndev: the device.
  *
- * Return: 0 or an errno.
+ * Context: npu_device.reset_lock held.
  */
-int npu_hw_irq_init(struct npu_device *ndev)
-{
-	struct pci_dev *pdev = ndev->pdev;
-	int nvec, ret;
-
-	nvec = pci_alloc_irq_vectors(pdev, 1, NPU_MSIX_VECTORS, PCI_IRQ_ALL_TYPES);
-	if (nvec < 0)
-		return nvec;
-	for (int i = 0; i < nvec; i++) {
-		ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, i), npu_irq,
-				       IRQF_SHARED, NPU_DRIVER_NAME, ndev);
-		if (ret)
-			return ret;
-	}
-	drm_dbg_driver(&ndev->drm, "%d %s interrupt vector(s)\n", nvec,
-		       pdev->msix_enabled ? "MSI-X" : pdev->msi_enabled ? "MSI" : "INTx");
-	return 0;
-}
-
-/* Quiesce the device at remove: no more DMA or interrupts. */
 void npu_hw_fini(struct npu_device *ndev)
 {
+	lockdep_assert_held(&ndev->reset_lock);
 	npu_wr(ndev, NPU_REG_IRQ_MASK, 0);
 	npu_hw_reset(ndev);
 }

@@ -45,7 +45,9 @@ struct npu_job {
 	int guilty_error;
 };
 
-int npu_ioctl_submit(struct drm_device *dev, void *data,
-		     struct drm_file *file);
+static inline struct npu_job *to_npu_job(struct drm_sched_job *sched_job)
+{
+	return container_of(sched_job, struct npu_job, base);
+}
 
 #endif /* NPU_JOB_H */
