@@ -29,6 +29,8 @@
 #define NPU_VA_START		BIT_ULL(20)
 #define NPU_VA_END		BIT_ULL(NPU_MMU_VA_BITS)
 
+struct npu_dump;
+
 /**
  * struct npu_stats - device-wide counters, all atomic
  */
@@ -74,6 +76,10 @@ struct npu_stats {
  * @inject_reset_fail: fault injection: number of next reset attempts that
  *	report failure.
  * @debugfs: the driver's debugfs directory.
+ * @dump_lock: protects @dump_pending.
+ * @dump_pending: device state captured for a devcoredump, waiting for
+ *	@dump_work (npu_coredump.c).
+ * @dump_work: hands @dump_pending to dev_coredumpv() in process context.
  */
 struct npu_device {
 	struct drm_device drm;
@@ -98,6 +104,9 @@ struct npu_device {
 	atomic_t inject_fault;
 	atomic_t inject_reset_fail;
 	struct dentry *debugfs;
+	spinlock_t dump_lock;		/* dump_pending */
+	struct npu_dump *dump_pending;
+	struct work_struct dump_work;
 };
 
 #define to_npu_device(d) container_of(d, struct npu_device, drm)

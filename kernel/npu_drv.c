@@ -19,6 +19,7 @@
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
+#include "npu_coredump.h"
 #include "npu_ctx.h"
 #include "npu_device.h"
 #include "npu_file.h"
@@ -287,6 +288,9 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = drmm_add_action_or_reset(&ndev->drm, npu_drm_release, NULL);
 	if (ret)
 		return ret;
+	ret = npu_coredump_init(ndev);
+	if (ret)
+		return ret;
 	ret = npu_queue_irq_init(ndev);
 	if (ret)
 		return ret;
@@ -313,6 +317,7 @@ static void npu_remove(struct pci_dev *pdev)
 	/* Jobs on the hardware are lost; queued ones fail in run_job. */
 	for (unsigned int i = 0; i < NPU_HW_NUM_QUEUES; i++)
 		npu_queue_cancel(&ndev->queues[i], -ENODEV);
+	npu_coredump_cancel(ndev);
 }
 
 static const struct pci_device_id npu_pci_ids[] = {

@@ -16,6 +16,7 @@ struct npu_ctx;
  * @bos: every BO the job uses, the command BO included (references).
  * @bo_count: entries in @bos.
  * @prog_va: device address of the program.
+ * @cmd_offset: offset of the program in the command BO (bos[0]).
  * @prog_size: its size.
  * @timeout_cycles: the device's cycle budget for the task.
  * @link: entry in npu_queue.inflight (under npu_queue.lock).
@@ -33,6 +34,7 @@ struct npu_job {
 	struct drm_gem_object **bos;
 	u32 bo_count;
 	u64 prog_va;
+	u32 cmd_offset;
 	u32 prog_size;
 	u64 timeout_cycles;
 	struct list_head link;

@@ -21,6 +21,7 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
 
+#include "npu_coredump.h"
 #include "npu_ctx.h"
 #include "npu_device.h"
 #include "npu_file.h"
@@ -29,6 +30,7 @@
 #include "npu_queue.h"
 #include "npu_recover.h"
 #include "npu_submit.h"
+#include "npu_trace.h"
 
 static const char * const npu_queue_names[NPU_HW_NUM_QUEUES] = {
 	"npu-q0", "npu-q1", "npu-q2", "npu-q3",
@@ -179,6 +181,7 @@ static void npu_job_done_locked(struct npu_queue *q, struct npu_job *job,
 	}
 	job->hw_done = true;
 	job->hw_error = error;
+	trace_npu_job_done(job, error, cycles);
 	npu_job_signal_locked(q, job, 0);
 }
 
@@ -196,11 +199,19 @@ void npu_queue_process(struct npu_queue *q)
 	list_for_each_entry_safe(job, tmp, &q->inflight, link) {
 		struct npu_hw_completion *c = &q->comp[job->slot];
 
+		int error;
+
 		if (READ_ONCE(c->seqno) != job->hw_seqno)
 			break;
 		dma_rmb();	/* the record before its seqno */
-		npu_job_done_locked(q, job, npu_status_errno(c->status),
-				    c->cycles);
+		error = npu_status_errno(c->status);
+		if (c->status == NPU_TASK_MMU_FAULT)
+			npu_coredump_capture(q, job, NPU_COREDUMP_MMU_FAULT, error);
+		else if (c->status == NPU_TASK_BUS_ERROR ||
+			 c->status == NPU_TASK_INTERNAL)
+			npu_coredump_capture(q, job, NPU_COREDUMP_DEVICE_ERROR,
+					     error);
+		npu_job_done_locked(q, job, error, c->cycles);
 	}
 }
 
@@ -224,6 +235,8 @@ void npu_queue_cancel(struct npu_queue *q, int error)
 		npu_job_signal_locked(q, job, error);
 	q->tail = 0;
 	q->hung = false;
+	q->fault_status = 0;
+	q->fault_addr = 0;
 	q->progress = 0;
 }
 
@@ -270,6 +283,7 @@ static void npu_queue_write_locked(struct npu_queue *q, struct npu_job *job,
 	job->slot = slot;
 	job->start_ns = ktime_get_ns();
 	list_add_tail(&job->link, &q->inflight);
+	trace_npu_job_run(job);
 	q->tail = (slot + 1) % NPU_RING_ENTRIES;
 	if (atomic_dec_if_positive(&ndev->inject_hang) >= 0)
 		q->hung = true;
@@ -391,12 +405,20 @@ static irqreturn_t npu_irq(int irq, void *arg)
 	npu_wr(ndev, NPU_REG_IRQ_STATUS, status);
 	if (status & NPU_IRQ_MMU_FAULT) {
 		u32 fs = npu_rd(ndev, NPU_REG_FAULT_STATUS);
+		u64 addr = npu_rd64(ndev, NPU_REG_FAULT_ADDR_LO);
 
 		drm_dbg_driver(&ndev->drm, "MMU fault: queue %u asid %u %s at 0x%llx\n",
 			       NPU_FAULT_QUEUE(fs), NPU_FAULT_ASID(fs),
-			       fs & NPU_FAULT_WRITE ? "write" : "read",
-			       npu_rd64(ndev, NPU_REG_FAULT_ADDR_LO));
+			       fs & NPU_FAULT_WRITE ? "write" : "read", addr);
+		trace_npu_mmu_fault(fs, addr);
 		npu_wr(ndev, NPU_REG_FAULT_CLEAR, 1);
+		if (NPU_FAULT_QUEUE(fs) < NPU_HW_NUM_QUEUES) {
+			struct npu_queue *q = &ndev->queues[NPU_FAULT_QUEUE(fs)];
+
+			guard(spinlock_irqsave)(&q->lock);
+			q->fault_status = fs;
+			q->fault_addr = addr;
+		}
 	}
 	for (unsigned int i = 0; i < NPU_HW_NUM_QUEUES; i++)
 		npu_queue_process(&ndev->queues[i]);

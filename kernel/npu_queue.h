@@ -27,7 +27,8 @@ struct npu_device;
  * @ring_dma: its bus address.
  * @comp: completion records, one per ring entry.
  * @comp_dma: their bus address.
- * @lock: protects @inflight, @tail, @hw_seqno, @last_done_ns and @hung, the
+ * @lock: protects @inflight, @tail, @hw_seqno, @last_done_ns, @hung and
+ *	the fault latch (@fault_status, @fault_addr), the
  *	ring and completion slots of in-flight jobs, and the hardware fences
  *	(their dma_fence lock).
  * @inflight: jobs written to the ring and not yet completed, oldest first.
@@ -35,6 +36,9 @@ struct npu_device;
  * @hw_seqno: last sequence number given to a descriptor.
  * @last_done_ns: when the last job of this queue completed (busy time).
  * @hung: fault injection: the doorbell is held back until the next reset.
+ * @fault_status: NPU_REG_FAULT_STATUS of the last MMU fault of this queue,
+ *	latched by the interrupt handler for the coredump (0: none).
+ * @fault_addr: NPU_REG_FAULT_ADDR of that fault.
  * @progress: NPU_Q_TASKS at the last timeout check (timeout work only,
  *	which runs on the ordered npu_device.reset_wq).
  * @fence_context: dma_fence context of the hardware fences.
@@ -48,12 +52,14 @@ struct npu_queue {
 	dma_addr_t ring_dma;
 	struct npu_hw_completion *comp;
 	dma_addr_t comp_dma;
-	spinlock_t lock;	/* inflight, tail, hw_seqno, last_done_ns, hung */
+	spinlock_t lock;	/* inflight, ring slots, hw fences, fault latch */
 	struct list_head inflight;
 	u32 tail;
 	u64 hw_seqno;
 	u64 last_done_ns;
 	bool hung;
+	u32 fault_status;
+	u64 fault_addr;
 	u64 progress;
 	u64 fence_context;
 	unsigned int contexts;

@@ -18,11 +18,13 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
 
+#include "npu_coredump.h"
 #include "npu_ctx.h"
 #include "npu_device.h"
 #include "npu_job.h"
 #include "npu_queue.h"
 #include "npu_recover.h"
+#include "npu_trace.h"
 
 unsigned int npu_job_timeout_ms = 2000;
 module_param_named(job_timeout_ms, npu_job_timeout_ms, uint, 0444);
@@ -73,6 +75,10 @@ enum drm_gpu_sched_stat npu_recover_timedout_job(struct drm_sched_job *sched_job
 
 	drm_warn(&ndev->drm, "queue %u: no progress for %u ms (context %u): resetting the device\n",
 		 q->index, npu_job_timeout_ms, job->ctx->id);
+	trace_npu_job_timeout(job, npu_job_timeout_ms);
+	/* The registers before the reset clears them. */
+	scoped_guard(spinlock_irqsave, &q->lock)
+		npu_coredump_capture(q, job, NPU_COREDUMP_TIMEOUT, -ETIMEDOUT);
 	npu_recover(ndev, sched_job);
 	drm_dev_exit(idx);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
@@ -130,6 +136,8 @@ int npu_recover(struct npu_device *ndev, struct drm_sched_job *bad)
 			break;
 		drm_warn(&ndev->drm, "reset attempt %u failed: %d\n", i + 1, ret);
 	}
+	trace_npu_reset(bad ? (int)to_npu_job(bad)->ctx->queue->index : -1,
+			min(i + 1, 3u), ret);
 	atomic64_inc(&ndev->stats.resets);
 
 	/* Jobs the reset interrupted run again from the start. */

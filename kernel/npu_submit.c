@@ -25,6 +25,7 @@
 #include "npu_mmu.h"
 #include "npu_recover.h"
 #include "npu_submit.h"
+#include "npu_trace.h"
 
 /**
  * npu_job_release - drop what a job holds and free it
@@ -230,6 +231,7 @@ int npu_ioctl_submit(struct drm_device *dev, void *data,
 	job->ctx = ctx;
 	INIT_LIST_HEAD(&job->link);
 	job->prog_size = args->cmd_size;
+	job->cmd_offset = args->cmd_offset;
 	ms = args->timeout_ms ? args->timeout_ms : npu_job_timeout_ms;
 	job->timeout_cycles = min_t(u64, ms * 1000 * ndev->info.clock_mhz,
 				    NPU_TASK_MAX_TIMEOUT);
@@ -299,6 +301,7 @@ int npu_ioctl_submit(struct drm_device *dev, void *data,
 		atomic64_inc(&ctx->jobs_submitted);
 		atomic64_inc(&ndev->stats.jobs_submitted);
 		args->seqno = finished->seqno;
+		trace_npu_job_submit(job);
 		/* From here on the scheduler owns the job. */
 		drm_sched_entity_push_job(&job->base);
 	}
