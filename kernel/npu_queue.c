@@ -205,9 +205,11 @@ void npu_queue_process(struct npu_queue *q)
 			break;
 		dma_rmb();	/* the record before its seqno */
 		error = npu_status_errno(c->status);
-		if (c->status == NPU_TASK_MMU_FAULT)
+		if (c->status == NPU_TASK_MMU_FAULT) {
 			npu_coredump_capture(q, job, NPU_COREDUMP_MMU_FAULT, error);
-		else if (c->status == NPU_TASK_BUS_ERROR ||
+			q->fault_status = 0;	/* the latch is this job's */
+			q->fault_addr = 0;
+		} else if (c->status == NPU_TASK_BUS_ERROR ||
 			 c->status == NPU_TASK_INTERNAL)
 			npu_coredump_capture(q, job, NPU_COREDUMP_DEVICE_ERROR,
 					     error);

@@ -37,7 +37,8 @@ struct npu_device;
  * @last_done_ns: when the last job of this queue completed (busy time).
  * @hung: fault injection: the doorbell is held back until the next reset.
  * @fault_status: NPU_REG_FAULT_STATUS of the last MMU fault of this queue,
- *	latched by the interrupt handler for the coredump (0: none).
+ *	latched by the interrupt handler for the coredump; cleared when a job
+ *	completes with an MMU fault, and by a reset (0: none).
  * @fault_addr: NPU_REG_FAULT_ADDR of that fault.
  * @progress: NPU_Q_TASKS at the last timeout check (timeout work only,
  *	which runs on the ordered npu_device.reset_wq).

@@ -327,6 +327,7 @@ START_TEST(coredump_mmu_fault)
 	gt_begin("coredump_mmu_fault");
 	char bdf[64], name[64];
 	struct cd_job j;
+	uint32_t fst;
 	char *dump;
 
 	if (!cd_need("coredump_mmu_fault", "inject_fault"))
@@ -340,6 +341,18 @@ START_TEST(coredump_mmu_fault)
 	ck_assert_uint_eq(cd_u64(dump, "comp.seqno"), cd_u64(dump, "hw_seqno"));
 	ck_assert_int_eq(cd_num(dump, "comp.status"), NPU_TASK_MMU_FAULT);
 	ck_assert_uint_ne(cd_u64(dump, "comp.fault_addr"), 0);
+	/* The fault registers as the interrupt handler latched them, when
+	 * that interrupt came first (it normally does: one interrupt). */
+	fst = cd_u64(dump, "fault.status");
+	fprintf(stderr, "coredump_mmu_fault: fault.status 0x%x fault.addr 0x%" PRIx64
+		" comp.fault_addr 0x%" PRIx64 " task.prog_va 0x%" PRIx64 "\n", fst,
+		cd_u64(dump, "fault.addr"), cd_u64(dump, "comp.fault_addr"),
+		cd_u64(dump, "task.prog_va"));
+	if (fst) {
+		ck_assert_msg(fst & NPU_FAULT_VALID, "fault.status 0x%x without VALID", fst);
+		ck_assert_uint_eq(NPU_FAULT_QUEUE(fst), j.cc.queue);
+		ck_assert_uint_eq(cd_u64(dump, "fault.addr"), cd_u64(dump, "comp.fault_addr"));
+	}
 	free(dump);
 	cd_dismiss_checked(bdf, name);
 	cd_job_fini(&j);
