@@ -56,7 +56,9 @@ struct npu_stats {
  * @queues: the task queues.
  * @reset_wq: ordered workqueue running every scheduler's timeout work, so
  *	device-wide resets never race each other.
- * @reset_lock: serialises device resets (timeouts, debugfs, remove).
+ * @reset_lock: serialises device resets and queue (re)programming
+ *	(timeouts, debugfs, probe, remove): npu_hw_reset(),
+ *	npu_hw_start_queues(), npu_hw_fini() and npu_queue_cancel() assert it.
  * @reg64_lock: serialises reads of 64-bit register pairs: every _LO read
  *	latches its _HI half in one latch shared by all pairs.
  * @null_pt: an empty top-level page table (fault injection).
@@ -88,7 +90,7 @@ struct npu_device {
 	struct drm_npu_device_info info;
 	struct npu_queue queues[NPU_HW_NUM_QUEUES];
 	struct workqueue_struct *reset_wq;
-	struct mutex reset_lock;	/* one device reset at a time */
+	struct mutex reset_lock;	/* resets, queue programming */
 	spinlock_t reg64_lock;		/* the shared _HI latch */
 	u64 *null_pt;
 	dma_addr_t null_pt_dma;
