@@ -141,7 +141,17 @@ int npu_pm_get(struct npu_device *ndev)
  */
 bool npu_pm_get_if_active(struct npu_device *ndev)
 {
-	return pm_runtime_get_if_active(ndev->drm.dev) > 0;
+	struct device *dev = ndev->drm.dev;
+	int ret = pm_runtime_get_if_active(dev);
+
+	if (ret > 0)
+		return true;
+	/* Runtime PM disabled (or not built): powered unless suspended. */
+	if (ret < 0 && !pm_runtime_suspended(dev)) {
+		pm_runtime_get_noresume(dev);
+		return true;
+	}
+	return false;
 }
 
 /**
