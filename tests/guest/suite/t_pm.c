@@ -275,6 +275,68 @@ START_TEST(pm_state_survives)
 }
 END_TEST
 
+/* Rewrite c's program: @to_sram: src BO -> SRAM window offset 0, else back. */
+static void sram_prog(struct gt_copy *c, bool to_sram)
+{
+	struct npu_hw_insn *in;
+
+	c->prog_size = gt_build_copy(c->cmd.map, c->src.dev_addr,
+				     c->dst.dev_addr, c->bytes);
+	in = (struct npu_hw_insn *)((uint8_t *)c->cmd.map +
+				    sizeof(struct npu_hw_prog));
+	in->opnd[to_sram ? NPU_OPND_DST : NPU_OPND_SRC0].space = NPU_SPACE_SRAM;
+	in->opnd[to_sram ? NPU_OPND_DST : NPU_OPND_SRC0].base = 0;
+}
+
+static int run_sram(struct gt_copy *c, uint32_t ctx, bool to_sram)
+{
+	sram_prog(c, to_sram);
+	return gt_run_copy(c, ctx, 0);
+}
+
+/*
+ * On-chip memory lives as long as the power: what a job left in its SRAM
+ * window is there for the next job of the context while the device is
+ * kept awake, and gone (zeros) after a suspend to D3hot.
+ */
+START_TEST(pm_sram_lost_in_d3)
+{
+	gt_begin("pm_sram_lost_in_d3");
+	int delay = need_pm();
+	const uint64_t bytes = 4096;
+	struct drm_npu_ctx_create cc;
+	struct gt_copy c;
+	int64_t bad;
+	int rc, rc2;
+
+	if (delay < 0)
+		return;
+	new_ctx(G.fd, &cc);
+	if (cc.sram_size < bytes)
+		GT_SKIP("SRAM window of %u bytes", cc.sram_size);
+	ck_assert_msg(gt_copy_init(G.fd, &c, bytes, 91) == 0, "%s", gt_msg);
+	rc = write_attr("power/control", "on");
+	ck_assert_msg(rc == 0, "writing on to power/control: %s", strerror(-rc));
+	rc = run_sram(&c, cc.ctx_id, true);
+	memset(c.dst.map, 0xee, bytes);
+	rc2 = rc ? rc : run_sram(&c, cc.ctx_id, false);
+	bad = gt_check(c.dst.map, bytes, 91);
+	ck_assert_int_eq(write_attr("power/control", "auto"), 0);
+	ck_assert_msg(rc == 0 && rc2 == 0, "SRAM copies: %s / %s", strerror(-rc),
+		      strerror(-rc2));
+	ck_assert_msg(bad < 0, "awake: SRAM read back wrong at byte %" PRId64, bad);
+
+	wait_suspended(delay, "after the SRAM jobs");
+	memset(c.dst.map, 0xee, bytes);
+	ck_assert_int_eq(run_sram(&c, cc.ctx_id, false), 0);
+	ck_assert_msg(gt_all_zero(c.dst.map, bytes),
+		      "SRAM contents survived D3hot (first byte 0x%02x)",
+		      ((uint8_t *)c.dst.map)[0]);
+	gt_copy_fini(&c);
+	ck_assert_int_eq(gt_ctx_destroy(G.fd, cc.ctx_id), 0);
+}
+END_TEST
+
 /* power/control "on" keeps the device awake; "auto" lets it sleep again. */
 START_TEST(pm_control_on)
 {
@@ -311,6 +373,7 @@ Suite *gt_suite_pm(void)
 	tcase_add_test(tc, pm_idle_suspends);
 	tcase_add_test(tc, pm_state_survives);
 	tcase_add_test(tc, pm_control_on);
+	tcase_add_test(tc, pm_sram_lost_in_d3);
 	gt_add_tcase(s, tc, 60);
 	return s;
 }
