@@ -56,9 +56,9 @@ struct npu_stats {
  * @queues: the task queues.
  * @reset_wq: ordered workqueue running every scheduler's timeout work, so
  *	device-wide resets never race each other.
- * @reset_lock: serialises device resets and queue (re)programming
- *	(timeouts, debugfs, probe, remove): npu_hw_reset(),
- *	npu_hw_start_queues(), npu_hw_fini() and npu_queue_cancel() assert it.
+ * @reset_lock: serialises device resets (timeouts, debugfs, probe, remove):
+ *	npu_hw_reset() and npu_hw_fini() assert it.  Runtime PM does not take
+ *	it (see npu_hw_start_queues()).
  * @reg64_lock: serialises reads of 64-bit register pairs: every _LO read
  *	latches its _HI half in one latch shared by all pairs.
  * @null_pt: an empty top-level page table (fault injection).
@@ -82,6 +82,8 @@ struct npu_stats {
  * @dump_pending: device state captured for a devcoredump, waiting for
  *	@dump_work (npu_coredump.c).
  * @dump_work: hands @dump_pending to dev_coredumpv() in process context.
+ * @pm_suspends: runtime suspends (sysfs npu/suspend_count).
+ * @pm_resumes: runtime resumes (sysfs npu/resume_count).
  */
 struct npu_device {
 	struct drm_device drm;
@@ -90,7 +92,7 @@ struct npu_device {
 	struct drm_npu_device_info info;
 	struct npu_queue queues[NPU_HW_NUM_QUEUES];
 	struct workqueue_struct *reset_wq;
-	struct mutex reset_lock;	/* resets, queue programming */
+	struct mutex reset_lock;	/* one device reset at a time */
 	spinlock_t reg64_lock;		/* the shared _HI latch */
 	u64 *null_pt;
 	dma_addr_t null_pt_dma;
@@ -109,6 +111,8 @@ struct npu_device {
 	spinlock_t dump_lock;		/* dump_pending */
 	struct npu_dump *dump_pending;
 	struct work_struct dump_work;
+	atomic64_t pm_suspends;
+	atomic64_t pm_resumes;
 };
 
 #define to_npu_device(d) container_of(d, struct npu_device, drm)
@@ -140,6 +144,16 @@ int npu_hw_init(struct npu_device *ndev);
 int npu_hw_reset(struct npu_device *ndev);
 void npu_hw_start_queues(struct npu_device *ndev);
 void npu_hw_fini(struct npu_device *ndev);
+void npu_hw_suspend(struct npu_device *ndev);
+int npu_hw_resume(struct npu_device *ndev);
+
+/* npu_pm.c */
+extern const struct dev_pm_ops npu_pm_ops;
+void npu_pm_init(struct npu_device *ndev);
+void npu_pm_fini(struct npu_device *ndev);
+int npu_pm_get(struct npu_device *ndev);
+bool npu_pm_get_if_active(struct npu_device *ndev);
+void npu_pm_put(struct npu_device *ndev);
 
 /* npu_debugfs.c */
 void npu_debugfs_init(struct npu_device *ndev);

@@ -138,6 +138,8 @@ static void npu_job_signal_locked(struct npu_queue *q, struct npu_job *job,
 		dma_fence_set_error(fence, error);
 	dma_fence_signal_locked(fence);
 	dma_fence_put(fence);
+	/* The reference run_job took: the last one lets the device suspend. */
+	npu_pm_put(q->ndev);
 }
 
 /* Account a finished job and signal its hardware fence. */
@@ -225,13 +227,14 @@ void npu_queue_process(struct npu_queue *q)
  * The schedulers are stopped (their callbacks removed) or the device is
  * gone, so nothing waits on these fences any more.
  *
- * Context: npu_device.reset_lock held.
+ * Context: npu_device.reset_lock held (recovery, remove), or runtime
+ * suspend of an idle device, which must not take it (see
+ * npu_hw_start_queues()).
  */
 void npu_queue_cancel(struct npu_queue *q, int error)
 {
 	struct npu_job *job, *tmp;
 
-	lockdep_assert_held(&q->ndev->reset_lock);
 	guard(spinlock_irqsave)(&q->lock);
 	list_for_each_entry_safe(job, tmp, &q->inflight, link)
 		npu_job_signal_locked(q, job, error);
@@ -322,6 +325,13 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 	if (!fence) {
 		drm_dev_exit(idx);
 		return ERR_PTR(-ENOMEM);
+	}
+	/* Held while the job is in flight: dropped in npu_job_signal_locked. */
+	err = npu_pm_get(ndev);
+	if (err) {
+		kfree(fence);
+		drm_dev_exit(idx);
+		return npu_fence_signalled(q, err);
 	}
 	bad_pt = atomic_dec_if_positive(&ndev->inject_fault) >= 0;
 	scoped_guard(spinlock_irqsave, &q->lock)

@@ -15,6 +15,7 @@
 #include <linux/lockdep.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/pm_runtime.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
 
@@ -104,21 +105,13 @@ static void npu_recover_blame(struct npu_device *ndev, struct npu_job *job)
 	atomic64_inc(&job->ctx->jobs_failed);
 }
 
-/**
- * npu_recover - reset the device and restart every queue
- * @ndev: the device.
- * @bad: the job that hung (its fence fails with -ETIMEDOUT), or NULL.
- *
- * Must run on npu_device.reset_wq, like the timeout handlers.
- *
- * Return: 0, or the error of the last failed reset attempt.
- */
-int npu_recover(struct npu_device *ndev, struct drm_sched_job *bad)
+/* npu_recover() with the reset lock held. */
+static int npu_recover_locked(struct npu_device *ndev, struct drm_sched_job *bad)
 {
 	unsigned int i;
 	int ret = 0;
 
-	guard(mutex)(&ndev->reset_lock);
+	lockdep_assert_held(&ndev->reset_lock);
 	for (i = 0; i < NPU_HW_NUM_QUEUES; i++) {
 		struct drm_gpu_scheduler *sched = &ndev->queues[i].sched;
 
@@ -149,5 +142,26 @@ int npu_recover(struct npu_device *ndev, struct drm_sched_job *bad)
 		drm_sched_resubmit_jobs(&ndev->queues[i].sched);
 	for (i = 0; i < NPU_HW_NUM_QUEUES; i++)
 		drm_sched_start(&ndev->queues[i].sched);
+	return ret;
+}
+
+/**
+ * npu_recover - reset the device and restart every queue
+ * @ndev: the device.
+ * @bad: the job that hung (its fence fails with -ETIMEDOUT), or NULL.
+ *
+ * Must run on npu_device.reset_wq, like the timeout handlers.
+ *
+ * Return: 0, or the error of the last failed reset attempt.
+ */
+int npu_recover(struct npu_device *ndev, struct drm_sched_job *bad)
+{
+	int ret;
+
+	/* Awake already (a job in flight, or debugfs resumed it): stay so. */
+	pm_runtime_get_noresume(ndev->drm.dev);
+	scoped_guard(mutex, &ndev->reset_lock)
+		ret = npu_recover_locked(ndev, bad);
+	npu_pm_put(ndev);
 	return ret;
 }

@@ -271,6 +271,7 @@ Suite *gt_suite_recovery(void);
 Suite *gt_suite_fdinfo(void);
 Suite *gt_suite_trace(void);
 Suite *gt_suite_coredump(void);
+Suite *gt_suite_pm(void);
 
 /* Add @tc to @s with the suite's fixture and @timeout seconds. */
 void gt_add_tcase(Suite *s, TCase *tc, double timeout);
