@@ -24,8 +24,11 @@
 #define NPU_DRIVER_MAJOR	1
 #define NPU_DRIVER_MINOR	0
 
-/* Ring entries per queue; at most NPU_JOBS_IN_FLIGHT are in use at once. */
-#define NPU_RING_LOG2		6
+/*
+ * Ring entries per queue; at most NPU_JOBS_IN_FLIGHT jobs are in flight, each
+ * with at most one scrub descriptor before it (npu_scrub.c).
+ */
+#define NPU_RING_LOG2		7
 #define NPU_RING_ENTRIES	BIT(NPU_RING_LOG2)
 #define NPU_JOBS_IN_FLIGHT	32
 
@@ -34,6 +37,7 @@
 #define NPU_VA_END		BIT_ULL(NPU_MMU_VA_BITS)
 
 struct npu_device;
+struct npu_scrub;
 
 /**
  * struct npu_queue - one hardware task queue and its scheduler
@@ -118,6 +122,7 @@ struct npu_stats {
  * @inject_reset_fail: fault injection: number of next reset attempts that
  *	report failure.
  * @debugfs: the driver's debugfs directory.
+ * @scrub: HBSM/SRAM scrub state (npu_scrub.c).
  */
 struct npu_device {
 	struct drm_device drm;
@@ -142,6 +147,7 @@ struct npu_device {
 	atomic_t inject_fault;
 	atomic_t inject_reset_fail;
 	struct dentry *debugfs;
+	struct npu_scrub *scrub;
 };
 
 #define to_npu_device(d) container_of(d, struct npu_device, drm)
