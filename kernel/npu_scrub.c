@@ -272,6 +272,8 @@ void npu_scrub_claim(struct npu_ctx *ctx)
 	bool dirty;
 
 	lockdep_assert_held(&ndev->ctx_lock);
+	if (!s)
+		return;	/* no scrub state (unit tests) */
 	npu_scrub_banks(ctx, &first, &end);
 	dirty = s->dirty_clusters & ctx->cluster_mask ||
 		find_next_bit(s->dirty_sram, end, first) < end;
@@ -295,6 +297,8 @@ void npu_scrub_release(struct npu_ctx *ctx)
 	u32 first, end;
 
 	lockdep_assert_held(&ndev->ctx_lock);
+	if (!s)
+		return;	/* no scrub state (unit tests) */
 	if (!test_bit(NPU_CTX_SCRUB_USED, &ctx->scrub_flags) &&
 	    !test_bit(NPU_CTX_SCRUB_PENDING, &ctx->scrub_flags))
 		return;
@@ -319,6 +323,8 @@ void npu_scrub_write_locked(struct npu_queue *q, struct npu_job *job)
 	u32 slot = q->tail, n = ctx->nclusters;
 
 	lockdep_assert_held(&q->lock);
+	if (!s)
+		return;
 	if (test_and_clear_bit(NPU_CTX_SCRUB_PENDING, &ctx->scrub_flags))
 		job->scrub.needed = true;
 	set_bit(NPU_CTX_SCRUB_USED, &ctx->scrub_flags);
@@ -394,11 +400,13 @@ int npu_scrub_poll_locked(struct npu_queue *q, struct npu_job *job)
 	}
 	spin_unlock_irqrestore(&s->stat_lock, flags);
 	if (job->scrub.error)
-		drm_err_ratelimited(&q->ndev->drm, "queue %u: scrub for context %u failed: status %u detail %u at insn %u\n",
+		drm_err_ratelimited(&q->ndev->drm,
+				    "queue %u: scrub for context %u failed: status %u detail %u insn %u\n",
 				    q->index, job->ctx->id, c->status,
 				    c->detail, c->insn_index);
 	else
-		drm_dbg_driver(&q->ndev->drm, "queue %u: scrubbed %u clusters, %u SRAM bytes: %llu cycles, %llu ns\n",
+		drm_dbg_driver(&q->ndev->drm,
+			       "queue %u: scrubbed %u clusters, %u SRAM bytes: %llu cycles, %llu ns\n",
 			       q->index, job->ctx->nclusters,
 			       (u32)job->ctx->sram.size, c->cycles, ns);
 	return job->scrub.error;

@@ -27,7 +27,8 @@
 #define SC_CMD_SIZE	(64u << 10)
 #define SC_SEED		77u
 #define SC_FILL_VALUE	0x5a5a5a5au
-#define SC_FILL_REPS	400u		/* iterations of the killed job's fill */
+#define SC_CAL_REPS	32u		/* iterations of the calibration fill */
+#define SC_KILL_MS	1500u		/* wanted length of the killed job */
 
 /* A partition as CTX_CREATE returned it. */
 struct sc_part {
@@ -44,6 +45,7 @@ struct sc_io {
 	int fd;
 	struct gt_bo cmd, pat, out;
 	uint32_t regions;	/* HBSM regions read back, then one SRAM */
+	uint32_t timeout_ms;	/* of the next submits (0: default) */
 };
 
 static int sc_ctx(int fd, uint32_t n, struct sc_part *p, unsigned ms)
@@ -131,6 +133,7 @@ static int sc_run(struct sc_io *io, uint32_t ctx_id, uint32_t ninsn, bool wait)
 		.cmd_size = sizeof(struct npu_hw_prog) + ninsn * NPU_INSN_SIZE,
 		.bos = (uintptr_t)refs,
 		.bo_count = 2,
+		.timeout_ms = io->timeout_ms,
 	};
 	uint32_t so;
 	int rc, st;
@@ -388,62 +391,106 @@ START_TEST(scrub_after_close)
 }
 END_TEST
 
+/* A job filling every TPB of logical cluster 0 with SC_FILL_VALUE @reps times. */
+static int sc_fill(struct sc_io *io, const struct sc_part *p, uint32_t reps,
+		   bool wait)
+{
+	struct npu_hw_insn *in = sc_prog(io, 1);
+	struct npu_hw_twu *d = &in[0].opnd[NPU_OPND_DST];
+
+	in[0].unit = NPU_UNIT_DTDU;
+	in[0].opcode = NPU_DTDU_FILL;
+	in[0].cluster_mask = 1;
+	in[0].tpb_mask = (uint8_t)((1u << G.info.tpbs_per_cluster) - 1);
+	in[0].repeat_levels = 1;
+	in[0].params.dtdu.value = SC_FILL_VALUE;
+	d->space = NPU_SPACE_HBSM;
+	d->dtype = NPU_DT_INT32;
+	d->nlevels = 2;
+	d->level[0].step = 4;
+	d->level[0].final = (int32_t)G.info.hbsm_size - 4;
+	d->level[1].final = (int32_t)reps;	/* broadcast level: the repeat */
+	return sc_run(io, p->ctx_id, 1, wait);
+}
+
+/* What child A reports once its long job is submitted. */
+struct sc_child {
+	struct sc_part a;
+	uint32_t reps;
+	int64_t cal_ns;
+};
+
+static void sc_child_a(int wfd)
+{
+	struct sc_child r;
+	struct sc_io io;
+	int64_t t0;
+	int fa = gt_open();
+
+	memset(&r, 0, sizeof(r));
+	if (fa < 0 || sc_ctx(fa, 1, &r.a, 10000) || sc_io_init(fa, &io) ||
+	    sc_write(&io, &r.a))
+		_exit(1);
+	/* Calibrate: the long job should run about SC_KILL_MS. */
+	io.timeout_ms = DRM_NPU_MAX_TIMEOUT_MS;
+	t0 = gt_now_ns();
+	if (sc_fill(&io, &r.a, SC_CAL_REPS, true))
+		_exit(2);
+	r.cal_ns = gt_now_ns() - t0;
+	r.reps = (uint32_t)((int64_t)SC_KILL_MS * 1000000 * SC_CAL_REPS /
+			    (r.cal_ns > 0 ? r.cal_ns : 1));
+	r.reps = r.reps < 4 * SC_CAL_REPS ? 4 * SC_CAL_REPS : r.reps;
+	r.reps = r.reps > 30000 ? 30000 : r.reps;
+	if (sc_fill(&io, &r.a, r.reps, false))
+		_exit(3);
+	if (write(wfd, &r, sizeof(r)) != sizeof(r))
+		_exit(4);
+	for (;;)
+		pause();
+}
+
 /*
  * A (a child process) writes the pattern, starts a long job filling its
- * HBSM with SC_FILL_VALUE and is killed by SIGKILL while it runs.  B takes
- * the whole device and reads A's HBSM and SRAM bytes: zeros.
+ * HBSM with SC_FILL_VALUE and is killed by SIGKILL while that job is on
+ * the device.  B takes the whole device and reads A's HBSM and SRAM
+ * bytes: zeros.
  */
 START_TEST(scrub_after_kill)
 {
 	gt_begin("scrub_after_kill");
-	struct sc_part a, b;
+	struct drm_npu_stats_data ds;
+	struct sc_part b;
+	struct sc_child r;
 	struct sc_stats st;
 	struct sc_io io;
 	int pfd[2], status, fb;
 	uint32_t lmask = 0, k;
 	int64_t t0, t1;
+	uint64_t open_jobs;
 	pid_t pid;
 
 	sc_all_free(G.fd);
+	/* Jobs never run (cancelled) stay submitted and not completed. */
+	ck_assert_int_eq(gt_stats(G.fd, &ds), 0);
+	open_jobs = ds.jobs_submitted - ds.jobs_completed;
 	ck_assert_int_eq(pipe(pfd), 0);
 	fflush(NULL);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		int fa = gt_open();
-		struct npu_hw_insn *in;
-		struct npu_hw_twu *d;
-
 		close(pfd[0]);
-		if (fa < 0 || sc_ctx(fa, 1, &a, 10000) || sc_io_init(fa, &io) ||
-		    sc_write(&io, &a))
-			_exit(1);
-		in = sc_prog(&io, 1);
-		in[0].unit = NPU_UNIT_DTDU;
-		in[0].opcode = NPU_DTDU_FILL;
-		in[0].cluster_mask = 1;
-		in[0].tpb_mask = (uint8_t)((1u << G.info.tpbs_per_cluster) - 1);
-		in[0].repeat_levels = 1;
-		in[0].params.dtdu.value = SC_FILL_VALUE;
-		d = &in[0].opnd[NPU_OPND_DST];
-		d->space = NPU_SPACE_HBSM;
-		d->dtype = NPU_DT_INT32;
-		d->nlevels = 2;
-		d->level[0].step = 4;
-		d->level[0].final = (int32_t)G.info.hbsm_size - 4;
-		d->level[1].final = SC_FILL_REPS;	/* broadcast: repeat */
-		if (sc_run(&io, a.ctx_id, 1, false))
-			_exit(2);
-		if (write(pfd[1], &a, sizeof(a)) != sizeof(a))
-			_exit(3);
-		for (;;)
-			pause();
+		sc_child_a(pfd[1]);
 	}
 	close(pfd[1]);
-	ck_assert_msg(read(pfd[0], &a, sizeof(a)) == sizeof(a),
+	ck_assert_msg(read(pfd[0], &r, sizeof(r)) == sizeof(r),
 		      "child A failed before its long job was submitted");
 	close(pfd[0]);
-	gt_msleep(200);
+	gt_msleep(100);
+	/* Only A has jobs: one more not completed is A's fill, on the device. */
+	ck_assert_int_eq(gt_stats(G.fd, &ds), 0);
+	ck_assert_msg(ds.jobs_submitted - ds.jobs_completed == open_jobs + 1,
+		      "A's long job (%u iterations) already finished: not killed mid-job",
+		      r.reps);
 	t0 = gt_now_ns();
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -454,25 +501,92 @@ START_TEST(scrub_after_kill)
 	/* The partition comes back once A's last job has ended. */
 	ck_assert_msg(sc_ctx(fb, G.info.healthy_clusters, &b, 60000) == 0, "%s", gt_msg);
 	t1 = gt_now_ns();
-	printf("npu-guest-test: scrub_after_kill: A's partition free %" PRId64
-	       " ms after SIGKILL\n", (t1 - t0) / 1000000);
+	printf("npu-guest-test: scrub_after_kill: A killed during a %u-iteration fill "
+	       "(%u iterations took %" PRId64 " ms); its partition was free %" PRId64
+	       " ms after SIGKILL\n", r.reps, SC_CAL_REPS, r.cal_ns / 1000000,
+	       (t1 - t0) / 1000000);
 	for (unsigned l = 0; l < b.n; l++)
-		if (a.mask & (1u << b.map[l]))
+		if (r.a.mask & (1u << b.map[l]))
 			lmask |= 1u << l;
 	ck_assert_msg(__builtin_popcount(lmask) == 1,
-		      "A's cluster (mask 0x%x) not in B's map", a.mask);
-	ck_assert_msg(a.sram_base >= b.sram_base &&
-		      a.sram_base + a.sram_size <= b.sram_base + b.sram_size,
+		      "A's cluster (mask 0x%x) not in B's map", r.a.mask);
+	ck_assert_msg(r.a.sram_base >= b.sram_base &&
+		      r.a.sram_base + r.a.sram_size <= b.sram_base + b.sram_size,
 		      "A's SRAM window is not inside B's");
 	sc_stats(&st);
 	ck_assert_msg(sc_io_init(fb, &io) == 0, "%s", gt_msg);
-	ck_assert_msg(sc_read(&io, &b, lmask, a.sram_base - b.sram_base + sc_sram_off(&a),
-			      &k) == 0, "B read: %s", gt_msg);
+	ck_assert_msg(sc_read(&io, &b, lmask,
+			      r.a.sram_base - b.sram_base + sc_sram_off(&r.a), &k) == 0,
+		      "B read: %s", gt_msg);
 	ck_assert_uint_eq(k, G.info.tpbs_per_cluster + 1);
 	ck_assert_msg(sc_expect(&io, k, false) == 0, "%s", gt_msg);
 	sc_expect_scrubbed(&st, G.info.healthy_clusters, "whole device");
 	sc_io_fini(&io);
 	close(fb);
+}
+END_TEST
+
+/* An empty program (0 instructions) on @p; wall time of submit to signal. */
+static int64_t sc_empty_job(struct sc_io *io, const struct sc_part *p)
+{
+	int64_t t0 = gt_now_ns();
+
+	sc_prog(io, 0);
+	ck_assert_msg(sc_run(io, p->ctx_id, 0, true) == 0, "empty job: %s", gt_msg);
+	return gt_now_ns() - t0;
+}
+
+/*
+ * Cost and count: for a 1-cluster and a whole-device partition, three
+ * times: a context runs an empty job on the partition the previous one
+ * used (exactly one scrub, of that size), then a second empty job (no
+ * scrub).  Prints the device's cycles and wall time per scrub, and the
+ * first job's extra latency as the submitter sees it.
+ */
+START_TEST(scrub_cost)
+{
+	gt_begin("scrub_cost");
+	uint32_t sizes[2] = { 1, G.info.healthy_clusters };
+	struct sc_stats st0, st1, st2;
+	struct sc_io io;
+	struct sc_part p;
+
+	if (sc_stats(&st0))
+		GT_SKIP("no debugfs \"scrub\"");
+	sc_all_free(G.fd);
+	ck_assert_msg(sc_io_init(G.fd, &io) == 0, "%s", gt_msg);
+	for (unsigned si = 0; si < 2; si++) {
+		/* Make the partition dirty: a context that ran a job. */
+		ck_assert_msg(sc_ctx(G.fd, sizes[si], &p, 10000) == 0, "%s", gt_msg);
+		sc_empty_job(&io, &p);
+		ck_assert_int_eq(gt_ctx_destroy(G.fd, p.ctx_id), 0);
+		for (unsigned rep = 0; rep < 3; rep++) {
+			int64_t first, second;
+
+			ck_assert_msg(sc_ctx(G.fd, sizes[si], &p, 10000) == 0, "%s", gt_msg);
+			ck_assert_int_eq(sc_stats(&st0), 0);
+			first = sc_empty_job(&io, &p);
+			ck_assert_int_eq(sc_stats(&st1), 0);
+			second = sc_empty_job(&io, &p);
+			ck_assert_int_eq(sc_stats(&st2), 0);
+			ck_assert_msg(st1.scrubs == st0.scrubs + 1,
+				      "%u clusters: a new owner's first job: scrubs %lld -> %lld",
+				      sizes[si], st0.scrubs, st1.scrubs);
+			ck_assert_msg(st2.scrubs == st1.scrubs,
+				      "%u clusters: the same context's second job was scrubbed",
+				      sizes[si]);
+			ck_assert_msg(st1.failed == st0.failed, "a scrub failed");
+			ck_assert_int_eq(st1.last_clusters, sizes[si]);
+			ck_assert_int_eq(st1.last_sram, p.sram_size);
+			printf("npu-guest-test: scrub_cost: %u cluster(s), %lld SRAM bytes: "
+			       "%lld cycles, %lld us on the device queue; first job %" PRId64
+			       " us, second %" PRId64 " us\n", sizes[si], st1.last_sram,
+			       st1.last_cycles, st1.last_ns / 1000, first / 1000,
+			       second / 1000);
+			ck_assert_int_eq(gt_ctx_destroy(G.fd, p.ctx_id), 0);
+		}
+	}
+	sc_io_fini(&io);
 }
 END_TEST
 
@@ -484,6 +598,7 @@ Suite *gt_suite_scrub(void)
 	tcase_add_test(tc, scrub_same_ctx_keeps);
 	tcase_add_test(tc, scrub_after_close);
 	tcase_add_test(tc, scrub_after_kill);
+	tcase_add_test(tc, scrub_cost);
 	gt_add_tcase(s, tc, 90);
 	return s;
 }
