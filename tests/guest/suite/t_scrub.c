@@ -27,7 +27,8 @@
 #define SC_CMD_SIZE	(64u << 10)
 #define SC_SEED		77u
 #define SC_FILL_VALUE	0x5a5a5a5au
-#define SC_CAL_REPS	32u		/* iterations of the calibration fill */
+#define SC_CAL_REPS	32u		/* iterations of the first calibration fill */
+#define SC_MAX_REPS	(1u << 20)	/* 2^20 x 32768 cycles: within 60 s */
 #define SC_KILL_MS	1500u		/* wanted length of the killed job */
 
 /* A partition as CTX_CREATE returned it. */
@@ -417,6 +418,8 @@ static int sc_fill(struct sc_io *io, const struct sc_part *p, uint32_t reps,
 struct sc_child {
 	struct sc_part a;
 	uint32_t reps;
+	uint32_t cal_reps;
+	uint32_t hung;
 	int64_t cal_ns;
 };
 
@@ -424,23 +427,46 @@ static void sc_child_a(int wfd)
 {
 	struct sc_child r;
 	struct sc_io io;
-	int64_t t0;
+	int64_t t0, reps;
 	int fa = gt_open();
 
 	memset(&r, 0, sizeof(r));
 	if (fa < 0 || sc_ctx(fa, 1, &r.a, 10000) || sc_io_init(fa, &io) ||
 	    sc_write(&io, &r.a))
 		_exit(1);
-	/* Calibrate: the long job should run about SC_KILL_MS. */
 	io.timeout_ms = DRM_NPU_MAX_TIMEOUT_MS;
-	t0 = gt_now_ns();
-	if (sc_fill(&io, &r.a, SC_CAL_REPS, true))
-		_exit(2);
-	r.cal_ns = gt_now_ns() - t0;
-	r.reps = (uint32_t)((int64_t)SC_KILL_MS * 1000000 * SC_CAL_REPS /
-			    (r.cal_ns > 0 ? r.cal_ns : 1));
-	r.reps = r.reps < 4 * SC_CAL_REPS ? 4 * SC_CAL_REPS : r.reps;
-	r.reps = r.reps > 30000 ? 30000 : r.reps;
+	/*
+	 * Timing mode holds the guest's clock while the host executes a task,
+	 * so no guest-visible window is sure to fall inside a running fill:
+	 * there A's last job hangs instead (debugfs inject_hang) until the
+	 * watchdog resets the device.
+	 */
+	if (G.info.caps & NPU_CAP_TIMING &&
+	    gt_debugfs_write("inject_hang", "1") == 0) {
+		r.hung = 1;
+		r.reps = SC_CAL_REPS;
+		if (sc_fill(&io, &r.a, r.reps, false))
+			_exit(3);
+		if (write(wfd, &r, sizeof(r)) != sizeof(r))
+			_exit(4);
+		for (;;)
+			pause();
+	}
+	/*
+	 * Calibrate until one fill takes at least 200 ms (fixed costs then
+	 * matter little), then size the long job for about SC_KILL_MS.
+	 */
+	for (r.cal_reps = SC_CAL_REPS;; r.cal_reps *= 4) {
+		t0 = gt_now_ns();
+		if (sc_fill(&io, &r.a, r.cal_reps, true))
+			_exit(2);
+		r.cal_ns = gt_now_ns() - t0;
+		if (r.cal_ns >= 200000000 || r.cal_reps >= SC_MAX_REPS / 4)
+			break;
+	}
+	reps = (int64_t)SC_KILL_MS * 1000000 * r.cal_reps / r.cal_ns;
+	r.reps = (uint32_t)(reps < r.cal_reps ? r.cal_reps :
+			    reps > SC_MAX_REPS ? SC_MAX_REPS : reps);
 	if (sc_fill(&io, &r.a, r.reps, false))
 		_exit(3);
 	if (write(wfd, &r, sizeof(r)) != sizeof(r))
@@ -489,8 +515,10 @@ START_TEST(scrub_after_kill)
 	/* Only A has jobs: one more not completed is A's fill, on the device. */
 	ck_assert_int_eq(gt_stats(G.fd, &ds), 0);
 	ck_assert_msg(ds.jobs_submitted - ds.jobs_completed == open_jobs + 1,
-		      "A's long job (%u iterations) already finished: not killed mid-job",
-		      r.reps);
+		      "A's last job (%u iterations%s) already finished: not killed mid-job "
+		      "(jobs submitted %llu, completed %llu, %llu open before A)",
+		      r.reps, r.hung ? ", hung" : "", (unsigned long long)ds.jobs_submitted,
+		      (unsigned long long)ds.jobs_completed, (unsigned long long)open_jobs);
 	t0 = gt_now_ns();
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -501,10 +529,14 @@ START_TEST(scrub_after_kill)
 	/* The partition comes back once A's last job has ended. */
 	ck_assert_msg(sc_ctx(fb, G.info.healthy_clusters, &b, 60000) == 0, "%s", gt_msg);
 	t1 = gt_now_ns();
-	printf("npu-guest-test: scrub_after_kill: A killed during a %u-iteration fill "
-	       "(%u iterations took %" PRId64 " ms); its partition was free %" PRId64
-	       " ms after SIGKILL\n", r.reps, SC_CAL_REPS, r.cal_ns / 1000000,
-	       (t1 - t0) / 1000000);
+	if (r.hung)
+		printf("npu-guest-test: scrub_after_kill: A killed with a hung job; its "
+		       "partition was free %" PRId64 " ms after SIGKILL\n", (t1 - t0) / 1000000);
+	else
+		printf("npu-guest-test: scrub_after_kill: A killed during a %u-iteration fill "
+		       "(%u iterations took %" PRId64 " ms); its partition was free %" PRId64
+		       " ms after SIGKILL\n", r.reps, r.cal_reps, r.cal_ns / 1000000,
+		       (t1 - t0) / 1000000);
 	for (unsigned l = 0; l < b.n; l++)
 		if (r.a.mask & (1u << b.map[l]))
 			lmask |= 1u << l;
@@ -523,6 +555,68 @@ START_TEST(scrub_after_kill)
 	sc_expect_scrubbed(&st, G.info.healthy_clusters, "whole device");
 	sc_io_fini(&io);
 	close(fb);
+}
+END_TEST
+
+/*
+ * The scrub a new owner was due never ran: B's first job (and the scrub
+ * before it) hangs (debugfs inject_hang) and is failed by the reset.  The
+ * next owner C must still read zeros.
+ */
+START_TEST(scrub_after_hang)
+{
+	gt_begin("scrub_after_hang");
+	struct sc_part a, b, c;
+	struct sc_io io;
+	uint32_t so, k;
+	int fa, fb, fc, rc, st;
+	struct drm_npu_submit s;
+
+	if (gt_debugfs_write("inject_hang", "0") == -ENOENT)
+		GT_SKIP("no debugfs inject_hang");
+	sc_all_free(G.fd);
+	fa = gt_open();
+	ck_assert_int_ge(fa, 0);
+	ck_assert_msg(sc_ctx(fa, 1, &a, 10000) == 0, "%s", gt_msg);
+	ck_assert_msg(sc_io_init(fa, &io) == 0, "%s", gt_msg);
+	ck_assert_msg(sc_write(&io, &a) == 0, "A write: %s", gt_msg);
+	sc_io_fini(&io);
+	close(fa);
+
+	fb = gt_open();
+	ck_assert_int_ge(fb, 0);
+	ck_assert_msg(sc_ctx(fb, 1, &b, 10000) == 0, "%s", gt_msg);
+	ck_assert_msg(b.mask == a.mask && b.sram_base == a.sram_base,
+		      "B did not get A's partition (0x%x vs 0x%x)", b.mask, a.mask);
+	ck_assert_msg(sc_io_init(fb, &io) == 0, "%s", gt_msg);
+	sc_prog(&io, 0);
+	ck_assert_int_eq(gt_syncobj_create(fb, 0, &so), 0);
+	memset(&s, 0, sizeof(s));
+	s.ctx_id = b.ctx_id;
+	s.cmd_handle = io.cmd.handle;
+	s.cmd_size = sizeof(struct npu_hw_prog);
+	s.out_sync = so;
+	ck_assert_int_eq(gt_debugfs_write("inject_hang", "1"), 0);
+	rc = gt_submit(fb, &s);
+	ck_assert_msg(rc == 0, "SUBMIT: %s", strerror(-rc));
+	rc = gt_syncobj_wait(fb, &so, 1, 20 * 1000000000ll);
+	ck_assert_msg(rc == 0, "the hung job was not failed within 20 s: %s", strerror(-rc));
+	st = gt_fence_status(fb, so);
+	ck_assert_msg(st < 0 && st != GT_NO_STATUS, "the hung job ended with status %d", st);
+	gt_syncobj_destroy(fb, so);
+	sc_io_fini(&io);
+	close(fb);
+
+	fc = gt_open();
+	ck_assert_int_ge(fc, 0);
+	ck_assert_msg(sc_ctx(fc, 1, &c, 10000) == 0, "%s", gt_msg);
+	ck_assert_msg(c.mask == a.mask && c.sram_base == a.sram_base,
+		      "C did not get A's partition (0x%x vs 0x%x)", c.mask, a.mask);
+	ck_assert_msg(sc_io_init(fc, &io) == 0, "%s", gt_msg);
+	ck_assert_msg(sc_read(&io, &c, 1, sc_sram_off(&c), &k) == 0, "C read: %s", gt_msg);
+	ck_assert_msg(sc_expect(&io, k, false) == 0, "%s", gt_msg);
+	sc_io_fini(&io);
+	close(fc);
 }
 END_TEST
 
@@ -598,6 +692,7 @@ Suite *gt_suite_scrub(void)
 	tcase_add_test(tc, scrub_same_ctx_keeps);
 	tcase_add_test(tc, scrub_after_close);
 	tcase_add_test(tc, scrub_after_kill);
+	tcase_add_test(tc, scrub_after_hang);
 	tcase_add_test(tc, scrub_cost);
 	gt_add_tcase(s, tc, 90);
 	return s;
