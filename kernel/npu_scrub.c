@@ -44,8 +44,8 @@
 #define NPU_SCRUB_VA		SZ_64K
 /* The zero page the SRAM is filled from, then one program per size. */
 #define NPU_SCRUB_ZERO_BYTES	SZ_4K
-#define NPU_SCRUB_PROG_STRIDE	SZ_2K
-#define NPU_SCRUB_INSNS		3
+#define NPU_SCRUB_PROG_STRIDE	SZ_4K
+#define NPU_SCRUB_INSNS		4
 #define NPU_SCRUB_ELEM		4	/* INT32 elements */
 
 static_assert(sizeof(struct npu_hw_prog) +
@@ -113,30 +113,44 @@ static void npu_scrub_level(struct npu_hw_twu *t, s32 initial, s32 step,
 	l->final = final;
 }
 
-/* Copy of the zero page over @blocks 4 KiB blocks of SRAM from @off. */
+/*
+ * Copy of one 4 KiB zero block (the zero page in DDR, or SRAM block 0 once
+ * zeroed) over @blocks 4 KiB blocks of SRAM from @off.
+ */
 static void npu_scrub_sram_insn(struct npu_hw_insn *insn, u32 engine,
-				u32 off, u32 blocks)
+				u8 src_space, u64 src, u32 off, u32 blocks)
 {
-	struct npu_hw_twu *src = &insn->opnd[NPU_OPND_SRC0];
+	struct npu_hw_twu *s = &insn->opnd[NPU_OPND_SRC0];
 	struct npu_hw_twu *dst = &insn->opnd[NPU_OPND_DST];
 	s32 last = NPU_SCRUB_ZERO_BYTES - NPU_SCRUB_ELEM;
 
 	insn->unit = NPU_UNIT_DMA;
 	insn->opcode = NPU_DMA_COPY;
 	insn->params.dma.engine = engine;
-	npu_scrub_twu(src, NPU_SPACE_DDR, NPU_SCRUB_VA);
-	npu_scrub_level(src, 0, NPU_SCRUB_ELEM, last);
-	npu_scrub_level(src, 0, 0, blocks);		/* the same page again */
+	npu_scrub_twu(s, src_space, src);
+	npu_scrub_level(s, 0, NPU_SCRUB_ELEM, last);
+	npu_scrub_level(s, 0, 0, blocks);		/* the same block again */
 	npu_scrub_twu(dst, NPU_SPACE_SRAM, off);
 	npu_scrub_level(dst, 0, NPU_SCRUB_ELEM, last);
 	npu_scrub_level(dst, 0, NPU_SCRUB_ZERO_BYTES,
 			(blocks - 1) * NPU_SCRUB_ZERO_BYTES);
 }
 
+/* DMA waits until CCB counter 0 is 1: SRAM block 0 is zero. */
+static void npu_scrub_wait_block0(struct npu_hw_insn *insn)
+{
+	insn->sync.wait[0].counter = 0;
+	insn->sync.wait[0].flags = NPU_WAIT_ENABLE;
+	insn->sync.wait[0].value = 1;
+}
+
 /*
  * The program for a partition of @n clusters: a DTDU FILL of 0 over the
- * whole HBSM of every TPB of logical clusters 0..n-1, and the SRAM window
- * of @sram bytes zeroed by the two DMA engines, half each.
+ * whole HBSM of every TPB of logical clusters 0..n-1; and the SRAM window
+ * of @sram bytes: its first 4 KiB block from the zero page in DDR, then
+ * the rest from that block by both DMA engines, half each.  Only the first
+ * block crosses the DDR port (256 B per cycle, shared by the engines); an
+ * SRAM-to-SRAM copy runs at 256 B per cycle on each engine.
  */
 static void npu_scrub_build(const struct drm_npu_device_info *info, void *at,
 			    u32 n, u32 sram)
@@ -144,7 +158,7 @@ static void npu_scrub_build(const struct drm_npu_device_info *info, void *at,
 	struct npu_hw_prog *p = at;
 	struct npu_hw_insn *insn = at + sizeof(*p);
 	struct npu_hw_twu *dst = &insn[0].opnd[NPU_OPND_DST];
-	u32 blocks = sram / NPU_SCRUB_ZERO_BYTES, half = blocks / 2;
+	u32 blocks = sram / NPU_SCRUB_ZERO_BYTES, half;
 
 	memset(at, 0, NPU_SCRUB_PROG_STRIDE);
 	p->magic = NPU_PROG_MAGIC;
@@ -162,12 +176,24 @@ static void npu_scrub_build(const struct drm_npu_device_info *info, void *at,
 	npu_scrub_level(dst, 0, NPU_SCRUB_ELEM,
 			info->hbsm_size - NPU_SCRUB_ELEM);
 
+	if (!blocks)
+		return;
+	npu_scrub_sram_insn(&insn[p->insn_count], 0, NPU_SPACE_DDR,
+			    NPU_SCRUB_VA, 0, 1);
+	/* Counter 0 of the task's CCB counters: block 0 is zero. */
+	insn[p->insn_count].sync.signal[0].counter = 0;
+	insn[p->insn_count++].sync.signal[0].flags = NPU_SIGNAL_ENABLE;
+	half = (blocks - 1) / 2;
 	if (half) {
-		npu_scrub_sram_insn(&insn[p->insn_count++], 0, 0, half);
-		npu_scrub_sram_insn(&insn[p->insn_count++], 1,
-				    half * NPU_SCRUB_ZERO_BYTES, blocks - half);
-	} else if (blocks) {
-		npu_scrub_sram_insn(&insn[p->insn_count++], 0, 0, blocks);
+		npu_scrub_sram_insn(&insn[p->insn_count], 0, NPU_SPACE_SRAM, 0,
+				    NPU_SCRUB_ZERO_BYTES, half);
+		npu_scrub_wait_block0(&insn[p->insn_count++]);
+	}
+	if (blocks - 1 - half) {
+		npu_scrub_sram_insn(&insn[p->insn_count], 1, NPU_SPACE_SRAM, 0,
+				    (1 + half) * NPU_SCRUB_ZERO_BYTES,
+				    blocks - 1 - half);
+		npu_scrub_wait_block0(&insn[p->insn_count++]);
 	}
 }
 

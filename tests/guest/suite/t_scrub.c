@@ -6,8 +6,8 @@
  * or SRAM pass from one context to another, and only then.
  *
  * Context A writes a pattern into the last 64 KiB of every TPB's HBSM of
- * its partition (DMA to HBSM_REMOTE) and into the last 64 KiB of its SRAM
- * window; context B reads the same bytes back into a BO through a GSDU
+ * its partition (DMA to HBSM_REMOTE) and into the first and last 64 KiB of
+ * its SRAM window; context B reads the same bytes back into a BO through a GSDU
  * chain (HBSM_REMOTE and SRAM sources).  Within one context B sees the
  * pattern (no scrub between jobs of a context); across contexts, after A's
  * file is closed or A's process is killed mid-job, it sees zeros.
@@ -172,16 +172,16 @@ static uint32_t sc_sram_off(const struct sc_part *p)
 	return p->sram_size - SC_R;
 }
 
-/* The pattern into every TPB of @p (broadcast) and into its SRAM window. */
+/* The pattern into every TPB of @p (broadcast) and both ends of its SRAM window. */
 static int sc_write(struct sc_io *io, const struct sc_part *p)
 {
-	struct npu_hw_insn *in = sc_prog(io, 2);
+	struct npu_hw_insn *in = sc_prog(io, 3);
 	struct npu_hw_twu *d;
 
-	for (unsigned i = 0; i < 2; i++) {
+	for (unsigned i = 0; i < 3; i++) {
 		in[i].unit = NPU_UNIT_DMA;
 		in[i].opcode = NPU_DMA_COPY;
-		in[i].params.dma.engine = i;
+		in[i].params.dma.engine = i % 2;
 		sc_twu(&in[i].opnd[NPU_OPND_SRC0], NPU_SPACE_DDR, io->pat.dev_addr, SC_R);
 	}
 	d = &in[0].opnd[NPU_OPND_DST];
@@ -189,16 +189,18 @@ static int sc_write(struct sc_io *io, const struct sc_part *p)
 	d->cluster_mask = (uint16_t)((1u << p->n) - 1);
 	d->tpb_mask = (uint8_t)((1u << G.info.tpbs_per_cluster) - 1);
 	sc_twu(&in[1].opnd[NPU_OPND_DST], NPU_SPACE_SRAM, sc_sram_off(p), SC_R);
-	return sc_run(io, p->ctx_id, 2, true);
+	sc_twu(&in[2].opnd[NPU_OPND_DST], NPU_SPACE_SRAM, 0, SC_R);
+	return sc_run(io, p->ctx_id, 3, true);
 }
 
 /*
  * Read back, on context @p, every TPB of the logical clusters in @lmask
- * (SC_R bytes at sc_hbsm_off()) and SC_R bytes of SRAM window offset
- * @sram_off, into io->out: region k = the k-th (cluster, TPB), then SRAM.
+ * (SC_R bytes at sc_hbsm_off()) and the first and last SC_R bytes of the
+ * SRAM window of @owner (inside @p's), into io->out: region k = the k-th
+ * (cluster, TPB), then the two SRAM regions.
  */
 static int sc_read(struct sc_io *io, const struct sc_part *p, uint32_t lmask,
-		   uint32_t sram_off, uint32_t *nregions)
+		   const struct sc_part *owner, uint32_t *nregions)
 {
 	struct npu_hw_insn *in = sc_prog(io, 1);
 	struct npu_hw_gsdu_desc *chain =
@@ -224,8 +226,9 @@ static int sc_read(struct sc_io *io, const struct sc_part *p, uint32_t lmask,
 		}
 	}
 	chain[k].src_space = NPU_SPACE_SRAM;
-	chain[k].src = sram_off;
-	k++;
+	chain[k++].src = owner->sram_base - p->sram_base + sc_sram_off(owner);
+	chain[k].src_space = NPU_SPACE_SRAM;
+	chain[k++].src = owner->sram_base - p->sram_base;
 	for (uint32_t i = 0; i < k; i++) {
 		chain[i].dst_space = NPU_SPACE_DDR;
 		chain[i].dst = io->out.dev_addr + (uint64_t)i * SC_R;
@@ -244,7 +247,7 @@ static int sc_expect(const struct sc_io *io, uint32_t k, bool want_pattern)
 {
 	for (uint32_t i = 0; i < k; i++) {
 		const uint8_t *r = (const uint8_t *)io->out.map + (uint64_t)i * SC_R;
-		const char *what = i + 1 == k ? "SRAM" : "HBSM";
+		const char *what = i + 2 >= k ? "SRAM" : "HBSM";
 
 		if (want_pattern) {
 			int64_t bad = gt_check(r, SC_R, SC_SEED);
@@ -342,8 +345,8 @@ START_TEST(scrub_same_ctx_keeps)
 	ck_assert_msg(sc_ctx(G.fd, 1, &p, 10000) == 0, "%s", gt_msg);
 	ck_assert_msg(sc_io_init(G.fd, &io) == 0, "%s", gt_msg);
 	ck_assert_msg(sc_write(&io, &p) == 0, "write: %s", gt_msg);
-	ck_assert_msg(sc_read(&io, &p, 1, sc_sram_off(&p), &k) == 0, "read: %s", gt_msg);
-	ck_assert_uint_eq(k, G.info.tpbs_per_cluster + 1);
+	ck_assert_msg(sc_read(&io, &p, 1, &p, &k) == 0, "read: %s", gt_msg);
+	ck_assert_uint_eq(k, G.info.tpbs_per_cluster + 2);
 	ck_assert_msg(sc_expect(&io, k, true) == 0,
 		      "the same context's second job: %s", gt_msg);
 	sc_io_fini(&io);
@@ -379,13 +382,13 @@ START_TEST(scrub_after_close)
 		      b.mask, a.mask, b.sram_base, b.sram_size, a.sram_base, a.sram_size);
 	sc_stats(&st);
 	ck_assert_msg(sc_io_init(fb, &io) == 0, "%s", gt_msg);
-	ck_assert_msg(sc_read(&io, &b, 1, sc_sram_off(&b), &k) == 0, "B read: %s", gt_msg);
+	ck_assert_msg(sc_read(&io, &b, 1, &b, &k) == 0, "B read: %s", gt_msg);
 	ck_assert_msg(sc_expect(&io, k, false) == 0, "%s", gt_msg);
 	sc_expect_scrubbed(&st, 1, "1-cluster partition");
 
 	/* B's own data now stays for B's next job. */
 	ck_assert_msg(sc_write(&io, &b) == 0, "B write: %s", gt_msg);
-	ck_assert_msg(sc_read(&io, &b, 1, sc_sram_off(&b), &k) == 0, "B read: %s", gt_msg);
+	ck_assert_msg(sc_read(&io, &b, 1, &b, &k) == 0, "B read: %s", gt_msg);
 	ck_assert_msg(sc_expect(&io, k, true) == 0, "B's own data: %s", gt_msg);
 	sc_io_fini(&io);
 	close(fb);
@@ -547,10 +550,9 @@ START_TEST(scrub_after_kill)
 		      "A's SRAM window is not inside B's");
 	sc_stats(&st);
 	ck_assert_msg(sc_io_init(fb, &io) == 0, "%s", gt_msg);
-	ck_assert_msg(sc_read(&io, &b, lmask,
-			      r.a.sram_base - b.sram_base + sc_sram_off(&r.a), &k) == 0,
+	ck_assert_msg(sc_read(&io, &b, lmask, &r.a, &k) == 0,
 		      "B read: %s", gt_msg);
-	ck_assert_uint_eq(k, G.info.tpbs_per_cluster + 1);
+	ck_assert_uint_eq(k, G.info.tpbs_per_cluster + 2);
 	ck_assert_msg(sc_expect(&io, k, false) == 0, "%s", gt_msg);
 	sc_expect_scrubbed(&st, G.info.healthy_clusters, "whole device");
 	sc_io_fini(&io);
@@ -613,7 +615,7 @@ START_TEST(scrub_after_hang)
 	ck_assert_msg(c.mask == a.mask && c.sram_base == a.sram_base,
 		      "C did not get A's partition (0x%x vs 0x%x)", c.mask, a.mask);
 	ck_assert_msg(sc_io_init(fc, &io) == 0, "%s", gt_msg);
-	ck_assert_msg(sc_read(&io, &c, 1, sc_sram_off(&c), &k) == 0, "C read: %s", gt_msg);
+	ck_assert_msg(sc_read(&io, &c, 1, &c, &k) == 0, "C read: %s", gt_msg);
 	ck_assert_msg(sc_expect(&io, k, false) == 0, "%s", gt_msg);
 	sc_io_fini(&io);
 	close(fc);
