@@ -10,8 +10,8 @@
  * released them.  A context that gets a dirty cluster or bank is marked
  * NPU_CTX_SCRUB_PENDING; its first job written to the ring is preceded, in
  * the same ring and before the same doorbell, by a scrub task the driver
- * builds: a DTDU FILL of 0 over every TPB's whole HBSM and a DMA copy of a
- * zero page over the whole SRAM window, run on the context's cluster map
+ * builds: a DTDU FILL of 0 over every TPB's whole HBSM and DMA copies of a
+ * zero block over the whole SRAM window, run on the context's cluster map
  * and SRAM window.  The queue runs tasks in ring order, so the scrub has
  * completed before the job starts, and the context cannot skip it: it is
  * written by run_job, not by anything the context submits.
@@ -391,8 +391,9 @@ void npu_scrub_write_locked(struct npu_queue *q, struct npu_job *job)
  * Called by the completion walk before it looks at the job's own record;
  * the scrub's record is written first (ring order).
  *
- * Return: 0, or -EIO when the scrub failed (the job's data cannot be
- * trusted; its partition stays dirty because the context is marked used).
+ * Return: 0, or -EIO when the scrub failed: the job's data cannot be
+ * trusted, the context is banned and due a scrub again, and its partition
+ * stays dirty (the context is marked used).
  */
 int npu_scrub_poll_locked(struct npu_queue *q, struct npu_job *job)
 {
@@ -425,6 +426,11 @@ int npu_scrub_poll_locked(struct npu_queue *q, struct npu_job *job)
 		job->scrub.error = -EIO;
 	}
 	spin_unlock_irqrestore(&s->stat_lock, flags);
+	if (job->scrub.error) {
+		/* No further job of the context may run unscrubbed. */
+		set_bit(NPU_CTX_SCRUB_PENDING, &job->ctx->scrub_flags);
+		npu_ctx_ban(job->ctx, -EIO);
+	}
 	if (job->scrub.error)
 		drm_err_ratelimited(&q->ndev->drm,
 				    "queue %u: scrub for context %u failed: status %u detail %u insn %u\n",
