@@ -30,6 +30,7 @@
 #define NPU_VA_END		BIT_ULL(NPU_MMU_VA_BITS)
 
 struct npu_dump;
+struct npu_scrub;
 
 /**
  * struct npu_stats - device-wide counters, all atomic
@@ -84,6 +85,7 @@ struct npu_stats {
  * @dump_work: hands @dump_pending to dev_coredumpv() in process context.
  * @pm_suspends: runtime suspends (sysfs npu/suspend_count).
  * @pm_resumes: runtime resumes (sysfs npu/resume_count).
+ * @scrub: HBSM/SRAM scrub state (npu_scrub.c).
  */
 struct npu_device {
 	struct drm_device drm;
@@ -113,6 +115,7 @@ struct npu_device {
 	struct work_struct dump_work;
 	atomic64_t pm_suspends;
 	atomic64_t pm_resumes;
+	struct npu_scrub *scrub;
 };
 
 #define to_npu_device(d) container_of(d, struct npu_device, drm)

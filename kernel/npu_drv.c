@@ -25,6 +25,7 @@
 #include "npu_file.h"
 #include "npu_gem.h"
 #include "npu_queue.h"
+#include "npu_scrub.h"
 #include "npu_submit.h"
 
 static int npu_open(struct drm_device *dev, struct drm_file *file)
@@ -289,6 +290,9 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	ret = npu_coredump_init(ndev);
+	if (ret)
+		return ret;
+	ret = npu_scrub_init(ndev);
 	if (ret)
 		return ret;
 	ret = npu_queue_irq_init(ndev);

@@ -29,6 +29,7 @@
 #include "npu_mmu.h"
 #include "npu_queue.h"
 #include "npu_recover.h"
+#include "npu_scrub.h"
 #include "npu_submit.h"
 #include "npu_trace.h"
 
@@ -200,13 +201,13 @@ void npu_queue_process(struct npu_queue *q)
 	guard(spinlock_irqsave)(&q->lock);
 	list_for_each_entry_safe(job, tmp, &q->inflight, link) {
 		struct npu_hw_completion *c = &q->comp[job->slot];
-
+		int scrub_err = npu_scrub_poll_locked(q, job);
 		int error;
 
 		if (READ_ONCE(c->seqno) != job->hw_seqno)
 			break;
 		dma_rmb();	/* the record before its seqno */
-		error = npu_status_errno(c->status);
+		error = scrub_err ?: npu_status_errno(c->status);
 		if (c->status == NPU_TASK_MMU_FAULT) {
 			npu_coredump_capture(q, job, NPU_COREDUMP_MMU_FAULT, error);
 			q->fault_status = 0;	/* the latch is this job's */
@@ -274,9 +275,12 @@ static void npu_queue_write_locked(struct npu_queue *q, struct npu_job *job,
 				   struct dma_fence *fence, bool bad_pt)
 {
 	struct npu_device *ndev = q->ndev;
-	u32 slot = q->tail;
+	u32 slot;
 
 	lockdep_assert_held(&q->lock);
+	/* Another context's data in the partition: a scrub runs first. */
+	npu_scrub_write_locked(q, job);
+	slot = q->tail;
 	dma_fence_init(fence, &npu_fence_ops, &q->lock, q->fence_context,
 		       ++q->hw_seqno);
 	memset(&q->comp[slot], 0, sizeof(q->comp[slot]));

@@ -11,8 +11,11 @@
 
 #include "npu/npu_hw.h"
 
-/* Ring entries per queue; at most NPU_JOBS_IN_FLIGHT are in use at once. */
-#define NPU_RING_LOG2		6
+/*
+ * Ring entries per queue; at most NPU_JOBS_IN_FLIGHT jobs are in flight, each
+ * with at most one scrub descriptor before it (npu_scrub.c).
+ */
+#define NPU_RING_LOG2		7
 #define NPU_RING_ENTRIES	BIT(NPU_RING_LOG2)
 #define NPU_JOBS_IN_FLIGHT	32
 
