@@ -4,7 +4,7 @@
  *
  * When a file gets a handle to a BO (creation or import), the BO gets a
  * range in that file's device address space (a binding).  Contexts of the
- * file map it into their page tables on first use by a job (npu_job.c).
+ * file map it into their page tables on first use by a job (npu_submit.c).
  * When the handle goes away, the BO is unmapped from those contexts once
  * its jobs are done.
  *
