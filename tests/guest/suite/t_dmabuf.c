@@ -448,6 +448,18 @@ START_TEST(dmabuf_import_accounting)
 	ck_assert_int_eq(prime_import(fd2, u.fd, &h3), 0);
 	ck_assert_int_eq(gt_stats(G.fd, &st2), 0);
 	ck_assert_uint_eq(st2.bo_count, st0.bo_count + 2);
+	/* Exporting an imported BO gives back the same dma-buf. */
+	{
+		int again;
+		uint32_t h4;
+
+		ck_assert_int_eq(prime_export(G.fd, h1, DRM_CLOEXEC, &again), 0);
+		ck_assert_int_eq(prime_import(G.fd, again, &h4), 0);
+		ck_assert_uint_eq(h4, h1);
+		ck_assert_int_eq(prime_import(fd2, again, &h4), 0);
+		ck_assert_uint_eq(h4, h3);
+		close(again);
+	}
 	/* The dma-buf fd is not needed once imported. */
 	close(u.fd);
 	u.fd = 0;
