@@ -26,6 +26,7 @@
 #include <drm/drm_gem.h>
 #include <drm/drm_prime.h>
 #include <drm/drm_print.h>
+#include <drm/gpu_scheduler.h>
 
 #include "npu_ctx.h"
 #include "npu_device.h"
@@ -46,6 +47,33 @@ struct npu_bo_binding *npu_bo_binding_find(struct npu_bo *bo,
 		if (b->nfile == nfile)
 			return b;
 	return NULL;
+}
+
+/*
+ * Wait (up to NPU_BO_IDLE_TIMEOUT in all) for this device's jobs that use
+ * @obj.  A BO shared through a dma-buf also carries the fences of other
+ * users (an exporter, another driver): closing a handle does not wait for
+ * those, they do not use this file's mapping.
+ */
+static void npu_bo_wait_jobs(struct npu_device *ndev,
+			     struct drm_gem_object *obj)
+{
+	long left = NPU_BO_IDLE_TIMEOUT;
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence;
+
+	dma_resv_iter_begin(&cursor, obj->resv, DMA_RESV_USAGE_BOOKKEEP);
+	dma_resv_for_each_fence_unlocked(&cursor, fence) {
+		struct drm_sched_fence *sf = to_drm_sched_fence(fence);
+		bool ours = false;
+
+		for (unsigned int q = 0; sf && q < NPU_HW_NUM_QUEUES; q++)
+			ours |= sf->sched == &ndev->queues[q].sched;
+		if (!ours || left <= 0)
+			continue;
+		left = dma_fence_wait_timeout(fence, false, left);
+	}
+	dma_resv_iter_end(&cursor);
 }
 
 static int npu_bo_open(struct drm_gem_object *obj, struct drm_file *file)
@@ -86,8 +114,7 @@ static void npu_bo_close(struct drm_gem_object *obj, struct drm_file *file)
 	unsigned long bit;
 
 	/* Jobs still using the BO must not lose their mapping. */
-	dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_BOOKKEEP, false,
-			      NPU_BO_IDLE_TIMEOUT);
+	npu_bo_wait_jobs(nfile->ndev, obj);
 
 	mutex_lock(&nfile->lock);
 	mutex_lock(&bo->lock);

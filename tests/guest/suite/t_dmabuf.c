@@ -769,6 +769,46 @@ START_TEST(dmabuf_job_fence_usage)
 }
 END_TEST
 
+/*
+ * Closing the handle of an imported BO waits for the npu's jobs on it, not
+ * for fences of other users of the dma-buf (sw_sync only: the stock
+ * kernel has no fence that is not the npu's to leave pending).
+ */
+START_TEST(dmabuf_close_foreign_fence)
+{
+	gt_begin("dmabuf_close_foreign_fence");
+	struct blocker blk;
+	struct gt_bo imp;
+	struct udma u;
+	int64_t t0, ms;
+
+	blocker_init(&blk);
+	if (!blk.sw) {
+		blocker_fini(&blk);
+		GT_SKIP("no %s (CONFIG_SW_SYNC): the debug kernel runs this", GT_SW_SYNC_PATH);
+	}
+	udma_new(&u, UDMA_SIZE);
+	import_bo(G.fd, u.fd, &imp);
+	{
+		struct dma_buf_import_sync_file im = {
+			.flags = DMA_BUF_SYNC_WRITE,
+			.fd = blocker_fence(&blk),
+		};
+
+		ck_assert_msg(ioctl(u.fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &im) == 0,
+			      "DMA_BUF_IOCTL_IMPORT_SYNC_FILE: %s", strerror(errno));
+		close(im.fd);
+	}
+	t0 = gt_now_ns();
+	ck_assert_int_eq(gt_gem_close(G.fd, imp.handle), 0);
+	ms = (gt_now_ns() - t0) / (int64_t)GT_NS_PER_MS;
+	ck_assert_msg(ms < 2000, "GEM_CLOSE took %" PRId64 " ms with a foreign fence pending", ms);
+	blocker_release(&blk);
+	udma_free(&u);
+	blocker_fini(&blk);
+}
+END_TEST
+
 /* ---- bad input ------------------------------------------------------------------------ */
 
 START_TEST(dmabuf_bad_fd)
@@ -845,6 +885,7 @@ Suite *gt_suite_dmabuf(void)
 	gt_add_tcase(s, share, 60);
 	tcase_add_test(fence, dmabuf_exporter_fence);
 	tcase_add_test(fence, dmabuf_job_fence_usage);
+	tcase_add_test(fence, dmabuf_close_foreign_fence);
 	gt_add_tcase(s, fence, 30);
 	tcase_add_test(bad, dmabuf_bad_fd);
 	gt_add_tcase(s, bad, 30);
