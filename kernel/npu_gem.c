@@ -151,11 +151,21 @@ static void npu_bo_free(struct drm_gem_object *obj)
 	drm_gem_shmem_free(&bo->base);
 }
 
+/*
+ * An imported BO's mapping is the exporter's (drm_gem_shmem_mmap forwards
+ * it with dma_buf_mmap).  Some exporters leave VM_DONTEXPAND clear, which
+ * drm_gem_mmap_obj() warns about: the mapping must not grow either way.
+ */
 static int npu_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 {
+	int ret;
+
 	if (to_npu_bo(obj)->flags & DRM_NPU_BO_NO_MMAP)
 		return -EPERM;
-	return drm_gem_shmem_object_mmap(obj, vma);
+	ret = drm_gem_shmem_object_mmap(obj, vma);
+	if (!ret && obj->import_attach)
+		vm_flags_set(vma, VM_DONTEXPAND);
+	return ret;
 }
 
 static const struct drm_gem_object_funcs npu_bo_funcs = {
