@@ -5,13 +5,14 @@
  * imported buffer forwarded to its exporter; implicit fences in the
  * buffer's reservation object, both ways; bad file descriptors.
  *
- * The fence tests need a fence that stays pending: a sw_sync fence
- * (debugfs sync/sw_sync, CONFIG_SW_SYNC: the debug kernel) that the test
- * signals when it likes, or on Debian's stock kernel, which has no
- * sw_sync, the fence of a 16 MiB copy on a context of another file (and
- * queue): then "held back" is checked as "the blocker was done when the
- * held job was", and a check that needs the job pending is made only if
- * it still is afterwards.
+ * The fence tests need a fence that stays pending until the test signals
+ * it: a sw_sync fence (debugfs sync/sw_sync, CONFIG_SW_SYNC: the debug
+ * kernel), else a vgem fence (vgem.ko, which the stock kernel has as a
+ * module: the initramfs carries it in /lib/modules/opt and the test loads
+ * it).  Without either, the fence of a 16 MiB copy on a context of another
+ * file (and queue) stands in: "held back" is then checked as "the blocker
+ * was done when the held job was", and a check that needs the job pending
+ * is made only if it still is afterwards.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <linux/dma-buf.h>
@@ -176,6 +178,11 @@ static void run_copy(int fd, uint32_t ctx, struct gt_bo *cmd,
 	gt_syncobj_destroy(fd, so);
 }
 
+static bool job_done(int fd, uint32_t so)
+{
+	return gt_syncobj_wait(fd, &so, 1, 0) == 0;
+}
+
 /* A mapped npu BO of @size, filled with pattern @seed (0: zeroed). */
 static void npu_bo(int fd, uint64_t size, unsigned seed, struct gt_bo *bo)
 {
@@ -197,15 +204,123 @@ static void expect_pattern(const void *p, uint64_t bytes, unsigned seed,
 		      gt_pattern((uint64_t)(bad < 0 ? 0 : bad), seed));
 }
 
+/* ---- vgem: a second DRM driver that exports buffers and fences them ----------------- */
+
+/* include/uapi/drm/vgem_drm.h (not in libdrm's headers). */
+struct gt_vgem_fence_attach {
+	uint32_t handle;
+	uint32_t flags;
+	uint32_t out_fence;
+	uint32_t pad;
+};
+
+struct gt_vgem_fence_signal {
+	uint32_t fence;
+	uint32_t flags;
+};
+
+#define GT_VGEM_FENCE_WRITE	0x1
+#define GT_IOCTL_VGEM_FENCE_ATTACH \
+	DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct gt_vgem_fence_attach)
+#define GT_IOCTL_VGEM_FENCE_SIGNAL \
+	DRM_IOW(DRM_COMMAND_BASE + 0x2, struct gt_vgem_fence_signal)
+#define GT_VGEM_KO		"/lib/modules/opt/vgem.ko"
+
 /*
- * Something that holds a fence pending: a sw_sync timeline, or else a
- * 16 MiB copy on a context of its own file.
+ * A file of vgem's primary node (dumb buffers need it), loading vgem.ko
+ * from the initramfs first if needed; -1 when this kernel has no vgem.
+ */
+static int vgem_open(void)
+{
+	char path[64], name[16];
+
+	if (access("/sys/module/vgem", F_OK)) {
+		int ko = open(GT_VGEM_KO, O_RDONLY | O_CLOEXEC);
+
+		if (ko < 0)
+			return -1;
+		if (syscall(SYS_finit_module, ko, "", 0) && errno != EEXIST) {
+			fprintf(stderr, "npu-guest-test: loading vgem: %s\n", strerror(errno));
+			close(ko);
+			return -1;
+		}
+		close(ko);
+	}
+	for (int i = 0; i < 16; i++) {
+		struct drm_version v = { 0 };
+		int fd;
+
+		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		memset(name, 0, sizeof(name));
+		v.name = name;
+		v.name_len = sizeof(name) - 1;
+		if (!ioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "vgem"))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/* A vgem dumb buffer of @size bytes (a multiple of 4 KiB), mapped. */
+static uint32_t vgem_bo(int vfd, uint64_t size, uint8_t **map)
+{
+	struct drm_mode_create_dumb c = {
+		.width = 1024, .height = (uint32_t)(size / 4096), .bpp = 32,
+	};
+	struct drm_mode_map_dumb m = { 0 };
+
+	ck_assert_msg(ioctl(vfd, DRM_IOCTL_MODE_CREATE_DUMB, &c) == 0,
+		      "vgem CREATE_DUMB: %s", strerror(errno));
+	ck_assert_uint_ge(c.size, size);
+	m.handle = c.handle;
+	ck_assert_msg(ioctl(vfd, DRM_IOCTL_MODE_MAP_DUMB, &m) == 0, "vgem MAP_DUMB: %s",
+		      strerror(errno));
+	*map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, vfd, (off_t)m.offset);
+	ck_assert_msg(*map != MAP_FAILED, "mmap of a vgem BO: %s", strerror(errno));
+	return c.handle;
+}
+
+/* Attach a pending vgem fence (write or read) to @bo; its id. */
+static uint32_t vgem_fence(int vfd, uint32_t bo, bool write)
+{
+	struct gt_vgem_fence_attach a = {
+		.handle = bo, .flags = write ? GT_VGEM_FENCE_WRITE : 0,
+	};
+
+	ck_assert_msg(ioctl(vfd, GT_IOCTL_VGEM_FENCE_ATTACH, &a) == 0,
+		      "VGEM_FENCE_ATTACH: %s", strerror(errno));
+	return a.out_fence;
+}
+
+static void vgem_signal(int vfd, uint32_t fence)
+{
+	struct gt_vgem_fence_signal sig = { .fence = fence };
+
+	ck_assert_msg(ioctl(vfd, GT_IOCTL_VGEM_FENCE_SIGNAL, &sig) == 0,
+		      "VGEM_FENCE_SIGNAL: %s", strerror(errno));
+}
+
+/* ---- blockers ------------------------------------------------------------------------ */
+
+/*
+ * Something that holds a fence pending.  "manual": until blocker_release
+ * (a sw_sync fence; else a vgem fence, which vgem itself signals after
+ * 10 s at the latest).  Otherwise a 16 MiB copy on a context of its own
+ * file, which finishes by itself.
  */
 struct blocker {
-	bool sw;		/* sw_sync: pending until blocker_release */
-	int tl;			/* sw_sync timeline */
+	bool manual;
+	const char *kind;
+	int tl;			/* sw_sync timeline, or -1 */
 	uint32_t value;		/* its last fence's value */
-	int fd;			/* else: the blocker's file */
+	int vfd;		/* vgem file, or -1 */
+	uint32_t vbo, vfence;	/* vgem BO (its dma-buf: vdmabuf), last fence */
+	int vdmabuf;
+	uint8_t *vmap;
+	int fd;			/* the copy's file */
 	uint32_t ctx, so;
 	struct gt_bo cmd, src, dst;
 };
@@ -215,12 +330,24 @@ struct blocker {
 static void blocker_init(struct blocker *b)
 {
 	memset(b, 0, sizeof(*b));
+	b->vfd = -1;
 	b->tl = open(GT_SW_SYNC_PATH, O_RDWR | O_CLOEXEC);
-	b->sw = b->tl >= 0;
-	if (b->sw)
+	if (b->tl >= 0) {
+		b->manual = true;
+		b->kind = "sw_sync";
 		return;
-	fprintf(stderr, "npu-guest-test: no %s (CONFIG_SW_SYNC): blocking with a %u MiB copy\n",
-		GT_SW_SYNC_PATH, BLOCK_BYTES >> 20);
+	}
+	b->vfd = vgem_open();
+	if (b->vfd >= 0) {
+		b->manual = true;
+		b->kind = "vgem";
+		b->vbo = vgem_bo(b->vfd, 4096, &b->vmap);
+		ck_assert_int_eq(prime_export(b->vfd, b->vbo, DRM_CLOEXEC, &b->vdmabuf), 0);
+		return;
+	}
+	b->kind = "copy";
+	fprintf(stderr, "npu-guest-test: no sw_sync, no vgem: blocking with a %u MiB copy\n",
+		BLOCK_BYTES >> 20);
 	b->fd = gt_open();
 	ck_assert_int_ge(b->fd, 0);
 	b->ctx = new_ctx(b->fd);
@@ -239,13 +366,21 @@ static int blocker_fence(struct blocker *b)
 	};
 	int rc;
 
-	if (b->sw) {
+	if (b->tl >= 0) {
 		struct gt_sw_sync_create_fence c = { .value = ++b->value };
 
 		strcpy(c.name, "npu-gt");
 		ck_assert_msg(ioctl(b->tl, GT_SW_SYNC_CREATE_FENCE, &c) == 0,
 			      "SW_SYNC_IOC_CREATE_FENCE: %s", strerror(errno));
 		return c.fence;
+	}
+	if (b->vfd >= 0) {
+		struct dma_buf_export_sync_file e = { .flags = DMA_BUF_SYNC_READ, .fd = -1 };
+
+		b->vfence = vgem_fence(b->vfd, b->vbo, true);
+		ck_assert_msg(ioctl(b->vdmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &e) == 0,
+			      "EXPORT_SYNC_FILE of the vgem BO: %s", strerror(errno));
+		return e.fd;
 	}
 	rc = submit_copy(b->fd, b->ctx, &b->cmd, &b->src, &b->dst, BLOCK_BYTES, b->so,
 			 NULL, 0);
@@ -255,28 +390,36 @@ static int blocker_fence(struct blocker *b)
 	return h.fd;
 }
 
-/* Let the last fence signal (sw_sync; a copy finishes by itself). */
+/* Let the last fence signal (a copy finishes by itself). */
 static void blocker_release(struct blocker *b)
 {
 	uint32_t one = 1;
 
-	if (b->sw)
+	if (b->tl >= 0)
 		ck_assert_msg(ioctl(b->tl, GT_SW_SYNC_INC, &one) == 0, "SW_SYNC_IOC_INC: %s",
 			      strerror(errno));
+	else if (b->vfd >= 0)
+		vgem_signal(b->vfd, b->vfence);
 }
 
 /* The last fence has signalled, without error. */
 static bool blocker_done(struct blocker *b)
 {
-	if (b->sw)
+	if (b->manual)
 		return true;	/* released by the test */
 	return gt_fence_status(b->fd, b->so) == 1;
 }
 
 static void blocker_fini(struct blocker *b)
 {
-	if (b->sw) {
+	if (b->tl >= 0) {
 		close(b->tl);
+		return;
+	}
+	if (b->vfd >= 0) {
+		munmap(b->vmap, 4096);
+		close(b->vdmabuf);
+		close(b->vfd);
 		return;
 	}
 	gt_syncobj_wait(b->fd, &b->so, 1, GT_WAIT_NS);
@@ -400,6 +543,58 @@ START_TEST(dmabuf_udmabuf_cmd)
 	gt_bo_free(G.fd, &src);
 	gt_bo_free(G.fd, &dst);
 	udma_free(&u);
+}
+END_TEST
+
+/*
+ * A buffer of another DRM driver (a vgem dumb BO, shmem pages): a job
+ * writes it and the bytes show through vgem's own mapping; a vgem write
+ * fence in its reservation holds back a job that reads it until vgem
+ * signals it.  (vgem is a module of the stock kernel; the debug kernel
+ * has none and skips this.)
+ */
+START_TEST(dmabuf_vgem_import)
+{
+	gt_begin("dmabuf_vgem_import");
+	uint32_t ctx = new_ctx(G.fd), vbo, vf, so;
+	struct gt_bo cmd, src, dst, imp;
+	uint8_t *vmap;
+	int vfd = vgem_open(), dmabuf, rc;
+
+	if (vfd < 0)
+		GT_SKIP("no vgem in this kernel (the stock kernel runs this)");
+	vbo = vgem_bo(vfd, UDMA_SIZE, &vmap);
+	memset(vmap, 0x5a, UDMA_SIZE);
+	ck_assert_int_eq(prime_export(vfd, vbo, DRM_CLOEXEC | DRM_RDWR, &dmabuf), 0);
+	import_bo(G.fd, dmabuf, &imp);
+	ck_assert_uint_eq(imp.size, UDMA_SIZE);
+	npu_bo(G.fd, GT_COPY_PROG_SIZE, 0, &cmd);
+	npu_bo(G.fd, UDMA_SIZE, 81, &src);
+	npu_bo(G.fd, UDMA_SIZE, 0, &dst);
+
+	run_copy(G.fd, ctx, &cmd, &src, &imp, UDMA_SIZE);
+	expect_pattern(vmap, UDMA_SIZE, 81, "vgem BO written by the npu");
+
+	ck_assert_int_eq(gt_syncobj_create(G.fd, 0, &so), 0);
+	vf = vgem_fence(vfd, vbo, true);
+	gt_fill(vmap, UDMA_SIZE, 82);
+	rc = submit_copy(G.fd, ctx, &cmd, &imp, &dst, UDMA_SIZE, so, NULL, 0);
+	ck_assert_msg(rc == 0, "SUBMIT: %s", strerror(-rc));
+	gt_msleep(300);
+	ck_assert_msg(!job_done(G.fd, so), "the job ran before vgem's write fence signalled");
+	ck_assert(gt_all_zero(dst.map, UDMA_SIZE));
+	vgem_signal(vfd, vf);
+	ck_assert_int_eq(gt_syncobj_wait(G.fd, &so, 1, GT_WAIT_NS), 0);
+	expect_pattern(dst.map, UDMA_SIZE, 82, "npu BO copied from the vgem BO");
+
+	gt_syncobj_destroy(G.fd, so);
+	gt_bo_free(G.fd, &dst);
+	gt_bo_free(G.fd, &src);
+	gt_bo_free(G.fd, &cmd);
+	gt_bo_free(G.fd, &imp);
+	close(dmabuf);
+	munmap(vmap, UDMA_SIZE);
+	close(vfd);
 }
 END_TEST
 
@@ -612,11 +807,6 @@ END_TEST
 
 /* ---- fences of other users ----------------------------------------------------------- */
 
-static bool job_done(int fd, uint32_t so)
-{
-	return gt_syncobj_wait(fd, &so, 1, 0) == 0;
-}
-
 /*
  * A fence the exporter put into a udmabuf's reservation: a write fence
  * holds back a job that reads or writes the buffer; a read fence holds
@@ -656,7 +846,7 @@ START_TEST(dmabuf_exporter_fence)
 		     submit_copy(G.fd, ctx, &cmd, &src, &imp, UDMA_SIZE, so, NULL, 0) :
 		     submit_copy(G.fd, ctx, &cmd, &imp, &dst, UDMA_SIZE, so, NULL, 0);
 		ck_assert_msg(rc == 0, "pass %u: SUBMIT: %s", pass, strerror(-rc));
-		if (held && blk.sw) {
+		if (held && blk.manual) {
 			gt_msleep(300);
 			ck_assert_msg(!job_done(G.fd, so),
 				      "pass %u (%s fence, job %s): the job ran before the fence signalled",
@@ -747,7 +937,7 @@ START_TEST(dmabuf_job_fence_usage)
 		ck_assert_msg(st[2] == 0 && npu[2],
 			      "source, writers' view: status %d, npu fence %d", st[2], npu[2]);
 	} else {
-		ck_assert_msg(!blk.sw, "the job ran before its in_sync signalled");
+		ck_assert_msg(!blk.manual, "the job ran before its in_sync (%s) signalled", blk.kind);
 		fprintf(stderr, "SKIP %s: the blocking copy finished before the checks\n",
 			__func__);
 	}
@@ -783,9 +973,9 @@ START_TEST(dmabuf_close_foreign_fence)
 	int64_t t0, ms;
 
 	blocker_init(&blk);
-	if (!blk.sw) {
+	if (!blk.manual) {
 		blocker_fini(&blk);
-		GT_SKIP("no %s (CONFIG_SW_SYNC): the debug kernel runs this", GT_SW_SYNC_PATH);
+		GT_SKIP("neither sw_sync nor vgem: no fence that is not the npu's");
 	}
 	udma_new(&u, UDMA_SIZE);
 	import_bo(G.fd, u.fd, &imp);
@@ -877,6 +1067,7 @@ Suite *gt_suite_dmabuf(void)
 	tcase_add_test(imp, dmabuf_udmabuf_dst);
 	tcase_add_test(imp, dmabuf_udmabuf_src);
 	tcase_add_test(imp, dmabuf_udmabuf_cmd);
+	tcase_add_test(imp, dmabuf_vgem_import);
 	tcase_add_test(imp, dmabuf_mmap_forward);
 	tcase_add_test(imp, dmabuf_import_accounting);
 	gt_add_tcase(s, imp, 30);
