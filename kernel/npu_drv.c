@@ -282,6 +282,7 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	npu_debugfs_init(ndev);
+	npu_pm_init(ndev);
 	drm_info(&ndev->drm, "M100 %u.%u: %u clusters (%u healthy, fuse mask 0x%x) x %u TPBs, %u MiB SRAM, %u MHz\n",
 		 NPU_VERSION_MAJOR(ndev->info.hw_version),
 		 NPU_VERSION_MINOR(ndev->info.hw_version), ndev->info.clusters,
@@ -295,6 +296,8 @@ static void npu_remove(struct pci_dev *pdev)
 {
 	struct npu_device *ndev = pci_get_drvdata(pdev);
 
+	/* The PCI core resumed the device before calling remove. */
+	npu_pm_fini(ndev);
 	drm_dev_unplug(&ndev->drm);
 	mutex_lock(&ndev->reset_lock);
 	npu_hw_fini(ndev);
@@ -317,6 +320,7 @@ static struct pci_driver npu_pci_driver = {
 	.remove = npu_remove,
 	/* pci_register_driver() copies these over driver.dev_groups. */
 	.dev_groups = npu_sysfs_groups,
+	.driver.pm = pm_ptr(&npu_pm_ops),
 };
 module_pci_driver(npu_pci_driver);
 

@@ -20,6 +20,7 @@
 #include <linux/dma-resv.h>
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
+#include <linux/pm_runtime.h>
 #include <linux/slab.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -111,6 +112,7 @@ static int npu_status_errno(u32 status)
  */
 static void npu_job_signal_locked(struct npu_job *job, int error)
 {
+	struct npu_device *ndev = job->ctx->ndev;
 	struct dma_fence *fence = job->hw_fence;
 
 	job->hw_fence = NULL;
@@ -119,6 +121,8 @@ static void npu_job_signal_locked(struct npu_job *job, int error)
 		dma_fence_set_error(fence, error);
 	dma_fence_signal_locked(fence);
 	dma_fence_put(fence);
+	/* The reference run_job took: the last one lets the device suspend. */
+	npu_pm_put(ndev);
 }
 
 /* Account a finished job and signal its hardware fence (q->lock held). */
@@ -240,6 +244,13 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 		drm_dev_exit(idx);
 		return ERR_PTR(-ENOMEM);
 	}
+	/* Held while the job is in flight: dropped in npu_job_signal_locked. */
+	err = npu_pm_get(ndev);
+	if (err) {
+		kfree(fence);
+		drm_dev_exit(idx);
+		return npu_fence_signalled(q, err);
+	}
 	bad_pt = atomic_dec_if_positive(&ndev->inject_fault) >= 0;
 
 	spin_lock_irqsave(&q->lock, flags);
@@ -346,6 +357,8 @@ int npu_recover(struct npu_device *ndev, struct drm_sched_job *bad)
 	unsigned int i;
 	int ret = 0;
 
+	/* Awake already (a job in flight, or debugfs resumed it): stay so. */
+	pm_runtime_get_noresume(ndev->drm.dev);
 	mutex_lock(&ndev->reset_lock);
 	for (i = 0; i < NPU_HW_NUM_QUEUES; i++) {
 		struct drm_gpu_scheduler *sched = &ndev->queues[i].sched;
@@ -387,6 +400,7 @@ int npu_recover(struct npu_device *ndev, struct drm_sched_job *bad)
 	for (i = 0; i < NPU_HW_NUM_QUEUES; i++)
 		drm_sched_start(&ndev->queues[i].sched);
 	mutex_unlock(&ndev->reset_lock);
+	npu_pm_put(ndev);
 	return ret;
 }
 

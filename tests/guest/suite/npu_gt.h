@@ -269,6 +269,7 @@ Suite *gt_suite_lifetime(void);
 Suite *gt_suite_fuzz(void);
 Suite *gt_suite_recovery(void);
 Suite *gt_suite_fdinfo(void);
+Suite *gt_suite_pm(void);
 Suite *gt_suite_dmabuf(void);
 
 /* Add @tc to @s with the suite's fixture and @timeout seconds. */
