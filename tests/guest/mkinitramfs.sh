@@ -170,9 +170,11 @@ fi
 # Modules that tests load themselves when they need them, not loaded by
 # /init: vgem (a second DRM driver that exports buffers and attaches fences
 # to them, for the dma-buf tests).  Only when all its dependencies are in
-# the load list; a kernel without it as a module just lacks the file.
+# the load list; a kernel without it as a module (the debug kernel has no
+# modules) just lacks the file.
 mkdir -p "$root/lib/modules/opt"
 for m in vgem; do
+	[ -n "${moddir:-}" ] || break
 	line=$(grep "/$m\.ko[.a-z]*:" "$moddir/modules.dep" || true)
 	[ -n "$line" ] || continue
 	ok=1
