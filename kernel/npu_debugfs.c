@@ -18,6 +18,7 @@
 #include "npu_ctx.h"
 #include "npu_device.h"
 #include "npu_gem.h"
+#include "npu_scrub.h"
 
 /* ---- sysfs ---- */
 
@@ -269,6 +270,7 @@ void npu_debugfs_init(struct npu_device *ndev)
 	debugfs_create_file("bos", 0444, root, ndev, &npu_bos_fops);
 	debugfs_create_file("contexts", 0444, root, ndev, &npu_contexts_fops);
 	debugfs_create_file("reset", 0200, root, ndev, &npu_reset_fops);
+	npu_scrub_debugfs_init(ndev, root);
 	/* Counters: the next N jobs hang / fault, the next N resets fail. */
 	debugfs_create_atomic_t("inject_hang", 0600, root, &ndev->inject_hang);
 	debugfs_create_atomic_t("inject_fault", 0600, root, &ndev->inject_fault);

@@ -24,8 +24,11 @@
 #define NPU_DRIVER_MAJOR	1
 #define NPU_DRIVER_MINOR	0
 
-/* Ring entries per queue; at most NPU_JOBS_IN_FLIGHT are in use at once. */
-#define NPU_RING_LOG2		6
+/*
+ * Ring entries per queue; at most NPU_JOBS_IN_FLIGHT jobs are in flight, each
+ * with at most one scrub descriptor before it (npu_scrub.c).
+ */
+#define NPU_RING_LOG2		7
 #define NPU_RING_ENTRIES	BIT(NPU_RING_LOG2)
 #define NPU_JOBS_IN_FLIGHT	32
 
@@ -34,6 +37,7 @@
 #define NPU_VA_END		BIT_ULL(NPU_MMU_VA_BITS)
 
 struct npu_device;
+struct npu_scrub;
 
 /**
  * struct npu_queue - one hardware task queue and its scheduler
@@ -120,6 +124,7 @@ struct npu_stats {
  * @debugfs: the driver's debugfs directory.
  * @pm_suspends: runtime suspends (sysfs npu/suspend_count).
  * @pm_resumes: runtime resumes (sysfs npu/resume_count).
+ * @scrub: HBSM/SRAM scrub state (npu_scrub.c).
  */
 struct npu_device {
 	struct drm_device drm;
@@ -146,6 +151,7 @@ struct npu_device {
 	struct dentry *debugfs;
 	atomic64_t pm_suspends;
 	atomic64_t pm_resumes;
+	struct npu_scrub *scrub;
 };
 
 #define to_npu_device(d) container_of(d, struct npu_device, drm)

@@ -23,6 +23,7 @@
 #include "npu_file.h"
 #include "npu_gem.h"
 #include "npu_job.h"
+#include "npu_scrub.h"
 
 static int npu_open(struct drm_device *dev, struct drm_file *file)
 {
@@ -273,6 +274,9 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	}
 	ret = drmm_add_action_or_reset(&ndev->drm, npu_drm_release, NULL);
+	if (ret)
+		return ret;
+	ret = npu_scrub_init(ndev);
 	if (ret)
 		return ret;
 	ret = npu_hw_irq_init(ndev);

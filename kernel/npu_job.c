@@ -34,6 +34,7 @@
 #include "npu_gem.h"
 #include "npu_job.h"
 #include "npu_mmu.h"
+#include "npu_scrub.h"
 
 static unsigned int npu_job_timeout_ms = 2000;
 module_param_named(job_timeout_ms, npu_job_timeout_ms, uint, 0444);
@@ -182,11 +183,13 @@ void npu_queue_process(struct npu_queue *q)
 	spin_lock_irqsave(&q->lock, flags);
 	list_for_each_entry_safe(job, tmp, &q->inflight, link) {
 		struct npu_hw_completion *c = &q->comp[job->slot];
+		int scrub_err = npu_scrub_poll_locked(q, job);
 
 		if (READ_ONCE(c->seqno) != job->hw_seqno)
 			break;
 		dma_rmb();	/* the record before its seqno */
-		npu_job_done_locked(q, job, npu_status_errno(c->status),
+		npu_job_done_locked(q, job,
+				    scrub_err ?: npu_status_errno(c->status),
 				    c->cycles);
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
@@ -254,6 +257,8 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 	bad_pt = atomic_dec_if_positive(&ndev->inject_fault) >= 0;
 
 	spin_lock_irqsave(&q->lock, flags);
+	/* Another context's data in the partition: a scrub runs first. */
+	npu_scrub_write_locked(q, job);
 	slot = q->tail;
 	dma_fence_init(fence, &npu_fence_ops, &q->lock, q->fence_context,
 		       ++q->hw_seqno);

@@ -54,6 +54,7 @@ int main(int argc, char **argv)
 	srunner_add_suite(sr, gt_suite_recovery());
 	srunner_add_suite(sr, gt_suite_fdinfo());
 	srunner_add_suite(sr, gt_suite_pm());
+	srunner_add_suite(sr, gt_suite_scrub());
 	srunner_add_suite(sr, gt_suite_dmabuf());
 
 	if (argc > 1)

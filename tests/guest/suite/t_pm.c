@@ -18,50 +18,10 @@
 
 #define PM_SLACK_MS	5000u	/* beyond the autosuspend delay (TCG) */
 
-static void dev_file(const char *name, char *out, size_t len)
-{
-	snprintf(out, len, "/sys/class/accel/accel%d/device/%s", G.minor, name);
-}
-
-/* Contents of a sysfs file of the PCI device, newline cut; 0 or -errno. */
-static int read_attr(const char *name, char *buf, size_t len)
-{
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	dev_file(name, path, sizeof(path));
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
-
-static int write_attr(const char *name, const char *val)
-{
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	dev_file(name, path, sizeof(path));
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
 static uint64_t count(const char *name)
 {
 	char buf[64];
-	int rc = read_attr(name, buf, sizeof(buf));
+	int rc = gt_dev_attr_read(name, buf, sizeof(buf));
 
 	ck_assert_msg(rc == 0, "reading %s: %s", name, strerror(-rc));
 	return strtoull(buf, NULL, 10);
@@ -71,7 +31,7 @@ static const char *status(void)
 {
 	static char buf[32];
 
-	if (read_attr("power/runtime_status", buf, sizeof(buf)))
+	if (gt_dev_attr_read("power/runtime_status", buf, sizeof(buf)))
 		snprintf(buf, sizeof(buf), "?");
 	return buf;
 }
@@ -105,16 +65,16 @@ static int need_pm(void)
 	long delay;
 	int rc;
 
-	if (read_attr("power/runtime_status", buf, sizeof(buf))) {
+	if (gt_dev_attr_read("power/runtime_status", buf, sizeof(buf))) {
 		fprintf(stderr, "SKIP: no power/runtime_status (kernel without CONFIG_PM)\n");
 		return -1;
 	}
-	rc = read_attr("npu/suspend_count", buf, sizeof(buf));
+	rc = gt_dev_attr_read("npu/suspend_count", buf, sizeof(buf));
 	ck_assert_msg(rc == 0, "npu/suspend_count: %s", strerror(-rc));
-	ck_assert_int_eq(read_attr("power/control", buf, sizeof(buf)), 0);
+	ck_assert_int_eq(gt_dev_attr_read("power/control", buf, sizeof(buf)), 0);
 	ck_assert_msg(!strcmp(buf, "auto"),
 		      "power/control is \"%s\": the driver should allow runtime PM", buf);
-	ck_assert_int_eq(read_attr("power/autosuspend_delay_ms", buf, sizeof(buf)), 0);
+	ck_assert_int_eq(gt_dev_attr_read("power/autosuspend_delay_ms", buf, sizeof(buf)), 0);
 	delay = strtol(buf, NULL, 10);
 	ck_assert_msg(delay >= 0 && delay <= 10000,
 		      "autosuspend_delay_ms %ld (npu.autosuspend_ms disables it?)", delay);
@@ -134,7 +94,7 @@ static void check_d3hot(const char *when)
 {
 	char buf[32];
 
-	if (read_attr("power_state", buf, sizeof(buf)))
+	if (gt_dev_attr_read("power_state", buf, sizeof(buf)))
 		return;
 	ck_assert_msg(!strcmp(buf, "D3hot") || strcmp(status(), "suspended"),
 		      "%s: runtime_status suspended, power_state %s", when, buf);
@@ -325,13 +285,13 @@ START_TEST(pm_sram_lost_in_d3)
 	if (cc.sram_size < bytes)
 		GT_SKIP("SRAM window of %u bytes", cc.sram_size);
 	ck_assert_msg(gt_copy_init(G.fd, &c, bytes, 91) == 0, "%s", gt_msg);
-	rc = write_attr("power/control", "on");
+	rc = gt_dev_attr_write("power/control", "on");
 	ck_assert_msg(rc == 0, "writing on to power/control: %s", strerror(-rc));
 	rc = run_sram(&c, cc.ctx_id, true);
 	memset(c.dst.map, 0xee, bytes);
 	rc2 = rc ? rc : run_sram(&c, cc.ctx_id, false);
 	bad = gt_check(c.dst.map, bytes, 91);
-	ck_assert_int_eq(write_attr("power/control", "auto"), 0);
+	ck_assert_int_eq(gt_dev_attr_write("power/control", "auto"), 0);
 	ck_assert_msg(rc == 0 && rc2 == 0, "SRAM copies: %s / %s", strerror(-rc),
 		      strerror(-rc2));
 	ck_assert_msg(bad < 0, "awake: SRAM read back wrong at byte %" PRId64, bad);
@@ -359,7 +319,7 @@ START_TEST(pm_control_on)
 	if (delay < 0)
 		return;
 	wait_suspended(delay, "idle device");
-	rc = write_attr("power/control", "on");
+	rc = gt_dev_attr_write("power/control", "on");
 	ck_assert_msg(rc == 0, "writing on to power/control: %s", strerror(-rc));
 	active = wait_status("active", 2000) >= 0;
 	s0 = count("npu/suspend_count");
@@ -367,7 +327,7 @@ START_TEST(pm_control_on)
 		usleep((3 * delay + 200) * 1000);
 	active = active && !strcmp(status(), "active");
 	ck_assert_int_eq(gt_good_job_new_ctx(G.fd), 0);
-	rc = write_attr("power/control", "auto");
+	rc = gt_dev_attr_write("power/control", "auto");
 	ck_assert_msg(rc == 0, "writing auto to power/control: %s", strerror(-rc));
 	ck_assert_msg(active, "power/control on: runtime_status %s", status());
 	ck_assert_uint_eq(count("npu/suspend_count"), s0);
