@@ -55,7 +55,7 @@ DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
 KVER ?= $(shell ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null | sed 's|.*/linux-headers-||' | sort -V | tail -1)
 KDIR ?= /usr/src/linux-headers-$(KVER)
 KMOD := $(BUILD)/kernel/npu.ko
-KMOD_SRCS := Kbuild $(wildcard kernel/*.c kernel/*.h) $(wildcard uapi/npu/*.h uapi/drm/*.h)
+KMOD_SRCS := Kbuild $(wildcard kernel/*.c kernel/*.h kernel/tests/*.c) $(wildcard uapi/npu/*.h uapi/drm/*.h)
 
 PREFIX ?= /usr/local
 
