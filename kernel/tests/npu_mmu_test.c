@@ -181,6 +181,12 @@ static void npu_mmu_test_unaligned(struct kunit *test)
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, npu_vm_map(vm, SZ_1M + PG - 1, sgt, PG, true),
 			-EINVAL);
+	/* A size that ends inside a page. */
+	sgt = npu_test_sgt1(test, 0x1000000, 2 * PG);
+	KUNIT_EXPECT_EQ(test, npu_vm_map(vm, SZ_1M, sgt, PG + 1, true),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, npu_vm_map(vm, SZ_1M, sgt, 2 * PG - 1, true),
+			-EINVAL);
 	npu_test_expect_empty(test, vm);
 }
 
