@@ -120,7 +120,9 @@ int npu_vm_map(struct npu_vm *vm, u64 va, struct sg_table *sgt, u64 size,
 	struct scatterlist *sg;
 	unsigned int i;
 
-	if (!IS_ALIGNED(va, NPU_MMU_PAGE_SIZE) || end > NPU_VA_END)
+	if (!IS_ALIGNED(va, NPU_MMU_PAGE_SIZE) ||
+	    !IS_ALIGNED(size, NPU_MMU_PAGE_SIZE) ||
+	    va >= NPU_VA_END || size > NPU_VA_END - va)
 		return -EINVAL;
 	for_each_sgtable_dma_sg(sgt, sg, i) {
 		dma_addr_t addr = sg_dma_address(sg);
@@ -138,7 +140,12 @@ int npu_vm_map(struct npu_vm *vm, u64 va, struct sg_table *sgt, u64 size,
 				   ((addr + off) & NPU_PTE_ADDR_MASK) | flags);
 		}
 	}
-	return va == end ? 0 : -EINVAL;
+	if (va != end) {
+		/* @sgt is shorter than @size: map nothing. */
+		npu_vm_unmap(vm, start, va - start);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 void npu_vm_unmap(struct npu_vm *vm, u64 va, u64 size)
