@@ -21,6 +21,7 @@
 #include <linux/dma-resv.h>
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
+#include <linux/pm_runtime.h>
 #include <linux/slab.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -34,6 +35,7 @@
 #include "npu_gem.h"
 #include "npu_job.h"
 #include "npu_mmu.h"
+#include "npu_scrub.h"
 
 static unsigned int npu_job_timeout_ms = 2000;
 module_param_named(job_timeout_ms, npu_job_timeout_ms, uint, 0444);
@@ -112,6 +114,7 @@ VISIBLE_IF_KUNIT int npu_status_errno(u32 status)
  */
 static void npu_job_signal_locked(struct npu_job *job, int error)
 {
+	struct npu_device *ndev = job->ctx->ndev;
 	struct dma_fence *fence = job->hw_fence;
 
 	job->hw_fence = NULL;
@@ -120,6 +123,8 @@ static void npu_job_signal_locked(struct npu_job *job, int error)
 		dma_fence_set_error(fence, error);
 	dma_fence_signal_locked(fence);
 	dma_fence_put(fence);
+	/* The reference run_job took: the last one lets the device suspend. */
+	npu_pm_put(ndev);
 }
 
 /* Account a finished job and signal its hardware fence (q->lock held). */
@@ -179,11 +184,13 @@ void npu_queue_process(struct npu_queue *q)
 	spin_lock_irqsave(&q->lock, flags);
 	list_for_each_entry_safe(job, tmp, &q->inflight, link) {
 		struct npu_hw_completion *c = &q->comp[job->slot];
+		int scrub_err = npu_scrub_poll_locked(q, job);
 
 		if (READ_ONCE(c->seqno) != job->hw_seqno)
 			break;
 		dma_rmb();	/* the record before its seqno */
-		npu_job_done_locked(q, job, npu_status_errno(c->status),
+		npu_job_done_locked(q, job,
+				    scrub_err ?: npu_status_errno(c->status),
 				    c->cycles);
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
@@ -241,9 +248,18 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 		drm_dev_exit(idx);
 		return ERR_PTR(-ENOMEM);
 	}
+	/* Held while the job is in flight: dropped in npu_job_signal_locked. */
+	err = npu_pm_get(ndev);
+	if (err) {
+		kfree(fence);
+		drm_dev_exit(idx);
+		return npu_fence_signalled(q, err);
+	}
 	bad_pt = atomic_dec_if_positive(&ndev->inject_fault) >= 0;
 
 	spin_lock_irqsave(&q->lock, flags);
+	/* Another context's data in the partition: a scrub runs first. */
+	npu_scrub_write_locked(q, job);
 	slot = q->tail;
 	dma_fence_init(fence, &npu_fence_ops, &q->lock, q->fence_context,
 		       ++q->hw_seqno);
@@ -347,6 +363,8 @@ int npu_recover(struct npu_device *ndev, struct drm_sched_job *bad)
 	unsigned int i;
 	int ret = 0;
 
+	/* Awake already (a job in flight, or debugfs resumed it): stay so. */
+	pm_runtime_get_noresume(ndev->drm.dev);
 	mutex_lock(&ndev->reset_lock);
 	for (i = 0; i < NPU_HW_NUM_QUEUES; i++) {
 		struct drm_gpu_scheduler *sched = &ndev->queues[i].sched;
@@ -388,6 +406,7 @@ int npu_recover(struct npu_device *ndev, struct drm_sched_job *bad)
 	for (i = 0; i < NPU_HW_NUM_QUEUES; i++)
 		drm_sched_start(&ndev->queues[i].sched);
 	mutex_unlock(&ndev->reset_lock);
+	npu_pm_put(ndev);
 	return ret;
 }
 

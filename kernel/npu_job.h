@@ -7,6 +7,8 @@
 #include <linux/dma-fence.h>
 #include <drm/gpu_scheduler.h>
 
+#include "npu_scrub.h"
+
 struct npu_ctx;
 
 /**
@@ -26,6 +28,7 @@ struct npu_ctx;
  * @hw_done: the device finished it (even if the scheduler was stopped).
  * @hw_error: result of that completion (0 or negative errno).
  * @guilty_error: set by recovery: the job hung; it is not run again.
+ * @scrub: the scrub task written before it, if any (npu_scrub.c).
  */
 struct npu_job {
 	struct drm_sched_job base;
@@ -43,6 +46,7 @@ struct npu_job {
 	bool hw_done;
 	int hw_error;
 	int guilty_error;
+	struct npu_scrub_job scrub;
 };
 
 int npu_ioctl_submit(struct drm_device *dev, void *data,
