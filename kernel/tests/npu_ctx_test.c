@@ -131,15 +131,22 @@ static void npu_ctx_test_known(struct kunit *test)
  */
 static void npu_ctx_test_every_defect_mask(struct kunit *test)
 {
+	const u32 nbanks = SRAM / NPU_M100_SRAM_INTERLEAVE;
+	struct npu_ctx *ctx = kunit_kcalloc(test, NCL + 1, sizeof(*ctx),
+					    GFP_KERNEL);
+	unsigned long *banks = kunit_kcalloc(test, BITS_TO_LONGS(nbanks),
+					     sizeof(long), GFP_KERNEL);
 	u32 masks = 0;
 
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	KUNIT_ASSERT_NOT_NULL(test, banks);
 	for (u32 a = 0; a <= NCL; a++) {
 		for (u32 b = a + 1; b <= NCL + 1; b++) {
 			u32 defects = (a < NCL ? BIT(a) : 0) |
 				      (b < NCL ? BIT(b) : 0);
+			u32 h, got = 0, used = 0, qmin = ~0u, qmax = 0;
 			struct npu_device *ndev;
-			struct npu_ctx *ctx[NCL + 1], *all;
-			u32 h, got = 0, qmin = ~0u, qmax = 0;
+			struct npu_ctx *all;
 
 			/* a < b <= NCL + 1: none (a = NCL), one, two fused. */
 			if (b == NCL + 1 && a < NCL)
@@ -147,32 +154,34 @@ static void npu_ctx_test_every_defect_mask(struct kunit *test)
 			masks++;
 			ndev = npu_test_dev(test, defects);
 			h = ndev->info.healthy_clusters;
+			memset(ctx, 0, (NCL + 1) * sizeof(*ctx));
+			bitmap_zero(banks, nbanks);
 			for (u32 i = 0; i <= h; i++) {
-				ctx[i] = npu_test_ctx(test, ndev);
-				if (npu_ctx_reserve(ctx[i], 1))
+				struct npu_ctx *c = &ctx[i];
+				u32 first, nb;
+
+				c->ndev = ndev;
+				if (npu_ctx_reserve(c, 1))
 					break;
 				got++;
-				KUNIT_EXPECT_EQ(test, hweight32(ctx[i]->cluster_mask), 1);
-				KUNIT_EXPECT_EQ(test, ctx[i]->cluster_mask & defects, 0);
-				KUNIT_EXPECT_EQ(test, BIT(ctx[i]->cluster_map[0]),
-						ctx[i]->cluster_mask);
-				KUNIT_EXPECT_EQ(test, ctx[i]->sram.size,
+				KUNIT_EXPECT_EQ(test, hweight32(c->cluster_mask), 1);
+				KUNIT_EXPECT_EQ(test, c->cluster_mask & (defects | used), 0);
+				KUNIT_EXPECT_EQ(test, BIT(c->cluster_map[0]),
+						c->cluster_mask);
+				used |= c->cluster_mask;
+				KUNIT_EXPECT_EQ(test, c->sram.size,
 						npu_test_sram(1, h));
-				KUNIT_EXPECT_EQ(test, ctx[i]->sram.start %
+				KUNIT_EXPECT_EQ(test, c->sram.start %
 						NPU_M100_SRAM_INTERLEAVE, 0);
-				KUNIT_EXPECT_LE(test, ctx[i]->sram.start +
-						ctx[i]->sram.size, SRAM);
-				for (u32 j = 0; j < i; j++) {
-					KUNIT_EXPECT_EQ(test, ctx[i]->cluster_mask &
-							ctx[j]->cluster_mask, 0);
-					KUNIT_EXPECT_TRUE(test,
-							  ctx[i]->sram.start >=
-							  ctx[j]->sram.start +
-							  ctx[j]->sram.size ||
-							  ctx[j]->sram.start >=
-							  ctx[i]->sram.start +
-							  ctx[i]->sram.size);
-				}
+				KUNIT_ASSERT_LE(test, c->sram.start + c->sram.size,
+						SRAM);
+				/* No bank of the window is in another one. */
+				first = c->sram.start / NPU_M100_SRAM_INTERLEAVE;
+				nb = c->sram.size / NPU_M100_SRAM_INTERLEAVE;
+				KUNIT_EXPECT_EQ(test, find_next_bit(banks, first + nb,
+								    first),
+						first + nb);
+				bitmap_set(banks, first, nb);
 			}
 			KUNIT_EXPECT_EQ_MSG(test, got, h, "defects %#x", defects);
 			KUNIT_EXPECT_EQ(test, ndev->free_clusters, 0);
@@ -182,11 +191,13 @@ static void npu_ctx_test_every_defect_mask(struct kunit *test)
 			}
 			KUNIT_EXPECT_LE(test, qmax - qmin, 1);
 			for (u32 i = 0; i < got; i++)
-				npu_ctx_release_partition(ctx[i]);
+				npu_ctx_release_partition(&ctx[i]);
 			KUNIT_EXPECT_EQ(test, ndev->free_clusters,
 					ndev->info.healthy_mask);
 
-			all = npu_test_ctx(test, ndev);
+			all = &ctx[NCL];
+			memset(all, 0, sizeof(*all));
+			all->ndev = ndev;
 			KUNIT_EXPECT_EQ(test, npu_ctx_reserve(all, h), 0);
 			KUNIT_EXPECT_EQ(test, all->cluster_mask,
 					ndev->info.healthy_mask);
