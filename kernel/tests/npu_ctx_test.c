@@ -272,7 +272,7 @@ static void npu_ctx_test_release_once(struct kunit *test)
 
 static struct kunit_case npu_ctx_cases[] = {
 	KUNIT_CASE(npu_ctx_test_known),
-	KUNIT_CASE(npu_ctx_test_every_defect_mask),
+	KUNIT_CASE_SLOW(npu_ctx_test_every_defect_mask),
 	KUNIT_CASE(npu_ctx_test_sram_fragmentation),
 	KUNIT_CASE(npu_ctx_test_release_once),
 	{}

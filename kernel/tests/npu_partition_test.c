@@ -309,9 +309,9 @@ static void npu_partition_test_small_mesh(struct kunit *test)
 
 static struct kunit_case npu_partition_cases[] = {
 	KUNIT_CASE_PARAM(npu_partition_test_known, npu_part_gen_params),
-	KUNIT_CASE(npu_partition_test_all_defect_masks),
+	KUNIT_CASE_SLOW(npu_partition_test_all_defect_masks),
 	KUNIT_CASE(npu_partition_test_fragmentation),
-	KUNIT_CASE(npu_partition_test_churn),
+	KUNIT_CASE_SLOW(npu_partition_test_churn),
 	KUNIT_CASE(npu_partition_test_small_mesh),
 	{}
 };
