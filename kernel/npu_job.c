@@ -415,6 +415,7 @@ static void npu_job_release(struct npu_job *job)
 	for (u32 i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
 	kvfree(job->bos);
+	kvfree(job->bo_flags);
 	npu_ctx_put(job->ctx);
 	kfree(job);
 }
@@ -478,16 +479,19 @@ void npu_sched_fini(struct npu_device *ndev)
 
 /* ---- DRM_IOCTL_NPU_SUBMIT ---- */
 
-static int npu_job_add_bo(struct npu_job *job, struct drm_gem_object *obj)
+/* Add @obj (a reference) once; a BO listed twice gets both usages. */
+static void npu_job_add_bo(struct npu_job *job, struct drm_gem_object *obj,
+			   u32 flags)
 {
 	for (u32 i = 0; i < job->bo_count; i++) {
 		if (job->bos[i] == obj) {
+			job->bo_flags[i] |= flags;
 			drm_gem_object_put(obj);
-			return 0;
+			return;
 		}
 	}
+	job->bo_flags[job->bo_count] = flags;
 	job->bos[job->bo_count++] = obj;
-	return 0;
 }
 
 static int npu_job_lookup_bos(struct npu_job *job, struct drm_file *file,
@@ -498,12 +502,15 @@ static int npu_job_lookup_bos(struct npu_job *job, struct drm_file *file,
 	int ret = 0;
 
 	job->bos = kvcalloc(args->bo_count + 1, sizeof(*job->bos), GFP_KERNEL);
-	if (!job->bos)
+	job->bo_flags = kvcalloc(args->bo_count + 1, sizeof(*job->bo_flags),
+				 GFP_KERNEL);
+	if (!job->bos || !job->bo_flags)
 		return -ENOMEM;
 
 	cmd = drm_gem_object_lookup(file, args->cmd_handle);
 	if (!cmd)
 		return -ENOENT;
+	job->bo_flags[job->bo_count] = DRM_NPU_BO_REF_READ;
 	job->bos[job->bo_count++] = cmd;
 	if ((u64)args->cmd_offset + args->cmd_size > cmd->size)
 		return -EINVAL;
@@ -537,7 +544,7 @@ static int npu_job_lookup_bos(struct npu_job *job, struct drm_file *file,
 			ret = -EACCES;
 			goto out;
 		}
-		npu_job_add_bo(job, obj);
+		npu_job_add_bo(job, obj, f);
 	}
 out:
 	kvfree(refs);
@@ -581,6 +588,24 @@ static int npu_job_map_bos(struct npu_job *job, struct npu_file *nfile,
 	}
 	mutex_unlock(&nfile->lock);
 	return ret;
+}
+
+/*
+ * Implicit fences for a BO shared through dma-buf (exported, or imported
+ * from another file or driver): the job waits for the writers of what it
+ * reads, and for every user of what it writes.  Private BOs only follow
+ * the in_syncs.  The BO's reservation is held.
+ */
+static int npu_job_add_implicit_deps(struct npu_job *job, u32 i)
+{
+	struct drm_gem_object *obj = job->bos[i];
+
+	dma_resv_assert_held(obj->resv);
+	if (!obj->import_attach && !READ_ONCE(obj->dma_buf))
+		return 0;
+	return drm_sched_job_add_implicit_dependencies(&job->base, obj,
+						       job->bo_flags[i] &
+						       DRM_NPU_BO_REF_WRITE);
 }
 
 static int npu_job_add_in_syncs(struct npu_job *job, struct drm_file *file,
@@ -715,6 +740,8 @@ int npu_ioctl_submit(struct drm_device *dev, void *data,
 		goto err_cleanup;
 	for (u32 i = 0; i < job->bo_count; i++) {
 		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
+		if (!ret)
+			ret = npu_job_add_implicit_deps(job, i);
 		if (ret) {
 			drm_gem_unlock_reservations(job->bos, job->bo_count,
 						    &acquire);
@@ -725,10 +752,14 @@ int npu_ioctl_submit(struct drm_device *dev, void *data,
 	mutex_lock(&ctx->submit_lock);
 	drm_sched_job_arm(&job->base);
 	finished = dma_fence_get(&job->base.s_fence->finished);
-	/* Every BO the job uses carries its fence until it is done. */
+	/*
+	 * Every BO the job uses carries its fence until it is done: a write
+	 * fence on what it writes, a read fence on what it only reads.
+	 */
 	for (u32 i = 0; i < job->bo_count; i++)
 		dma_resv_add_fence(job->bos[i]->resv, finished,
-				   DMA_RESV_USAGE_BOOKKEEP);
+				   job->bo_flags[i] & DRM_NPU_BO_REF_WRITE ?
+				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
 	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire);
 	spin_lock(&ctx->fence_lock);
 	dma_fence_put(ctx->last_fence);

@@ -16,6 +16,8 @@ struct npu_ctx;
  * @base: scheduler job.
  * @ctx: the context (a reference).
  * @bos: every BO the job uses, the command BO included (references).
+ * @bo_flags: per entry of @bos: DRM_NPU_BO_REF_READ/_WRITE, the union of
+ *	the job's references to it (the command BO is READ).
  * @bo_count: entries in @bos.
  * @prog_va: device address of the program.
  * @prog_size: its size.
@@ -34,6 +36,7 @@ struct npu_job {
 	struct drm_sched_job base;
 	struct npu_ctx *ctx;
 	struct drm_gem_object **bos;
+	u32 *bo_flags;
 	u32 bo_count;
 	u64 prog_va;
 	u32 prog_size;

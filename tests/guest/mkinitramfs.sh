@@ -167,6 +167,29 @@ done
 if [ -f "$npu_ko" ]; then
 	cp "$npu_ko" "$root/lib/modules/npu.ko"
 fi
+# Modules that tests load themselves when they need them, not loaded by
+# /init: vgem (a second DRM driver that exports buffers and attaches fences
+# to them, for the dma-buf tests).  Only when all its dependencies are in
+# the load list; a kernel without it as a module (the debug kernel has no
+# modules) just lacks the file.
+mkdir -p "$root/lib/modules/opt"
+for m in vgem; do
+	[ -n "${moddir:-}" ] || break
+	line=$(grep "/$m\.ko[.a-z]*:" "$moddir/modules.dep" || true)
+	[ -n "$line" ] || continue
+	ok=1
+	for d in ${line#*:}; do
+		n=$(basename "$d" | sed 's/\.ko.*//; s/-/_/g')
+		grep -qx "$n" "$root/etc/npu-modules" || ok=0
+	done
+	[ "$ok" -eq 1 ] || { log "optional module $m: dependencies not loaded, left out"; continue; }
+	path=${line%%:*}
+	case $path in
+	*.xz) xz -dc "$moddir/$path" >"$root/lib/modules/opt/$m.ko" ;;
+	*.zst) zstd -qdc "$moddir/$path" >"$root/lib/modules/opt/$m.ko" ;;
+	*) cp "$moddir/$path" "$root/lib/modules/opt/$m.ko" ;;
+	esac
+done
 
 # Test programs other targets put in build/guest/bin/.
 ntests=0

@@ -86,7 +86,7 @@ boot() {
 	log=$logs/$1.log
 	err=$logs/$1.stderr
 	rm -f "$log" "$err"
-	append="console=ttyS0 panic=-1 loglevel=5 printk.time=1 npu.config=$1"
+	append="console=ttyS0 panic=-1 loglevel=5 printk.time=1 npu.config=${1#"$prefix"}"
 	[ -z "$2" ] || append="$append npu.device=$2"
 	[ -z "${NPU_GUEST_TESTS:-}" ] || append="$append npu.tests=$NPU_GUEST_TESTS"
 	append="$append ${NPU_GUEST_APPEND:-} $3"

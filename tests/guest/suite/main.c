@@ -55,6 +55,7 @@ int main(int argc, char **argv)
 	srunner_add_suite(sr, gt_suite_fdinfo());
 	srunner_add_suite(sr, gt_suite_pm());
 	srunner_add_suite(sr, gt_suite_scrub());
+	srunner_add_suite(sr, gt_suite_dmabuf());
 
 	if (argc > 1)
 		srunner_run(sr, argv[1], argc > 2 ? argv[2] : NULL, out);
