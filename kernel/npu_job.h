@@ -59,4 +59,11 @@ static inline struct npu_job *to_npu_job(struct drm_sched_job *sched_job)
 	return container_of(sched_job, struct npu_job, base);
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Pure helpers (npu_submit.c, npu_queue.c) for kernel/tests/npu_submit_test.c. */
+struct drm_npu_submit;
+int npu_submit_check(const struct drm_npu_submit *args);
+int npu_status_errno(u32 status);
+#endif
+
 #endif /* NPU_JOB_H */

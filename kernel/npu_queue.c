@@ -12,6 +12,7 @@
  * Copyright (c) 2026 The M100 NPU authors
  */
 
+#include <kunit/visibility.h>
 #include <linux/cleanup.h>
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
@@ -99,7 +100,7 @@ static struct dma_fence *npu_fence_signalled(struct npu_queue *q, int error)
 	return fence;
 }
 
-static int npu_status_errno(u32 status)
+VISIBLE_IF_KUNIT int npu_status_errno(u32 status)
 {
 	switch (status) {
 	case NPU_TASK_OK:
