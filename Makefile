@@ -198,6 +198,7 @@ clean:
 # build/guest/bin/, once per device configuration.  GUEST_DEPS: what must
 # be built first.
 include tests/guest/suite.mk
+include tests/guest/faults.mk
 include tests/guest/libnpu.mk
 include tests/guest/tools.mk
 GUEST_DEPS := qemu module guest-bins guest-libnpu guest-tools

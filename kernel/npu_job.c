@@ -240,7 +240,7 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 		drm_dev_exit(idx);
 		return ERR_PTR(-ENOMEM);
 	}
-	bad_pt = atomic_dec_if_positive(&ndev->inject_fault) >= 0;
+	bad_pt = npu_fault_hit(&ndev->inject_fault);
 
 	spin_lock_irqsave(&q->lock, flags);
 	slot = q->tail;
@@ -256,7 +256,7 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 	job->start_ns = ktime_get_ns();
 	list_add_tail(&job->link, &q->inflight);
 	q->tail = (slot + 1) % NPU_RING_ENTRIES;
-	if (atomic_dec_if_positive(&ndev->inject_hang) >= 0)
+	if (npu_fault_hit(&ndev->inject_hang))
 		q->hung = true;
 	dma_wmb();	/* descriptor before doorbell */
 	if (!q->hung)
