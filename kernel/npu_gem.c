@@ -201,8 +201,9 @@ int npu_ioctl_bo_create(struct drm_device *dev, void *data,
 		return -EINVAL;
 
 	shmem = drm_gem_shmem_create(dev, PAGE_ALIGN(args->size));
+	/* shmem reports a failed inode allocation as -ENOSPC. */
 	if (IS_ERR(shmem))
-		return PTR_ERR(shmem);
+		return PTR_ERR(shmem) == -ENOSPC ? -ENOMEM : PTR_ERR(shmem);
 	bo = container_of(shmem, struct npu_bo, base);
 	bo->flags = args->flags;
 
