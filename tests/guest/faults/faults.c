@@ -48,7 +48,7 @@
 #define PROG		"npu-guest-faults"
 #define MAX_POINTS	4000		/* per operation: a runaway guard */
 #define COPY_BYTES	4096u		/* one page per BO: few page points */
-#define MANY_BOS	8
+#define MANY_BOS	4
 
 static int fail_nth_fd = -1;
 static bool dry;		/* -n */
@@ -648,7 +648,7 @@ static int check_sync_export(struct fx *x, int rc)
 /*
  * SUBMIT.  Variants: 0 no syncobj; 1 binary out_sync; 2 timeline out_sync
  * at point 1; 3 binary and timeline in_syncs (signalled) and a binary
- * out_sync; 4 the BOs already mapped in the context (a job ran); 5 eight
+ * out_sync; 4 the BOs already mapped in the context (a job ran); 5 four
  * more BOs listed, each mapped on first use.
  */
 static int setup_submit(struct fx *x)
