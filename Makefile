@@ -46,8 +46,11 @@ LIBNPU_PACKAGES := libonnx-dev protobuf-c-compiler libprotobuf-c-dev \
 # make bench's LLM figures generate their 7B-dimension model with onnx and
 # numpy (tests/bench/gen_llama_slice.py) and read models' graphs with onnx.
 BENCH_PACKAGES := python3-onnx python3-numpy
+# check-guest's debug kernel (tests/guest/debug-kernel/): Debian's kernel
+# source and what building it needs (flex and bison are QEMU's too).
+DEBUG_KERNEL_PACKAGES := linux-source-6.12 bc libelf-dev libssl-dev
 DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PACKAGES) \
-                $(QEMU_PACKAGES) $(GUEST_PACKAGES) $(BENCH_PACKAGES)
+                $(QEMU_PACKAGES) $(GUEST_PACKAGES) $(DEBUG_KERNEL_PACKAGES) $(BENCH_PACKAGES)
 DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
 
 # The kernel module, built against Debian's 6.12 headers (make deps installs
@@ -55,7 +58,10 @@ DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
 KVER ?= $(shell ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null | sed 's|.*/linux-headers-||' | sort -V | tail -1)
 KDIR ?= /usr/src/linux-headers-$(KVER)
 KMOD := $(BUILD)/kernel/npu.ko
-KMOD_SRCS := Kbuild $(wildcard kernel/*.c kernel/*.h) $(wildcard uapi/npu/*.h uapi/drm/*.h)
+KMOD_SRCS := Kbuild $(wildcard kernel/*.c kernel/*.h kernel/*/*.c kernel/*/*.h) \
+	     $(wildcard uapi/npu/*.h uapi/drm/*.h)
+# The same module built against the debug guest kernel (check-guest).
+KMOD_DEBUG := $(BUILD)/kernel-debug/npu.ko
 
 PREFIX ?= /usr/local
 
@@ -81,6 +87,9 @@ help:
 	@echo "make module      the kernel driver, build/kernel/npu.ko"
 	@echo "make check-style checkpatch --strict on the driver and its uAPI"
 	@echo "make check-guest kernel CI: boot Linux 6.12 with the NPU under QEMU, run the guest suite"
+	@echo "                 on Debian's kernel (5 device configurations) and on a debug kernel"
+	@echo "                 (KASAN, lockdep, kmemleak, fault injection, KUnit; built once, cached)"
+	@echo "make check-guest-stock / check-guest-debug   one of the two"
 	@echo "make bench       benchmarks, as ratios against references"
 	@echo "make transformer-models  regenerate tests/models/transformers (installs python3-torch)"
 
@@ -174,6 +183,16 @@ $(KMOD): $(KMOD_SRCS)
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(BUILD)/kmod modules
 	cp $(BUILD)/kmod/npu.ko $@
 
+# Phony: build.sh returns at once when the cached kernel matches its key.
+# The module is then rebuilt by kbuild itself (it knows what changed).
+module-debug:
+	@kb=$$(tests/guest/debug-kernel/build.sh .) && \
+	mkdir -p $(BUILD)/kmod-debug $(dir $(KMOD_DEBUG)) && \
+	cp -u --parents $(KMOD_SRCS) $(BUILD)/kmod-debug/ && \
+	$(MAKE) -s -C "$$kb" M=$(CURDIR)/$(BUILD)/kmod-debug modules && \
+	cp $(BUILD)/kmod-debug/npu.ko $(KMOD_DEBUG) && \
+	echo "$$kb" >$(BUILD)/kernel-debug/build-dir
+
 check-unit: $(UNIT_BIN) $(LIBNPU_TEST_BIN)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_BIN)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(LIBNPU_TEST_BIN)
@@ -205,7 +224,32 @@ GUEST_DEPS := qemu module guest-bins guest-libnpu guest-tools
 # The suite's ten forced hangs alone take ~20 s under TCG.
 GUEST_APPEND ?= npu.test_timeout=300
 
-.PHONY: check-guest
-check-guest: $(GUEST_DEPS)
+# Both kernels: Debian's stock one (what users run) in every device
+# configuration, then the debug kernel in DEBUG_GUEST_CONFIGS with KUnit
+# required and kmemleak scans (tests/guest/init.sh).  Both always run.
+comma := ,
+empty :=
+space := $(empty) $(empty)
+DEBUG_GUEST_CONFIGS ?= default
+# What runs on the debug kernel: the driver's own tests (the Check suite;
+# the fault sweep npu-guest-faults and KUnit).  libnpu's end-to-end programs stay on the
+# stock kernel: under TCG, KASAN, lockdep and kmemleak make every page
+# fault and syscall slow, and GPT-2 generation alone took 157 s there.
+DEBUG_GUEST_TESTS ?= npu-guest-test npu-guest-faults
+DEBUG_GUEST_APPEND ?= npu.test_timeout=900 npu.tests=$(subst $(space),$(comma),$(strip $(DEBUG_GUEST_TESTS)))
+.PHONY: check-guest check-guest-stock check-guest-debug module-debug
+check-guest:
+	@status=0; \
+	$(MAKE) --no-print-directory check-guest-stock || status=1; \
+	$(MAKE) --no-print-directory check-guest-debug || status=1; \
+	exit $$status
+
+check-guest-stock: $(GUEST_DEPS)
 	@tests/guest/mkinitramfs.sh .
 	@NPU_GUEST_APPEND="$(GUEST_APPEND) $(NPU_GUEST_APPEND)" tests/guest/run.sh
+
+check-guest-debug: $(filter-out module,$(GUEST_DEPS)) module-debug
+	@NPU_KO=$(KMOD_DEBUG) NPU_GUEST_OUT=$(BUILD)/guest-debug \
+	  NPU_GUEST_KERNEL_BUILD=$$(cat $(BUILD)/kernel-debug/build-dir) tests/guest/mkinitramfs.sh .
+	@NPU_GUEST_APPEND="$(GUEST_APPEND) $(DEBUG_GUEST_APPEND) $(NPU_GUEST_APPEND)" \
+	  tests/guest/run.sh --kernel debug $(DEBUG_GUEST_CONFIGS)

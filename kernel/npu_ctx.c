@@ -20,6 +20,7 @@
 #include "npu_file.h"
 #include "npu_gem.h"
 #include "npu_mmu.h"
+#include "npu_scrub.h"
 
 /* How long destroying a context waits for its last job. */
 #define NPU_CTX_DRAIN_TIMEOUT	(30 * HZ)
@@ -63,6 +64,7 @@ static void npu_ctx_release_partition(struct npu_ctx *ctx)
 
 	mutex_lock(&ndev->ctx_lock);
 	if (!ctx->released) {
+		npu_scrub_release(ctx);
 		ndev->free_clusters |= ctx->cluster_mask;
 		if (drm_mm_node_allocated(&ctx->sram))
 			drm_mm_remove_node(&ctx->sram);
@@ -95,9 +97,7 @@ static int npu_ctx_reserve(struct npu_ctx *ctx, u32 n)
 		ret = -ENOSPC;
 		goto out;
 	}
-	/* SRAM in proportion to the partition, in 4 KiB banks. */
-	sram = (u64)info->sram_size * n / info->healthy_clusters;
-	sram = round_down(sram, NPU_M100_SRAM_INTERLEAVE);
+	sram = npu_ctx_sram_bytes(info, n);
 	ret = drm_mm_insert_node_generic(&ndev->sram_mm, &ctx->sram, sram,
 					 NPU_M100_SRAM_INTERLEAVE, 0,
 					 DRM_MM_INSERT_BEST);
@@ -122,6 +122,7 @@ static int npu_ctx_reserve(struct npu_ctx *ctx, u32 n)
 	ctx->queue = queue;
 	ndev->free_clusters &= ~ctx->cluster_mask;
 	ctx->nclusters = n;
+	npu_scrub_claim(ctx);
 out:
 	mutex_unlock(&ndev->ctx_lock);
 	return ret;

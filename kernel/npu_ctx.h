@@ -44,6 +44,7 @@ struct npu_vm;
  * @submit_lock: keeps arm and push of this context's jobs in one order.
  * @fence_lock: protects @last_fence.
  * @last_fence: finished fence of the newest job (destroy waits for it).
+ * @scrub_flags: NPU_CTX_SCRUB_* bits (npu_scrub.c).
  */
 struct npu_ctx {
 	struct kref ref;
@@ -76,7 +77,16 @@ struct npu_ctx {
 	struct mutex submit_lock;	/* orders arm + push of jobs */
 	spinlock_t fence_lock;		/* protects last_fence */
 	struct dma_fence *last_fence;
+	unsigned long scrub_flags;
 };
+
+/* SRAM window of an @n-cluster partition: in proportion, in 4 KiB banks. */
+static inline u32 npu_ctx_sram_bytes(const struct drm_npu_device_info *info,
+				     u32 n)
+{
+	return round_down((u64)info->sram_size * n / info->healthy_clusters,
+			  NPU_M100_SRAM_INTERLEAVE);
+}
 
 struct npu_ctx *npu_ctx_lookup(struct npu_file *nfile, u32 id);
 void npu_ctx_put(struct npu_ctx *ctx);

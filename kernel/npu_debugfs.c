@@ -29,6 +29,7 @@
 #include "npu_ctx.h"
 #include "npu_device.h"
 #include "npu_gem.h"
+#include "npu_scrub.h"
 
 /* ---- sysfs ---- */
 
@@ -134,15 +135,38 @@ static ssize_t link_bytes_show(struct device *dev,
 	u32 links = ndev->info.mesh_x * ndev->info.mesh_y * NPU_HW_LINK_DIRS;
 	int len = 0, idx;
 
+	bool awake;
+
 	if (!drm_dev_enter(&ndev->drm, &idx))
 		return -ENODEV;
+	/* Not woken up for this: D3hot cleared the counters (zeros). */
+	awake = npu_pm_get_if_active(ndev);
 	for (u32 l = 0; l < links && l < NPU_HW_MAX_LINKS; l++)
 		len += sysfs_emit_at(buf, len, "%s%llu", l ? " " : "",
-				     npu_rd64(ndev, NPU_REG_PERF_LINK_BYTES(l)));
+				     awake ? npu_rd64(ndev, NPU_REG_PERF_LINK_BYTES(l)) : 0);
+	if (awake)
+		npu_pm_put(ndev);
 	drm_dev_exit(idx);
 	return len + sysfs_emit_at(buf, len, "\n");
 }
 static DEVICE_ATTR_RO(link_bytes);
+
+/* Runtime suspends (to D3hot) and resumes since probe. */
+static ssize_t suspend_count_show(struct device *dev,
+				  struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n",
+			  atomic64_read(&npu_from_dev(dev)->pm_suspends));
+}
+static DEVICE_ATTR_RO(suspend_count);
+
+static ssize_t resume_count_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n",
+			  atomic64_read(&npu_from_dev(dev)->pm_resumes));
+}
+static DEVICE_ATTR_RO(resume_count);
 
 static struct attribute *npu_attrs[] = {
 	&dev_attr_geometry.attr,
@@ -153,6 +177,8 @@ static struct attribute *npu_attrs[] = {
 	&dev_attr_reset_count.attr,
 	&dev_attr_queue_depth.attr,
 	&dev_attr_link_bytes.attr,
+	&dev_attr_suspend_count.attr,
+	&dev_attr_resume_count.attr,
 	NULL,
 };
 
@@ -316,10 +342,17 @@ static ssize_t npu_reset_write(struct file *f, const char __user *buf,
 
 	if (!drm_dev_enter(&ndev->drm, &idx))
 		return -ENODEV;
+	/* npu_recover() expects an awake device. */
+	rw.ret = npu_pm_get(ndev);
+	if (rw.ret) {
+		drm_dev_exit(idx);
+		return rw.ret;
+	}
 	INIT_WORK_ONSTACK(&rw.work, npu_reset_work_fn);
 	queue_work(ndev->reset_wq, &rw.work);
 	flush_work(&rw.work);
 	destroy_work_on_stack(&rw.work);
+	npu_pm_put(ndev);
 	drm_dev_exit(idx);
 	return rw.ret ? rw.ret : len;
 }
@@ -338,6 +371,7 @@ void npu_debugfs_init(struct npu_device *ndev)
 	debugfs_create_file("bos", 0444, root, ndev, &npu_bos_fops);
 	debugfs_create_file("contexts", 0444, root, ndev, &npu_contexts_fops);
 	debugfs_create_file("reset", 0200, root, ndev, &npu_reset_fops);
+	npu_scrub_debugfs_init(ndev, root);
 	/* The next N jobs hang / fault, the next N resets fail. */
 	npu_fault_debugfs(root, "inject_hang", "fail_hang", &ndev->inject_hang);
 	npu_fault_debugfs(root, "inject_fault", "fail_mmu", &ndev->inject_fault);

@@ -25,8 +25,11 @@
 #define NPU_DRIVER_MAJOR	1
 #define NPU_DRIVER_MINOR	0
 
-/* Ring entries per queue; at most NPU_JOBS_IN_FLIGHT are in use at once. */
-#define NPU_RING_LOG2		6
+/*
+ * Ring entries per queue; at most NPU_JOBS_IN_FLIGHT jobs are in flight, each
+ * with at most one scrub descriptor before it (npu_scrub.c).
+ */
+#define NPU_RING_LOG2		7
 #define NPU_RING_ENTRIES	BIT(NPU_RING_LOG2)
 #define NPU_JOBS_IN_FLIGHT	32
 
@@ -35,6 +38,7 @@
 #define NPU_VA_END		BIT_ULL(NPU_MMU_VA_BITS)
 
 struct npu_device;
+struct npu_scrub;
 
 /**
  * struct npu_fault - one fault-injection knob of the driver
@@ -139,6 +143,9 @@ struct npu_stats {
  *	fault).
  * @inject_reset_fail: fault injection: reset attempts that report failure.
  * @debugfs: the driver's debugfs directory.
+ * @pm_suspends: runtime suspends (sysfs npu/suspend_count).
+ * @pm_resumes: runtime resumes (sysfs npu/resume_count).
+ * @scrub: HBSM/SRAM scrub state (npu_scrub.c).
  */
 struct npu_device {
 	struct drm_device drm;
@@ -163,6 +170,9 @@ struct npu_device {
 	struct npu_fault inject_fault;
 	struct npu_fault inject_reset_fail;
 	struct dentry *debugfs;
+	atomic64_t pm_suspends;
+	atomic64_t pm_resumes;
+	struct npu_scrub *scrub;
 };
 
 #define to_npu_device(d) container_of(d, struct npu_device, drm)
@@ -195,6 +205,16 @@ int npu_hw_reset(struct npu_device *ndev);
 void npu_hw_start_queues(struct npu_device *ndev);
 int npu_hw_irq_init(struct npu_device *ndev);
 void npu_hw_fini(struct npu_device *ndev);
+void npu_hw_suspend(struct npu_device *ndev);
+int npu_hw_resume(struct npu_device *ndev);
+
+/* npu_pm.c */
+extern const struct dev_pm_ops npu_pm_ops;
+void npu_pm_init(struct npu_device *ndev);
+void npu_pm_fini(struct npu_device *ndev);
+int npu_pm_get(struct npu_device *ndev);
+bool npu_pm_get_if_active(struct npu_device *ndev);
+void npu_pm_put(struct npu_device *ndev);
 
 /* npu_job.c */
 int npu_sched_init(struct npu_device *ndev);

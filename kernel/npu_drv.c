@@ -23,6 +23,7 @@
 #include "npu_file.h"
 #include "npu_gem.h"
 #include "npu_job.h"
+#include "npu_scrub.h"
 
 static int npu_open(struct drm_device *dev, struct drm_file *file)
 {
@@ -209,6 +210,8 @@ static const struct drm_driver npu_drm_driver = {
 	.postclose = npu_postclose,
 	.show_fdinfo = npu_show_fdinfo,
 	.gem_create_object = npu_gem_create_object,
+	.gem_prime_import = npu_gem_prime_import,
+	.gem_prime_import_sg_table = npu_gem_prime_import_sg_table,
 	.ioctls = npu_ioctls,
 	.num_ioctls = ARRAY_SIZE(npu_ioctls),
 	.fops = &npu_fops,
@@ -274,6 +277,9 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = drmm_add_action_or_reset(&ndev->drm, npu_drm_release, NULL);
 	if (ret)
 		return ret;
+	ret = npu_scrub_init(ndev);
+	if (ret)
+		return ret;
 	ret = npu_hw_irq_init(ndev);
 	if (ret)
 		return ret;
@@ -281,6 +287,7 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	npu_debugfs_init(ndev);
+	npu_pm_init(ndev);
 	drm_info(&ndev->drm, "M100 %u.%u: %u clusters (%u healthy, fuse mask 0x%x) x %u TPBs, %u MiB SRAM, %u MHz\n",
 		 NPU_VERSION_MAJOR(ndev->info.hw_version),
 		 NPU_VERSION_MINOR(ndev->info.hw_version), ndev->info.clusters,
@@ -294,6 +301,8 @@ static void npu_remove(struct pci_dev *pdev)
 {
 	struct npu_device *ndev = pci_get_drvdata(pdev);
 
+	/* The PCI core resumed the device before calling remove. */
+	npu_pm_fini(ndev);
 	drm_dev_unplug(&ndev->drm);
 	mutex_lock(&ndev->reset_lock);
 	npu_hw_fini(ndev);
@@ -316,6 +325,7 @@ static struct pci_driver npu_pci_driver = {
 	.remove = npu_remove,
 	/* pci_register_driver() copies these over driver.dev_groups. */
 	.dev_groups = npu_sysfs_groups,
+	.driver.pm = pm_ptr(&npu_pm_ops),
 };
 module_pci_driver(npu_pci_driver);
 

@@ -8,15 +8,25 @@
  * When the handle goes away, the BO is unmapped from those contexts once
  * its jobs are done.
  *
+ * dma-buf (PRIME): npu BOs export through the DRM core's helpers.  An npu
+ * BO exported by any file of this device imports as the same GEM object;
+ * any other dma-buf imports through an attachment whose sg_table (mapped
+ * for this device) becomes the BO's pages: its device address is bound like
+ * any other BO's, and CPU mmap of it is forwarded to the exporter.
+ *
  * Copyright (c) 2026 The M100 NPU authors
  */
 
+#include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_print.h>
+#include <drm/gpu_scheduler.h>
 
 #include "npu_ctx.h"
 #include "npu_device.h"
@@ -59,6 +69,33 @@ static void npu_bo_register(struct npu_bo *bo)
 	mutex_unlock(&ndev->bo_lock);
 }
 
+/*
+ * Wait (up to NPU_BO_IDLE_TIMEOUT in all) for this device's jobs that use
+ * @obj.  A BO shared through a dma-buf also carries the fences of other
+ * users (an exporter, another driver): closing a handle does not wait for
+ * those, they do not use this file's mapping.
+ */
+static void npu_bo_wait_jobs(struct npu_device *ndev,
+			     struct drm_gem_object *obj)
+{
+	long left = NPU_BO_IDLE_TIMEOUT;
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence;
+
+	dma_resv_iter_begin(&cursor, obj->resv, DMA_RESV_USAGE_BOOKKEEP);
+	dma_resv_for_each_fence_unlocked(&cursor, fence) {
+		struct drm_sched_fence *sf = to_drm_sched_fence(fence);
+		bool ours = false;
+
+		for (unsigned int q = 0; sf && q < NPU_HW_NUM_QUEUES; q++)
+			ours |= sf->sched == &ndev->queues[q].sched;
+		if (!ours || left <= 0)
+			continue;
+		left = dma_fence_wait_timeout(fence, false, left);
+	}
+	dma_resv_iter_end(&cursor);
+}
+
 static int npu_bo_open(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct npu_file *nfile = file->driver_priv;
@@ -98,8 +135,7 @@ static void npu_bo_close(struct drm_gem_object *obj, struct drm_file *file)
 	unsigned long bit;
 
 	/* Jobs still using the BO must not lose their mapping. */
-	dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_BOOKKEEP, false,
-			      NPU_BO_IDLE_TIMEOUT);
+	npu_bo_wait_jobs(nfile->ndev, obj);
 
 	mutex_lock(&nfile->lock);
 	mutex_lock(&bo->lock);
@@ -138,11 +174,21 @@ static void npu_bo_free(struct drm_gem_object *obj)
 	drm_gem_shmem_free(&bo->base);
 }
 
+/*
+ * An imported BO's mapping is the exporter's (drm_gem_shmem_mmap forwards
+ * it with dma_buf_mmap).  Some exporters leave VM_DONTEXPAND clear, which
+ * drm_gem_mmap_obj() warns about: the mapping must not grow either way.
+ */
 static int npu_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 {
+	int ret;
+
 	if (to_npu_bo(obj)->flags & DRM_NPU_BO_NO_MMAP)
 		return -EPERM;
-	return drm_gem_shmem_object_mmap(obj, vma);
+	ret = drm_gem_shmem_object_mmap(obj, vma);
+	if (!ret && obj->import_attach)
+		vm_flags_set(vma, VM_DONTEXPAND);
+	return ret;
 }
 
 static const struct drm_gem_object_funcs npu_bo_funcs = {
@@ -172,6 +218,61 @@ struct drm_gem_object *npu_gem_create_object(struct drm_device *dev,
 	INIT_LIST_HEAD(&bo->bindings);
 	INIT_LIST_HEAD(&bo->dev_link);	/* npu_bo_register() */
 	return &bo->base.base;
+}
+
+/**
+ * npu_gem_prime_import - &drm_driver.gem_prime_import
+ * @dev: the DRM device.
+ * @dma_buf: the buffer to import.
+ *
+ * The device maps whole 4 KiB pages and a BO is at most
+ * DRM_NPU_MAX_BO_SIZE: any other size is refused before attaching.
+ *
+ * Return: the GEM object (the same one for an npu BO of this device), or
+ * an ERR_PTR: -EINVAL for an empty, unaligned or too large buffer.
+ */
+struct drm_gem_object *npu_gem_prime_import(struct drm_device *dev,
+					    struct dma_buf *dma_buf)
+{
+	size_t size = dma_buf->size;
+
+	if (!size || !PAGE_ALIGNED(size) ||
+	    !IS_ALIGNED(size, NPU_MMU_PAGE_SIZE) || size > DRM_NPU_MAX_BO_SIZE) {
+		drm_dbg_prime(dev, "refusing a dma-buf of %zu bytes\n", size);
+		return ERR_PTR(-EINVAL);
+	}
+	return drm_gem_prime_import(dev, dma_buf);
+}
+
+/**
+ * npu_gem_prime_import_sg_table - &drm_driver.gem_prime_import_sg_table
+ * @dev: the DRM device.
+ * @attach: the attachment to the exporter's buffer.
+ * @sgt: its pages, mapped for this device.
+ *
+ * Every DMA segment must start and end on a device page: the page tables
+ * map 4 KiB pages.
+ *
+ * Return: a new BO without pages of its own, or an ERR_PTR.
+ */
+struct drm_gem_object *
+npu_gem_prime_import_sg_table(struct drm_device *dev,
+			      struct dma_buf_attachment *attach,
+			      struct sg_table *sgt)
+{
+	struct scatterlist *sg;
+	u64 total = 0;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		if (!IS_ALIGNED(sg_dma_address(sg), NPU_MMU_PAGE_SIZE) ||
+		    !IS_ALIGNED(sg_dma_len(sg), NPU_MMU_PAGE_SIZE))
+			return ERR_PTR(-EINVAL);
+		total += sg_dma_len(sg);
+	}
+	if (total < attach->dmabuf->size)
+		return ERR_PTR(-EINVAL);
+	return drm_gem_shmem_prime_import_sg_table(dev, attach, sgt);
 }
 
 static u64 npu_bo_dev_addr(struct npu_bo *bo, struct npu_file *nfile)

@@ -7,6 +7,8 @@
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_mm.h>
 
+struct dma_buf;
+struct dma_buf_attachment;
 struct npu_file;
 
 /**
@@ -51,6 +53,12 @@ static inline struct npu_bo *to_npu_bo(struct drm_gem_object *obj)
 
 struct drm_gem_object *npu_gem_create_object(struct drm_device *dev,
 					     size_t size);
+struct drm_gem_object *npu_gem_prime_import(struct drm_device *dev,
+					    struct dma_buf *dma_buf);
+struct drm_gem_object *
+npu_gem_prime_import_sg_table(struct drm_device *dev,
+			      struct dma_buf_attachment *attach,
+			      struct sg_table *sgt);
 struct npu_bo_binding *npu_bo_binding_find(struct npu_bo *bo,
 					   struct npu_file *nfile);
 

@@ -193,6 +193,47 @@ int npu_hw_irq_init(struct npu_device *ndev)
 	return 0;
 }
 
+/**
+ * npu_hw_suspend - quiesce the idle device before D3hot
+ * @ndev: the device, no job in flight.
+ *
+ * Masks the interrupts and waits for a handler still running, so none
+ * reads the registers of the powered-down function.
+ */
+void npu_hw_suspend(struct npu_device *ndev)
+{
+	struct pci_dev *pdev = ndev->pdev;
+	int irq;
+
+	npu_wr(ndev, NPU_REG_IRQ_MASK, 0);
+	for (unsigned int i = 0; (irq = pci_irq_vector(pdev, i)) >= 0; i++)
+		synchronize_irq(irq);
+}
+
+/**
+ * npu_hw_resume - program the device again after D3hot
+ * @ndev: the device, back in D0 (config space restored by the PCI core).
+ *
+ * D3hot lost every register (No_Soft_Reset is 0): reset it and point the
+ * queues at their rings again, as probe did.  No fault injection here.
+ *
+ * Return: 0, or -EIO if the device does not answer or stay ready.
+ */
+int npu_hw_resume(struct npu_device *ndev)
+{
+	u32 status;
+
+	if (npu_rd(ndev, NPU_REG_ID) != NPU_ID_MAGIC)
+		return -EIO;
+	npu_wr(ndev, NPU_REG_RESET, NPU_RESET_MAGIC);
+	if (readl_poll_timeout(ndev->regs + NPU_REG_STATUS, status,
+			       status & NPU_STATUS_READY, 10,
+			       NPU_RESET_TIMEOUT_US))
+		return -EIO;
+	npu_hw_start_queues(ndev);
+	return 0;
+}
+
 /* Quiesce the device at remove: no more DMA or interrupts. */
 void npu_hw_fini(struct npu_device *ndev)
 {

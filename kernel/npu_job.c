@@ -20,6 +20,7 @@
 #include <linux/dma-resv.h>
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
+#include <linux/pm_runtime.h>
 #include <linux/slab.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -33,6 +34,7 @@
 #include "npu_gem.h"
 #include "npu_job.h"
 #include "npu_mmu.h"
+#include "npu_scrub.h"
 
 static unsigned int npu_job_timeout_ms = 2000;
 module_param_named(job_timeout_ms, npu_job_timeout_ms, uint, 0444);
@@ -111,6 +113,7 @@ static int npu_status_errno(u32 status)
  */
 static void npu_job_signal_locked(struct npu_job *job, int error)
 {
+	struct npu_device *ndev = job->ctx->ndev;
 	struct dma_fence *fence = job->hw_fence;
 
 	job->hw_fence = NULL;
@@ -119,6 +122,8 @@ static void npu_job_signal_locked(struct npu_job *job, int error)
 		dma_fence_set_error(fence, error);
 	dma_fence_signal_locked(fence);
 	dma_fence_put(fence);
+	/* The reference run_job took: the last one lets the device suspend. */
+	npu_pm_put(ndev);
 }
 
 /* Account a finished job and signal its hardware fence (q->lock held). */
@@ -178,11 +183,13 @@ void npu_queue_process(struct npu_queue *q)
 	spin_lock_irqsave(&q->lock, flags);
 	list_for_each_entry_safe(job, tmp, &q->inflight, link) {
 		struct npu_hw_completion *c = &q->comp[job->slot];
+		int scrub_err = npu_scrub_poll_locked(q, job);
 
 		if (READ_ONCE(c->seqno) != job->hw_seqno)
 			break;
 		dma_rmb();	/* the record before its seqno */
-		npu_job_done_locked(q, job, npu_status_errno(c->status),
+		npu_job_done_locked(q, job,
+				    scrub_err ?: npu_status_errno(c->status),
 				    c->cycles);
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
@@ -240,9 +247,18 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 		drm_dev_exit(idx);
 		return ERR_PTR(-ENOMEM);
 	}
+	/* Held while the job is in flight: dropped in npu_job_signal_locked. */
+	err = npu_pm_get(ndev);
+	if (err) {
+		kfree(fence);
+		drm_dev_exit(idx);
+		return npu_fence_signalled(q, err);
+	}
 	bad_pt = npu_fault_hit(&ndev->inject_fault);
 
 	spin_lock_irqsave(&q->lock, flags);
+	/* Another context's data in the partition: a scrub runs first. */
+	npu_scrub_write_locked(q, job);
 	slot = q->tail;
 	dma_fence_init(fence, &npu_fence_ops, &q->lock, q->fence_context,
 		       ++q->hw_seqno);
@@ -346,6 +362,8 @@ int npu_recover(struct npu_device *ndev, struct drm_sched_job *bad)
 	unsigned int i;
 	int ret = 0;
 
+	/* Awake already (a job in flight, or debugfs resumed it): stay so. */
+	pm_runtime_get_noresume(ndev->drm.dev);
 	mutex_lock(&ndev->reset_lock);
 	for (i = 0; i < NPU_HW_NUM_QUEUES; i++) {
 		struct drm_gpu_scheduler *sched = &ndev->queues[i].sched;
@@ -387,6 +405,7 @@ int npu_recover(struct npu_device *ndev, struct drm_sched_job *bad)
 	for (i = 0; i < NPU_HW_NUM_QUEUES; i++)
 		drm_sched_start(&ndev->queues[i].sched);
 	mutex_unlock(&ndev->reset_lock);
+	npu_pm_put(ndev);
 	return ret;
 }
 
@@ -395,6 +414,7 @@ static void npu_job_release(struct npu_job *job)
 	for (u32 i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
 	kvfree(job->bos);
+	kvfree(job->bo_flags);
 	npu_ctx_put(job->ctx);
 	kfree(job);
 }
@@ -458,16 +478,19 @@ void npu_sched_fini(struct npu_device *ndev)
 
 /* ---- DRM_IOCTL_NPU_SUBMIT ---- */
 
-static int npu_job_add_bo(struct npu_job *job, struct drm_gem_object *obj)
+/* Add @obj (a reference) once; a BO listed twice gets both usages. */
+static void npu_job_add_bo(struct npu_job *job, struct drm_gem_object *obj,
+			   u32 flags)
 {
 	for (u32 i = 0; i < job->bo_count; i++) {
 		if (job->bos[i] == obj) {
+			job->bo_flags[i] |= flags;
 			drm_gem_object_put(obj);
-			return 0;
+			return;
 		}
 	}
+	job->bo_flags[job->bo_count] = flags;
 	job->bos[job->bo_count++] = obj;
-	return 0;
 }
 
 static int npu_job_lookup_bos(struct npu_job *job, struct drm_file *file,
@@ -478,12 +501,15 @@ static int npu_job_lookup_bos(struct npu_job *job, struct drm_file *file,
 	int ret = 0;
 
 	job->bos = kvcalloc(args->bo_count + 1, sizeof(*job->bos), GFP_KERNEL);
-	if (!job->bos)
+	job->bo_flags = kvcalloc(args->bo_count + 1, sizeof(*job->bo_flags),
+				 GFP_KERNEL);
+	if (!job->bos || !job->bo_flags)
 		return -ENOMEM;
 
 	cmd = drm_gem_object_lookup(file, args->cmd_handle);
 	if (!cmd)
 		return -ENOENT;
+	job->bo_flags[job->bo_count] = DRM_NPU_BO_REF_READ;
 	job->bos[job->bo_count++] = cmd;
 	if ((u64)args->cmd_offset + args->cmd_size > cmd->size)
 		return -EINVAL;
@@ -517,7 +543,7 @@ static int npu_job_lookup_bos(struct npu_job *job, struct drm_file *file,
 			ret = -EACCES;
 			goto out;
 		}
-		npu_job_add_bo(job, obj);
+		npu_job_add_bo(job, obj, f);
 	}
 out:
 	kvfree(refs);
@@ -561,6 +587,24 @@ static int npu_job_map_bos(struct npu_job *job, struct npu_file *nfile,
 	}
 	mutex_unlock(&nfile->lock);
 	return ret;
+}
+
+/*
+ * Implicit fences for a BO shared through dma-buf (exported, or imported
+ * from another file or driver): the job waits for the writers of what it
+ * reads, and for every user of what it writes.  Private BOs only follow
+ * the in_syncs.  The BO's reservation is held.
+ */
+static int npu_job_add_implicit_deps(struct npu_job *job, u32 i)
+{
+	struct drm_gem_object *obj = job->bos[i];
+
+	dma_resv_assert_held(obj->resv);
+	if (!obj->import_attach && !READ_ONCE(obj->dma_buf))
+		return 0;
+	return drm_sched_job_add_implicit_dependencies(&job->base, obj,
+						       job->bo_flags[i] &
+						       DRM_NPU_BO_REF_WRITE);
 }
 
 static int npu_job_add_in_syncs(struct npu_job *job, struct drm_file *file,
@@ -695,6 +739,8 @@ int npu_ioctl_submit(struct drm_device *dev, void *data,
 		goto err_cleanup;
 	for (u32 i = 0; i < job->bo_count; i++) {
 		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
+		if (!ret)
+			ret = npu_job_add_implicit_deps(job, i);
 		if (ret) {
 			drm_gem_unlock_reservations(job->bos, job->bo_count,
 						    &acquire);
@@ -705,10 +751,14 @@ int npu_ioctl_submit(struct drm_device *dev, void *data,
 	mutex_lock(&ctx->submit_lock);
 	drm_sched_job_arm(&job->base);
 	finished = dma_fence_get(&job->base.s_fence->finished);
-	/* Every BO the job uses carries its fence until it is done. */
+	/*
+	 * Every BO the job uses carries its fence until it is done: a write
+	 * fence on what it writes, a read fence on what it only reads.
+	 */
 	for (u32 i = 0; i < job->bo_count; i++)
 		dma_resv_add_fence(job->bos[i]->resv, finished,
-				   DMA_RESV_USAGE_BOOKKEEP);
+				   job->bo_flags[i] & DRM_NPU_BO_REF_WRITE ?
+				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
 	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire);
 	spin_lock(&ctx->fence_lock);
 	dma_fence_put(ctx->last_fence);

@@ -7,6 +7,8 @@
 #include <linux/dma-fence.h>
 #include <drm/gpu_scheduler.h>
 
+#include "npu_scrub.h"
+
 struct npu_ctx;
 
 /**
@@ -14,6 +16,8 @@ struct npu_ctx;
  * @base: scheduler job.
  * @ctx: the context (a reference).
  * @bos: every BO the job uses, the command BO included (references).
+ * @bo_flags: per entry of @bos: DRM_NPU_BO_REF_READ/_WRITE, the union of
+ *	the job's references to it (the command BO is READ).
  * @bo_count: entries in @bos.
  * @prog_va: device address of the program.
  * @prog_size: its size.
@@ -26,11 +30,13 @@ struct npu_ctx;
  * @hw_done: the device finished it (even if the scheduler was stopped).
  * @hw_error: result of that completion (0 or negative errno).
  * @guilty_error: set by recovery: the job hung; it is not run again.
+ * @scrub: the scrub task written before it, if any (npu_scrub.c).
  */
 struct npu_job {
 	struct drm_sched_job base;
 	struct npu_ctx *ctx;
 	struct drm_gem_object **bos;
+	u32 *bo_flags;
 	u32 bo_count;
 	u64 prog_va;
 	u32 prog_size;
@@ -43,6 +49,7 @@ struct npu_job {
 	bool hw_done;
 	int hw_error;
 	int guilty_error;
+	struct npu_scrub_job scrub;
 };
 
 int npu_ioctl_submit(struct drm_device *dev, void *data,

@@ -149,9 +149,15 @@ void npu_vm_unmap(struct npu_vm *vm, u64 va, u64 size)
 		if (leaf)
 			WRITE_ONCE(leaf->cpu[NPU_MMU_INDEX(va, 0)], 0);
 	}
-	/* Completed jobs may have left translations cached. */
+	/*
+	 * Completed jobs may have left translations cached; a suspended
+	 * device lost them with its power.
+	 */
 	if (drm_dev_enter(&vm->ndev->drm, &idx)) {
-		npu_wr(vm->ndev, NPU_REG_MMU_INVALIDATE, vm->asid);
+		if (npu_pm_get_if_active(vm->ndev)) {
+			npu_wr(vm->ndev, NPU_REG_MMU_INVALIDATE, vm->asid);
+			npu_pm_put(vm->ndev);
+		}
 		drm_dev_exit(idx);
 	}
 }

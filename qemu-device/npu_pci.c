@@ -12,14 +12,18 @@
  *   so a worker never waits for the BQL and unrealize can join it.
  * - Completion (fence writeback, HEAD, interrupt) is delivered from done_bh
  *   or, in timing mode, from a timer on the virtual clock.
+ * - A PCI power-management capability offers D3hot, in which the device
+ *   loses its on-chip state (npu_enter_d3()).
  *
  * Copyright (c) 2026 The M100 NPU authors
  * SPDX-License-Identifier: MIT
  */
 
 #include "qemu/osdep.h"
+#include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
+#include "qemu/range.h"
 #include "qemu/thread.h"
 #include "qemu/timer.h"
 #include "qemu/rcu.h"
@@ -69,6 +73,8 @@ struct NpuM100State {
     QEMUBH *done_bh;        /* collect jobs the workers finished */
     uint32_t irq_level;     /* last IRQ_STATUS the core reported (BQL) */
     bool intx_level;        /* INTx line as last driven (BQL) */
+    uint8_t pm_cap;         /* config offset of the PM capability */
+    bool d3;                /* in D3hot: BAR0 does not respond (BQL) */
 
     /* Protects the executing/executed flags of every slot and stopping. */
     QemuMutex lock;
@@ -366,11 +372,85 @@ static void npu_orphan_jobs(NpuM100State *s)
     }
 }
 
+/*
+ * PCI power management: D0 and D3hot, no D1/D2, no PME.  D3hot cuts the
+ * power of everything behind BAR0, as on hardware: the core's registers,
+ * queue programming and jobs, and the contents of HBSM and SRAM, are lost.
+ * While in D3hot the function answers config cycles only (BAR0 reads
+ * return all ones, writes are dropped), runs no task and raises no
+ * interrupt.  No_Soft_Reset is 0, so the OS restores config space after
+ * D3hot -> D0; QEMU keeps config space (BARs, MSI, MSI-X) as it was.
+ */
+static void npu_enter_d3(NpuM100State *s)
+{
+    bool busy;
+
+    s->d3 = true;
+    /* Masks and lowers the interrupt; running tasks are asked to stop. */
+    npu_core_reset(s->core);
+    npu_orphan_jobs(s);
+    /* Let aborted tasks leave the workers before the memories are cut. */
+    qemu_mutex_lock(&s->lock);
+    do {
+        busy = false;
+        for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
+            busy |= s->slot[q].executing;
+        }
+        if (busy) {
+            qemu_cond_wait(&s->idle, &s->lock);
+        }
+    } while (busy);
+    qemu_mutex_unlock(&s->lock);
+    npu_core_power_loss(s->core);
+}
+
+static void npu_pm_update(NpuM100State *s, uint16_t old)
+{
+    uint8_t *pmcsr = s->parent_obj.config + s->pm_cap + PCI_PM_CTRL;
+    uint16_t val = pci_get_word(pmcsr);
+    unsigned state = val & PCI_PM_CTRL_STATE_MASK;
+
+    if (state == 1 || state == 2) {
+        /* Unsupported states: the write leaves the state as it was. */
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: D%u is not supported\n",
+                      TYPE_NPU_M100, state);
+        pci_set_word(pmcsr, (val & ~PCI_PM_CTRL_STATE_MASK) |
+                            (old & PCI_PM_CTRL_STATE_MASK));
+        return;
+    }
+    if (state == 3 && !s->d3) {
+        npu_enter_d3(s);
+    } else if (state == 0 && s->d3) {
+        /* Power is back: the core comes up as after a reset. */
+        s->d3 = false;
+    }
+}
+
+static void npu_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                             int len)
+{
+    NpuM100State *s = NPU_M100(pdev);
+    uint32_t pmcsr = s->pm_cap + PCI_PM_CTRL;
+    uint16_t old = pci_get_word(pdev->config + pmcsr);
+
+    pci_default_write_config(pdev, addr, val, len);
+    if (ranges_overlap(addr, len, pmcsr, 2)) {
+        npu_pm_update(s, old);
+    }
+}
+
 static uint64_t npu_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     NpuM100State *s = opaque;
     uint64_t lo, hi;
 
+    if (s->d3) {
+        /* A function in D3hot answers config cycles only: master abort. */
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "%s: read of 0x%" HWADDR_PRIx " in D3hot\n",
+                      TYPE_NPU_M100, addr);
+        return size == 8 ? UINT64_MAX : (1ull << (8 * size)) - 1;
+    }
     if (size == 4) {
         return npu_core_mmio_read(s->core, addr);
     }
@@ -389,6 +469,12 @@ static void npu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 {
     NpuM100State *s = opaque;
 
+    if (s->d3) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "%s: write of 0x%" HWADDR_PRIx " in D3hot ignored\n",
+                      TYPE_NPU_M100, addr);
+        return;
+    }
     if (size == 8 && !(addr & 7)) {
         npu_core_mmio_write(s->core, addr, (uint32_t)val);
         npu_core_mmio_write(s->core, addr + 4, (uint32_t)(val >> 32));
@@ -447,6 +533,16 @@ static void npu_m100_realize(PCIDevice *pdev, Error **errp)
     }
 
     pci_config_set_interrupt_pin(pdev->config, 1);
+    ret = pci_add_capability(pdev, PCI_CAP_ID_PM, 0, PCI_PM_SIZEOF, errp);
+    if (ret < 0) {
+        return;
+    }
+    s->pm_cap = ret;
+    /* PM 1.2, D0 and D3hot only, no PME; the state field is writable. */
+    pci_set_word(pdev->config + s->pm_cap + PCI_PM_PMC, 3);
+    pci_set_word(pdev->config + s->pm_cap + PCI_PM_CTRL, 0);
+    pci_set_word(pdev->wmask + s->pm_cap + PCI_PM_CTRL,
+                 PCI_PM_CTRL_STATE_MASK);
     memory_region_init_io(&s->mmio, OBJECT(s), &npu_mmio_ops, s,
                           "npu-m100-regs", NPU_BAR0_SIZE);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->mmio);
@@ -550,6 +646,9 @@ static void npu_m100_reset(DeviceState *dev)
     /* The core lowers its interrupt status, and npu_irq() the line. */
     npu_core_reset(s->core);
     npu_orphan_jobs(s);
+    /* A bus reset puts the function back in D0. */
+    s->d3 = false;
+    pci_set_word(PCI_DEVICE(s)->config + s->pm_cap + PCI_PM_CTRL, 0);
 }
 
 static Property npu_m100_properties[] = {
@@ -602,6 +701,7 @@ static void npu_m100_class_init(ObjectClass *klass, void *data)
 
     k->realize = npu_m100_realize;
     k->exit = npu_m100_exit;
+    k->config_write = npu_config_write;
     k->vendor_id = NPU_PCI_VENDOR_ID;
     k->device_id = NPU_PCI_DEVICE_ID;
     k->revision = 1;

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "npu_core_priv.h"
 #include "npu_pool.h"
@@ -214,6 +217,38 @@ void npu_core_reset(struct npu_core *core)
 {
 	pthread_mutex_lock(&core->lock);
 	reset_locked(core);
+	pthread_mutex_unlock(&core->lock);
+}
+
+/*
+ * Zero a device memory.  On Linux the whole pages inside it are handed
+ * back to the kernel (MADV_DONTNEED on private anonymous memory, which is
+ * what calloc returns, reads back as zeros), so a power cycle neither
+ * touches nor keeps the up to 144 MiB of HBSM and SRAM of an M100.
+ */
+static void zero_memory(uint8_t *p, size_t len)
+{
+#ifdef __linux__
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)p + pg - 1) & ~(pg - 1);
+	uintptr_t hi = ((uintptr_t)p + len) & ~(pg - 1);
+
+	if (hi > lo && !madvise((void *)lo, hi - lo, MADV_DONTNEED)) {
+		memset(p, 0, lo - (uintptr_t)p);
+		memset((void *)hi, 0, (uintptr_t)p + len - hi);
+		return;
+	}
+#endif
+	memset(p, 0, len);
+}
+
+void npu_core_power_loss(struct npu_core *core)
+{
+	pthread_mutex_lock(&core->lock);
+	reset_locked(core);
+	zero_memory(core->hbsm, (size_t)core->cfg.clusters *
+		    core->cfg.tpbs_per_cluster * core->cfg.hbsm_size);
+	zero_memory(core->sram, core->cfg.sram_size);
 	pthread_mutex_unlock(&core->lock);
 }
 

@@ -75,6 +75,13 @@ void npu_core_mmio_write(struct npu_core *core, uint32_t offset, uint32_t value)
 void npu_core_mmio_bad_access(struct npu_core *core);
 /* Power-on reset; same as writing NPU_RESET_MAGIC to NPU_REG_RESET. */
 void npu_core_reset(struct npu_core *core);
+/*
+ * Power loss (PCI D3hot): a reset, and HBSM and SRAM lose their contents
+ * (they read as zeros afterwards).  A job still executing is asked to stop
+ * as by a reset; the host lets it finish before calling this, or the job
+ * may write the memories again after they were cleared.
+ */
+void npu_core_power_loss(struct npu_core *core);
 
 /*
  * Job lifecycle, one task at a time per queue:

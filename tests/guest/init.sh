@@ -18,6 +18,9 @@
 #                        (default 10)
 #   npu.unload=0         leave npu.ko loaded (default: rmmod it at the end,
 #                        which exercises the driver's remove path)
+#   npu.kunit=required   the kernel has KUnit and npu.ko must bring at
+#                        least one suite (the debug kernel); every KUnit
+#                        case of npu.ko's suites must pass either way
 #   npu.inject=KIND      harness self-test, each must make the run fail:
 #                        warn  a "WARNING:" line in the kernel log
 #                        fail  a failed check reported by this script
@@ -51,6 +54,35 @@ fail() {
 	failures="${failures:+$failures; }$*"
 }
 
+# On a kernel with kmemleak (the debug kernel): forget what boot left, so
+# that a report names only what the driver and its tests leaked.  Objects
+# younger than 5 s are never reported, hence the second scan after a pause.
+kmemleak=/sys/kernel/debug/kmemleak
+if [ -w "$kmemleak" ]; then
+	echo scan >"$kmemleak"
+	echo clear >"$kmemleak"
+fi
+kmemleak_check() {
+	[ -w "$kmemleak" ] || return 0
+	echo scan >"$kmemleak"
+	sleep 6
+	echo scan >"$kmemleak"
+	leaks=$(grep -c '^unreferenced object' "$kmemleak")
+	echo "npu-guest: kmemleak after $1: $leaks suspected leaks"
+	if [ "$leaks" -ne 0 ]; then
+		head -n 60 "$kmemleak"
+		fail "kmemleak: $leaks suspected leaks after $1"
+		echo clear >"$kmemleak"
+	fi
+}
+
+# Fault injection (the debug kernel): no report and stack dump for each
+# injected failure, or the fault sweep would flood the console with
+# "Call Trace" lines that are not problems.
+for a in failslab fail_page_alloc; do
+	[ -w "/sys/kernel/debug/$a/verbose" ] && echo 0 >"/sys/kernel/debug/$a/verbose"
+done
+
 # Wait until the serial port has sent everything written so far: console
 # writes are buffered in the tty and the UART, and QEMU exits the moment
 # the status is written.  stty with any setting calls tcsetattr(TCSADRAIN).
@@ -81,7 +113,7 @@ report() {
 now() { sed 's/^\([0-9]*\)\.\([0-9]*\) .*/\1\2/' /proc/uptime; }
 secs() { echo "$1" | awk '{ printf "%.2f", $1 / 100 }'; }
 
-tests="" test_timeout=60 config="" device="" unload=1 inject="" modparams="" modloop=10
+tests="" test_timeout=60 config="" device="" unload=1 inject="" modparams="" modloop=10 kunit=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	npu.tests=*) tests=${arg#*=} ;;
@@ -91,6 +123,7 @@ for arg in $(cat /proc/cmdline); do
 	npu.unload=*) unload=${arg#*=} ;;
 	npu.modloop=*) modloop=${arg#*=} ;;
 	npu.inject=*) inject=${arg#*=} ;;
+	npu.kunit=*) kunit=${arg#*=} ;;
 	npu.*=*) modparams="$modparams ${arg#npu.}" ;;
 	esac
 done
@@ -113,6 +146,30 @@ if [ -f /lib/modules/npu.ko ]; then
 	fi
 else
 	echo "npu-guest: no npu.ko in this initramfs: PCI smoke check only"
+fi
+
+# --- KUnit: npu.ko's suites ran at insmod --------------------------------------
+# Each suite's KTAP is in debugfs: the suite's line is not indented, its
+# cases are indented by four spaces (parameterised cases' own lines deeper).
+kunit_suites=0 kunit_pass=0 kunit_fail=0 kunit_skip=0
+if [ "$npu_loaded" -eq 1 ] && [ -d /sys/kernel/debug/kunit ]; then
+	for d in /sys/kernel/debug/kunit/npu*; do
+		[ -f "$d/results" ] || continue
+		kunit_suites=$((kunit_suites + 1))
+		p=$(grep -c '^    ok [0-9]' "$d/results")
+		f=$(grep -c '^    not ok [0-9]' "$d/results")
+		k=$(grep -c '^    ok [0-9].*# SKIP' "$d/results")
+		echo "npu-guest: kunit: ${d##*/}: $((p - k)) passed, $f failed, $k skipped"
+		kunit_pass=$((kunit_pass + p - k)) kunit_fail=$((kunit_fail + f)) kunit_skip=$((kunit_skip + k))
+		if [ "$f" -ne 0 ] || grep -q '^not ok' "$d/results"; then
+			sed 's/^/    /' "$d/results"
+			fail "kunit suite ${d##*/}: $f failed"
+		fi
+	done
+	echo "npu-guest: kunit: $kunit_suites suites, $kunit_pass passed, $kunit_fail failed, $kunit_skip skipped"
+fi
+if [ "$kunit" = required ] && [ "$kunit_suites" -eq 0 ]; then
+	fail "npu.kunit=required but no npu KUnit suite ran (kernel without KUnit, or npu.ko built without its suites)"
 fi
 
 # --- the NPU's PCI function (1b36:0110, class 0x1200xx) ------------------------
@@ -168,6 +225,8 @@ for t in $list; do
 	fi
 done
 
+kmemleak_check "the test programs"
+
 # --- harness self-test -----------------------------------------------------------
 case $inject in
 "") ;;
@@ -194,6 +253,7 @@ if [ "$npu_loaded" -eq 1 ] && [ "$unload" != 0 ]; then
 	done
 	echo "npu-guest: rmmod/insmod loop: $i rounds"
 	grep -q '^npu ' /proc/modules && fail "npu still loaded after the loop"
+	kmemleak_check "rmmod"
 fi
 
 # A warning, oops or lockup taints the kernel even if its message did not

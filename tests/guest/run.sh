@@ -14,10 +14,17 @@
 # Each boot is bounded by `timeout`; panic=-1 turns a guest panic into a
 # reboot, which -no-reboot turns into exit 0 without the marker.
 #
-# Usage: run.sh [CONFIG...]     boot these configurations (default: all)
+# Usage: run.sh [--kernel debug] [CONFIG...]   boot these configurations
+#                                              (default: all)
 #        run.sh --self-test     check that the harness detects failures
+# --kernel debug boots the debug kernel (tests/guest/debug-kernel/: KASAN,
+# lockdep, DEBUG_OBJECTS, kmemleak, fault injection, KUnit) from
+# build/guest-debug/ instead of Debian's stock kernel from build/guest/;
+# its boots are named debug-<config> and get NPU_GUEST_DEBUG_TIMEOUT.
 # Environment:
 #   NPU_GUEST_TIMEOUT  seconds per boot (default 120)
+#   NPU_GUEST_DEBUG_TIMEOUT  seconds per boot of the debug kernel (default
+#                      900: KASAN and lockdep under TCG are slow)
 #   NPU_GUEST_TESTS    guest programs to run, comma separated (npu.tests=;
 #                      default every /bin/npu-* in the initramfs)
 #   NPU_GUEST_APPEND   more kernel command line
@@ -30,8 +37,18 @@ set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 guest=$repo/build/guest
 qemu=$repo/build/bin/qemu-system-x86_64
-logs=$guest/logs
 boot_timeout=${NPU_GUEST_TIMEOUT:-120}
+prefix=""
+if [ "${1:-}" = "--kernel" ]; then
+	case ${2:-} in
+	debug) guest=$repo/build/guest-debug; prefix=debug-
+		boot_timeout=${NPU_GUEST_DEBUG_TIMEOUT:-900} ;;
+	stock) ;;
+	*) echo "run.sh: --kernel takes 'stock' or 'debug', not '${2:-}'" >&2; exit 2 ;;
+	esac
+	shift 2
+fi
+logs=$guest/logs
 
 # name | -device npu-m100 properties.  Cluster c sits at mesh node c+1, or
 # c+2 from cluster 2 on (node 0 is the CCB, node 3 the DDR port, 4x4 mesh).
@@ -48,8 +65,13 @@ props_of() {
 }
 
 # Kernel messages the run must not contain.  "blocked for more than" is how
-# the hung-task detector words it.
-problems='Oops|(^|[^A-Za-z])BUG:|WARNING:|Call Trace|soft lockup|hard LOCKUP|hung task|blocked for more than|refcount_t|list_add corruption|list_del corruption|general protection fault|KASAN|UBSAN|[Kk]ernel panic'
+# the hung-task detector words it.  The debug kernel's debuggers: KASAN
+# ("BUG: KASAN: ..."), lockdep ("WARNING: possible circular locking
+# dependency", "inconsistent lock state", "suspicious RCU usage"),
+# DEBUG_OBJECTS ("ODEBUG: ..."), sleeping in atomic context ("BUG: sleeping
+# function called from invalid context"), DEBUG_LIST ("list_add
+# corruption"), kmemleak ("kmemleak: N new suspected memory leaks").
+problems='Oops|(^|[^A-Za-z])BUG:|WARNING:|Call Trace|soft lockup|hard LOCKUP|hung task|blocked for more than|refcount_t|list_add corruption|list_del corruption|general protection fault|KASAN|UBSAN|[Kk]ernel panic|ODEBUG|suspected memory leak|circular locking|inconsistent lock state|suspicious RCU usage|possible recursive locking'
 stamp='\[ *[0-9]+\.[0-9]+\]'
 
 [ -x "$qemu" ] || { echo "run.sh: $qemu missing: make qemu" >&2; exit 2; }
@@ -64,7 +86,7 @@ boot() {
 	log=$logs/$1.log
 	err=$logs/$1.stderr
 	rm -f "$log" "$err"
-	append="console=ttyS0 panic=-1 loglevel=5 printk.time=1 npu.config=$1"
+	append="console=ttyS0 panic=-1 loglevel=5 printk.time=1 npu.config=${1#"$prefix"}"
 	[ -z "$2" ] || append="$append npu.device=$2"
 	[ -z "${NPU_GUEST_TESTS:-}" ] || append="$append npu.tests=$NPU_GUEST_TESTS"
 	append="$append ${NPU_GUEST_APPEND:-} $3"
@@ -140,11 +162,11 @@ else
 			not_ok "$c: unknown configuration (known: $all_configs)"
 			continue
 		fi
-		boot "$c" "$props" "" "$boot_timeout"
+		boot "$prefix$c" "$props" "" "$boot_timeout"
 		if [ -z "$reason" ]; then
-			ok "$c ($secs s)"
+			ok "$prefix$c ($secs s)"
 		else
-			not_ok "$c: $reason ($secs s)"
+			not_ok "$prefix$c: $reason ($secs s)"
 			show_log
 		fi
 	done

@@ -168,6 +168,7 @@ typedef struct Task {
     uint64_t root;
     uint64_t src_pa;
     uint64_t dst_pa;
+    uint64_t prog_pa;
     uint32_t bytes;
     unsigned seed;
 } Task;
@@ -224,6 +225,7 @@ static void make_copy(Npu *n, Task *t, uint32_t bytes, uint64_t read_va,
     prog_pa = alloc(n, sizeof(prog));
     qtest_memwrite(n->qts, prog_pa, &prog, sizeof(prog));
     map(n, t->root, PROG_VA, prog_pa, sizeof(prog), false);
+    t->prog_pa = prog_pa;
 
     t->desc.magic = NPU_TASK_MAGIC;
     t->desc.flags = NPU_TASK_F_IRQ;
@@ -580,6 +582,158 @@ static void test_mmu_fault(void)
     npu_stop(n);
 }
 
+/* ---- Power management (D3hot) ---- */
+
+static uint8_t pm_cap(Npu *n)
+{
+    uint8_t pm = qpci_find_capability(n->dev, PCI_CAP_ID_PM, 0);
+
+    g_assert_cmpuint(pm, !=, 0);
+    return pm;
+}
+
+static void set_pm_state(Npu *n, uint8_t pm, uint16_t state)
+{
+    qpci_config_writew(n->dev, pm + PCI_PM_CTRL, state);
+}
+
+static uint16_t pm_state(Npu *n, uint8_t pm)
+{
+    return qpci_config_readw(n->dev, pm + PCI_PM_CTRL) &
+           PCI_PM_CTRL_STATE_MASK;
+}
+
+/* Turn t (from make_copy) into a copy between DDR and the SRAM window. */
+static void copy_via_sram(Npu *n, Task *t, bool to_sram)
+{
+    struct npu_hw_insn insn;
+    uint64_t prog_pa = t->prog_pa;
+    struct npu_hw_twu *sram;
+
+    qtest_memread(n->qts, prog_pa + sizeof(struct npu_hw_prog), &insn,
+                  sizeof(insn));
+    sram = &insn.opnd[to_sram ? NPU_OPND_DST : NPU_OPND_SRC0];
+    sram->space = NPU_SPACE_SRAM;
+    sram->base = 0;
+    qtest_memwrite(n->qts, prog_pa + sizeof(struct npu_hw_prog), &insn,
+                   sizeof(insn));
+}
+
+static bool dst_is_zero(Npu *n, Task *t)
+{
+    uint8_t *buf = g_malloc(t->bytes);
+    bool ok = true;
+
+    qtest_bufread(n->qts, t->dst_pa, buf, t->bytes);
+    for (uint32_t i = 0; i < t->bytes && ok; i++) {
+        ok = buf[i] == 0;
+    }
+    g_free(buf);
+    return ok;
+}
+
+/*
+ * The PM capability offers D3hot.  In D3hot BAR0 reads all ones and
+ * ignores writes; back in D0 the registers are as after a reset and the
+ * SRAM contents (which survive a reset) are gone.
+ */
+static void test_d3hot_loses_state(void)
+{
+    Npu *n = npu_start(NULL);
+    uint8_t pm = pm_cap(n);
+    struct npu_hw_completion c;
+    Task a, b;
+
+    g_assert_cmphex(qpci_config_readw(n->dev, pm + PCI_PM_PMC) &
+                    PCI_PM_CAP_VER_MASK, ==, 3);
+    g_assert_cmpuint(pm_state(n, pm), ==, 0);
+
+    /* DDR -> SRAM, then SRAM -> DDR: the SRAM holds the pattern. */
+    make_copy(n, &a, 4096, SRC_VA, true);
+    copy_via_sram(n, &a, true);
+    run(n, 0, &a.desc, &c);
+    g_assert_cmpuint(c.status, ==, NPU_TASK_OK);
+    make_copy(n, &b, 4096, SRC_VA, true);
+    copy_via_sram(n, &b, false);
+    b.seed = a.seed;
+    run(n, 0, &b.desc, &c);
+    g_assert_cmpuint(c.status, ==, NPU_TASK_OK);
+    g_assert_true(dst_matches(n, &b));
+    /* A reset keeps on-chip memory. */
+    wr(n, NPU_REG_RESET, NPU_RESET_MAGIC);
+    setup_queues(n);
+    make_copy(n, &b, 4096, SRC_VA, true);
+    copy_via_sram(n, &b, false);
+    b.seed = a.seed;
+    run(n, 0, &b.desc, &c);
+    g_assert_true(dst_matches(n, &b));
+
+    wr(n, NPU_REG_SCRATCH, 0x5a5a1234);
+    set_pm_state(n, pm, 3);
+    g_assert_cmpuint(pm_state(n, pm), ==, 3);
+    g_assert_cmphex(rd(n, NPU_REG_ID), ==, 0xffffffff);
+    g_assert_cmphex(rd(n, NPU_REG_SCRATCH), ==, 0xffffffff);
+    wr(n, NPU_REG_SCRATCH, 1);          /* dropped */
+    wr(n, NPU_REG_Q(0, NPU_Q_TAIL), 3); /* no task runs */
+    /* D1 and D2 are not supported: the state stays D3hot. */
+    set_pm_state(n, pm, 1);
+    g_assert_cmpuint(pm_state(n, pm), ==, 3);
+
+    set_pm_state(n, pm, 0);
+    g_assert_cmpuint(pm_state(n, pm), ==, 0);
+    g_assert_cmphex(rd(n, NPU_REG_ID), ==, NPU_ID_MAGIC);
+    g_assert_cmphex(rd(n, NPU_REG_SCRATCH), ==, 0);
+    g_assert_cmpuint(rd(n, NPU_REG_IRQ_MASK), ==, 0);
+    for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
+        g_assert_cmpuint(rd(n, NPU_REG_Q(q, NPU_Q_CTRL)), ==, 0);
+        g_assert_cmpuint(rd(n, NPU_REG_Q(q, NPU_Q_HEAD)), ==, 0);
+        g_assert_cmpuint(rd(n, NPU_REG_Q(q, NPU_Q_TAIL)), ==, 0);
+    }
+    /* The driver reprograms the queues; the SRAM now reads zeros. */
+    setup_queues(n);
+    make_copy(n, &b, 4096, SRC_VA, true);
+    copy_via_sram(n, &b, false);
+    run(n, 0, &b.desc, &c);
+    g_assert_cmpuint(c.status, ==, NPU_TASK_OK);
+    g_assert_true(dst_is_zero(n, &b));
+    run_good_copy(n, 2);
+    npu_stop(n);
+}
+
+/* D3hot while a task executes: it is abandoned, no completion, no crash. */
+static void test_d3hot_in_flight(void)
+{
+    Npu *n = npu_start("timing=on");
+    uint8_t pm = pm_cap(n);
+    struct npu_hw_completion c;
+    Task t;
+
+    make_copy(n, &t, 64 * 1024, SRC_VA, true);
+    submit(n, 1, &t.desc);
+    wait_running(n, 1);
+    set_pm_state(n, pm, 3);
+    qtest_clock_step(n->qts, 1000000000);
+    g_usleep(20000);
+    qtest_clock_step(n->qts, 1000000000);
+    read_fence(n, 1, &c);
+    g_assert_cmpuint(c.seqno, ==, 0);
+    set_pm_state(n, pm, 0);
+    g_assert_cmpuint(rd(n, NPU_REG_Q(1, NPU_Q_HEAD)), ==, 0);
+    g_assert_cmpuint(NPU_Q_STATE(rd(n, NPU_REG_Q(1, NPU_Q_STATUS))), ==,
+                     NPU_Q_STATE_DISABLED);
+
+    setup_queues(n);
+    make_copy(n, &t, 4096, SRC_VA, true);
+    submit(n, 1, &t.desc);
+    wait_running(n, 1);
+    qtest_clock_step(n->qts, 1000000000);
+    wait_head(n, 1, 1);
+    read_fence(n, 1, &c);
+    g_assert_cmpuint(c.status, ==, NPU_TASK_OK);
+    g_assert_true(dst_matches(n, &t));
+    npu_stop(n);
+}
+
 /* ---- Reset ---- */
 
 static void test_reset_in_flight(void)
@@ -851,6 +1005,8 @@ int main(int argc, char **argv)
                    test_timing_deterministic);
     qtest_add_func("/npu-m100/mmu-fault", test_mmu_fault);
     qtest_add_func("/npu-m100/reset-in-flight", test_reset_in_flight);
+    qtest_add_func("/npu-m100/d3hot-loses-state", test_d3hot_loses_state);
+    qtest_add_func("/npu-m100/d3hot-in-flight", test_d3hot_in_flight);
     qtest_add_func("/npu-m100/reset-executing", test_reset_executing);
     qtest_add_func("/npu-m100/bad-descriptors", test_bad_descriptors);
     qtest_add_func("/npu-m100/fuzz", test_fuzz);

@@ -563,6 +563,50 @@ START_TEST(test_reset_api_and_reenable)
 }
 END_TEST
 
+/* Reset keeps HBSM and SRAM; power loss (D3hot) clears them and resets. */
+START_TEST(test_power_loss_clears_memories)
+{
+	struct npu_tdev *d = small_dev(2, 2, 0);
+	struct npu_hw_completion c;
+	size_t hsize, ssize;
+	uint8_t *h = npu_core_debug_hbsm(d->core, 0, 0, &hsize);
+	uint8_t *h1 = npu_core_debug_hbsm(d->core, 1, 1, NULL);
+	uint8_t *sram = npu_core_debug_sram(d->core, &ssize);
+
+	run_fill(d, 1, &c);
+	ck_assert_uint_eq(h[0x100], 0x5a);
+	ck_assert_uint_eq(h[0x100 + 255], 0x5a);
+	h1[hsize - 1] = 0x77;	/* last byte of the last TPB */
+	sram[0] = 0x11;
+	sram[ssize / 2 + 3] = 0x22;
+	sram[ssize - 1] = 0x33;
+	WR(d, NPU_REG_SCRATCH, 0x1234);
+	npu_core_reset(d->core);
+	ck_assert_uint_eq(h[0x100], 0x5a);
+	ck_assert_uint_eq(sram[ssize - 1], 0x33);
+
+	npu_core_power_loss(d->core);
+	ck_assert(all_zero_bytes(h, hsize));
+	ck_assert(all_zero_bytes(h1, hsize));
+	ck_assert(all_zero_bytes(sram, ssize));
+	ck_assert_uint_eq(RD(d, NPU_REG_SCRATCH), 0);
+	ck_assert_uint_eq(RD(d, NPU_REG_Q(1, NPU_Q_CTRL)), 0);
+	ck_assert_uint_eq(rd64(d, NPU_REG_Q(1, NPU_Q_TASKS_LO)), 0);
+	ck_assert(RD(d, NPU_REG_STATUS) & NPU_STATUS_READY);
+	/* The memories work again after power-up. */
+	h[5] = 9;
+	ck_assert_uint_eq(h[5], 9);
+	WR(d, NPU_REG_Q(1, NPU_Q_BASE_LO), (uint32_t)d->ring_pa[1]);
+	WR(d, NPU_REG_Q(1, NPU_Q_BASE_HI), (uint32_t)(d->ring_pa[1] >> 32));
+	WR(d, NPU_REG_Q(1, NPU_Q_SIZE_LOG2), d->ring_log2);
+	WR(d, NPU_REG_Q(1, NPU_Q_CTRL), NPU_Q_CTRL_ENABLE);
+	run_fill(d, 1, &c);
+	ck_assert_uint_eq(c.status, NPU_TASK_OK);
+	ck_assert_uint_eq(h[0x100], 0x5a);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
 START_TEST(test_reset_wrong_value_ignored)
 {
 	struct npu_tdev *d = small_dev(2, 2, 0);
@@ -1236,6 +1280,7 @@ static Suite *core_regs_suite(void)
 	tcase_add_test(rw, test_reset_clears_state);
 	tcase_add_test(rw, test_reset_api_and_reenable);
 	tcase_add_test(rw, test_reset_wrong_value_ignored);
+	tcase_add_test(rw, test_power_loss_clears_memories);
 	tcase_add_test(rw, test_latch_64bit);
 	tcase_add_test(rw, test_mmu_ctrl_rw);
 	tcase_add_test(q, test_queue_bad_ring);

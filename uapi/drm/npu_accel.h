@@ -42,8 +42,10 @@ extern "C" {
  *
  * Jobs: DRM_IOCTL_NPU_SUBMIT queues a program (&struct npu_hw_prog in a BO)
  * on the context's queue.  Dependencies and completion use DRM syncobjs,
- * binary or timeline.  Every BO a job lists carries the job's fence (usage
- * BOOKKEEP) until it completes.  A job's fence is signalled with an error
+ * binary or timeline.  Every BO a job lists carries the job's fence in its
+ * reservation object until it completes: a write fence if the job may
+ * write it (DRM_NPU_BO_REF_WRITE), else a read fence (the command BO is
+ * read).  A job's fence is signalled with an error
  * when the task fails: -EFAULT (MMU fault), -ETIMEDOUT (hang or timeout),
  * -EINVAL (the device refused the program), -EIO (other device error),
  * -ECANCELED (the context was destroyed or banned before it ran, or a
@@ -52,6 +54,22 @@ extern "C" {
  *
  * A context whose job faulted or hung is banned: later submits fail with
  * -EIO (see &drm_npu_ctx_state).
+ *
+ * dma-buf (PRIME): DRM_IOCTL_PRIME_HANDLE_TO_FD exports a BO (flags
+ * DRM_CLOEXEC, DRM_RDWR; its NO_MMAP and DEVICE_RO flags stay with it),
+ * DRM_IOCTL_PRIME_FD_TO_HANDLE imports a dma-buf.  An npu BO of the same
+ * device imports as the same BO (same handle in the exporting file); any
+ * other dma-buf (udmabuf, another driver or device) becomes a BO whose
+ * pages are the exporter's, used by jobs like any BO, without a copy.
+ * An fd that is not open is -EBADF; one that is not a dma-buf, or a
+ * dma-buf that is empty, not a whole number of 4 KiB pages, larger than
+ * DRM_NPU_MAX_BO_SIZE or not in 4 KiB-aligned DMA segments, is -EINVAL.
+ * CPU mmap of an imported BO (BO_MMAP_OFFSET + mmap) is forwarded to the
+ * exporter (which may refuse it).  Implicit sync: for a BO shared through a
+ * dma-buf (exported or imported), a job waits for the write fences in its
+ * reservation if it only reads the BO, and for all of its read and write
+ * fences if it may write it; jobs on unshared BOs only wait for their
+ * in_syncs.
  */
 
 #define DRM_NPU_DEV_QUERY		0x00
@@ -312,7 +330,10 @@ struct drm_npu_ctx_query {
  * struct drm_npu_bo_ref - a BO a job uses
  * @handle:	GEM handle.
  * @flags:	DRM_NPU_BO_REF_READ and/or _WRITE (at least one).  WRITE on a
- *		DRM_NPU_BO_DEVICE_RO BO is -EACCES.
+ *		DRM_NPU_BO_DEVICE_RO BO is -EACCES.  WRITE makes the job's
+ *		fence a write fence in the BO's reservation (and, on a BO
+ *		shared through a dma-buf, makes the job wait for every
+ *		earlier reader and writer; READ alone waits for writers).
  */
 struct drm_npu_bo_ref {
 	__u32 handle;

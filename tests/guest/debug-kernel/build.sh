@@ -7,8 +7,9 @@
 # Cached outside the work tree, keyed by what the kernel is built from:
 #   $NPU_CACHE/kernel-debug/src-<source version>/      the unpacked source
 #   $NPU_CACHE/kernel-debug/<source version>-<key>/    the build (O=)
-# where <key> is a hash of debug.config, kernel/Kconfig and this script.
-# A warm cache returns at once; a cold build shows its progress.
+# where <key> is a hash of debug.config and kernel/Kconfig.  A warm cache
+# returns at once; a cold build shows its progress, and an interrupted
+# one resumes where it stopped (kbuild knows what is up to date).
 #
 # Output: prints the build directory (for `make -C <src> O=<dir> M=...`)
 # as the last line.  Usage: build.sh [REPO_ROOT]
@@ -25,7 +26,7 @@ die() { printf 'debug-kernel: error: %s\n' "$*" >&2; exit 1; }
 [ -f "$tarball" ] || die "$tarball missing: run 'make deps' (package linux-source-6.12)"
 ver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null) ||
 	die "linux-source-6.12 is not installed: run 'make deps'"
-key=$(cat "$here/debug.config" "$repo/kernel/Kconfig" "$0" | sha256sum | cut -c1-12)
+key=$(cat "$here/debug.config" "$repo/kernel/Kconfig" | sha256sum | cut -c1-12)
 src=$cache/src-$ver
 out=$cache/$ver-$key
 
@@ -54,12 +55,18 @@ fi
 cp "$repo/kernel/Kconfig" "$src/drivers/accel/npu/Kconfig"
 
 jobs=$(nproc)
-rm -rf "$out"
 mkdir -p "$out"
+# The configuration is made in a scratch directory and copied over only if
+# it differs, so that an interrupted build keeps its objects.
 log "configuring: tinyconfig + $(basename "$here")/debug.config"
-make -s -C "$src" O="$out" tinyconfig >/dev/null
-"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$here/debug.config" >/dev/null
-make -s -C "$src" O="$out" olddefconfig >/dev/null
+cfg=$out/config.tmp
+rm -rf "$cfg"
+mkdir -p "$cfg"
+make -s -C "$src" O="$cfg" tinyconfig >/dev/null
+"$src/scripts/kconfig/merge_config.sh" -m -O "$cfg" "$cfg/.config" "$here/debug.config" >/dev/null
+make -s -C "$src" O="$cfg" olddefconfig >/dev/null
+cmp -s "$cfg/.config" "$out/.config" || cp "$cfg/.config" "$out/.config"
+rm -rf "$cfg"
 # Every line of the fragment must have survived olddefconfig: a symbol
 # that a missing dependency silently dropped would build a kernel without
 # the debugger it was meant to have.
@@ -76,7 +83,9 @@ done <"$here/debug.config"
 log "building with $jobs jobs (cold: tens of minutes; log: $out/build.log)"
 t0=$(date +%s)
 # Progress: a line per 500 build steps, so that CI shows it is alive.
-if ! make -C "$src" O="$out" -j"$jobs" LOCALVERSION=-npu-debug bzImage modules_prepare 2>&1 |
+# "modules" runs modpost over vmlinux, which writes the Module.symvers an
+# out-of-tree npu.ko links against (there are no modules of its own).
+if ! make -C "$src" O="$out" -j"$jobs" LOCALVERSION=-npu-debug bzImage modules 2>&1 |
 	tee "$out/build.log" | awk '/^  [A-Z]/ { n++; if (n % 500 == 0) { printf "debug-kernel: %d steps\n", n; fflush() } }' >&2; then
 	die "build failed: see $out/build.log"
 fi

@@ -53,6 +53,9 @@ int main(int argc, char **argv)
 	srunner_add_suite(sr, gt_suite_fuzz());
 	srunner_add_suite(sr, gt_suite_recovery());
 	srunner_add_suite(sr, gt_suite_fdinfo());
+	srunner_add_suite(sr, gt_suite_pm());
+	srunner_add_suite(sr, gt_suite_scrub());
+	srunner_add_suite(sr, gt_suite_dmabuf());
 
 	if (argc > 1)
 		srunner_run(sr, argv[1], argc > 2 ? argv[2] : NULL, out);

@@ -974,3 +974,43 @@ int gt_fdinfo(int fd, struct gt_fdinfo *fi)
 	fclose(f);
 	return 0;
 }
+
+/* Files of the PCI device in sysfs (power/..., npu/...). */
+static void dev_file(const char *name, char *out, size_t len)
+{
+	snprintf(out, len, "/sys/class/accel/accel%d/device/%s", G.minor, name);
+}
+
+int gt_dev_attr_read(const char *name, char *buf, size_t len)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	dev_file(name, path, sizeof(path));
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+int gt_dev_attr_write(const char *name, const char *val)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	dev_file(name, path, sizeof(path));
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}

@@ -269,6 +269,15 @@ Suite *gt_suite_lifetime(void);
 Suite *gt_suite_fuzz(void);
 Suite *gt_suite_recovery(void);
 Suite *gt_suite_fdinfo(void);
+/*
+ * A sysfs file of the device's PCI function, by name relative to it
+ * ("power/control"): read (newline cut) or write; 0 or -errno.
+ */
+int gt_dev_attr_read(const char *name, char *buf, size_t len);
+int gt_dev_attr_write(const char *name, const char *val);
+Suite *gt_suite_pm(void);
+Suite *gt_suite_scrub(void);
+Suite *gt_suite_dmabuf(void);
 
 /* Add @tc to @s with the suite's fixture and @timeout seconds. */
 void gt_add_tcase(Suite *s, TCase *tc, double timeout);
