@@ -231,9 +231,9 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 DEBUG_GUEST_CONFIGS ?= default
-# What runs on the debug kernel: the driver's own tests (the Check suite;
-# the fault sweep npu-guest-faults and KUnit).  libnpu's end-to-end programs stay on the
-# stock kernel: under TCG, KASAN, lockdep and kmemleak make every page
+# What runs on the debug kernel: the driver's own tests (the Check suite,
+# the fault sweep npu-guest-faults, KUnit).  libnpu's end-to-end programs
+# stay on the stock kernel: under TCG, KASAN, lockdep and kmemleak make every page
 # fault and syscall slow, and GPT-2 generation alone took 157 s there.
 DEBUG_GUEST_TESTS ?= npu-guest-test npu-guest-faults
 DEBUG_GUEST_APPEND ?= npu.test_timeout=900 npu.tests=$(subst $(space),$(comma),$(strip $(DEBUG_GUEST_TESTS)))
