@@ -53,8 +53,8 @@ struct npu_bo_binding *npu_bo_binding_find(struct npu_bo *bo,
  * Count the BO and list it for debugfs when it gets its first handle, not
  * in npu_gem_create_object(): drm_gem_shmem_create() frees an object whose
  * set-up failed with kfree(), without npu_bo_free(), so a BO registered
- * there would stay on the list, freed, and be counted forever (a path
- * npu-guest-faults exercises).  Every BO user space sees has had a handle.
+ * there would stay on the list, freed, and be counted forever (found by
+ * npu-guest-faults, bo_create).  Every BO user space sees has had a handle.
  */
 static void npu_bo_register(struct npu_bo *bo)
 {
