@@ -6,6 +6,7 @@
  * Copyright (c) 2026 The M100 NPU authors
  */
 
+#include <kunit/visibility.h>
 #include <linux/bitops.h>
 #include <linux/capability.h>
 #include <linux/dma-fence.h>
@@ -58,7 +59,7 @@ void npu_ctx_ban(struct npu_ctx *ctx, int error)
 		atomic_set(&ctx->last_error, error);
 }
 
-static void npu_ctx_release_partition(struct npu_ctx *ctx)
+VISIBLE_IF_KUNIT void npu_ctx_release_partition(struct npu_ctx *ctx)
 {
 	struct npu_device *ndev = ctx->ndev;
 
@@ -75,7 +76,7 @@ static void npu_ctx_release_partition(struct npu_ctx *ctx)
 	mutex_unlock(&ndev->ctx_lock);
 }
 
-static int npu_ctx_reserve(struct npu_ctx *ctx, u32 n)
+VISIBLE_IF_KUNIT int npu_ctx_reserve(struct npu_ctx *ctx, u32 n)
 {
 	struct npu_device *ndev = ctx->ndev;
 	const struct drm_npu_device_info *info = &ndev->info;

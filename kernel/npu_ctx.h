@@ -100,4 +100,10 @@ int npu_ioctl_ctx_destroy(struct drm_device *dev, void *data,
 int npu_ioctl_ctx_query(struct drm_device *dev, void *data,
 			struct drm_file *file);
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* The partition allocator, visible to kernel/tests/npu_ctx_test.c. */
+int npu_ctx_reserve(struct npu_ctx *ctx, u32 n);
+void npu_ctx_release_partition(struct npu_ctx *ctx);
+#endif
+
 #endif /* NPU_CTX_H */

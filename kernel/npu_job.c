@@ -16,6 +16,7 @@
  * Copyright (c) 2026 The M100 NPU authors
  */
 
+#include <kunit/visibility.h>
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-resv.h>
 #include <linux/ktime.h>
@@ -83,7 +84,7 @@ static struct dma_fence *npu_fence_signalled(struct npu_queue *q, int error)
 	return fence;
 }
 
-static int npu_status_errno(u32 status)
+VISIBLE_IF_KUNIT int npu_status_errno(u32 status)
 {
 	switch (status) {
 	case NPU_TASK_OK:
@@ -643,7 +644,7 @@ out:
 	return ret;
 }
 
-static int npu_submit_check(const struct drm_npu_submit *args)
+VISIBLE_IF_KUNIT int npu_submit_check(const struct drm_npu_submit *args)
 {
 	if (args->flags || args->pad)
 		return -EINVAL;

@@ -55,4 +55,11 @@ struct npu_job {
 int npu_ioctl_submit(struct drm_device *dev, void *data,
 		     struct drm_file *file);
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Pure helpers of npu_job.c, visible to kernel/tests/npu_submit_test.c. */
+struct drm_npu_submit;
+int npu_submit_check(const struct drm_npu_submit *args);
+int npu_status_errno(u32 status);
+#endif
+
 #endif /* NPU_JOB_H */

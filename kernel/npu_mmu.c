@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
  * Device page tables: three levels of 512 entries (Documentation/hw/mmu.md),
- * one tree per context.  Table pages are DMA-coherent; directory levels
- * keep CPU pointers to their children.
+ * one tree per context.  Table pages are DMA-coherent memory of the DRM
+ * device's parent (the PCI function; a KUnit fake device in
+ * kernel/tests/npu_mmu_test.c); directory levels keep CPU pointers to their
+ * children.
  *
  * Copyright (c) 2026 The M100 NPU authors
  */
@@ -16,7 +18,7 @@
 
 static int npu_pt_alloc(struct npu_device *ndev, struct npu_pt *pt, int level)
 {
-	pt->cpu = dma_alloc_coherent(&ndev->pdev->dev, NPU_MMU_PAGE_SIZE,
+	pt->cpu = dma_alloc_coherent(ndev->drm.dev, NPU_MMU_PAGE_SIZE,
 				     &pt->dma, GFP_KERNEL);
 	if (!pt->cpu)
 		return -ENOMEM;
@@ -24,7 +26,7 @@ static int npu_pt_alloc(struct npu_device *ndev, struct npu_pt *pt, int level)
 		pt->child = kcalloc(NPU_MMU_ENTRIES, sizeof(*pt->child),
 				    GFP_KERNEL);
 		if (!pt->child) {
-			dma_free_coherent(&ndev->pdev->dev, NPU_MMU_PAGE_SIZE,
+			dma_free_coherent(ndev->drm.dev, NPU_MMU_PAGE_SIZE,
 					  pt->cpu, pt->dma);
 			pt->cpu = NULL;
 			return -ENOMEM;
@@ -46,7 +48,7 @@ static void npu_pt_free(struct npu_device *ndev, struct npu_pt *pt, int level)
 		}
 		kfree(pt->child);
 	}
-	dma_free_coherent(&ndev->pdev->dev, NPU_MMU_PAGE_SIZE, pt->cpu,
+	dma_free_coherent(ndev->drm.dev, NPU_MMU_PAGE_SIZE, pt->cpu,
 			  pt->dma);
 	pt->cpu = NULL;
 }
@@ -118,7 +120,9 @@ int npu_vm_map(struct npu_vm *vm, u64 va, struct sg_table *sgt, u64 size,
 	struct scatterlist *sg;
 	unsigned int i;
 
-	if (!IS_ALIGNED(va, NPU_MMU_PAGE_SIZE) || end > NPU_VA_END)
+	if (!IS_ALIGNED(va, NPU_MMU_PAGE_SIZE) ||
+	    !IS_ALIGNED(size, NPU_MMU_PAGE_SIZE) ||
+	    va >= NPU_VA_END || size > NPU_VA_END - va)
 		return -EINVAL;
 	for_each_sgtable_dma_sg(sgt, sg, i) {
 		dma_addr_t addr = sg_dma_address(sg);
@@ -136,7 +140,12 @@ int npu_vm_map(struct npu_vm *vm, u64 va, struct sg_table *sgt, u64 size,
 				   ((addr + off) & NPU_PTE_ADDR_MASK) | flags);
 		}
 	}
-	return va == end ? 0 : -EINVAL;
+	if (va != end) {
+		/* @sgt is shorter than @size: map nothing. */
+		npu_vm_unmap(vm, start, va - start);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 void npu_vm_unmap(struct npu_vm *vm, u64 va, u64 size)

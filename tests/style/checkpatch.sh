@@ -26,7 +26,7 @@ fi
 pass=0
 fail=0
 cd "$repo"
-for f in kernel/*.c kernel/*.h uapi/drm/npu_accel.h; do
+for f in kernel/*.c kernel/*.h kernel/tests/*.c uapi/drm/npu_accel.h; do
 	# A uAPI header cannot use the kernel's BIT() macros.
 	case $f in uapi/*) extra="--ignore BIT_MACRO" ;; *) extra="" ;; esac
 	# shellcheck disable=SC2086 # extra is one option and its argument
