@@ -217,6 +217,7 @@ clean:
 # build/guest/bin/, once per device configuration.  GUEST_DEPS: what must
 # be built first.
 include tests/guest/suite.mk
+include tests/guest/faults.mk
 include tests/guest/libnpu.mk
 include tests/guest/tools.mk
 GUEST_DEPS := qemu module guest-bins guest-libnpu guest-tools
@@ -230,11 +231,11 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 DEBUG_GUEST_CONFIGS ?= default
-# What runs on the debug kernel: the driver's own tests (the Check suite;
-# the fault sweep and KUnit).  libnpu's end-to-end programs stay on the
-# stock kernel: under TCG, KASAN, lockdep and kmemleak make every page
+# What runs on the debug kernel: the driver's own tests (the Check suite,
+# the fault sweep npu-guest-faults, KUnit).  libnpu's end-to-end programs
+# stay on the stock kernel: under TCG, KASAN, lockdep and kmemleak make every page
 # fault and syscall slow, and GPT-2 generation alone took 157 s there.
-DEBUG_GUEST_TESTS ?= npu-guest-test
+DEBUG_GUEST_TESTS ?= npu-guest-test npu-guest-faults
 DEBUG_GUEST_APPEND ?= npu.test_timeout=900 npu.tests=$(subst $(space),$(comma),$(strip $(DEBUG_GUEST_TESTS)))
 .PHONY: check-guest check-guest-stock check-guest-debug module-debug
 check-guest:

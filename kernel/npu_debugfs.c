@@ -6,10 +6,21 @@
  * queue depths, NoC link bytes.  debugfs (accel/<minor>/): BO and context lists, fault
  * injection (hang, MMU fault, failing reset) and a reset trigger.
  *
+ * Fault injection: each knob is a struct npu_fault.  On a kernel with
+ * CONFIG_FAULT_INJECTION it is a fault_attr with its own debugfs directory
+ * (fail_hang/, fail_mmu/, fail_reset/: probability, interval, times, ...);
+ * Debian's stock kernel has no fault injection, so there it is a plain
+ * counter.  Both kernels have the counter files inject_hang, inject_fault
+ * and inject_reset_fail: writing N makes the next N events fail (on a
+ * fault-injection kernel by setting the fault_attr to probability 100,
+ * interval 1, times N), so tests written against the counters run on both.
+ *
  * Copyright (c) 2026 The M100 NPU authors
  */
 
 #include <linux/debugfs.h>
+#include <linux/fault-inject.h>
+#include <linux/ratelimit.h>
 #include <linux/seq_file.h>
 #include <linux/sysfs.h>
 #include <drm/drm_drv.h>
@@ -182,6 +193,96 @@ const struct attribute_group *npu_sysfs_groups[] = {
 	NULL,
 };
 
+/* ---- fault injection ---- */
+
+static void npu_fault_init_one(struct npu_fault *f)
+{
+#ifdef CONFIG_FAULT_INJECTION
+	f->attr = (struct fault_attr)FAULT_ATTR_INITIALIZER;
+	/* A lock of its own for lockdep (the initializer's is static). */
+	ratelimit_state_init(&f->attr.ratelimit_state, 0,
+			     DEFAULT_RATELIMIT_BURST);
+	/* One line per injected fault; 2 would dump the stack each time. */
+	f->attr.verbose = 1;
+#else
+	atomic_set(&f->count, 0);
+#endif
+}
+
+/* Every knob disarmed; before anything can consult one (probe). */
+void npu_fault_init(struct npu_device *ndev)
+{
+	npu_fault_init_one(&ndev->inject_hang);
+	npu_fault_init_one(&ndev->inject_fault);
+	npu_fault_init_one(&ndev->inject_reset_fail);
+}
+
+/**
+ * npu_fault_hit - should this event fail?
+ * @f: the knob.
+ *
+ * Consumes one injection when it returns true.  Called where the event
+ * happens (job start, device reset), which is never the submitting task:
+ * a task's fail-nth does not reach these knobs.
+ *
+ * Return: true to inject the fault.
+ */
+bool npu_fault_hit(struct npu_fault *f)
+{
+#ifdef CONFIG_FAULT_INJECTION
+	return should_fail(&f->attr, 1);
+#else
+	return atomic_dec_if_positive(&f->count) >= 0;
+#endif
+}
+
+/* inject_<name>: read the failures left, write N for "the next N events". */
+static int npu_fault_count_get(void *data, u64 *val)
+{
+	struct npu_fault *f = data;
+	s64 n;
+
+#ifdef CONFIG_FAULT_INJECTION
+	n = f->attr.probability ? atomic_read(&f->attr.times) : 0;
+#else
+	n = atomic_read(&f->count);
+#endif
+	*val = n;
+	return 0;
+}
+
+static int npu_fault_count_set(void *data, u64 val)
+{
+	struct npu_fault *f = data;
+
+	if (val > INT_MAX)
+		return -EINVAL;
+#ifdef CONFIG_FAULT_INJECTION
+	/* times first: a consumer never sees probability 100 with old times. */
+	atomic_set(&f->attr.times, 0);
+	f->attr.interval = 1;
+	atomic_set(&f->attr.space, 0);
+	f->attr.task_filter = false;
+	f->attr.probability = val ? 100 : 0;
+	atomic_set(&f->attr.times, val);
+#else
+	atomic_set(&f->count, val);
+#endif
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(npu_fault_count_fops, npu_fault_count_get,
+			 npu_fault_count_set, "%lld\n");
+
+static void npu_fault_debugfs(struct dentry *root, const char *counter,
+			      const char *dir, struct npu_fault *f)
+{
+	debugfs_create_file_unsafe(counter, 0600, root, f,
+				   &npu_fault_count_fops);
+#ifdef CONFIG_FAULT_INJECTION
+	fault_create_debugfs_attr(dir, root, &f->attr);
+#endif
+}
+
 /* ---- debugfs ---- */
 
 static int npu_bos_show(struct seq_file *m, void *unused)
@@ -272,9 +373,9 @@ void npu_debugfs_init(struct npu_device *ndev)
 	debugfs_create_file("contexts", 0444, root, ndev, &npu_contexts_fops);
 	debugfs_create_file("reset", 0200, root, ndev, &npu_reset_fops);
 	npu_scrub_debugfs_init(ndev, root);
-	/* Counters: the next N jobs hang / fault, the next N resets fail. */
-	debugfs_create_atomic_t("inject_hang", 0600, root, &ndev->inject_hang);
-	debugfs_create_atomic_t("inject_fault", 0600, root, &ndev->inject_fault);
-	debugfs_create_atomic_t("inject_reset_fail", 0600, root,
-				&ndev->inject_reset_fail);
+	/* The next N jobs hang / fault, the next N resets fail. */
+	npu_fault_debugfs(root, "inject_hang", "fail_hang", &ndev->inject_hang);
+	npu_fault_debugfs(root, "inject_fault", "fail_mmu", &ndev->inject_fault);
+	npu_fault_debugfs(root, "inject_reset_fail", "fail_reset",
+			  &ndev->inject_reset_fail);
 }

@@ -5,6 +5,7 @@
 #define NPU_DEVICE_H
 
 #include <linux/bitmap.h>
+#include <linux/fault-inject.h>
 #include <linux/io.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
@@ -31,6 +32,27 @@
 
 struct npu_dump;
 struct npu_scrub;
+
+/**
+ * struct npu_fault - one fault-injection knob of the driver
+ * @attr: on a kernel with CONFIG_FAULT_INJECTION, a fault_attr: debugfs
+ *	directory fail_hang/, fail_mmu/ or fail_reset/ (probability,
+ *	interval, times, space, verbose, task-filter); the counter file
+ *	inject_hang, inject_fault or inject_reset_fail sets it to "the next
+ *	N times" (probability 100, interval 1, times N).
+ * @count: without CONFIG_FAULT_INJECTION (Debian's stock kernel), the
+ *	counter behind the inject_* file: the next @count events fail.
+ *
+ * npu_fault_hit() consumes one event.  See "Fault injection" in
+ * Documentation/driver.md.
+ */
+struct npu_fault {
+#ifdef CONFIG_FAULT_INJECTION
+	struct fault_attr attr;
+#else
+	atomic_t count;
+#endif
+};
 
 /**
  * struct npu_stats - device-wide counters, all atomic
@@ -73,11 +95,10 @@ struct npu_stats {
  * @stats: counters for DRM_IOCTL_NPU_STATS, sysfs and debugfs.
  * @bo_lock: protects @bos.
  * @bos: every live BO (for debugfs).
- * @inject_hang: fault injection: number of next jobs to hang.
- * @inject_fault: fault injection: number of next jobs to run on an empty
- *	page table (MMU fault).
- * @inject_reset_fail: fault injection: number of next reset attempts that
- *	report failure.
+ * @inject_hang: fault injection: jobs whose doorbell is held back (hang).
+ * @inject_fault: fault injection: jobs run on an empty page table (MMU
+ *	fault).
+ * @inject_reset_fail: fault injection: reset attempts that report failure.
  * @debugfs: the driver's debugfs directory.
  * @dump_lock: protects @dump_pending.
  * @dump_pending: device state captured for a devcoredump, waiting for
@@ -106,9 +127,9 @@ struct npu_device {
 	struct npu_stats stats;
 	struct mutex bo_lock;		/* the bos list */
 	struct list_head bos;
-	atomic_t inject_hang;
-	atomic_t inject_fault;
-	atomic_t inject_reset_fail;
+	struct npu_fault inject_hang;
+	struct npu_fault inject_fault;
+	struct npu_fault inject_reset_fail;
 	struct dentry *debugfs;
 	spinlock_t dump_lock;		/* dump_pending */
 	struct npu_dump *dump_pending;
@@ -159,6 +180,8 @@ bool npu_pm_get_if_active(struct npu_device *ndev);
 void npu_pm_put(struct npu_device *ndev);
 
 /* npu_debugfs.c */
+void npu_fault_init(struct npu_device *ndev);
+bool npu_fault_hit(struct npu_fault *f);
 void npu_debugfs_init(struct npu_device *ndev);
 extern const struct attribute_group *npu_sysfs_groups[];
 

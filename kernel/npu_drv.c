@@ -271,6 +271,7 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	INIT_LIST_HEAD(&ndev->bos);
 	xa_init_flags(&ndev->contexts, XA_FLAGS_ALLOC1);
 	ida_init(&ndev->asids);
+	npu_fault_init(ndev);
 
 	scoped_guard(mutex, &ndev->reset_lock)
 		ret = npu_hw_init(ndev);

@@ -50,6 +50,26 @@ struct npu_bo_binding *npu_bo_binding_find(struct npu_bo *bo,
 }
 
 /*
+ * Count the BO and list it for debugfs when it gets its first handle, not
+ * in npu_gem_create_object(): drm_gem_shmem_create() frees an object whose
+ * set-up failed with kfree(), without npu_bo_free(), so a BO registered
+ * there would stay on the list, freed, and be counted forever (found by
+ * npu-guest-faults, bo_create).  Every BO user space sees has had a handle.
+ */
+static void npu_bo_register(struct npu_bo *bo)
+{
+	struct npu_device *ndev = to_npu_device(bo->base.base.dev);
+
+	mutex_lock(&ndev->bo_lock);
+	if (list_empty(&bo->dev_link)) {
+		list_add_tail(&bo->dev_link, &ndev->bos);
+		atomic64_inc(&ndev->stats.bo_count);
+		atomic64_add(bo->base.base.size, &ndev->stats.bo_bytes);
+	}
+	mutex_unlock(&ndev->bo_lock);
+}
+
+/*
  * Wait (up to NPU_BO_IDLE_TIMEOUT in all) for this device's jobs that use
  * @obj.  A BO shared through a dma-buf also carries the fences of other
  * users (an exporter, another driver): closing a handle does not wait for
@@ -85,6 +105,7 @@ static int npu_bo_open(struct drm_gem_object *obj, struct drm_file *file)
 		    obj->size >= SZ_64K ? SZ_64K : NPU_MMU_PAGE_SIZE;
 	int ret;
 
+	npu_bo_register(bo);
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
@@ -142,10 +163,12 @@ static void npu_bo_free(struct drm_gem_object *obj)
 	struct npu_bo *bo = to_npu_bo(obj);
 
 	mutex_lock(&ndev->bo_lock);
-	list_del(&bo->dev_link);
+	if (!list_empty(&bo->dev_link)) {
+		list_del_init(&bo->dev_link);
+		atomic64_dec(&ndev->stats.bo_count);
+		atomic64_sub(obj->size, &ndev->stats.bo_bytes);
+	}
 	mutex_unlock(&ndev->bo_lock);
-	atomic64_dec(&ndev->stats.bo_count);
-	atomic64_sub(obj->size, &ndev->stats.bo_bytes);
 	WARN_ON(!list_empty(&bo->bindings));
 	mutex_destroy(&bo->lock);
 	drm_gem_shmem_free(&bo->base);
@@ -185,7 +208,6 @@ static const struct drm_gem_object_funcs npu_bo_funcs = {
 struct drm_gem_object *npu_gem_create_object(struct drm_device *dev,
 					     size_t size)
 {
-	struct npu_device *ndev = to_npu_device(dev);
 	struct npu_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL);
 
 	if (!bo)
@@ -194,11 +216,7 @@ struct drm_gem_object *npu_gem_create_object(struct drm_device *dev,
 	bo->pid = task_tgid_nr(current);
 	mutex_init(&bo->lock);
 	INIT_LIST_HEAD(&bo->bindings);
-	mutex_lock(&ndev->bo_lock);
-	list_add_tail(&bo->dev_link, &ndev->bos);
-	mutex_unlock(&ndev->bo_lock);
-	atomic64_inc(&ndev->stats.bo_count);
-	atomic64_add(size, &ndev->stats.bo_bytes);
+	INIT_LIST_HEAD(&bo->dev_link);	/* npu_bo_register() */
 	return &bo->base.base;
 }
 
@@ -284,8 +302,9 @@ int npu_ioctl_bo_create(struct drm_device *dev, void *data,
 		return -EINVAL;
 
 	shmem = drm_gem_shmem_create(dev, PAGE_ALIGN(args->size));
+	/* shmem reports a failed inode allocation as -ENOSPC. */
 	if (IS_ERR(shmem))
-		return PTR_ERR(shmem);
+		return PTR_ERR(shmem) == -ENOSPC ? -ENOMEM : PTR_ERR(shmem);
 	bo = container_of(shmem, struct npu_bo, base);
 	bo->flags = args->flags;
 

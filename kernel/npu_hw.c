@@ -33,7 +33,7 @@ int npu_hw_reset(struct npu_device *ndev)
 	ret = readl_poll_timeout(ndev->regs + NPU_REG_STATUS, status,
 				 status & NPU_STATUS_READY, 10,
 				 NPU_RESET_TIMEOUT_US);
-	if (atomic_dec_if_positive(&ndev->inject_reset_fail) >= 0)
+	if (npu_fault_hit(&ndev->inject_reset_fail))
 		ret = -EIO;	/* fault injection */
 	return ret ? -EIO : 0;
 }

@@ -295,7 +295,7 @@ static void npu_queue_write_locked(struct npu_queue *q, struct npu_job *job,
 	list_add_tail(&job->link, &q->inflight);
 	trace_npu_job_run(job);
 	q->tail = (slot + 1) % NPU_RING_ENTRIES;
-	if (atomic_dec_if_positive(&ndev->inject_hang) >= 0)
+	if (npu_fault_hit(&ndev->inject_hang))
 		q->hung = true;
 	dma_wmb();	/* descriptor before doorbell */
 	if (!q->hung)
@@ -338,7 +338,7 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 		drm_dev_exit(idx);
 		return npu_fence_signalled(q, err);
 	}
-	bad_pt = atomic_dec_if_positive(&ndev->inject_fault) >= 0;
+	bad_pt = npu_fault_hit(&ndev->inject_fault);
 	scoped_guard(spinlock_irqsave, &q->lock)
 		npu_queue_write_locked(q, job, fence, bad_pt);
 	drm_dev_exit(idx);

@@ -185,6 +185,9 @@ struct drm_npu_device_info {
  * @flags:	DRM_NPU_BO_*.
  * @handle:	out: GEM handle.
  * @dev_addr:	out: the BO's device address in this file's address space.
+ *
+ * -ENOMEM when the kernel is out of memory (also for what shmem itself
+ * would report as -ENOSPC).
  */
 struct drm_npu_bo_create {
 	__u64 size;

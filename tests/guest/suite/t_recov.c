@@ -6,6 +6,8 @@
  *   inject_fault       write "1": the next job ends with an MMU fault
  *   inject_reset_fail  write "1": the next device reset fails
  *   reset              write "1": reset the device now
+ *   fail_mmu/          the fault_attr behind inject_fault, on kernels with
+ *                      CONFIG_FAULT_INJECTION (probability, interval, times)
  * found in /sys/kernel/debug/accel/<minor>/ (or another accel/dri debugfs
  * directory of the npu device).
  */
@@ -250,6 +252,73 @@ START_TEST(rec_reset_fail)
 }
 END_TEST
 
+/* One copy on a new context; its fence status (1 OK, -EFAULT, ...). */
+static int job_status(void)
+{
+	struct drm_npu_ctx_create cc;
+	struct gt_copy c;
+	uint32_t so;
+	int rc, st;
+
+	rc = gt_ctx_create_retry(G.fd, 1, DRM_NPU_PRIORITY_NORMAL, &cc, 3000);
+	ck_assert_msg(rc == 0, "CTX_CREATE(1): %s", strerror(-rc));
+	ck_assert_msg(gt_copy_init(G.fd, &c, 4096, 80) == 0, "%s", gt_msg);
+	ck_assert_int_eq(gt_syncobj_create(G.fd, 0, &so), 0);
+	ck_assert_int_eq(gt_submit_copy(&c, cc.ctx_id, so, 0, NULL, 0, 0), 0);
+	ck_assert_int_eq(gt_syncobj_wait(G.fd, &so, 1, HANG_SIGNAL_NS), 0);
+	st = gt_fence_status(G.fd, so);
+	ck_assert_msg(st == 1 || st == -EFAULT, "fence status %d", st);
+	ck_assert_msg(st != 1 || gt_copy_ok(&c), "a job that was not faulted: wrong data");
+	gt_syncobj_destroy(G.fd, so);
+	gt_copy_fini(&c);
+	ck_assert_int_eq(gt_ctx_destroy(G.fd, cc.ctx_id), 0);
+	return st;
+}
+
+/*
+ * On a fault-injection kernel the knobs are fault_attrs: fail_mmu/ with
+ * probability 100, interval 2, times 2 faults every second job, twice.
+ * (The attr's interval counter is not reset, so the first faulted job is
+ * the first or the second.)
+ */
+START_TEST(rec_fault_attr)
+{
+	gt_begin("rec_fault_attr");
+	char p[256];
+	int st[6], faults = 0, prob = -1, left = -1;
+	FILE *f;
+
+	if (gt_debugfs_path("fail_mmu/probability", p, sizeof(p)))
+		GT_SKIP("no debugfs fail_mmu/ (kernel without CONFIG_FAULT_INJECTION)");
+	ck_assert_int_eq(gt_debugfs_write("fail_mmu/times", "0"), 0);
+	ck_assert_int_eq(gt_debugfs_write("fail_mmu/interval", "2"), 0);
+	ck_assert_int_eq(gt_debugfs_write("fail_mmu/probability", "100"), 0);
+	ck_assert_int_eq(gt_debugfs_write("fail_mmu/times", "2"), 0);
+	for (int i = 0; i < 6; i++) {
+		st[i] = job_status();
+		faults += st[i] == -EFAULT;
+	}
+	f = fopen(p, "r");	/* probability: still 100 */
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%d", &prob), 1);
+	fclose(f);
+	ck_assert_int_eq(gt_debugfs_path("inject_fault", p, sizeof(p)), 0);
+	f = fopen(p, "r");	/* the compatible counter: times left */
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%d", &left), 1);
+	fclose(f);
+	gt_debugfs_write("fail_mmu/probability", "0");
+	gt_debugfs_write("fail_mmu/interval", "1");
+	ck_assert_msg(faults == 2, "%d of 6 jobs faulted, expected 2 (times)", faults);
+	ck_assert_msg((st[0] == -EFAULT && st[2] == -EFAULT) ||
+		      (st[1] == -EFAULT && st[3] == -EFAULT),
+		      "faults not every second job: %d %d %d %d", st[0], st[1], st[2], st[3]);
+	ck_assert_msg(st[4] == 1 && st[5] == 1, "jobs after times ran out: %d %d", st[4], st[5]);
+	ck_assert_int_eq(prob, 100);
+	ck_assert_msg(left == 0, "inject_fault reads %d after times ran out", left);
+}
+END_TEST
+
 Suite *gt_suite_recovery(void)
 {
 	Suite *s = suite_create("recovery");
@@ -259,6 +328,7 @@ Suite *gt_suite_recovery(void)
 	tcase_add_test(tc, rec_inject_fault);
 	tcase_add_test(tc, rec_reset);
 	tcase_add_test(tc, rec_reset_fail);
+	tcase_add_test(tc, rec_fault_attr);
 	gt_add_tcase(s, tc, 150);
 	return s;
 }
