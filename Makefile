@@ -236,7 +236,10 @@ DEBUG_GUEST_CONFIGS ?= default
 # stay on the stock kernel: under TCG, KASAN, lockdep and kmemleak make every page
 # fault and syscall slow, and GPT-2 generation alone took 157 s there.
 DEBUG_GUEST_TESTS ?= npu-guest-test npu-guest-faults
-DEBUG_GUEST_APPEND ?= npu.test_timeout=900 npu.tests=$(subst $(space),$(comma),$(strip $(DEBUG_GUEST_TESTS)))
+# KUnit must run (npu.ko carries its suites there); three insmod/rmmod
+# rounds instead of ten, as each insmod runs the suites again.
+DEBUG_GUEST_APPEND ?= npu.test_timeout=900 npu.timeout_multiplier=4 npu.kunit=required \
+	npu.modloop=3 npu.tests=$(subst $(space),$(comma),$(strip $(DEBUG_GUEST_TESTS)))
 .PHONY: check-guest check-guest-stock check-guest-debug module-debug
 check-guest:
 	@status=0; \

@@ -18,6 +18,8 @@
 #                        (default 10)
 #   npu.unload=0         leave npu.ko loaded (default: rmmod it at the end,
 #                        which exercises the driver's remove path)
+#   npu.timeout_multiplier=N  multiply the Check suites' per-test timeouts
+#                        (CK_TIMEOUT_MULTIPLIER; the debug kernel is slow)
 #   npu.kunit=required   the kernel has KUnit and npu.ko must bring at
 #                        least one suite (the debug kernel); every KUnit
 #                        case of npu.ko's suites must pass either way
@@ -124,6 +126,7 @@ for arg in $(cat /proc/cmdline); do
 	npu.modloop=*) modloop=${arg#*=} ;;
 	npu.inject=*) inject=${arg#*=} ;;
 	npu.kunit=*) kunit=${arg#*=} ;;
+	npu.timeout_multiplier=*) CK_TIMEOUT_MULTIPLIER=${arg#*=}; export CK_TIMEOUT_MULTIPLIER ;;
 	npu.*=*) modparams="$modparams ${arg#npu.}" ;;
 	esac
 done

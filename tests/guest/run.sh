@@ -39,10 +39,14 @@ guest=$repo/build/guest
 qemu=$repo/build/bin/qemu-system-x86_64
 boot_timeout=${NPU_GUEST_TIMEOUT:-120}
 prefix=""
+iommu=""
 if [ "${1:-}" = "--kernel" ]; then
 	case ${2:-} in
 	debug) guest=$repo/build/guest-debug; prefix=debug-
-		boot_timeout=${NPU_GUEST_DEBUG_TIMEOUT:-900} ;;
+		boot_timeout=${NPU_GUEST_DEBUG_TIMEOUT:-900}
+		# The NPU behind an IOMMU: a stray device DMA is a DMAR fault.
+		# No interrupt remapping: TCG's q35 has no split irqchip.
+		iommu="-device intel-iommu,intremap=off" ;;
 	stock) ;;
 	*) echo "run.sh: --kernel takes 'stock' or 'debug', not '${2:-}'" >&2; exit 2 ;;
 	esac
@@ -70,8 +74,10 @@ props_of() {
 # dependency", "inconsistent lock state", "suspicious RCU usage"),
 # DEBUG_OBJECTS ("ODEBUG: ..."), sleeping in atomic context ("BUG: sleeping
 # function called from invalid context"), DEBUG_LIST ("list_add
-# corruption"), kmemleak ("kmemleak: N new suspected memory leaks").
-problems='Oops|(^|[^A-Za-z])BUG:|WARNING:|Call Trace|soft lockup|hard LOCKUP|hung task|blocked for more than|refcount_t|list_add corruption|list_del corruption|general protection fault|KASAN|UBSAN|[Kk]ernel panic|ODEBUG|suspected memory leak|circular locking|inconsistent lock state|suspicious RCU usage|possible recursive locking'
+# corruption"), kmemleak ("kmemleak: N new suspected memory leaks"), the
+# IOMMU ("DMAR: ... fault addr ...": the NPU wrote or read memory the
+# driver does not map for it).
+problems='DMAR:.*[Ff]ault|Oops|(^|[^A-Za-z])BUG:|WARNING:|Call Trace|soft lockup|hard LOCKUP|hung task|blocked for more than|refcount_t|list_add corruption|list_del corruption|general protection fault|KASAN|UBSAN|[Kk]ernel panic|ODEBUG|suspected memory leak|circular locking|inconsistent lock state|suspicious RCU usage|possible recursive locking'
 stamp='\[ *[0-9]+\.[0-9]+\]'
 
 [ -x "$qemu" ] || { echo "run.sh: $qemu missing: make qemu" >&2; exit 2; }
@@ -101,7 +107,7 @@ boot() {
 		-no-reboot -monitor none -serial "file:$log" \
 		-kernel "$guest/vmlinuz" -initrd "$guest/initramfs.cpio.gz" \
 		-append "$append" \
-		-device "npu-m100${2:+,$2}" \
+		$iommu -device "npu-m100${2:+,$2}" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		</dev/null >"$err" 2>&1
 	rc=$?

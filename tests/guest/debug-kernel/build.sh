@@ -63,7 +63,8 @@ cfg=$out/config.tmp
 rm -rf "$cfg"
 mkdir -p "$cfg"
 make -s -C "$src" O="$cfg" tinyconfig >/dev/null
-"$src/scripts/kconfig/merge_config.sh" -m -O "$cfg" "$cfg/.config" "$here/debug.config" >/dev/null
+# merge_config.sh leaves its temporary files in the current directory.
+(cd "$cfg" && "$src/scripts/kconfig/merge_config.sh" -m -O "$cfg" "$cfg/.config" "$here/debug.config" >/dev/null)
 make -s -C "$src" O="$cfg" olddefconfig >/dev/null
 cmp -s "$cfg/.config" "$out/.config" || cp "$cfg/.config" "$out/.config"
 rm -rf "$cfg"
