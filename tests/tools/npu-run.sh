@@ -532,49 +532,7 @@ grep -q "NPU_DEBUG: unknown topic 'bogus' (ignored); topics are ir, rewrites, fu
 python3 - "$MODEL" "$TMP/sym.onnx" "$TMP/sym1.onnx" <<'EOF'
 import sys
 
-def varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1
-        v |= (c & 0x7f) << s; s += 7
-        if c < 0x80:
-            return v, i
-
-def enc(v):
-    o = bytearray()
-    while True:
-        c = v & 0x7f; v >>= 7
-        o.append(c | (0x80 if v else 0))
-        if not v:
-            return bytes(o)
-
-def parse(b):
-    f, i = [], 0
-    while i < len(b):
-        k, i = varint(b, i)
-        t = k & 7
-        if t == 0:
-            v, i = varint(b, i)
-        elif t == 2:
-            n, i = varint(b, i); v = b[i:i + n]; i += n
-        elif t == 1:
-            v = b[i:i + 8]; i += 8
-        else:
-            v = b[i:i + 4]; i += 4
-        f.append([k, v])
-    return f
-
-def ser(f):
-    o = bytearray()
-    for k, v in f:
-        o += enc(k)
-        if k & 7 == 0:
-            o += enc(v)
-        elif k & 7 == 2:
-            o += enc(len(v)) + v
-        else:
-            o += v
-    return bytes(o)
+from onnx_pb import parse, ser
 
 def sub(b, field, fn):  # apply fn to each length-delimited @field
     f = parse(b)
