@@ -274,6 +274,23 @@ struct sc_stats {
 	long long scrubs, failed, last_clusters, last_sram, last_cycles, last_ns;
 };
 
+/*
+ * Owner A: a 1-cluster context on its own file writes the pattern into its
+ * HBSM and SRAM, then closes the file, leaving the partition (in @a) dirty.
+ */
+static void sc_leave_pattern(struct sc_part *a)
+{
+	struct sc_io io;
+	int fa = gt_open();
+
+	ck_assert_int_ge(fa, 0);
+	ck_assert_msg(sc_ctx(fa, 1, a, 10000) == 0, "%s", gt_msg);
+	ck_assert_msg(sc_io_init(fa, &io) == 0, "%s", gt_msg);
+	ck_assert_msg(sc_write(&io, a) == 0, "A write: %s", gt_msg);
+	sc_io_fini(&io);
+	close(fa);
+}
+
 static int sc_stats(struct sc_stats *st)
 {
 	char path[256], line[128];
@@ -361,17 +378,11 @@ START_TEST(scrub_after_close)
 	struct sc_part a, b;
 	struct sc_stats st;
 	struct sc_io io;
-	int fa, fb;
+	int fb;
 	uint32_t k;
 
 	sc_all_free(G.fd);
-	fa = gt_open();
-	ck_assert_int_ge(fa, 0);
-	ck_assert_msg(sc_ctx(fa, 1, &a, 10000) == 0, "%s", gt_msg);
-	ck_assert_msg(sc_io_init(fa, &io) == 0, "%s", gt_msg);
-	ck_assert_msg(sc_write(&io, &a) == 0, "A write: %s", gt_msg);
-	sc_io_fini(&io);
-	close(fa);
+	sc_leave_pattern(&a);
 
 	fb = gt_open();
 	ck_assert_int_ge(fb, 0);
@@ -571,19 +582,13 @@ START_TEST(scrub_after_hang)
 	struct sc_part a, b, c;
 	struct sc_io io;
 	uint32_t so, k;
-	int fa, fb, fc, rc, st;
+	int fb, fc, rc, st;
 	struct drm_npu_submit s;
 
 	if (gt_debugfs_write("inject_hang", "0") == -ENOENT)
 		GT_SKIP("no debugfs inject_hang");
 	sc_all_free(G.fd);
-	fa = gt_open();
-	ck_assert_int_ge(fa, 0);
-	ck_assert_msg(sc_ctx(fa, 1, &a, 10000) == 0, "%s", gt_msg);
-	ck_assert_msg(sc_io_init(fa, &io) == 0, "%s", gt_msg);
-	ck_assert_msg(sc_write(&io, &a) == 0, "A write: %s", gt_msg);
-	sc_io_fini(&io);
-	close(fa);
+	sc_leave_pattern(&a);
 
 	fb = gt_open();
 	ck_assert_int_ge(fb, 0);
