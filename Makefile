@@ -42,7 +42,8 @@ GUEST_PACKAGES := busybox-static cpio xz-utils kmod binutils
 # (libdrm), model downloads (libcurl), the fuzz target (clang's libFuzzer),
 # the ONNX conformance data and npu-top's terminal UI (ncurses).
 LIBNPU_PACKAGES := libonnx-dev protobuf-c-compiler libprotobuf-c-dev \
-                   libcurl4-openssl-dev libdrm-dev clang libonnx-testdata libncurses-dev
+                   libcurl4-openssl-dev libdrm-dev clang libonnx-testdata libncurses-dev \
+                   libssl-dev # libcrypto: OpenSSL's SHA-256 (EVP) for downloads and the cache
 # make bench's LLM figures generate their 7B-dimension model with onnx and
 # numpy (tests/bench/gen_llama_slice.py) and read models' graphs with onnx.
 BENCH_PACKAGES := python3-onnx python3-numpy
