@@ -53,6 +53,10 @@ DEBUG_KERNEL_PACKAGES := linux-source-6.12 bc libelf-dev libssl-dev
 DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PACKAGES) \
                 $(QEMU_PACKAGES) $(GUEST_PACKAGES) $(DEBUG_KERNEL_PACKAGES) $(BENCH_PACKAGES)
 DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
+# Debian's libonnx-testdata (make deps): check-unit, check-onnx and
+# check-fuzz's seeds read it, so each requires it (the rule below says what
+# to do when it is missing; make cannot fetch it).
+ONNX_TESTDATA := /usr/share/libonnx-testdata/data/node
 
 # The kernel module, built against Debian's 6.12 headers (make deps installs
 # them) in a copy of the sources under build/, so the tree stays clean.
@@ -75,6 +79,11 @@ include tests/models/models.mk
 include tests/onnx/onnx.mk
 # Each tool under tools/<name>/ may bring its own rules (tools/<name>/<name>.mk).
 -include $(wildcard tools/*/*.mk)
+# After the tools: check-examples compares with npu-run ($(NPU_RUN_BIN)).
+include examples/examples.mk
+
+$(ONNX_TESTDATA):
+	@echo "$@ is missing: install Debian's libonnx-testdata ('make deps', as root)" >&2; exit 1
 
 help:
 	@echo "make deps        install the Debian packages the project needs (root)"
@@ -83,6 +92,7 @@ help:
 	@echo "make check       build and run every test"
 	@echo "make check-unit  device-core and libnpu unit tests (Check, ASan/UBSan)"
 	@echo "make check-tools command-line tests of npu-run, npu-top, npu-plan"
+	@echo "make check-examples  build examples/ against npu.pc and check what they print"
 	@echo "make qemu        build qemu-system-x86_64 with the NPU (cached in ~/.cache/npu)"
 	@echo "make check-qemu  qtests of the NPU PCI device"
 	@echo "make module      the kernel driver, build/kernel/npu.ko"
@@ -158,7 +168,8 @@ run: $(BUILD)/bin/npu-run
 	$(BUILD)/bin/npu-run tools/npu-run/samples/tiny-cnn.onnx \
 	  --top-k 3 --labels tools/npu-run/samples/tiny-cnn.labels
 
-check: check-unit check-fuzz check-tools check-onnx check-models check-style check-qemu check-guest
+check: check-unit check-fuzz check-tools check-examples check-onnx check-models check-style check-qemu \
+	check-guest
 
 # Command-line tests of the tools (each script prints "N passed, N failed").
 check-tools: $(BUILD)/bin/npu-plan
@@ -194,9 +205,13 @@ module-debug:
 	cp $(BUILD)/kmod-debug/npu.ko $(KMOD_DEBUG) && \
 	echo "$$kb" >$(BUILD)/kernel-debug/build-dir
 
-check-unit: $(UNIT_BIN) $(LIBNPU_TEST_BIN)
+# What the libnpu suite reads besides the tree: BlazeFace (fetched here
+# first, on a cold cache too) and Debian's ONNX conformance data.  Missing
+# either is a failure in the suite, never a skip.
+check-unit: $(UNIT_BIN) $(LIBNPU_TEST_BIN) $(BLAZEFACE) $(ONNX_TESTDATA)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_BIN)
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(LIBNPU_TEST_BIN)
+	NPU_CACHE=$(NPU_CACHE_DIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1 $(LIBNPU_TEST_BIN)
 
 # Device-core kernels against oneDNN, then BlazeFace and the transformer
 # test models against onnxruntime and seed 002's bound, then LLM decode
