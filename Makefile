@@ -72,6 +72,7 @@ include libnpu/libnpu.mk
 include tests/fuzz/fuzz.mk
 include tests/models/models.mk
 include tests/onnx/onnx.mk
+include python/python.mk
 # Each tool under tools/<name>/ may bring its own rules (tools/<name>/<name>.mk).
 -include $(wildcard tools/*/*.mk)
 
@@ -157,7 +158,7 @@ run: $(BUILD)/bin/npu-run
 	$(BUILD)/bin/npu-run tools/npu-run/samples/tiny-cnn.onnx \
 	  --top-k 3 --labels tools/npu-run/samples/tiny-cnn.labels
 
-check: check-unit check-fuzz check-tools check-onnx check-models check-style check-qemu check-guest
+check: check-unit check-fuzz check-tools check-onnx check-models check-python check-style check-qemu check-guest
 
 # Command-line tests of the tools (each script prints "N passed, N failed").
 check-tools: $(BUILD)/bin/npu-plan

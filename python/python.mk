@@ -1,0 +1,59 @@
+# The Python module npu (python/): a C extension over libnpu.so
+# (python/_npu/, npu._npu) and the Python half that gives it numpy shapes
+# (python/npu/).  Included by the top Makefile; paths relative to the root.
+# Documentation/python.md says why a C extension and not ctypes.
+#
+# Debian's interpreter, which has python3-numpy (a python3 earlier in PATH,
+# e.g. pyenv's, may not).  Override with PYTHON=...
+PYTHON        ?= /usr/bin/python3
+PY_INCLUDE    := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+PY_EXT_SUFFIX := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+PY_VERSION    := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+
+PY_SRCS   := $(sort $(wildcard python/_npu/*.c))
+PY_OBJS   := $(patsubst python/_npu/%.c,$(BUILD)/obj/python/%.o,$(PY_SRCS))
+PY_FILES  := $(sort $(wildcard python/npu/*.py))
+PY_DIR    := $(BUILD)/python
+# In the tree: found by PYTHONPATH=build/python; its RUNPATH finds
+# build/lib/libnpu.so.0, so no LD_LIBRARY_PATH is needed.
+PY_EXT    := $(PY_DIR)/npu/_npu$(PY_EXT_SUFFIX)
+# The copy make install puts in the site directory: no RUNPATH (libnpu is
+# in $(PREFIX)/lib, on the loader's path).
+PY_EXT_INSTALL := $(BUILD)/python-install/_npu$(PY_EXT_SUFFIX)
+PY_TARGETS := $(PY_EXT) $(PY_EXT_INSTALL) $(patsubst python/npu/%,$(PY_DIR)/npu/%,$(PY_FILES))
+
+# Where make install puts the module: Debian's dist-packages for the
+# prefix (/usr: the distribution's own, /usr/local and others: the
+# interpreter's local one, on sys.path for /usr/local).  Override with
+# PYTHON_SITEDIR=...
+PYTHON_SITEDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(PY_VERSION)/dist-packages)
+
+.PHONY: python check-python
+all: python
+python: $(PY_TARGETS)
+
+$(BUILD)/obj/python/%.o: python/_npu/%.c python/_npu/npuext.h $(wildcard libnpu/include/*.h)
+	@test -f "$(PY_INCLUDE)/Python.h" || { echo "Python.h not found ($(PY_INCLUDE)): run 'make deps' (python3-dev)"; exit 1; }
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -fvisibility=hidden -O2 -Ilibnpu/include -isystem $(PY_INCLUDE) -c $< -o $@
+
+$(PY_EXT): $(PY_OBJS) $(LIBNPU_SO)
+	@mkdir -p $(@D)
+	$(CC) -shared $(PY_OBJS) -L$(BUILD)/lib -lnpu -Wl,-rpath,'$$ORIGIN/../../lib' -o $@
+
+$(PY_EXT_INSTALL): $(PY_OBJS) $(LIBNPU_SO)
+	@mkdir -p $(@D)
+	$(CC) -shared $(PY_OBJS) -L$(BUILD)/lib -lnpu -o $@
+
+$(PY_DIR)/npu/%.py: python/npu/%.py
+	@mkdir -p $(@D)
+	cp $< $@
+
+# The Python tests (tests/python/): the same models through the C API
+# (npu-run) and through the module, compared exactly; the example too.
+check-python: python $(BUILD)/bin/npu-run $(BLAZEFACE) $(FACE_PHOTO)
+	@$(PYTHON) -c 'import numpy' 2>/dev/null || { echo "check-python: $(PYTHON) has no numpy: run 'make deps' (python3-numpy)"; exit 1; }
+	@PYTHONPATH=$(PY_DIR) NPU_BUILD=$(BUILD) NPU_PYTHON=$(PYTHON) \
+	  NPU_BLAZEFACE=$(BLAZEFACE) NPU_FACE_PHOTO=$(FACE_PHOTO) $(PYTHON) tests/python/test_npu.py
+	@echo "examples/python/detect_faces.py:"
+	@PYTHONPATH=$(PY_DIR) $(PYTHON) examples/python/detect_faces.py $(BLAZEFACE) $(FACE_PHOTO)
