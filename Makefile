@@ -49,8 +49,12 @@ BENCH_PACKAGES := python3-onnx python3-numpy
 # check-guest's debug kernel (tests/guest/debug-kernel/): Debian's kernel
 # source and what building it needs (flex and bison are QEMU's too).
 DEBUG_KERNEL_PACKAGES := linux-source-6.12 bc libelf-dev libssl-dev
+# The Python module npu (python/): a C extension built against Python's
+# headers, and numpy, which it hands tensors to applications as.
+PYTHON_PACKAGES := python3-dev python3-numpy
 DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PACKAGES) \
-                $(QEMU_PACKAGES) $(GUEST_PACKAGES) $(DEBUG_KERNEL_PACKAGES) $(BENCH_PACKAGES)
+                $(QEMU_PACKAGES) $(GUEST_PACKAGES) $(DEBUG_KERNEL_PACKAGES) $(BENCH_PACKAGES) \
+                $(PYTHON_PACKAGES)
 DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
 
 # The kernel module, built against Debian's 6.12 headers (make deps installs
@@ -212,6 +216,37 @@ bench: $(BENCH_BIN) $(BUILD)/bin/npu-run $(BLAZEFACE) $(FACE_PHOTO) models
 
 clean:
 	rm -rf $(BUILD)
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: libnpu (static and shared,
+# headers, npu.pc for this PREFIX), the tools, their man pages and the
+# Python module (PYTHON_SITEDIR, python/python.mk).  ldconfig runs when
+# installing into the live system, so the loader finds libnpu.so.0.
+INSTALL_TOOLS := $(NPU_RUN_BIN) $(NPU_TOP_BIN) $(NPU_PLAN_BIN)
+NPU_LIB_VERSION := $(shell sed -n 's/^\#define NPU_LIB_VERSION_[A-Z]* *//p' libnpu/include/npu.h | paste -sd.)
+.PHONY: install uninstall
+install: libnpu python $(INSTALL_TOOLS)
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PYTHON_SITEDIR)/npu
+	install -m 644 $(LIBNPU_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBNPU_SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libnpu.so.$(NPU_SOVERSION) $(DESTDIR)$(PREFIX)/lib/libnpu.so
+	install -m 644 libnpu/include/npu.h libnpu/include/npu_post.h libnpu/include/npu_fetch.h \
+	  $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(NPU_LIB_VERSION)|' \
+	  -e 's|@PRIVATE_LIBS@|$(LIBNPU_LIBS)|' libnpu/npu.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/npu.pc
+	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 Documentation/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(PY_FILES) $(DESTDIR)$(PYTHON_SITEDIR)/npu/
+	install -m 644 $(PY_EXT_INSTALL) $(DESTDIR)$(PYTHON_SITEDIR)/npu/
+	@if [ -z "$(DESTDIR)" ] && [ -w /etc/ld.so.cache ]; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/lib/libnpu.a $(DESTDIR)$(PREFIX)/lib/libnpu.so \
+	  $(DESTDIR)$(PREFIX)/lib/libnpu.so.$(NPU_SOVERSION) $(DESTDIR)$(PREFIX)/lib/pkgconfig/npu.pc \
+	  $(addprefix $(DESTDIR)$(PREFIX)/include/,npu.h npu_post.h npu_fetch.h) \
+	  $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(INSTALL_TOOLS))) \
+	  $(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(wildcard Documentation/man/*.1)))
+	rm -rf $(DESTDIR)$(PYTHON_SITEDIR)/npu
 
 # Kernel CI (tests/guest/): boot Debian's Linux 6.12 under our QEMU, load
 # npu.ko (build/kernel/, when built) and run the static programs in

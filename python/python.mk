@@ -50,10 +50,17 @@ $(PY_DIR)/npu/%.py: python/npu/%.py
 	cp $< $@
 
 # The Python tests (tests/python/): the same models through the C API
-# (npu-run) and through the module, compared exactly; the example too.
-check-python: python $(BUILD)/bin/npu-run $(BLAZEFACE) $(FACE_PHOTO)
+# (python-c-ref, c_ref.c) and through the module, compared exactly, and a
+# staged make install; then the example.
+PY_C_REF := $(BUILD)/tests/python-c-ref
+
+$(PY_C_REF): tests/python/c_ref.c $(LIBNPU_A)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Ilibnpu/include $(OPTFLAGS) $< $(LIBNPU_A) $(LIBNPU_LIBS) -o $@
+
+check-python: python $(PY_C_REF) $(BLAZEFACE) $(FACE_PHOTO)
 	@$(PYTHON) -c 'import numpy' 2>/dev/null || { echo "check-python: $(PYTHON) has no numpy: run 'make deps' (python3-numpy)"; exit 1; }
-	@PYTHONPATH=$(PY_DIR) NPU_BUILD=$(BUILD) NPU_PYTHON=$(PYTHON) \
+	@PYTHONPATH=$(PY_DIR) NPU_BUILD=$(BUILD) NPU_PYTHON=$(PYTHON) NPU_C_REF=$(PY_C_REF) \
 	  NPU_BLAZEFACE=$(BLAZEFACE) NPU_FACE_PHOTO=$(FACE_PHOTO) $(PYTHON) tests/python/test_npu.py
 	@echo "examples/python/detect_faces.py:"
 	@PYTHONPATH=$(PY_DIR) $(PYTHON) examples/python/detect_faces.py $(BLAZEFACE) $(FACE_PHOTO)
