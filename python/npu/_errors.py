@@ -28,4 +28,5 @@ class Error(Exception):
         return f"{self.message} [{self.status.name}: {_npu.status_str(self.status)}]"
 
 
+Error.__module__ = Status.__module__ = "npu"
 _npu._set_error_class(Error)
