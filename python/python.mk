@@ -62,5 +62,5 @@ check-python: python $(PY_C_REF) $(BLAZEFACE) $(FACE_PHOTO)
 	@$(PYTHON) -c 'import numpy' 2>/dev/null || { echo "check-python: $(PYTHON) has no numpy: run 'make deps' (python3-numpy)"; exit 1; }
 	@PYTHONPATH=$(PY_DIR) NPU_BUILD=$(BUILD) NPU_PYTHON=$(PYTHON) NPU_C_REF=$(PY_C_REF) \
 	  NPU_BLAZEFACE=$(BLAZEFACE) NPU_FACE_PHOTO=$(FACE_PHOTO) $(PYTHON) tests/python/test_npu.py
-	@echo "examples/python/detect_faces.py:"
+	@echo "examples/python/detect_faces.py (also checked by test_npu.py):"
 	@PYTHONPATH=$(PY_DIR) $(PYTHON) examples/python/detect_faces.py $(BLAZEFACE) $(FACE_PHOTO)

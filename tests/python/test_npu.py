@@ -398,6 +398,55 @@ class Errors(unittest.TestCase):
         self.assertEqual(str(e), "waited [TIMEOUT: timed out]")
 
 
+class Examples(unittest.TestCase):
+    """examples/python/: what they print is the C API's (npu-run, python-c-ref)."""
+
+    def example(self, name, *args):
+        env = dict(os.environ, NPU_EMU_STATS="0")
+        return subprocess.run([PYTHON, os.path.join(ROOT, "examples/python", name), *args],
+                              capture_output=True, text=True, env=env)
+
+    def test_classify(self):
+        x = np.sin(np.arange(3 * 32 * 32, dtype=np.float32) * 0.05).astype(np.float32)
+        path = os.path.join(tempfile.mkdtemp(prefix="npu-pytest-"), "in.raw")
+        x.tofile(path)
+        for k in (1, 3, 10):
+            ref = subprocess.run([os.path.join(BUILD, "bin/npu-run"), TINY, "--device", "emu",
+                                  "--iterations", "1", "--warmup", "0", "--input",
+                                  f"image={path}", "--top-k", str(k), "--labels", TINY_LABELS],
+                                 check=True, capture_output=True, text=True).stdout
+            # npu-run's "   1. class 3        0.146709  cat" as "1. class 3 0.146709 cat"
+            want = [" ".join(w.split()) for w in ref.splitlines()
+                    if len(w.split()) > 2 and w.split()[1] == "class"]
+            got = self.example("classify.py", TINY, path, TINY_LABELS, str(k))
+            self.assertEqual(got.returncode, 0, got.stderr)
+            self.assertEqual(len(want), k)
+            self.assertEqual([" ".join(w.split()) for w in got.stdout.splitlines()], want)
+
+    def test_classify_errors(self):
+        got = self.example("classify.py", "/nonexistent.onnx", TINY, TINY_LABELS)
+        self.assertEqual(got.returncode, 1)
+        self.assertIn("/nonexistent.onnx", got.stderr)
+        self.assertIn("[IO: input/output error]", got.stderr)
+        got = self.example("classify.py", TINY, TINY_LABELS, TINY_LABELS)
+        self.assertEqual(got.returncode, 1)
+        self.assertIn("the model's input takes 12288", got.stderr)
+        self.assertNotIn("Traceback", got.stderr)
+
+    def test_detect_faces(self):
+        c = CReference(BLAZEFACE, PHOTO, "--blazeface")
+        got = self.example("detect_faces.py", BLAZEFACE, PHOTO)
+        self.assertEqual(got.returncode, 0, got.stderr)
+        lines = got.stdout.splitlines()
+        self.assertEqual(lines[0], f"{len(c.dets)} face{'' if len(c.dets) == 1 else 's'} in "
+                         f"{PHOTO}:")
+        for i, d in enumerate(c.dets):
+            want = (f"  face {i + 1:2d}  score {d[4]:.4f}  x {d[0] * 128:.1f}-{d[2] * 128:.1f}"
+                    f"  y {d[1] * 128:.1f}-{d[3] * 128:.1f}")
+            self.assertTrue(lines[1 + i].startswith(want), (lines[1 + i], want))
+        self.assertIn(f"({c.cycles} cycles, ", lines[-1])
+
+
 class Install(unittest.TestCase):
     """make install DESTDIR=... gives an importable module that uses the staged libnpu."""
 
