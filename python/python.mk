@@ -21,6 +21,11 @@ PY_EXT    := $(PY_DIR)/npu/_npu$(PY_EXT_SUFFIX)
 # in $(PREFIX)/lib, on the loader's path).
 PY_EXT_INSTALL := $(BUILD)/python-install/_npu$(PY_EXT_SUFFIX)
 PY_TARGETS := $(PY_EXT) $(PY_EXT_INSTALL) $(patsubst python/npu/%,$(PY_DIR)/npu/%,$(PY_FILES))
+# The same module with the extension under ASan/UBSan, for check-python
+# (python runs it with the sanitizer runtimes preloaded).
+PY_SAN_DIR := $(BUILD)/python-san
+PY_SAN_EXT := $(PY_SAN_DIR)/npu/_npu$(PY_EXT_SUFFIX)
+PY_SAN_TARGETS := $(PY_SAN_EXT) $(patsubst python/npu/%,$(PY_SAN_DIR)/npu/%,$(PY_FILES))
 
 # Where make install puts the module: Debian's dist-packages for the
 # prefix (/usr: the distribution's own, /usr/local and others: the
@@ -45,7 +50,12 @@ $(PY_EXT_INSTALL): $(PY_OBJS) $(LIBNPU_SO)
 	@mkdir -p $(@D)
 	$(CC) -shared $(PY_OBJS) -L$(BUILD)/lib -lnpu -o $@
 
-$(PY_DIR)/npu/%.py: python/npu/%.py
+$(PY_SAN_EXT): $(PY_SRCS) python/_npu/npuext.h $(LIBNPU_SO)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -O1 $(SANFLAGS) -Ilibnpu/include -isystem $(PY_INCLUDE) -shared \
+	  $(PY_SRCS) -L$(BUILD)/lib -lnpu -Wl,-rpath,'$$ORIGIN/../../lib' -o $@
+
+$(PY_DIR)/npu/%.py $(PY_SAN_DIR)/npu/%.py: python/npu/%.py
 	@mkdir -p $(@D)
 	cp $< $@
 
@@ -58,9 +68,17 @@ $(PY_C_REF): tests/python/c_ref.c $(LIBNPU_A)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Ilibnpu/include $(OPTFLAGS) $< $(LIBNPU_A) $(LIBNPU_LIBS) -o $@
 
-check-python: python $(PY_C_REF) $(BLAZEFACE) $(FACE_PHOTO)
+# Twice: the module as built, then with its extension under ASan/UBSan
+# (CPython's own allocations at exit are no leaks of ours: detect_leaks=0).
+PY_TEST_ENV = NPU_BUILD=$(BUILD) NPU_PYTHON=$(PYTHON) NPU_C_REF=$(PY_C_REF) \
+	NPU_BLAZEFACE=$(BLAZEFACE) NPU_FACE_PHOTO=$(FACE_PHOTO) NPU_EMU_STATS=0
+check-python: python $(PY_SAN_TARGETS) $(PY_C_REF) $(BLAZEFACE) $(FACE_PHOTO) $(NPU_RUN_BIN)
 	@$(PYTHON) -c 'import numpy' 2>/dev/null || { echo "check-python: $(PYTHON) has no numpy: run 'make deps' (python3-numpy)"; exit 1; }
-	@PYTHONPATH=$(PY_DIR) NPU_BUILD=$(BUILD) NPU_PYTHON=$(PYTHON) NPU_C_REF=$(PY_C_REF) \
-	  NPU_BLAZEFACE=$(BLAZEFACE) NPU_FACE_PHOTO=$(FACE_PHOTO) $(PYTHON) tests/python/test_npu.py
+	@$(PY_TEST_ENV) PYTHONPATH=$(PY_DIR) $(PYTHON) tests/python/test_npu.py
+	@echo "tests/python/test_npu.py with the extension under ASan/UBSan:"
+	@$(PY_TEST_ENV) PYTHONPATH=$(PY_SAN_DIR) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1 \
+	  LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+	  $(PYTHON) tests/python/test_npu.py
 	@echo "examples/python/detect_faces.py (also checked by test_npu.py):"
 	@PYTHONPATH=$(PY_DIR) $(PYTHON) examples/python/detect_faces.py $(BLAZEFACE) $(FACE_PHOTO)

@@ -278,6 +278,45 @@ class TinyCNN(unittest.TestCase):
         dev.close()
 
 
+class MoreModels(unittest.TestCase):
+    """A batch, and outputs of run-time size (the CPU fallback), against the C API."""
+
+    def test_batch(self):
+        x = np.random.default_rng(2).uniform(-1, 1, (2, 1, 3, 32, 32)).astype(np.float32)
+        with npu.Model(TINY, batch=2) as m, npu.Model(TINY) as one:
+            self.assertEqual(m.batch, 2)
+            out = m.run(x)["probabilities"]
+            self.assertEqual(out.shape, (2, 1, 10))
+            for b in range(2):
+                self.assertEqual(out[b].tobytes(), one.run(x[b])["probabilities"].tobytes())
+            with self.assertRaises(npu.Error) as e:
+                m.run(x[0])
+            self.assertIn("the model wants float32 [2, 1, 3, 32, 32]", e.exception.message)
+
+    def test_run_time_shapes(self):
+        model = os.path.join(ROOT, "tests/models/dynout/head_nonzero.onnx")
+        tmp = tempfile.mkdtemp(prefix="npu-pytest-")
+        x = np.random.default_rng(0).uniform(-1, 1, (1, 3, 8, 8)).astype(np.float32)
+        x.tofile(os.path.join(tmp, "x.raw"))
+        subprocess.run([os.path.join(BUILD, "bin/npu-run"), model, "--cpu-fallback",
+                        "--input", f"x={tmp}/x.raw", "--output-dir", tmp, "--iterations", "1",
+                        "--warmup", "0"], check=True, stdout=subprocess.DEVNULL)
+        with npu.Model(model, allow_cpu_fallback=True) as m:
+            self.assertEqual([o.shape for o in m.outputs], [(-1, 4), (-1,), (-1,), (-1,)])
+            out = m.run(x)
+            self.assertTrue(any(s.on_host and s.op for s in m.last_run.steps))
+        k = out["scores"].shape[0]
+        self.assertGreater(k, 0)
+        self.assertEqual((out["boxes"].shape, out["idx"].dtype), ((k, 4), np.dtype(np.int64)))
+        for name, a in out.items():
+            with open(os.path.join(tmp, name + ".bin"), "rb") as f:
+                self.assertEqual(a.tobytes(), f.read(), name)
+        with self.assertRaises(npu.Error) as e:
+            npu.Model(model)        # without the fallback: refused by name
+        self.assertEqual(e.exception.status, npu.Status.UNSUPPORTED)
+        self.assertIn("allow_cpu_fallback", e.exception.message)
+
+
 class BlazeFace(unittest.TestCase):
     """MediaPipe's BlazeFace front model on the astronaut photo."""
 
@@ -390,6 +429,12 @@ class Errors(unittest.TestCase):
         with npu.Device("emu") as d:
             self.assertEqual((d.info.clusters, d.info.tpbs_per_cluster), (14, 4))
             self.assertGreater(d.info.clock_mhz, 0)
+
+    def test_labels_missing(self):
+        with self.assertRaises(npu.Error) as e:
+            npu.Labels("/nonexistent/labels.txt")
+        self.assertEqual(e.exception.status, npu.Status.IO)
+        self.assertIn("/nonexistent/labels.txt", e.exception.message)
 
     def test_status_table(self):
         self.assertEqual(int(npu.Status.OK), 0)
