@@ -6,9 +6,12 @@
 # Debian's interpreter, which has python3-numpy (a python3 earlier in PATH,
 # e.g. pyenv's, may not).  Override with PYTHON=...
 PYTHON        ?= /usr/bin/python3
-PY_INCLUDE    := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
-PY_EXT_SUFFIX := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
-PY_VERSION    := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+# One interpreter start: its headers, extension suffix and version.
+PY_CONFIG     := $(shell $(PYTHON) -c 'import sys, sysconfig; print(sysconfig.get_paths()["include"], \
+                   sysconfig.get_config_var("EXT_SUFFIX"), "%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PY_INCLUDE    := $(word 1,$(PY_CONFIG))
+PY_EXT_SUFFIX := $(or $(word 2,$(PY_CONFIG)),.so)
+PY_VERSION    := $(word 3,$(PY_CONFIG))
 
 PY_SRCS   := $(sort $(wildcard python/_npu/*.c))
 PY_OBJS   := $(patsubst python/_npu/%.c,$(BUILD)/obj/python/%.o,$(PY_SRCS))

@@ -34,6 +34,14 @@ PHOTO = os.environ.get("NPU_FACE_PHOTO", os.path.join(CACHE, "astronaut-128.raw"
 PYTHON = os.environ.get("NPU_PYTHON", sys.executable)
 
 
+def plain_env():
+    """The environment without the sanitizer runtimes check-python's second pass
+    preloads into Python: the C programs and make run as themselves."""
+    env = dict(os.environ, NPU_EMU_STATS="0")
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
 def hexfloats(words):
     return np.array([float.fromhex(w) for w in words], np.float32)
 
@@ -44,7 +52,7 @@ class CReference:
     def __init__(self, model, input_path, *args):
         self.dir = tempfile.mkdtemp(prefix="npu-pytest-c-")
         out = subprocess.run([C_REF, model, input_path, self.dir, *args], check=True,
-                             capture_output=True, text=True).stdout
+                             capture_output=True, text=True, env=plain_env()).stdout
         self.topk, self.dets, self.lines = [], [], {}
         for line in out.splitlines():
             tag, *rest = line.split(" ")
@@ -300,7 +308,7 @@ class MoreModels(unittest.TestCase):
         x.tofile(os.path.join(tmp, "x.raw"))
         subprocess.run([os.path.join(BUILD, "bin/npu-run"), model, "--cpu-fallback",
                         "--input", f"x={tmp}/x.raw", "--output-dir", tmp, "--iterations", "1",
-                        "--warmup", "0"], check=True, stdout=subprocess.DEVNULL)
+                        "--warmup", "0"], check=True, stdout=subprocess.DEVNULL, env=plain_env())
         with npu.Model(model, allow_cpu_fallback=True) as m:
             self.assertEqual([o.shape for o in m.outputs], [(-1, 4), (-1,), (-1,), (-1,)])
             out = m.run(x)
@@ -459,7 +467,8 @@ class Examples(unittest.TestCase):
             ref = subprocess.run([os.path.join(BUILD, "bin/npu-run"), TINY, "--device", "emu",
                                   "--iterations", "1", "--warmup", "0", "--input",
                                   f"image={path}", "--top-k", str(k), "--labels", TINY_LABELS],
-                                 check=True, capture_output=True, text=True).stdout
+                                 check=True, capture_output=True, text=True,
+                                 env=plain_env()).stdout
             # npu-run's "   1. class 3        0.146709  cat" as "1. class 3 0.146709 cat"
             want = [" ".join(w.split()) for w in ref.splitlines()
                     if len(w.split()) > 2 and w.split()[1] == "class"]
@@ -497,9 +506,13 @@ class Install(unittest.TestCase):
 
     def test_staged_install(self):
         dest = tempfile.mkdtemp(prefix="npu-pytest-install-")
+        # A make of its own: the caller's jobserver descriptors are not passed on.
+        env = plain_env()
+        for v in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
+            env.pop(v, None)
         subprocess.run(["make", "-s", "-C", ROOT, "install", f"DESTDIR={dest}",
-                        f"PYTHON={PYTHON}", "PREFIX=/usr/local"],
-                       check=True, stdout=subprocess.DEVNULL)
+                        f"BUILD={os.environ.get('NPU_BUILD', 'build')}", f"PYTHON={PYTHON}",
+                        "PREFIX=/usr/local"], check=True, stdout=subprocess.DEVNULL, env=env)
         prefix = os.path.join(dest, "usr/local")
         for f in ("lib/libnpu.so.0", "lib/libnpu.a", "include/npu.h", "include/npu_post.h",
                   "lib/pkgconfig/npu.pc", "bin/npu-run", "bin/npu-top", "bin/npu-plan"):
@@ -513,7 +526,7 @@ class Install(unittest.TestCase):
                 "p = m.run(np.zeros(m.inputs[0].shape, np.float32))['probabilities']\n"
                 "libs = [l.split()[-1] for l in open('/proc/self/maps') if 'libnpu.so' in l]\n"
                 "print(npu.__file__); print(libs[0]); print(p.shape)\n")
-        env = dict(os.environ, PYTHONPATH=site, LD_LIBRARY_PATH=os.path.join(prefix, "lib"))
+        env = dict(plain_env(), PYTHONPATH=site, LD_LIBRARY_PATH=os.path.join(prefix, "lib"))
         out = subprocess.run([PYTHON, "-c", code, TINY], env=env, cwd=dest, check=True,
                              capture_output=True, text=True).stdout.splitlines()
         self.assertEqual(out[0], os.path.join(site, "npu", "__init__.py"))
