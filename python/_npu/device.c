@@ -4,8 +4,8 @@
 
 static PyObject *info_dict(const npu_device_info *i)
 {
-	return Py_BuildValue("{s:i,s:s,s:s,s:k,s:k,s:k,s:k,s:k,s:k,s:k,s:k,s:k,s:k,s:k}",
-			     "backend", (int)i->backend, "path", i->path, "driver", i->driver,
+	return Py_BuildValue("{s:i,s:N,s:N,s:k,s:k,s:k,s:k,s:k,s:k,s:k,s:k,s:k,s:k,s:k}",
+			     "backend", (int)i->backend, "path", npx_str(i->path), "driver", npx_str(i->driver),
 			     "hw_version", (unsigned long)i->hw_version,
 			     "clusters", (unsigned long)i->clusters,
 			     "tpbs_per_cluster", (unsigned long)i->tpbs_per_cluster,

@@ -81,6 +81,7 @@ static int model_init(npx_model *self, PyObject *args, PyObject *kw)
 	npu_context *ctx = NULL;
 	npu_status s;
 	Py_buffer mem = { 0 };
+	PyObject *path_bytes = NULL;
 	const char *path = NULL;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO!|iOIIpzI:Model", kwlist, &source,
@@ -96,9 +97,10 @@ static int model_init(npx_model *self, PyObject *args, PyObject *kw)
 		return -1;
 	}
 	if (PyUnicode_Check(source)) {
-		path = PyUnicode_AsUTF8(source);
-		if (!path)
+		/* A path's bytes as the OS has them (os.fsencode), not UTF-8. */
+		if (!PyUnicode_FSConverter(source, &path_bytes))
 			return -1;
+		path = PyBytes_AS_STRING(path_bytes);
 	} else if (npx_get_buffer(source, &mem, 0, "Model(source)")) {
 		return -1;
 	}
@@ -145,6 +147,7 @@ static int model_init(npx_model *self, PyObject *args, PyObject *kw)
 	self->device->users++;
 out:
 	PyMem_Free(shapes);
+	Py_XDECREF(path_bytes);
 	if (mem.obj)
 		PyBuffer_Release(&mem);
 	return self->model ? 0 : -1;
@@ -196,7 +199,7 @@ static PyObject *tensor_info_tuple(const npu_tensor_info *t)
 	}
 	if (!dims)
 		return NULL;
-	return Py_BuildValue("(siNndi)", t->name ? t->name : "", (int)t->dtype, dims,
+	return Py_BuildValue("(NiNndi)", npx_str(t->name), (int)t->dtype, dims,
 			     (Py_ssize_t)t->bytes, (double)t->scale, (int)t->zero_point);
 }
 
@@ -247,7 +250,7 @@ static PyObject *model_info(npx_model *self, PyObject *noargs)
 	s = npu_model_get_info(self->model, &mi);
 	if (s != NPU_OK)
 		return npx_raise(s);
-	return Py_BuildValue("{s:I,s:I,s:I,s:K,s:K,s:K,s:K,s:K,s:I,s:s,s:s}",
+	return Py_BuildValue("{s:I,s:I,s:I,s:K,s:K,s:K,s:K,s:K,s:I,s:N,s:N}",
 			     "batch", mi.batch, "clusters", mi.clusters, "steps", mi.steps,
 			     "const_bytes", (unsigned long long)mi.const_bytes,
 			     "program_bytes", (unsigned long long)mi.program_bytes,
@@ -255,20 +258,24 @@ static PyObject *model_info(npx_model *self, PyObject *noargs)
 			     "io_bytes", (unsigned long long)mi.io_bytes,
 			     "state_bytes", (unsigned long long)mi.state_bytes,
 			     "host_steps", mi.host_steps,
-			     "host_nodes", mi.host_nodes ? mi.host_nodes : "",
-			     "notes", mi.notes ? mi.notes : "");
+			     "host_nodes", npx_str(mi.host_nodes), "notes", npx_str(mi.notes));
 }
 
 static PyObject *model_save(npx_model *self, PyObject *args)
 {
-	const char *path;
+	PyObject *path;
 	npu_status s;
 
-	if (!PyArg_ParseTuple(args, "s:save", &path) || check_open(self))
+	if (!PyArg_ParseTuple(args, "O&:save", PyUnicode_FSConverter, &path))
 		return NULL;
+	if (check_open(self)) {
+		Py_DECREF(path);
+		return NULL;
+	}
 	Py_BEGIN_ALLOW_THREADS
-	s = npu_model_save(self->model, path);
+	s = npu_model_save(self->model, PyBytes_AS_STRING(path));
 	Py_END_ALLOW_THREADS
+	Py_DECREF(path);
 	if (s != NPU_OK)
 		return npx_raise(s);
 	Py_RETURN_NONE;
@@ -326,9 +333,9 @@ fail:
 
 static PyObject *step_tuple(const npu_step_info *si)
 {
-	return Py_BuildValue("(sKisd)", si->label ? si->label : "",
-			     (unsigned long long)si->device_cycles, si->on_host,
-			     si->op ? si->op : "", si->host_us);
+	return Py_BuildValue("(NKiNd)", npx_str(si->label),
+			     (unsigned long long)si->device_cycles, si->on_host, npx_str(si->op),
+			     si->host_us);
 }
 
 PyObject *npx_model_run_result(npx_model *m)

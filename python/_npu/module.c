@@ -6,6 +6,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "npuext.h"
 
@@ -13,10 +14,15 @@
  * the exception class is Python code, raised from here. */
 static PyObject *error_class;
 
+PyObject *npx_str(const char *s)
+{
+	return PyUnicode_DecodeUTF8(s ? s : "", s ? (Py_ssize_t)strlen(s) : 0, "replace");
+}
+
 static PyObject *raise_with(npu_status s, const char *msg)
 {
 	PyObject *cls = error_class ? error_class : PyExc_RuntimeError;
-	PyObject *exc = PyObject_CallFunction(cls, "is", (int)s, msg);
+	PyObject *exc = PyObject_CallFunction(cls, "iN", (int)s, npx_str(msg));
 
 	if (exc) {
 		PyErr_SetObject(cls, exc);

@@ -24,6 +24,10 @@ PyObject *npx_raise(npu_status s);
 /* Raise npu.Error for status @s with a message of this module's own. */
 PyObject *npx_raise_msg(npu_status s, const char *fmt, ...);
 
+/* A str from a name or message libnpu gives: UTF-8, invalid bytes (a model
+ * may name a tensor with any bytes) replaced by U+FFFD rather than refused. */
+PyObject *npx_str(const char *s);
+
 /* A buffer argument: C-contiguous, of @min_bytes at least, writable if asked;
  * 0 on success, -1 with npu.Error raised. */
 int npx_get_buffer(PyObject *obj, Py_buffer *view, int writable, const char *what);

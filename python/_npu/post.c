@@ -141,7 +141,7 @@ static PyObject *labels_item(npx_labels *self, Py_ssize_t i)
 		PyErr_SetString(PyExc_IndexError, "label index out of range");
 		return NULL;
 	}
-	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+	return npx_str(s);
 }
 
 static void labels_dealloc(npx_labels *self)
@@ -208,7 +208,8 @@ static PyObject *post_top_k(PyObject *self, PyObject *args)
 	list = PyList_New((Py_ssize_t)count);
 	for (int64_t i = 0; list && i < count; i++) {
 		PyObject *t = e[i].label
-			? Py_BuildValue("(Lds)", (long long)e[i].index, (double)e[i].score, e[i].label)
+			? Py_BuildValue("(LdN)", (long long)e[i].index, (double)e[i].score,
+					npx_str(e[i].label))
 			: Py_BuildValue("(LdO)", (long long)e[i].index, (double)e[i].score, Py_None);
 
 		if (!t) {

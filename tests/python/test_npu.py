@@ -301,6 +301,24 @@ class MoreModels(unittest.TestCase):
                 m.run(x[0])
             self.assertIn("the model wants float32 [2, 1, 3, 32, 32]", e.exception.message)
 
+    def test_names_not_utf8(self):
+        """ONNX names are any bytes: invalid UTF-8 becomes U+FFFD, never an exception."""
+        tmp = tempfile.mkdtemp(prefix="npu-pytest-")
+        with open(TINY, "rb") as f:
+            data = f.read()
+        bad = os.path.join(tmp, os.fsdecode(b"tiny-\xff.onnx"))     # a path not in UTF-8 too
+        with open(bad, "wb") as f:       # same lengths: the protobuf stays valid
+            f.write(data.replace(b"probabilities", b"prob\xffbilities"))
+        x = np.zeros((1, 3, 32, 32), np.float32)
+        with npu.Model(bad) as m, npu.Model(TINY) as good:
+            self.assertEqual(m.outputs[0].name, "prob\ufffdbilities")
+            out = m.run(x)
+            self.assertEqual(list(out), ["prob\ufffdbilities"])
+            self.assertEqual(out["prob\ufffdbilities"].tobytes(),
+                             good.run(x)["probabilities"].tobytes())
+            m.save(os.path.join(tmp, os.fsdecode(b"saved-\xfe.npum")))
+        self.assertTrue(os.path.exists(os.path.join(tmp, os.fsdecode(b"saved-\xfe.npum"))))
+
     def test_run_time_shapes(self):
         model = os.path.join(ROOT, "tests/models/dynout/head_nonzero.onnx")
         tmp = tempfile.mkdtemp(prefix="npu-pytest-")
