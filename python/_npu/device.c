@@ -117,9 +117,11 @@ static PyObject *device_counters(npx_device *self, PyObject *noargs)
 	(void)noargs;
 	if (device_check_open(self))
 		return NULL;
+	self->users++;
 	Py_BEGIN_ALLOW_THREADS
 	s = npu_device_read_counters(self->dev, &c);
 	Py_END_ALLOW_THREADS
+	self->users--;
 	if (s != NPU_OK)
 		return npx_raise(s);
 	units = PyList_New(NPU_MAX_CLUSTERS);
@@ -150,9 +152,9 @@ static PyObject *device_close(npx_device *self, PyObject *noargs)
 {
 	(void)noargs;
 	if (self->users) {
-		return npx_raise_msg(NPU_ERR_INVALID_ARG, "the device has %zd open model(s): "
-				     "close them (model.close()) before the device",
-				     self->users);
+		return npx_raise_msg(NPU_ERR_INVALID_ARG, "the device is in use by %zd open "
+				     "model(s) or call(s): close them (model.close()) before the "
+				     "device", self->users);
 	}
 	if (self->dev) {
 		npu_device *dev = self->dev;

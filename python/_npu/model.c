@@ -118,6 +118,8 @@ static int model_init(npx_model *self, PyObject *args, PyObject *kw)
 	{
 		npu_device *dev = ((npx_device *)device)->dev;
 
+		/* In use from here: another thread's close() must not free it. */
+		((npx_device *)device)->users++;
 		Py_BEGIN_ALLOW_THREADS
 		if (path && is_url(path))
 			s = npu_model_load_url(path, NULL, dev, &opts, &model);
@@ -129,22 +131,22 @@ static int model_init(npx_model *self, PyObject *args, PyObject *kw)
 			s = npu_context_create(dev, model, 0, &ctx);
 		Py_END_ALLOW_THREADS
 	}
-	if (s != NPU_OK) {
-		npx_raise(s);
-		npu_model_free(model);
-		goto out;
-	}
-	self->lock = PyThread_allocate_lock();
-	if (!self->lock) {
+	if (s == NPU_OK && !(self->lock = PyThread_allocate_lock())) {
 		PyErr_NoMemory();
+		s = NPU_ERR_NO_MEMORY;
+	} else if (s != NPU_OK) {
+		npx_raise(s);
+	}
+	if (s != NPU_OK) {
+		((npx_device *)device)->users--;
 		npu_context_destroy(ctx);
 		npu_model_free(model);
 		goto out;
 	}
+	/* The model keeps the device's use (users) until it is released. */
 	self->model = model;
 	self->ctx = ctx;
 	self->device = (npx_device *)Py_NewRef(device);
-	self->device->users++;
 out:
 	PyMem_Free(shapes);
 	Py_XDECREF(path_bytes);
@@ -268,13 +270,15 @@ static PyObject *model_save(npx_model *self, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "O&:save", PyUnicode_FSConverter, &path))
 		return NULL;
-	if (check_open(self)) {
+	/* The lock keeps close() on another thread from freeing the model. */
+	if (lock_model(self)) {
 		Py_DECREF(path);
 		return NULL;
 	}
 	Py_BEGIN_ALLOW_THREADS
 	s = npu_model_save(self->model, PyBytes_AS_STRING(path));
 	Py_END_ALLOW_THREADS
+	PyThread_release_lock(self->lock);
 	Py_DECREF(path);
 	if (s != NPU_OK)
 		return npx_raise(s);

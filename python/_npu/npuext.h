@@ -36,7 +36,9 @@ int npx_get_buffer(PyObject *obj, Py_buffer *view, int writable, const char *wha
 typedef struct npx_device {
 	PyObject_HEAD
 	npu_device *dev;
-	Py_ssize_t users;	/* open models on it: close() waits for none */
+	/* Open models on it, and calls using it without the GIL (another
+	 * thread could close it meanwhile): close() refuses while any. */
+	Py_ssize_t users;
 } npx_device;
 
 typedef struct npx_model {
