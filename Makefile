@@ -221,11 +221,10 @@ clean:
 	rm -rf $(BUILD)
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: libnpu (static and shared,
-# headers, npu.pc for this PREFIX), the tools, their man pages and the
+# headers, the build's npu.pc with this PREFIX), the tools, their man pages and the
 # Python module (PYTHON_SITEDIR, python/python.mk).  ldconfig runs when
 # installing into the live system, so the loader finds libnpu.so.0.
 INSTALL_TOOLS := $(NPU_RUN_BIN) $(NPU_TOP_BIN) $(NPU_PLAN_BIN)
-NPU_LIB_VERSION := $(shell sed -n 's/^\#define NPU_LIB_VERSION_[A-Z]* *//p' libnpu/include/npu.h | paste -sd.)
 .PHONY: install uninstall
 install: libnpu python $(INSTALL_TOOLS)
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
@@ -235,8 +234,7 @@ install: libnpu python $(INSTALL_TOOLS)
 	ln -sf libnpu.so.$(NPU_SOVERSION) $(DESTDIR)$(PREFIX)/lib/libnpu.so
 	install -m 644 libnpu/include/npu.h libnpu/include/npu_post.h libnpu/include/npu_fetch.h \
 	  $(DESTDIR)$(PREFIX)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(NPU_LIB_VERSION)|' \
-	  -e 's|@PRIVATE_LIBS@|$(LIBNPU_LIBS)|' libnpu/npu.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/npu.pc
+	sed -e 's|^prefix=.*|prefix=$(PREFIX)|' $(NPU_PC) > $(DESTDIR)$(PREFIX)/lib/pkgconfig/npu.pc
 	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 Documentation/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(PY_FILES) $(DESTDIR)$(PYTHON_SITEDIR)/npu/
