@@ -69,10 +69,11 @@ static int model_init(npx_model *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "source", "device", "precision", "shapes", "clusters",
 				  "batch", "allow_cpu_fallback", "calibration_dir",
-				  "max_loop_iterations", NULL };
+				  "max_loop_iterations", "sha256", "offline", NULL };
 	PyObject *source, *device, *shapes_seq = Py_None;
-	const char *calib = NULL;
-	int precision = 0, fallback = 0;
+	const char *calib = NULL, *sha256 = NULL;
+	int precision = 0, fallback = 0, offline = 0;
+	npu_fetch_options fetch;
 	unsigned clusters = 0, batch = 0, max_loop = 0;
 	npu_compile_options opts;
 	npu_input_shape *shapes = NULL;
@@ -84,9 +85,10 @@ static int model_init(npx_model *self, PyObject *args, PyObject *kw)
 	PyObject *path_bytes = NULL;
 	const char *path = NULL;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO!|iOIIpzI:Model", kwlist, &source,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO!|iOIIpzIzp:Model", kwlist, &source,
 					 &npx_device_type, &device, &precision, &shapes_seq,
-					 &clusters, &batch, &fallback, &calib, &max_loop))
+					 &clusters, &batch, &fallback, &calib, &max_loop, &sha256,
+					 &offline))
 		return -1;
 	if (self->model) {
 		npx_raise_msg(NPU_ERR_INVALID_ARG, "the model is already loaded");
@@ -115,6 +117,14 @@ static int model_init(npx_model *self, PyObject *args, PyObject *kw)
 	opts.input_shapes = shapes;
 	opts.n_input_shapes = nshapes;
 	opts.max_loop_iterations = max_loop;
+	npu_fetch_options_init(&fetch);
+	fetch.sha256 = sha256;
+	fetch.offline = offline;
+	if ((sha256 || offline) && !(path && is_url(path))) {
+		npx_raise_msg(NPU_ERR_INVALID_ARG, "sha256 and offline apply to a model given by "
+			      "URL (http://, https://, file://)");
+		goto out;
+	}
 	{
 		npu_device *dev = ((npx_device *)device)->dev;
 
@@ -122,7 +132,7 @@ static int model_init(npx_model *self, PyObject *args, PyObject *kw)
 		((npx_device *)device)->users++;
 		Py_BEGIN_ALLOW_THREADS
 		if (path && is_url(path))
-			s = npu_model_load_url(path, NULL, dev, &opts, &model);
+			s = npu_model_load_url(path, &fetch, dev, &opts, &model);
 		else if (path)
 			s = npu_model_load_file(path, dev, &opts, &model);
 		else

@@ -85,6 +85,8 @@ class Model:
     ``calibration_dir``), "w8", "bf16x3", or an npu.Precision.
     ``device``: an npu.Device, a device spec string, or None for libnpu's
     default; a device the model opens itself is closed with it.
+    ``sha256`` (64 hex digits) and ``offline`` (cache only) apply to a URL
+    (npu_fetch_options): a download that does not match is CHECKSUM.
 
     Compiling and running release the GIL.  One run at a time per model
     (runs from several threads take turns); use one Model per thread for
@@ -93,7 +95,7 @@ class Model:
 
     def __init__(self, source, shapes=None, precision=None, device=None, *, clusters=0,
                  batch=0, allow_cpu_fallback=False, calibration_dir=None,
-                 max_loop_iterations=0):
+                 max_loop_iterations=0, sha256=None, offline=False):
         if not _is_buffer(source):
             source = os.fspath(source)
             if isinstance(source, bytes):
@@ -104,7 +106,7 @@ class Model:
             self._m = _npu.Model(source, self.device._d, _precision(precision),
                                  _shapes(shapes), clusters, batch, bool(allow_cpu_fallback),
                                  None if calibration_dir is None else os.fspath(calibration_dir),
-                                 max_loop_iterations)
+                                 max_loop_iterations, sha256, bool(offline))
         except BaseException:
             if self._own_device:
                 self.device.close()

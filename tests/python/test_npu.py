@@ -259,6 +259,21 @@ class TinyCNN(unittest.TestCase):
             with npu.Model(src) as m:
                 self.assertEqual(m.run(self.x)["probabilities"].tobytes(), want)
 
+    def test_url_checksum(self):
+        import hashlib
+        with open(TINY, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        with npu.Model("file://" + TINY, sha256=digest) as m:
+            self.assertEqual(m.run(self.x)["probabilities"].tobytes(),
+                             self.out["probabilities"].tobytes())
+        with self.assertRaises(npu.Error) as e:
+            npu.Model("file://" + TINY, sha256="0" * 64)
+        self.assertEqual(e.exception.status, npu.Status.CHECKSUM)
+        self.assertIn(digest, e.exception.message)
+        with self.assertRaises(npu.Error) as e:
+            npu.Model(TINY, sha256=digest)
+        self.assertIn("apply to a model given by URL", e.exception.message)
+
     def test_models_share_a_device(self):
         """A model holds a partition of its device: two fit side by side when they ask
         for clusters that fit; a third finds none free (BUSY, what to do)."""
