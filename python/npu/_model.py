@@ -175,6 +175,8 @@ class Model:
 
     def _check_input(self, info, a):
         a = np.asarray(a)
+        if a.dtype != info.dtype and a.dtype.name == info.dtype.name:
+            a = a.astype(info.dtype)    # big endian: the same values, libnpu's byte order
         want = info.shape if self.batch <= 1 else (self.batch,) + info.shape
         if a.dtype != info.dtype or a.shape != want:
             hint = ""
@@ -267,15 +269,14 @@ class Job:
 
     @property
     def done(self):
-        """True once the run has finished (waits for none)."""
+        """True once the run has finished, well or not (waits for none; wait()
+        then returns its outputs or raises its error)."""
         if self._job.finished:
             return True
         try:
             self.wait(0)
         except Error as e:
-            if e.status == Status.TIMEOUT:
-                return False
-            raise
+            return e.status != Status.TIMEOUT
         return True
 
 

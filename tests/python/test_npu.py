@@ -125,9 +125,11 @@ class TinyCNN(unittest.TestCase):
         want = self.out["probabilities"].tobytes()
         for inputs in ([self.x], (self.x,), self.x):
             self.assertEqual(self.model.run(inputs)["probabilities"].tobytes(), want)
-        # A non-contiguous array of the right shape is copied, not refused.
+        # A non-contiguous array of the right shape is copied, not refused,
+        # and so is a big-endian one (the same values).
         t = np.asfortranarray(self.x)
         self.assertEqual(self.model.run(t)["probabilities"].tobytes(), want)
+        self.assertEqual(self.model.run(self.x.astype(">f4"))["probabilities"].tobytes(), want)
 
     def test_gil_released_during_run(self):
         """Another thread runs Python code while a BlazeFace run is in C: the
