@@ -75,7 +75,8 @@ $(PY_C_REF): tests/python/c_ref.c $(LIBNPU_A)
 # (CPython's own allocations at exit are no leaks of ours: detect_leaks=0).
 PY_TEST_ENV = NPU_BUILD=$(BUILD) NPU_PYTHON=$(PYTHON) NPU_C_REF=$(PY_C_REF) \
 	NPU_BLAZEFACE=$(BLAZEFACE) NPU_FACE_PHOTO=$(FACE_PHOTO) NPU_EMU_STATS=0
-check-python: python $(PY_SAN_TARGETS) $(PY_C_REF) $(BLAZEFACE) $(FACE_PHOTO) $(NPU_RUN_BIN)
+# (npu-run by path: tools/*/*.mk, which name it, are included after this file.)
+check-python: python $(PY_SAN_TARGETS) $(PY_C_REF) $(BLAZEFACE) $(FACE_PHOTO) $(BUILD)/bin/npu-run
 	@$(PYTHON) -c 'import numpy' 2>/dev/null || { echo "check-python: $(PYTHON) has no numpy: run 'make deps' (python3-numpy)"; exit 1; }
 	@$(PY_TEST_ENV) PYTHONPATH=$(PY_DIR) $(PYTHON) tests/python/test_npu.py
 	@echo "tests/python/test_npu.py with the extension under ASan/UBSan:"
