@@ -49,7 +49,9 @@ BENCH_PACKAGES := python3-onnx python3-numpy
 # check-guest's debug kernel (tests/guest/debug-kernel/): Debian's kernel
 # source and what building it needs (flex and bison are QEMU's too).
 DEBUG_KERNEL_PACKAGES := linux-source-6.12 bc libelf-dev libssl-dev
-DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PACKAGES) \
+# npu-run's picture inputs and --draw (libpng, libjpeg); cjpeg for its tests.
+IMAGE_PACKAGES := libpng-dev libjpeg62-turbo-dev libjpeg-turbo-progs
+DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PACKAGES) $(IMAGE_PACKAGES) \
                 $(QEMU_PACKAGES) $(GUEST_PACKAGES) $(DEBUG_KERNEL_PACKAGES) $(BENCH_PACKAGES)
 DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "image_input.h"
 #include "inputs.h"
 #include "util.h"
 
@@ -625,7 +626,10 @@ int nr_inputs_prepare(const npu_model *model, unsigned batch, const struct nr_op
 			char arg[1024];
 
 			snprintf(arg, sizeof(arg), "%s=%s", x->info.name, x->file);
-			rc = read_input(arg, x->file, &x->info, batch, x);
+			if (nr_image_sniff(x->file) != NR_IMAGE_NONE)
+				rc = nr_image_input(o, arg, x->file, &x->info, x->data, &x->image);
+			else
+				rc = read_input(arg, x->file, &x->info, batch, x);
 		} else if (elems * npu_dtype_size(x->info.dtype) == x->info.bytes) {
 			generate(x->info.dtype, elems, i, x->data);
 		} else {
@@ -677,7 +681,9 @@ void nr_inputs_free(struct nr_input *in, size_t n)
 {
 	if (!in)
 		return;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(in[i].data);
+		nr_image_free(&in[i].image);
+	}
 	free(in);
 }
