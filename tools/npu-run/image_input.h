@@ -44,6 +44,13 @@ int nr_image_input(const struct nr_options *o, const char *arg, const char *file
 int nr_image_from_tensor(const struct nr_options *o, const npu_tensor_info *t,
 			 const void *data, struct nr_image *img);
 
+/*
+ * How input @t is filled from a picture, for the summary: "to [-1, 1]
+ * (mean 0.5, std 0.5)", "pixels 0..255" ...
+ */
+void nr_image_norm_str(const struct nr_options *o, const npu_tensor_info *t, char *buf,
+		       size_t cap);
+
 /* @img resized to @w x @h, as floats 0..255, RGB interleaved (malloc'd; NULL: no memory). */
 float *nr_image_resize(const struct nr_image *img, unsigned w, unsigned h);
 

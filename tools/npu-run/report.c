@@ -867,11 +867,15 @@ static void text_io(const struct nr_report *r)
 	for (size_t i = 0; i < r->n_inputs; i++) {
 		const struct nr_input *in = &r->inputs[i];
 
-		if (in->image.rgb)
-			snprintf(extra, sizeof(extra), " from %s (%s %ux%u %s, %s)", in->file,
+		if (in->image.rgb) {
+			char norm[96];
+
+			nr_image_norm_str(r->o, &in->info, norm, sizeof(norm));
+			snprintf(extra, sizeof(extra), " from %s (%s %ux%u %s, %s, %s)", in->file,
 				 in->image.kind, in->image.w, in->image.h,
 				 in->image.grey ? "grey" : "colour",
-				 image_resize_str(r->o, in));
+				 image_resize_str(r->o, in), norm);
+		}
 		else if (in->file)
 			snprintf(extra, sizeof(extra), " from %s%s", in->file,
 				 r->batch > 1 ? (in->per_element ? " (one per batch element)" :
