@@ -91,7 +91,8 @@ void nr_image_norm_str(const struct nr_options *o, const npu_tensor_info *t, cha
 	/* One channel, or all alike: the range; else the values per channel. */
 	if (g.c == 1 || (mean[0] == mean[1] && mean[1] == mean[2] && std[0] == std[1] &&
 			 std[1] == std[2])) {
-		snprintf(buf, cap, "to [%g, %g]", -mean[0] / std[0], (1 - mean[0]) / std[0]);
+		/* + 0.0f: "0", not "-0", for a mean of 0. */
+		snprintf(buf, cap, "to [%g, %g]", -mean[0] / std[0] + 0.0f, (1 - mean[0]) / std[0]);
 		return;
 	}
 	n += (size_t)snprintf(buf + n, cap - n, "mean");

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "image_input.h"
 #include "inputs.h"
@@ -509,6 +511,18 @@ int nr_read_tensor_file(const char *arg, const char *file, const npu_tensor_info
 	return read_input(arg, file, t, 1, &in);
 }
 
+/* A name that promises a picture (the content decides; this only catches a mix-up). */
+static int named_like_picture(const char *file)
+{
+	static const char *const ext[] = { ".png", ".jpg", ".jpeg" };
+	size_t len = strlen(file);
+
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
+		if (len > strlen(ext[i]) && !strcasecmp(file + len - strlen(ext[i]), ext[i]))
+			return 1;
+	return 0;
+}
+
 /* ---- matching arguments to inputs ---- */
 
 /*
@@ -628,6 +642,10 @@ int nr_inputs_prepare(const npu_model *model, unsigned batch, const struct nr_op
 			snprintf(arg, sizeof(arg), "%s=%s", x->info.name, x->file);
 			if (nr_image_sniff(x->file) != NR_IMAGE_NONE)
 				rc = nr_image_input(o, arg, x->file, &x->info, x->data, &x->image);
+			else if (named_like_picture(x->file) && !access(x->file, R_OK))
+				rc = nr_fail(NR_EXIT_RUNTIME, "--input %s: %s is named like a picture "
+					     "but holds no PNG or JPEG data; give a PNG or JPEG file "
+					     "(or raw or .npy data under another name)", arg, x->file);
 			else
 				rc = read_input(arg, x->file, &x->info, batch, x);
 		} else if (elems * npu_dtype_size(x->info.dtype) == x->info.bytes) {
