@@ -172,6 +172,7 @@ bad "two means" 2 "two values" $M --image-mean 0.1,0.2
 bad "std 0" 2 "each above 0" $M --image-std 0
 bad "mean not a number" 2 "give one number or three" $M --image-mean abc
 bad "layout chw" 2 "--image-layout chw: give nchw or nhwc" $M --image-layout chw
+bad "--image-mean without a picture" 2 "no --input is a PNG or JPEG file" $M --image-mean 0.5
 bad "--draw without --detect" 2 "add --detect blazeface" $M --draw "$TMP/d.png"
 # The good path under ASan too: no leak from a picture read, resized and drawn.
 if "$SAN" "$TMP/u8.onnx" --device emu --iterations 1 --input x="$TMP/noise.jpg" \

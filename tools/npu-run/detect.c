@@ -201,5 +201,18 @@ void nr_detect_print_only(const struct nr_detect *d, const char *model, int json
 	}
 	printf("\", ");
 	json_detections(d);
+	if (d->draw) {
+		/* The same escaping, for the user's --draw path. */
+		printf(", \"draw\": \"");
+		for (const char *p = d->draw; *p; p++) {
+			if (*p == '"' || *p == '\\')
+				printf("\\%c", *p);
+			else if ((unsigned char)*p < 0x20)
+				printf("\\u%04x", *p);
+			else
+				putchar(*p);
+		}
+		printf("\"");
+	}
 	printf("}\n");
 }

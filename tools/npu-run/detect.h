@@ -20,6 +20,7 @@ struct nr_detect {
 	/* The input was a picture: pixel coordinates of it instead (text only). */
 	const char *image;		/* its file, NULL: none */
 	unsigned image_w, image_h;
+	const char *draw;		/* --draw FILE, for --detect-from's JSON */
 };
 
 /* Is @name a detector npu-run knows?  (The option's value.) */

@@ -615,7 +615,7 @@ static int assign_files(const struct nr_options *o, struct nr_input *in, size_t 
 int nr_inputs_prepare(const npu_model *model, unsigned batch, const struct nr_options *o,
 		      struct nr_input **out, size_t *n_out)
 {
-	size_t n = npu_model_input_count(model);
+	size_t n = npu_model_input_count(model), pictures = 0;
 	struct nr_input *in = calloc(n ? n : 1, sizeof(*in));
 	int rc = 0;
 
@@ -653,12 +653,17 @@ int nr_inputs_prepare(const npu_model *model, unsigned batch, const struct nr_op
 		} else {
 			memset(x->data, 0, x->info.bytes);
 		}
+		pictures += x->image.rgb != NULL;
 		/* One tensor for the whole batch: every element gets a copy. */
 		if (!rc && !x->per_element)
 			for (unsigned b = 1; b < batch; b++)
 				memcpy((char *)x->data + (size_t)b * x->info.bytes, x->data,
 				       x->info.bytes);
 	}
+	/* The picture options would silently do nothing: say so. */
+	if (!rc && !pictures && (o->n_image_mean || o->n_image_std || o->image_layout))
+		rc = nr_fail(NR_EXIT_USAGE, "--image-mean, --image-std and --image-layout apply to "
+			     "pictures, and no --input is a PNG or JPEG file");
 	return rc;
 }
 

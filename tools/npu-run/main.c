@@ -511,6 +511,7 @@ static int detect_picture(const struct nr_options *o, const struct state *st,
 	}
 	if (!o->draw)
 		return 0;
+	det->draw = o->draw;
 	if (!in)
 		return nr_fail(NR_EXIT_RUNTIME, "--draw: the model has no input to draw on");
 	return nr_draw(o, in, det);
