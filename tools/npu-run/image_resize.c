@@ -73,6 +73,24 @@ static int axis_init(struct axis *a, unsigned in, unsigned out)
 	return 0;
 }
 
+/* Along rows, from the bytes: the picture itself is never copied as floats. */
+static void taps_u8(const struct axis *a, unsigned i, unsigned in, const unsigned char *src,
+		    float out[3])
+{
+	const float *w = a->w + (size_t)i * a->k;
+
+	out[0] = out[1] = out[2] = 0;
+	for (unsigned j = 0; j < a->k && a->first[i] + j < in; j++) {
+		const unsigned char *p = src + (a->first[i] + j) * 3;
+
+		if (w[j] == 0.0f)
+			continue;
+		out[0] += w[j] * p[0];
+		out[1] += w[j] * p[1];
+		out[2] += w[j] * p[2];
+	}
+}
+
 /* Sum of the taps of output @i along @a at @src (stride @step floats, 3 channels). */
 static void taps(const struct axis *a, unsigned i, unsigned in, const float *src, size_t step,
 		 float out[3])
@@ -94,23 +112,19 @@ static void taps(const struct axis *a, unsigned i, unsigned in, const float *src
 float *nr_image_resize(const struct nr_image *img, unsigned w, unsigned h)
 {
 	struct axis ax = { 0 }, ay = { 0 };
-	size_t n_src = (size_t)img->w * img->h * 3;
-	float *src = malloc(n_src * sizeof(float));
 	float *mid = malloc((size_t)img->h * w * 3 * sizeof(float));
 	float *out = malloc((size_t)h * w * 3 * sizeof(float));
 
-	if (!src || !mid || !out || axis_init(&ax, img->w, w) || axis_init(&ay, img->h, h)) {
+	if (!mid || !out || axis_init(&ax, img->w, w) || axis_init(&ay, img->h, h)) {
 		free(out);
 		out = NULL;
 		goto done;
 	}
-	for (size_t i = 0; i < n_src; i++)
-		src[i] = img->rgb[i];
 	/* Along rows: h_in x w_out, then along columns: h_out x w_out. */
 	for (unsigned y = 0; y < img->h; y++)
 		for (unsigned x = 0; x < w; x++)
-			taps(&ax, x, img->w, src + (size_t)y * img->w * 3, 3,
-			     mid + ((size_t)y * w + x) * 3);
+			taps_u8(&ax, x, img->w, img->rgb + (size_t)y * img->w * 3,
+				mid + ((size_t)y * w + x) * 3);
 	for (unsigned y = 0; y < h; y++)
 		for (unsigned x = 0; x < w; x++)
 			taps(&ay, y, img->h, mid + (size_t)x * 3, (size_t)w * 3,
@@ -118,7 +132,6 @@ float *nr_image_resize(const struct nr_image *img, unsigned w, unsigned h)
 done:
 	axis_free(&ax);
 	axis_free(&ay);
-	free(src);
 	free(mid);
 	return out;
 }
