@@ -12,8 +12,10 @@
 #     flat grey picture: the box's edges green exactly where the box is,
 #     keypoints red, the rest grey;
 #  5. --draw from a raw tensor: a 128x128 picture of it; an unwritable
-#     --draw path refused in one line.
-# Usage: npu_run_image.sh MODEL MODELS_DIR [NPU_RUN]
+#     --draw path refused in one line;
+#  6. --draw of absurd decoded boxes (1e30, -1e30, NaN) by npu-run built
+#     with ASan/UBSan: clipped, no overflow, no crash.
+# Usage: npu_run_image.sh MODEL MODELS_DIR [NPU_RUN [NPU_RUN_SAN]]
 set -u
 
 # shellcheck source=tests/models/run_common.sh
@@ -22,6 +24,7 @@ set -u
 MODEL=$1
 DIR=$2
 npu_run_at "${3-}"
+SAN=${4:-build/bin/npu-run-san}
 PHOTO=$DIR/astronaut.png
 RAW=$DIR/astronaut-128.raw
 PYTHONPATH=$HERE${PYTHONPATH:+:$PYTHONPATH}
@@ -151,5 +154,26 @@ if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
 	grep -q "^npu-run: --draw: cannot create $TMP/no/such/dir.png" "$TMP/err"
 then ok "--draw into a missing directory refused in one line"
 else no "--draw into a missing directory: exit $rc: $(cat "$TMP/err")"; fi
+
+# 6. Absurd boxes, under ASan/UBSan.
+python3 - "$TMP/syn" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def write(name, vals):
+    open(d + '/' + name + '.bin', 'wb').write(struct.pack('<%df' % len(vals), *vals))
+s = [-100.0] * 512
+s[0] = s[100] = s[300] = 5.0
+write('Identity_0', s)
+b = [0.0] * (512 * 16)
+b[0:4] = [1e30, -1e30, 1e30, 1e30]
+b[1600:1606] = [float('nan')] * 6
+b[4800:4816] = [-1e30] * 16
+write('Identity_2_0', b)
+PY
+if "$SAN" "$MODEL" --device emu --detect blazeface --detect-from "$TMP/syn" \
+	--input "input:0=$TMP/syn/grey.png" --draw "$TMP/absurd.png" >/dev/null 2>"$TMP/err" &&
+	[ -s "$TMP/absurd.png" ]
+then ok "--draw of absurd boxes: clipped, no sanitizer report"
+else no "--draw of absurd boxes: $(cat "$TMP/err")"; fi
 
 summary

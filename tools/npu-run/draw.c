@@ -41,10 +41,26 @@ static void text(struct nr_image *img, long x, long y, const char *s, long scale
 	}
 }
 
+/*
+ * Normalised coordinate @v in pixels of a side of @n.  Decoded outputs
+ * (--detect-from's files above all) may hold anything: clamped far
+ * outside the picture first, so the pixel arithmetic cannot overflow.
+ */
+static long px(float v, unsigned n)
+{
+	double d = v;
+
+	if (!(d > -4.0))	/* NaN too */
+		d = -4.0;
+	if (d > 4.0)
+		d = 4.0;
+	return lrint(d * n);
+}
+
 static void detection(struct nr_image *img, const npu_detection *x, long line, long scale)
 {
-	long x0 = lrint(x->xmin * img->w), x1 = lrint(x->xmax * img->w);
-	long y0 = lrint(x->ymin * img->h), y1 = lrint(x->ymax * img->h);
+	long x0 = px(x->xmin, img->w), x1 = px(x->xmax, img->w);
+	long y0 = px(x->ymin, img->h), y1 = px(x->ymax, img->h);
 	long tw, th, ty;
 	char score[16];
 
@@ -54,9 +70,9 @@ static void detection(struct nr_image *img, const npu_detection *x, long line, l
 	fill(img, x0, y0, x0 + line, y1, box_rgb);
 	fill(img, x1 - line, y0, x1, y1, box_rgb);
 	for (int k = 0; k < x->num_keypoints; k++) {
-		long px = lrint(x->keypoints[k].x * img->w), py = lrint(x->keypoints[k].y * img->h);
+		long kx = px(x->keypoints[k].x, img->w), ky = px(x->keypoints[k].y, img->h);
 
-		fill(img, px - line, py - line, px + line + 1, py + line + 1, point_rgb);
+		fill(img, kx - line, ky - line, kx + line + 1, ky + line + 1, point_rgb);
 	}
 	/* The score on a label above the box, or inside it at the picture's top. */
 	snprintf(score, sizeof(score), "%.2f", x->score);
