@@ -39,6 +39,22 @@ def grey(x, y):
     return (x * 37 + y * 51 + 3) % 256
 
 
+def adam7(path, w, h, pix):
+    """An interlaced (Adam7) 8-bit RGB PNG of @pix(x, y): the seven passes'
+    sub-images one after the other, empty passes left out."""
+    passes = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4),
+              (1, 0, 2, 2), (0, 1, 1, 2))
+    raw = b''
+    for x0, y0, dx, dy in passes:
+        xs, ys = range(x0, w, dx), range(y0, h, dy)
+        if xs and ys:
+            raw += b''.join(b'\0' + bytes(v for x in xs for v in pix(x, y)) for y in ys)
+    head = struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 1)
+    with open(path, 'wb') as f:
+        f.write(b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', head) +
+                chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))
+
+
 def model(path, dt, dims):
     """An Identity model: input x, output y, both @dt of @dims (an int, or
     bytes for a symbolic dim)."""
@@ -121,6 +137,7 @@ def main():
     png(d + '/rgb16.png', W, H, 2, 16,
         [b''.join(struct.pack('>H', v * 257) for x in range(W) for v in rgb(x, y))
          for y in range(H)])
+    adam7(d + '/interlaced.png', W, H, rgb)
     # Twice as wide: area-averaged in pairs for f_3x3 with --image-layout nchw.
     png(d + '/wide.png', 2 * 3, H, 2, 8,
         [bytes(v for x in range(6) for v in rgb(x, y)) for y in range(H)])

@@ -3,7 +3,7 @@
 # CLI test of npu-run's picture inputs (--input NAME=photo.png|.jpg) on
 # hand-made Identity models, whose output is the tensor npu-run made of
 # the picture: every PNG colour type (RGB, grey, palette, RGBA with a
-# transparent pixel, grey + alpha, 16 bits) and JPEG (colour and grey,
+# transparent pixel, grey + alpha, 16 bits, interlaced) and JPEG (colour and grey,
 # made by cjpeg; djpeg's pixels the reference) against the values
 # image_gen.py computes; --image-layout (given and inferred), --image-mean
 # and --image-std per channel, BlazeFace's defaults with --detect
@@ -93,6 +93,8 @@ rm -rf "$TMP/out"
 close "--detect blazeface: mean 0.5, std 0.5" blaze.want 1e-6
 run "uint8 input: the pixels" u8.onnx --input x="$TMP/rgb.png"
 same "uint8 input: the pixels" u8.want
+run "interlaced PNG" u8.onnx --input x="$TMP/interlaced.png"
+same "interlaced (Adam7) PNG" u8.want
 run "16-bit PNG" u8.onnx --input x="$TMP/rgb16.png"
 same "16-bit PNG: 8-bit values again" u8.want
 run "grey PNG into 3 channels" u8.onnx --input x="$TMP/grey.png"
