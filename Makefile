@@ -52,7 +52,9 @@ DEBUG_KERNEL_PACKAGES := linux-source-6.12 bc libelf-dev libssl-dev
 # The Python module npu (python/): a C extension built against Python's
 # headers, and numpy, which it hands tensors to applications as.
 PYTHON_PACKAGES := python3-dev python3-numpy
-DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PACKAGES) \
+# npu-run's picture inputs and --draw (libpng, libjpeg); cjpeg for its tests.
+IMAGE_PACKAGES := libpng-dev libjpeg62-turbo-dev libjpeg-turbo-progs
+DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PACKAGES) $(IMAGE_PACKAGES) \
                 $(QEMU_PACKAGES) $(GUEST_PACKAGES) $(DEBUG_KERNEL_PACKAGES) $(BENCH_PACKAGES) \
                 $(PYTHON_PACKAGES)
 DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
@@ -83,7 +85,7 @@ include python/python.mk
 help:
 	@echo "make deps        install the Debian packages the project needs (root)"
 	@echo "make             build everything"
-	@echo "make run         npu-run on the bundled sample model (emulator unless a device exists)"
+	@echo "make run         npu-run: BlazeFace on a photo, faces drawn to build/run/faces.png"
 	@echo "make check       build and run every test"
 	@echo "make check-unit  device-core and libnpu unit tests (Check, ASan/UBSan)"
 	@echo "make check-tools command-line tests of npu-run, npu-top, npu-plan"
@@ -159,11 +161,11 @@ $(DEMO_BIN): tools/npu-core-demo/*.c tests/common/npu_tdev.c tests/common/npu_td
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) -Itests/common tools/npu-core-demo/*.c tests/common/npu_tdev.c $(LIBCORE) $(LDLIBS_CORE) -o $@
 
-# The main job: npu-run on the bundled sample model (the emulator unless a
-# kernel device exists), with its top 3 classes.
+# The main job: npu-run with BlazeFace on a photo (the emulator unless a
+# kernel device exists), the faces drawn into build/run/faces.png; the
+# bundled sample model when they cannot be fetched (tools/npu-run/make-run.sh).
 run: $(BUILD)/bin/npu-run
-	$(BUILD)/bin/npu-run tools/npu-run/samples/tiny-cnn.onnx \
-	  --top-k 3 --labels tools/npu-run/samples/tiny-cnn.labels
+	@tools/npu-run/make-run.sh $(BUILD)/bin/npu-run $(BUILD)/run
 
 check: check-unit check-fuzz check-tools check-onnx check-models check-python check-style check-qemu check-guest
 
