@@ -25,8 +25,9 @@ GUEST_TF_SHAPES := --shape input_ids=1x16 --shape attention_mask=1x16 --shape to
 # the HTTP transport (file:// URLs and paths still work).
 $(GUEST_NPU_RUN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) tests/guest/tools/no_http.c $(LIBNPU_A)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(OPTFLAGS) -static $(NPU_RUN_SRCS) \
-	  tests/guest/tools/no_http.c $(LIBNPU_A) -ldrm -lprotobuf-c -lcrypto -lm -pthread -o $@
+	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(NPU_RUN_IMAGE_CFLAGS) $(OPTFLAGS) -static $(NPU_RUN_SRCS) \
+	  tests/guest/tools/no_http.c $(LIBNPU_A) -ldrm -lprotobuf-c -lcrypto \
+	  $(shell pkg-config --static --libs libpng libjpeg 2>/dev/null) -lm -pthread -o $@
 
 $(GUEST_NPU_TOP): $(NPU_TOP_SRCS) $(NPU_TOP_HDRS)
 	@mkdir -p $(@D)
