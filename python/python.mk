@@ -58,7 +58,12 @@ $(PY_SAN_EXT): $(PY_SRCS) python/_npu/npuext.h $(LIBNPU_SO)
 	$(CC) $(CFLAGS_COMMON) -O1 $(SANFLAGS) -Ilibnpu/include -isystem $(PY_INCLUDE) -shared \
 	  $(PY_SRCS) -L$(BUILD)/lib -lnpu -Wl,-rpath,'$$ORIGIN/../../lib' -o $@
 
-$(PY_DIR)/npu/%.py $(PY_SAN_DIR)/npu/%.py: python/npu/%.py
+# Two rules: a pattern rule with two targets is one recipe making both, so
+# make never copied the ASan tree's .py files once build/python had them.
+$(PY_DIR)/npu/%.py: python/npu/%.py
+	@mkdir -p $(@D)
+	cp $< $@
+$(PY_SAN_DIR)/npu/%.py: python/npu/%.py
 	@mkdir -p $(@D)
 	cp $< $@
 
