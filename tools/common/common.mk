@@ -1,0 +1,18 @@
+# tools/common: code the tools share (the JSON writer).  Included by the
+# top Makefile before the tools' own .mk files (tools/*/*.mk sorts
+# "common" first), so they can list these in their sources.  Plain
+# objects compiled into each tool: nothing here links libnpu.
+
+TOOLS_COMMON_SRCS   := tools/common/json.c
+TOOLS_COMMON_HDRS   := tools/common/json.h
+TOOLS_COMMON_CFLAGS := -Itools/common
+
+# The writer's unit test (Check, ASan/UBSan), run by tests/tools/json.sh.
+TOOLS_JSON_TEST := $(BUILD)/tests/tools-json
+
+$(TOOLS_JSON_TEST): tests/tools/test_json.c $(TOOLS_COMMON_SRCS) $(TOOLS_COMMON_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -O1 $(SANFLAGS) $(CHECK_CFLAGS) $(TOOLS_COMMON_CFLAGS) \
+	  tests/tools/test_json.c $(TOOLS_COMMON_SRCS) $(CHECK_LIBS) -lm -o $@
+
+check-tools: $(TOOLS_JSON_TEST)
