@@ -1,10 +1,11 @@
-# tools/common: code the tools share (the JSON writer).  Included by the
-# top Makefile before the tools' own .mk files (tools/*/*.mk sorts
-# "common" first), so they can list these in their sources.  Plain
-# objects compiled into each tool: nothing here links libnpu.
+# tools/common: code the tools share, the JSON writer (json.h) and the
+# option tables on getopt_long (opts.h).  Included by the top Makefile
+# before the tools' own .mk files (tools/*/*.mk sorts "common" first), so
+# they can list these in their sources.  Compiled into each tool; nothing
+# here links libnpu.
 
-TOOLS_COMMON_SRCS   := tools/common/json.c
-TOOLS_COMMON_HDRS   := tools/common/json.h
+TOOLS_COMMON_SRCS   := tools/common/json.c tools/common/opts.c tools/common/utf8.c
+TOOLS_COMMON_HDRS   := tools/common/json.h tools/common/opts.h tools/common/utf8.h
 TOOLS_COMMON_CFLAGS := -Itools/common
 
 # The writer's unit test (Check, ASan/UBSan), run by tests/tools/json.sh.

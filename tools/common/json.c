@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "json.h"
+#include "utf8.h"
 
 void json_init(struct json_writer *j, FILE *f, enum json_style style)
 {
@@ -29,43 +30,13 @@ static bool on_one_line(const struct json_writer *j)
 	return j->style == JSON_COMPACT || (j->inline_from && j->depth >= j->inline_from);
 }
 
-/* Length of the valid UTF-8 sequence at @p, or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;	/* a continuation byte, 0xc0/0xc1 (overlong) or past 0xf4 */
-	cp = p[0] & (0x7f >> n);
-	for (size_t i = 1; i < n; i++) {
-		/* A NUL here ends the string early: (0 & 0xc0) != 0x80 stops us. */
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	/* Overlong forms, UTF-16 surrogates and code points past U+10FFFF. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 void json_write_string(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
 	fputc('"', f);
 	while (*p) {
-		size_t n = utf8_len(p);
+		size_t n = utf8_seq_len((const char *)p);
 
 		if (!n) {
 			/* One replacement per bad byte, then resynchronise. */

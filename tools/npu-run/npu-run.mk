@@ -9,9 +9,11 @@ NPU_RUN_HDRS := $(wildcard tools/npu-run/*.h)
 
 all: $(NPU_RUN_BIN)
 
-$(NPU_RUN_BIN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) $(wildcard libnpu/include/*.h) $(LIBNPU_A)
+$(NPU_RUN_BIN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) $(TOOLS_COMMON_SRCS) $(TOOLS_COMMON_HDRS) \
+		$(wildcard libnpu/include/*.h) $(LIBNPU_A)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(OPTFLAGS) $(NPU_RUN_SRCS) \
+	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(TOOLS_COMMON_CFLAGS) $(OPTFLAGS) \
+	  $(NPU_RUN_SRCS) $(TOOLS_COMMON_SRCS) \
 	  $(LIBNPU_A) $(LIBNPU_LIBS) -o $@
 
 check-tools: $(NPU_RUN_BIN)
