@@ -13,6 +13,8 @@
 
 #include "json.h"
 
+Suite *opts_suite(void);	/* test_opts.c */
+
 struct capture {
 	char *buf;
 	size_t len;
@@ -302,6 +304,7 @@ int main(void)
 	SRunner *sr = srunner_create(json_suite());
 	int failed;
 
+	srunner_add_suite(sr, opts_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

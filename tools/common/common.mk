@@ -8,12 +8,14 @@ TOOLS_COMMON_SRCS   := tools/common/json.c tools/common/opts.c tools/common/utf8
 TOOLS_COMMON_HDRS   := tools/common/json.h tools/common/opts.h tools/common/utf8.h
 TOOLS_COMMON_CFLAGS := -Itools/common
 
-# The writer's unit test (Check, ASan/UBSan), run by tests/tools/json.sh.
+# Unit tests of the writer and the option tables (Check, ASan/UBSan), run
+# by tests/tools/json.sh.
 TOOLS_JSON_TEST := $(BUILD)/tests/tools-json
+TOOLS_JSON_TEST_SRCS := tests/tools/test_json.c tests/tools/test_opts.c
 
-$(TOOLS_JSON_TEST): tests/tools/test_json.c $(TOOLS_COMMON_SRCS) $(TOOLS_COMMON_HDRS)
+$(TOOLS_JSON_TEST): $(TOOLS_JSON_TEST_SRCS) $(TOOLS_COMMON_SRCS) $(TOOLS_COMMON_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -O1 $(SANFLAGS) $(CHECK_CFLAGS) $(TOOLS_COMMON_CFLAGS) \
-	  tests/tools/test_json.c $(TOOLS_COMMON_SRCS) $(CHECK_LIBS) -lm -o $@
+	  $(TOOLS_JSON_TEST_SRCS) $(TOOLS_COMMON_SRCS) $(CHECK_LIBS) -lm -o $@
 
 check-tools: $(TOOLS_JSON_TEST)

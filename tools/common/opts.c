@@ -117,6 +117,12 @@ enum tool_opts_event tool_opts_next(struct tool_opts *p, const struct tool_opt *
 		*arg = optarg;
 		return TOOL_OPTS_POSITIONAL;
 	}
+	/* An abbreviated long option is unknown, whatever else is wrong with it. */
+	if ((c == ':' || c == '?') && optopt >= LONG_BASE &&
+	    !spelled_out(p->argv[at], p->table[optopt - LONG_BASE].name)) {
+		*arg = option_text(p, p->argv[at]);
+		return TOOL_OPTS_UNKNOWN;
+	}
 	if (c == ':') {
 		*opt = optopt >= LONG_BASE ? &p->table[optopt - LONG_BASE] : by_short(p, optopt);
 		return *opt ? TOOL_OPTS_NEEDS_VALUE : TOOL_OPTS_UNKNOWN;
