@@ -24,11 +24,6 @@ static const struct nt_source *const sources[NT_SOURCE_COUNT] = {
 	&nt_source_sysfs, &nt_source_fdinfo, &nt_source_emulator,
 };
 
-const struct nt_source *nt_source_at(unsigned i)
-{
-	return i < NT_SOURCE_COUNT ? sources[i] : NULL;
-}
-
 /* Format a path below the root into out; false if it does not fit. */
 bool nt_rpath(const struct nt_sources *src, char *out, size_t n, const char *fmt, ...)
 {

@@ -117,9 +117,6 @@ struct nt_source {
 
 #define NT_SOURCE_COUNT	3
 
-/* The sources in the order a sample runs them (NULL past the last). */
-const struct nt_source *nt_source_at(unsigned i);
-
 struct nt_sources {
 	char root[PATH_MAX];		/* "" = the real / */
 	bool fake;			/* NPU_TOP_ROOT set: accept regular files as nodes */
