@@ -27,6 +27,8 @@ int tool_opts_init(struct tool_opts *p, const struct tool_opt *table, unsigned n
 	p->shortopts[s++] = '-';
 	p->shortopts[s++] = ':';
 	for (unsigned i = 0; i < n; i++) {
+		if (table[i].id < 0)
+			continue;	/* a second help entry for an option listed before */
 		if (table[i].name)
 			lo[k++] = (struct option){ table[i].name,
 						   table[i].metavar ? required_argument : no_argument,

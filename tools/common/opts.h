@@ -23,7 +23,9 @@ struct tool_opt {
 	char short_name;	/* 'o' for -o, or 0 */
 	const char *metavar;	/* the value's name in the help ("N", "FILE"); NULL: a switch */
 	const char *help;	/* one or more lines, '\n' between them; NULL: not listed */
-	int id;			/* the tool's own code, passed back by tool_opts_next */
+	int id;			/* the tool's own code, passed back by tool_opts_next;
+				 * < 0: an extra help entry only (another form of an
+				 * option listed before), not parsed */
 };
 
 enum tool_opts_event {

@@ -33,7 +33,9 @@ enum nr_opt_id {
 	OPT_OUTPUT_FORMAT, OPT_WARMUP, OPT_ITERATIONS, OPT_DURATION, OPT_PERCENTILES, OPT_JSON,
 	OPT_PROFILE, OPT_TOP_K, OPT_TOP_K_OUTPUT, OPT_LABELS, OPT_DETECT, OPT_DETECT_THRESHOLD,
 	OPT_DETECT_FROM, OPT_GENERATE, OPT_PROMPT_IDS, OPT_PROMPT_IDS_FILE, OPT_MAX_CONTEXT,
-	OPT_SAMPLE, OPT_EOS, OPT_COMPILE_ONLY, OPT_SAVE, OPT_HELP, OPT_VERSION,
+	OPT_SAMPLE, OPT_EOS, OPT_COMPILE_ONLY, OPT_SAVE, OPT_HELP, OPT_VERSION, OPT_IMAGE_MEAN,
+	OPT_IMAGE_STD, OPT_IMAGE_LAYOUT, OPT_DRAW,
+	OPT_INPUT_IMAGE = -1,		/* help only: --input's picture form */
 };
 
 /*
@@ -62,6 +64,17 @@ static const struct tool_opt nr_opts[] = {
 	  "model no longer takes the input", OPT_FIX },
 	{ "input", 0, "NAME=FILE", "input data, raw little-endian or .npy (repeatable);\n"
 	  "inputs not given are generated deterministically", OPT_INPUT },
+	{ "input", 0, "NAME=IMAGE", "a PNG or JPEG picture (recognised by its content):\n"
+	  "resized to the input's height and width (area when\n"
+	  "shrinking 2x or more, else bilinear), RGB (or grey for\n"
+	  "1 channel), (pixel/255 - mean) / std for float32,\n"
+	  "pixels 0..255 for uint8", OPT_INPUT_IMAGE },
+	{ "image-mean", 0, "LIST", "one value or one per channel (default 0; 0.5 with\n"
+	  "--detect blazeface: BlazeFace takes [-1, 1])", OPT_IMAGE_MEAN },
+	{ "image-std", 0, "LIST", "one value or one per channel (default 1; 0.5 with\n"
+	  "--detect blazeface)", OPT_IMAGE_STD },
+	{ "image-layout", 0, "L", "nchw or nhwc (default: the dim of size 3 or 1 of the\n"
+	  "input's shape)", OPT_IMAGE_LAYOUT },
 	{ "output-dir", 0, "DIR", "write each output as DIR/<name>.bin", OPT_OUTPUT_DIR },
 	{ "output-format", 0, "F", "raw (DIR/<name>.bin, the default) or npy (DIR/<name>.npy,\n"
 	  "NumPy format with shape and dtype)", OPT_OUTPUT_FORMAT },
@@ -80,6 +93,8 @@ static const struct tool_opt nr_opts[] = {
 	  OPT_DETECT },
 	{ "detect-threshold", 0, "F", "minimum face score, 0..1 (default 0.5)",
 	  OPT_DETECT_THRESHOLD },
+	{ "draw", 0, "FILE.png", "with --detect: write input 0 (the picture at its own\n"
+	  "size, or the tensor) with each box, keypoints, score", OPT_DRAW },
 	{ "detect-from", 0, "DIR", "decode DIR/<output>.bin (as --output-dir writes) instead of\n"
 	  "running the model", OPT_DETECT_FROM },
 	{ "generate", 0, "N", "generate N tokens with a decoder exported with past\n"
@@ -362,6 +377,35 @@ static int parse_output_format(const char *s, struct nr_options *o)
 	return 0;
 }
 
+/* --image-mean / --image-std: one number, or one per channel joined by ','. */
+static int parse_channels(const char *flag, const char *s, int positive, float *v,
+			  unsigned *n)
+{
+	const char *p = s;
+
+	*n = 0;
+	for (;;) {
+		char *end;
+		double x;
+
+		errno = 0;
+		x = strtod(p, &end);
+		if (end == p || errno || !isfinite(x) || (*end && *end != ',') ||
+		    (positive && !(x > 0)) || *n == 3)
+			return nr_fail(NR_EXIT_USAGE, "%s %s: give one number or three joined by ',' "
+				       "(one per channel, e.g. 0.485,0.456,0.406)%s", flag, s,
+				       positive ? ", each above 0" : "");
+		v[(*n)++] = (float)x;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	if (*n == 2)
+		return nr_fail(NR_EXIT_USAGE, "%s %s: two values; give one for every channel or "
+			       "one per channel (3 for RGB)", flag, s);
+	return 0;
+}
+
 /*
  * Apply option @opt (spelled @flag, for messages) with its value @val
  * (NULL for a switch): 0, or non-zero with the message printed.  The
@@ -456,6 +500,25 @@ static int apply(struct nr_options *o, const struct tool_opt *opt, const char *f
 			return nr_fail(NR_EXIT_USAGE, "--detect-from: empty directory name");
 		o->detect_from = val;
 		return 0;
+	case OPT_IMAGE_MEAN:
+		return parse_channels(flag, val, 0, o->image_mean, &o->n_image_mean);
+	case OPT_IMAGE_STD:
+		return parse_channels(flag, val, 1, o->image_std, &o->n_image_std);
+	case OPT_IMAGE_LAYOUT:
+		if (!strcmp(val, "nchw"))
+			o->image_layout = NR_LAYOUT_NCHW;
+		else if (!strcmp(val, "nhwc"))
+			o->image_layout = NR_LAYOUT_NHWC;
+		else
+			return nr_fail(NR_EXIT_USAGE, "--image-layout %s: give nchw or nhwc", val);
+		return 0;
+	case OPT_DRAW:
+		if (!*val)
+			return nr_fail(NR_EXIT_USAGE, "--draw: empty file name");
+		o->draw = val;
+		return 0;
+	case OPT_INPUT_IMAGE:
+		break;		/* --help's second line for --input */
 	case OPT_GENERATE:
 		o->gen_flag = 1;
 		return parse_uint(flag, val, 1, MAX_GENERATE, &o->generate);
@@ -494,7 +557,6 @@ static int apply(struct nr_options *o, const struct tool_opt *opt, const char *f
 	return nr_fail(NR_EXIT_USAGE, "unknown option '%s' (see --help)", flag);
 }
 
-
 /* Combinations that cannot work, found before any device or model work. */
 static int check_combinations(struct nr_options *o)
 {
@@ -517,6 +579,8 @@ static int check_combinations(struct nr_options *o)
 			       "outputs; add --output-dir DIR");
 	if (o->detect_from && !o->detect)
 		return nr_fail(NR_EXIT_USAGE, "--detect-from needs --detect DETECTOR");
+	if (o->draw && !o->detect)
+		return nr_fail(NR_EXIT_USAGE, "--draw draws the detections: add --detect blazeface");
 	if (o->gen_flag && !o->generate)
 		return nr_fail(NR_EXIT_USAGE, "--prompt-ids, --prompt-ids-file, --max-context, "
 			       "--sample and --eos apply to --generate N only");
