@@ -26,9 +26,10 @@ GUEST_TF_SHAPES := --shape input_ids=1x16 --shape attention_mask=1x16 --shape to
 $(GUEST_NPU_RUN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) $(TOOLS_COMMON_SRCS) $(TOOLS_COMMON_HDRS) \
 		tests/guest/tools/no_http.c $(LIBNPU_A)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(TOOLS_COMMON_CFLAGS) $(OPTFLAGS) -static \
-	  $(NPU_RUN_SRCS) $(TOOLS_COMMON_SRCS) \
-	  tests/guest/tools/no_http.c $(LIBNPU_A) -ldrm -lprotobuf-c -lm -pthread -o $@
+	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(TOOLS_COMMON_CFLAGS) $(NPU_RUN_IMAGE_CFLAGS) \
+	  $(OPTFLAGS) -static $(NPU_RUN_SRCS) $(TOOLS_COMMON_SRCS) \
+	  tests/guest/tools/no_http.c $(LIBNPU_A) -ldrm -lprotobuf-c -lpng16 -lz -ljpeg -lm \
+	  -pthread -o $@
 
 $(GUEST_NPU_TOP): $(NPU_TOP_SRCS) $(NPU_TOP_HDRS) $(TOOLS_COMMON_SRCS) $(TOOLS_COMMON_HDRS)
 	@mkdir -p $(@D)
