@@ -42,6 +42,25 @@ extern "C" {
 #define NPU_LIB_VERSION_MINOR 1
 #define NPU_LIB_VERSION_PATCH 0
 
+/* ---- Version ---- */
+
+/* A version as one comparable number: NPU_VERSION_NUMBER(0, 1, 0) = 0x000100. */
+#define NPU_VERSION_NUMBER(major, minor, patch) \
+	((uint32_t)(major) << 16 | (uint32_t)(minor) << 8 | (uint32_t)(patch))
+/* The version this program was compiled against. */
+#define NPU_LIB_VERSION NPU_VERSION_NUMBER(NPU_LIB_VERSION_MAJOR, NPU_LIB_VERSION_MINOR, \
+					   NPU_LIB_VERSION_PATCH)
+
+/*
+ * The version of the libnpu this process actually runs, "0.1.0"
+ * (major.minor.patch); never NULL.  With libnpu.so it is the library the
+ * dynamic linker loaded, which can differ from NPU_LIB_VERSION_* in the
+ * header the program was built with.  npu_version_number() is the same
+ * as NPU_VERSION_NUMBER(major, minor, patch), for comparing.
+ */
+NPU_API const char *npu_version(void);
+NPU_API uint32_t npu_version_number(void);
+
 /* ---- Status ---- */
 
 typedef enum npu_status {
