@@ -64,6 +64,9 @@ static void usage(FILE *f)
 	      "  --json                print the summary as one JSON object\n"
 	      "  --profile             per-step cycles, unit, DMA and NoC link utilization\n"
 	      "                        (with --generate: the last decode run's steps)\n"
+	      "  --trace FILE          write the last run's simulated timeline (a span per\n"
+	      "                        instruction on each unit, DMA, NoC links, steps) as\n"
+	      "                        Chrome trace JSON for ui.perfetto.dev (emulator only)\n"
 	      "  --top-k K             the K best classes of the first output\n"
 	      "  --top-k-output NAME   ... of this output instead\n"
 	      "  --labels FILE         class names, one per line (with --top-k)\n"
@@ -438,6 +441,12 @@ static int apply(struct nr_options *o, const char *flag, const char *val)
 		o->eos_id = id;
 		return 0;
 	}
+	if (!strcmp(flag, "--trace")) {
+		if (!*val)
+			return nr_fail(NR_EXIT_USAGE, "--trace: empty file name");
+		o->trace = val;
+		return 0;
+	}
 	if (!strcmp(flag, "-o")) {
 		if (!*val)
 			return nr_fail(NR_EXIT_USAGE, "-o: empty file name");
@@ -455,6 +464,7 @@ static int takes_value(const char *flag)
 		"--percentiles", "--top-k", "--top-k-output", "--labels", "-o", "--detect",
 		"--detect-threshold", "--detect-from", "--generate", "--prompt-ids",
 		"--prompt-ids-file", "--max-context", "--sample", "--eos", "--max-loop-iterations",
+		"--trace",
 	};
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
@@ -499,6 +509,10 @@ static int check_combinations(struct nr_options *o)
 	if (o->output_format_given && !o->output_dir)
 		return nr_fail(NR_EXIT_USAGE, "--output-format says how --output-dir writes the "
 			       "outputs; add --output-dir DIR");
+	if (o->trace && (o->generate || o->compile_only || o->detect_from))
+		return nr_fail(NR_EXIT_USAGE, "--trace records a model's run: it does not apply to "
+			       "%s", o->generate ? "--generate" : o->compile_only ?
+			       "--compile-only" : "--detect-from");
 	if (o->detect_from && !o->detect)
 		return nr_fail(NR_EXIT_USAGE, "--detect-from needs --detect DETECTOR");
 	if (o->gen_flag && !o->generate)

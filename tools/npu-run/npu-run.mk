@@ -14,4 +14,5 @@ $(NPU_RUN_BIN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) $(wildcard libnpu/include/*.h) $
 	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(OPTFLAGS) $(NPU_RUN_SRCS) \
 	  $(LIBNPU_A) $(LIBNPU_LIBS) -o $@
 
-check-tools: $(NPU_RUN_BIN)
+# tests/tools/npu-trace.sh traces BlazeFace: fetched first (make models).
+check-tools: $(NPU_RUN_BIN) $(BLAZEFACE)

@@ -646,6 +646,11 @@ static void json_counters(struct jw *w, const struct nr_report *r, const struct 
 		for (int u = 0; u < NPU_UNITS; u++)
 			jw_num(w, unit_keys[u], pv->unit[i][u]);
 		jw_u64(w, "hbsm_conflicts", pv->conflicts[i]);
+		/* The raw counters behind the shares: what a trace's spans sum to. */
+		jw_open(w, "unit_busy_cycles", '{');
+		for (int u = 0; u < NPU_UNITS; u++)
+			jw_u64(w, unit_keys[u], d->unit_busy[pv->cluster[i]][u]);
+		jw_close(w, '}');
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
