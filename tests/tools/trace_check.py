@@ -28,7 +28,7 @@ def check(name, cond, detail=''):
 
 
 def main(trace_path, summary_path):
-    trace = json.load(open(trace_path))
+    trace = json.load(open(trace_path, encoding='utf-8'))
     summ = json.load(open(summary_path))
     prof = summ['profile']
     mhz = summ['device']['clock_mhz']
