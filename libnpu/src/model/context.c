@@ -1081,7 +1081,8 @@ npu_status npu_context_write_trace(npu_context *ctx, const char *path)
 	if (!ctx->trace_ready) {
 		pthread_mutex_unlock(&ctx->lock);
 		return npu_fail(NPU_ERR_NOT_FOUND,
-				"no run of this context has completed since tracing started");
+				"no run of this context has completed since tracing started, "
+				"or the last one failed: run it, then write the trace");
 	}
 	if (ctx->trace->dropped) {
 		size_t max = ctx->trace->max_events;

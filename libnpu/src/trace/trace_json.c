@@ -182,11 +182,11 @@ static npu_status layout_run(const struct npu_trace_run *run, struct layout *l)
 
 static void meta(FILE *f, int pid, int tid, const char *what, const char *name, int sort)
 {
-	fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"%s_name\",\"args\":{\"name\":",
+	fprintf(f, ",\n{\"ph\":\"M\",\"ts\":0,\"pid\":%d,\"tid\":%d,\"name\":\"%s_name\",\"args\":{\"name\":",
 		pid, tid, what);
 	json_str(f, name);
 	fprintf(f, "}}");
-	fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"%s_sort_index\","
+	fprintf(f, ",\n{\"ph\":\"M\",\"ts\":0,\"pid\":%d,\"tid\":%d,\"name\":\"%s_sort_index\","
 		"\"args\":{\"sort_index\":%d}}", pid, tid, what, sort);
 }
 
@@ -472,7 +472,7 @@ npu_status npu_trace_write_json(const struct npu_trace_run *run, FILE *f, const 
 			(unsigned long long)link_bytes[hot[h]]);
 	fprintf(f, "]},\n\"traceEvents\":[\n");
 	/* The first event opens the array: every later one starts with ",\n". */
-	fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_labels\","
+	fprintf(f, "{\"ph\":\"M\",\"ts\":0,\"pid\":%d,\"tid\":0,\"name\":\"process_labels\","
 		"\"args\":{\"labels\":\"M100 emulator\"}}", PID_RUN);
 	write_tracks(f, run);
 	write_steps(f, run, &l);
