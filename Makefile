@@ -49,8 +49,14 @@ BENCH_PACKAGES := python3-onnx python3-numpy
 # check-guest's debug kernel (tests/guest/debug-kernel/): Debian's kernel
 # source and what building it needs (flex and bison are QEMU's too).
 DEBUG_KERNEL_PACKAGES := linux-source-6.12 bc libelf-dev libssl-dev
-DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PACKAGES) \
-                $(QEMU_PACKAGES) $(GUEST_PACKAGES) $(DEBUG_KERNEL_PACKAGES) $(BENCH_PACKAGES)
+# The Python module npu (python/): a C extension built against Python's
+# headers, and numpy, which it hands tensors to applications as.
+PYTHON_PACKAGES := python3-dev python3-numpy
+# npu-run's picture inputs and --draw (libpng, libjpeg); cjpeg for its tests.
+IMAGE_PACKAGES := libpng-dev libjpeg62-turbo-dev libjpeg-turbo-progs
+DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PACKAGES) $(IMAGE_PACKAGES) \
+                $(QEMU_PACKAGES) $(GUEST_PACKAGES) $(DEBUG_KERNEL_PACKAGES) $(BENCH_PACKAGES) \
+                $(PYTHON_PACKAGES)
 DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
 
 # The kernel module, built against Debian's 6.12 headers (make deps installs
@@ -72,16 +78,20 @@ include libnpu/libnpu.mk
 include tests/fuzz/fuzz.mk
 include tests/models/models.mk
 include tests/onnx/onnx.mk
+include python/python.mk
 # Each tool under tools/<name>/ may bring its own rules (tools/<name>/<name>.mk).
 -include $(wildcard tools/*/*.mk)
 
 help:
 	@echo "make deps        install the Debian packages the project needs (root)"
 	@echo "make             build everything"
-	@echo "make run         npu-run on the bundled sample model (emulator unless a device exists)"
+	@echo "make run         npu-run: BlazeFace on a photo, faces drawn to build/run/faces.png"
 	@echo "make check       build and run every test"
 	@echo "make check-unit  device-core and libnpu unit tests (Check, ASan/UBSan)"
 	@echo "make check-tools command-line tests of npu-run, npu-top, npu-plan"
+	@echo "make python      the Python module npu in build/python (PYTHONPATH=build/python)"
+	@echo "make check-python the Python module against the C API, a staged install, the examples"
+	@echo "make install     libnpu, headers, npu.pc, tools, man pages, Python module (PREFIX, DESTDIR)"
 	@echo "make qemu        build qemu-system-x86_64 with the NPU (cached in ~/.cache/npu)"
 	@echo "make check-qemu  qtests of the NPU PCI device"
 	@echo "make module      the kernel driver, build/kernel/npu.ko"
@@ -151,13 +161,13 @@ $(DEMO_BIN): tools/npu-core-demo/*.c tests/common/npu_tdev.c tests/common/npu_td
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) -Itests/common tools/npu-core-demo/*.c tests/common/npu_tdev.c $(LIBCORE) $(LDLIBS_CORE) -o $@
 
-# The main job: npu-run on the bundled sample model (the emulator unless a
-# kernel device exists), with its top 3 classes.
+# The main job: npu-run with BlazeFace on a photo (the emulator unless a
+# kernel device exists), the faces drawn into build/run/faces.png; the
+# bundled sample model when they cannot be fetched (tools/npu-run/make-run.sh).
 run: $(BUILD)/bin/npu-run
-	$(BUILD)/bin/npu-run tools/npu-run/samples/tiny-cnn.onnx \
-	  --top-k 3 --labels tools/npu-run/samples/tiny-cnn.labels
+	@tools/npu-run/make-run.sh $(BUILD)/bin/npu-run $(BUILD)/run
 
-check: check-unit check-fuzz check-tools check-onnx check-models check-style check-qemu check-guest
+check: check-unit check-fuzz check-tools check-onnx check-models check-python check-style check-qemu check-guest
 
 # Command-line tests of the tools (each script prints "N passed, N failed").
 check-tools: $(BUILD)/bin/npu-plan
@@ -211,6 +221,35 @@ bench: $(BENCH_BIN) $(BUILD)/bin/npu-run $(BLAZEFACE) $(FACE_PHOTO) models
 
 clean:
 	rm -rf $(BUILD)
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: libnpu (static and shared,
+# headers, the build's npu.pc with this PREFIX), the tools, their man pages and the
+# Python module (PYTHON_SITEDIR, python/python.mk).  ldconfig runs when
+# installing into the live system, so the loader finds libnpu.so.0.
+INSTALL_TOOLS := $(NPU_RUN_BIN) $(NPU_TOP_BIN) $(NPU_PLAN_BIN)
+.PHONY: install uninstall
+install: libnpu python $(INSTALL_TOOLS)
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PYTHON_SITEDIR)/npu
+	install -m 644 $(LIBNPU_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBNPU_SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libnpu.so.$(NPU_SOVERSION) $(DESTDIR)$(PREFIX)/lib/libnpu.so
+	install -m 644 libnpu/include/npu.h libnpu/include/npu_post.h libnpu/include/npu_fetch.h \
+	  $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|^prefix=.*|prefix=$(PREFIX)|' $(NPU_PC) > $(DESTDIR)$(PREFIX)/lib/pkgconfig/npu.pc
+	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 Documentation/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(PY_FILES) $(DESTDIR)$(PYTHON_SITEDIR)/npu/
+	install -m 644 $(PY_EXT_INSTALL) $(DESTDIR)$(PYTHON_SITEDIR)/npu/
+	@if [ -z "$(DESTDIR)" ] && [ -w /etc/ld.so.cache ]; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/lib/libnpu.a $(DESTDIR)$(PREFIX)/lib/libnpu.so \
+	  $(DESTDIR)$(PREFIX)/lib/libnpu.so.$(NPU_SOVERSION) $(DESTDIR)$(PREFIX)/lib/pkgconfig/npu.pc \
+	  $(addprefix $(DESTDIR)$(PREFIX)/include/,npu.h npu_post.h npu_fetch.h) \
+	  $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(INSTALL_TOOLS))) \
+	  $(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(wildcard Documentation/man/*.1)))
+	rm -rf $(DESTDIR)$(PYTHON_SITEDIR)/npu
 
 # Kernel CI (tests/guest/): boot Debian's Linux 6.12 under our QEMU, load
 # npu.ko (build/kernel/, when built) and run the static programs in

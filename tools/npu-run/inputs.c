@@ -13,8 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "image_input.h"
 #include "inputs.h"
 #include "util.h"
 
@@ -508,6 +511,18 @@ int nr_read_tensor_file(const char *arg, const char *file, const npu_tensor_info
 	return read_input(arg, file, t, 1, &in);
 }
 
+/* A name that promises a picture (the content decides; this only catches a mix-up). */
+static int named_like_picture(const char *file)
+{
+	static const char *const ext[] = { ".png", ".jpg", ".jpeg" };
+	size_t len = strlen(file);
+
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
+		if (len > strlen(ext[i]) && !strcasecmp(file + len - strlen(ext[i]), ext[i]))
+			return 1;
+	return 0;
+}
+
 /* ---- matching arguments to inputs ---- */
 
 /*
@@ -600,7 +615,7 @@ static int assign_files(const struct nr_options *o, struct nr_input *in, size_t 
 int nr_inputs_prepare(const npu_model *model, unsigned batch, const struct nr_options *o,
 		      struct nr_input **out, size_t *n_out)
 {
-	size_t n = npu_model_input_count(model);
+	size_t n = npu_model_input_count(model), pictures = 0;
 	struct nr_input *in = calloc(n ? n : 1, sizeof(*in));
 	int rc = 0;
 
@@ -625,18 +640,30 @@ int nr_inputs_prepare(const npu_model *model, unsigned batch, const struct nr_op
 			char arg[1024];
 
 			snprintf(arg, sizeof(arg), "%s=%s", x->info.name, x->file);
-			rc = read_input(arg, x->file, &x->info, batch, x);
+			if (nr_image_sniff(x->file) != NR_IMAGE_NONE)
+				rc = nr_image_input(o, arg, x->file, &x->info, x->data, &x->image);
+			else if (named_like_picture(x->file) && !access(x->file, R_OK))
+				rc = nr_fail(NR_EXIT_RUNTIME, "--input %s: %s is named like a picture "
+					     "but holds no PNG or JPEG data; give a PNG or JPEG file "
+					     "(or raw or .npy data under another name)", arg, x->file);
+			else
+				rc = read_input(arg, x->file, &x->info, batch, x);
 		} else if (elems * npu_dtype_size(x->info.dtype) == x->info.bytes) {
 			generate(x->info.dtype, elems, i, x->data);
 		} else {
 			memset(x->data, 0, x->info.bytes);
 		}
+		pictures += x->image.rgb != NULL;
 		/* One tensor for the whole batch: every element gets a copy. */
 		if (!rc && !x->per_element)
 			for (unsigned b = 1; b < batch; b++)
 				memcpy((char *)x->data + (size_t)b * x->info.bytes, x->data,
 				       x->info.bytes);
 	}
+	/* The picture options would silently do nothing: say so. */
+	if (!rc && !pictures && (o->n_image_mean || o->n_image_std || o->image_layout))
+		rc = nr_fail(NR_EXIT_USAGE, "--image-mean, --image-std and --image-layout apply to "
+			     "pictures, and no --input is a PNG or JPEG file");
 	return rc;
 }
 
@@ -677,7 +704,9 @@ void nr_inputs_free(struct nr_input *in, size_t n)
 {
 	if (!in)
 		return;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(in[i].data);
+		nr_image_free(&in[i].image);
+	}
 	free(in);
 }

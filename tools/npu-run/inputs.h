@@ -4,6 +4,7 @@
 #define NPU_RUN_INPUTS_H
 
 #include "args.h"
+#include "image.h"
 #include "npu.h"
 
 struct nr_input {
@@ -11,6 +12,7 @@ struct nr_input {
 	const char *file;	/* NULL: generated */
 	int per_element;	/* the file held one tensor per batch element */
 	void *data;		/* batch x info.bytes, batch-element major */
+	struct nr_image image;	/* the file was a picture: as read (--draw, summary) */
 };
 
 /*

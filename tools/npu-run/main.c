@@ -26,6 +26,7 @@
 
 #include "args.h"
 #include "detect.h"
+#include "draw.h"
 #include "generate.h"
 #include "inputs.h"
 #include "outputs.h"
@@ -498,6 +499,25 @@ static int top_k(const struct nr_options *o, struct state *st, size_t idx, struc
 
 /* ---- main ---- */
 
+/* --detect's picture coordinates and --draw, on input 0 (the detector's). */
+static int detect_picture(const struct nr_options *o, const struct state *st,
+			  struct nr_detect *det)
+{
+	const struct nr_input *in = st->n_in ? &st->in[0] : NULL;
+
+	if (in && in->image.rgb) {
+		det->image = in->file;
+		det->image_w = in->image.w;
+		det->image_h = in->image.h;
+	}
+	if (!o->draw)
+		return 0;
+	det->draw = o->draw;
+	if (!in)
+		return nr_fail(NR_EXIT_RUNTIME, "--draw: the model has no input to draw on");
+	return nr_draw(o, in, det);
+}
+
 static int compile_only(const struct nr_options *o, struct state *st, double load_ms)
 {
 	npu_device_info info;
@@ -544,6 +564,11 @@ static int run(const struct nr_options *o)
 	if (o->detect_from) {
 		/* Decode outputs someone else computed (another engine, say). */
 		rc = nr_detect_run(st.model, NULL, o->detect_from, &det);
+		/* --draw: on the --input picture (or tensor) the outputs came from. */
+		if (!rc && o->draw)
+			rc = nr_inputs_prepare(st.model, 1, o, &st.in, &st.n_in);
+		if (!rc)
+			rc = detect_picture(o, &st, &det);
 		if (!rc)
 			nr_detect_print_only(&det, o->model, o->json);
 		goto out;
@@ -600,6 +625,8 @@ static int run(const struct nr_options *o)
 	}
 	if (!rc && o->detect) {
 		rc = nr_detect_run(st.model, st.ctx, NULL, &det);
+		if (!rc)
+			rc = detect_picture(o, &st, &det);
 		r.det = &det;
 	}
 	if (rc)

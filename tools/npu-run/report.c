@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "image_input.h"
 #include "report.h"
 #include "shapes.h"
 #include "util.h"
@@ -544,6 +545,14 @@ static void json_io(struct jw *w, const struct nr_report *r)
 		json_tensor(w, &in->info);
 		jw_str(w, "source", in->file ? "file" : "generated");
 		jw_str(w, "file", in->file);
+		if (in->image.rgb) {
+			jw_open(w, "image", '{');
+			jw_str(w, "format", in->image.kind);
+			jw_u64(w, "width", in->image.w);
+			jw_u64(w, "height", in->image.h);
+			jw_bool(w, "grey", in->image.grey);
+			jw_close(w, '}');
+		}
 		if (nr_shape_given(r->o, in->info.name)) {
 			const char *from = nr_shape_from(r->o, in->info.name);
 
@@ -606,6 +615,8 @@ static void json_detect(struct jw *w, const struct nr_report *r)
 	jw_num(w, "threshold", d->threshold);
 	jw_u64(w, "input_width", d->input_w);
 	jw_u64(w, "input_height", d->input_h);
+	if (r->o->draw)
+		jw_str(w, "draw", r->o->draw);
 	jw_open(w, "detections", '[');
 	for (size_t i = 0; i < d->n; i++) {
 		const npu_detection *x = &d->det[i];
@@ -838,6 +849,21 @@ static void text_tensor(const char *what, const npu_tensor_info *t, const char *
 	printf("%s\n", extra);
 }
 
+/* "resized by area", "not resized", for an input read from a picture. */
+static const char *image_resize_str(const struct nr_options *o, const struct nr_input *in)
+{
+	static char buf[64];
+	struct nr_image_geom g;
+
+	/* Checked when the picture was read: cannot fail here. */
+	if (nr_image_geometry(o, "", &in->info, &g))
+		return "?";
+	snprintf(buf, sizeof(buf), "%s%s", !strcmp(nr_image_resize_method(in->image.w, in->image.h,
+		 g.w, g.h), "not resized") ? "" : "resized by ",
+		 nr_image_resize_method(in->image.w, in->image.h, g.w, g.h));
+	return buf;
+}
+
 static void text_io(const struct nr_report *r)
 {
 	size_t n_out = npu_model_output_count(r->model);
@@ -846,7 +872,16 @@ static void text_io(const struct nr_report *r)
 	for (size_t i = 0; i < r->n_inputs; i++) {
 		const struct nr_input *in = &r->inputs[i];
 
-		if (in->file)
+		if (in->image.rgb) {
+			char norm[96];
+
+			nr_image_norm_str(r->o, &in->info, norm, sizeof(norm));
+			snprintf(extra, sizeof(extra), " from %s (%s %ux%u %s, %s, %s)", in->file,
+				 in->image.kind, in->image.w, in->image.h,
+				 in->image.grey ? "grey" : "colour",
+				 image_resize_str(r->o, in), norm);
+		}
+		else if (in->file)
 			snprintf(extra, sizeof(extra), " from %s%s", in->file,
 				 r->batch > 1 ? (in->per_element ? " (one per batch element)" :
 						 " (every batch element)") : "");
@@ -1006,6 +1041,8 @@ static void print_text(const struct nr_report *r, const struct summary *s)
 		text_top_k(r);
 	if (r->det)
 		nr_detect_print_text(r->det);
+	if (r->det && r->o->draw)
+		printf("%-12s%s\n", "drawn", r->o->draw);
 	if (r->prof)
 		text_profile(r, s);
 }

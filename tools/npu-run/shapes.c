@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "image.h"
 #include "inputs.h"
 #include "shapes.h"
 #include "util.h"
@@ -120,6 +121,11 @@ static int choose(struct nr_options *o, const char *arg, const char *file,
 	int rank = 0, axis = 0, rc;
 
 	memset(sh, 0, sizeof(*sh));
+	/* A picture is resized to the input's size: it cannot choose one. */
+	if (nr_image_sniff(file) != NR_IMAGE_NONE)
+		return nr_fail(NR_EXIT_USAGE, "--input %s: input '%s' has open dims, and a picture "
+			       "is resized to the input's shape rather than giving one; give "
+			       "--shape %s=DIMS (e.g. 1x3x224x224)", arg, t->name, t->name);
 	rc = nr_npy_peek(arg, file, &rank, dims);
 	if (rc > 0)
 		return rc;
