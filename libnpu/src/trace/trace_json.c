@@ -15,7 +15,7 @@
  *                  (category "host").
  *   pid 2          "CCB": one thread per DMA engine.
  *   pid 3          "NoC": a busy-percentage counter for each of the
- *                  hottest links.
+ *                  links busy longest over the run.
  *   pid 10 + L     logical cluster L: one thread per TPB and unit
  *                  ("TPB 0 TCU"), and an "HBSM conflicts" counter.
  * Counters are sampled in NPU_TRACE_WINDOWS windows per NPU program.
@@ -319,15 +319,23 @@ static uint64_t window_of(const struct layout *l, size_t step)
 	return l->len[step] / NPU_TRACE_WINDOWS + 1;
 }
 
-/* The NPU_TRACE_HOT_LINKS links carrying the most bytes; returns how many. */
-static unsigned hot_links(const struct npu_trace_rec *rec, unsigned *hot, uint64_t *bytes)
+/*
+ * The NPU_TRACE_HOT_LINKS links busy longest over the run (ties: the lower
+ * index); returns how many.  Fills every link's @busy cycles and @bytes.
+ */
+static unsigned hot_links(const struct npu_trace_rec *rec, unsigned *hot, uint64_t *busy,
+			  uint64_t *bytes)
 {
 	unsigned n = 0;
 
+	memset(busy, 0, NPU_HW_MAX_LINKS * sizeof(*busy));
 	memset(bytes, 0, NPU_HW_MAX_LINKS * sizeof(*bytes));
-	for (size_t i = 0; i < rec->nlinks; i++)
-		if (rec->links[i].link < NPU_HW_MAX_LINKS)
+	for (size_t i = 0; i < rec->nlinks; i++) {
+		if (rec->links[i].link < NPU_HW_MAX_LINKS) {
+			busy[rec->links[i].link] += rec->links[i].len;
 			bytes[rec->links[i].link] += rec->links[i].bytes;
+		}
+	}
 	for (unsigned k = 0; k < NPU_TRACE_HOT_LINKS; k++) {
 		int best = -1;
 
@@ -336,7 +344,7 @@ static unsigned hot_links(const struct npu_trace_rec *rec, unsigned *hot, uint64
 
 			for (unsigned j = 0; j < n; j++)
 				taken |= hot[j] == i;
-			if (!taken && bytes[i] && (best < 0 || bytes[i] > bytes[best]))
+			if (!taken && busy[i] && (best < 0 || busy[i] > busy[best]))
 				best = (int)i;
 		}
 		if (best < 0)
@@ -447,7 +455,7 @@ static npu_status write_conflicts(FILE *f, const struct npu_trace_run *run,
 npu_status npu_trace_write_json(const struct npu_trace_run *run, FILE *f, const char *path)
 {
 	struct layout l = { 0 };
-	uint64_t link_bytes[NPU_HW_MAX_LINKS];
+	uint64_t link_busy[NPU_HW_MAX_LINKS], link_bytes[NPU_HW_MAX_LINKS];
 	unsigned hot[NPU_TRACE_HOT_LINKS], nhot;
 	npu_status st;
 
@@ -458,7 +466,7 @@ npu_status npu_trace_write_json(const struct npu_trace_run *run, FILE *f, const 
 		layout_free(&l);
 		return st;
 	}
-	nhot = hot_links(run->rec, hot, link_bytes);
+	nhot = hot_links(run->rec, hot, link_busy, link_bytes);
 	fprintf(f, "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"libnpu\","
 		"\"clock_mhz\":%u,\"time\":\"ts and dur are microseconds of simulated device "
 		"time: cycles / clock_mhz; host steps take their measured wall time; each "
@@ -468,7 +476,8 @@ npu_status npu_trace_write_json(const struct npu_trace_run *run, FILE *f, const 
 		run->clock_mhz, (unsigned long long)l.total, run->nsteps, run->rec->nspans,
 		run->rec->nlinks, NPU_TRACE_WINDOWS);
 	for (unsigned h = 0; h < nhot; h++)
-		fprintf(f, "%s{\"link\":%u,\"bytes\":%llu}", h ? "," : "", hot[h],
+		fprintf(f, "%s{\"link\":%u,\"busy_cycles\":%llu,\"bytes\":%llu}", h ? "," : "",
+			hot[h], (unsigned long long)link_busy[hot[h]],
 			(unsigned long long)link_bytes[hot[h]]);
 	fprintf(f, "]},\n\"traceEvents\":[\n");
 	/* The first event opens the array: every later one starts with ",\n". */
