@@ -147,6 +147,13 @@ expect_exit "--trace into a missing directory" 2 "$SAMPLE" --device emu --trace 
 err_has "--trace missing directory says what to do" "give a path in a writable directory"
 expect_exit "--trace into a directory" 2 "$SAMPLE" --device emu --trace "$TMP"
 err_has "--trace into a directory names it" "--trace $TMP: cannot write it"
+# A device that takes the open but no byte: the write's failure is the run's.
+if [ -w /dev/full ]; then
+	expect_exit "--trace to a full disk" 1 "$SAMPLE" --device emu --trace /dev/full
+	err_has "--trace to a full disk says so" "writing the trace /dev/full failed"
+else
+	no "/dev/full is missing: the full-disk case cannot run"
+fi
 expect_exit "--trace empty" 2 "$SAMPLE" --device emu --trace ""
 err_has "--trace empty" "--trace: empty file name"
 expect_exit "--trace without a value" 2 "$SAMPLE" --device emu --trace
