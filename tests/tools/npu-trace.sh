@@ -10,7 +10,7 @@
 # sample; a hand-made model with a host step (--cpu-fallback) and one whose
 # node name is not valid UTF-8; the trace is the same whatever the thread
 # count, and tracing changes no cycle.  Bad input: an unwritable path, an
-# empty one, --trace with options that run no model.  (A kernel device's
+# empty one, a full disk (/dev/full), --trace with options that run no model.  (A kernel device's
 # refusal is in the unit suite, test_trace.c: no /dev/accel here.)
 # Run from the repository root after `make build/bin/npu-run`; $1 overrides
 # the binary.
