@@ -58,7 +58,13 @@ $(PY_SAN_EXT): $(PY_SRCS) python/_npu/npuext.h $(LIBNPU_SO)
 	$(CC) $(CFLAGS_COMMON) -O1 $(SANFLAGS) -Ilibnpu/include -isystem $(PY_INCLUDE) -shared \
 	  $(PY_SRCS) -L$(BUILD)/lib -lnpu -Wl,-rpath,'$$ORIGIN/../../lib' -o $@
 
-$(PY_DIR)/npu/%.py $(PY_SAN_DIR)/npu/%.py: python/npu/%.py
+# Two rules: one pattern rule with two targets is a grouped target to make
+# (one run makes both), so a fresh build dir got no copies in python-san.
+$(PY_DIR)/npu/%.py: python/npu/%.py
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(PY_SAN_DIR)/npu/%.py: python/npu/%.py
 	@mkdir -p $(@D)
 	cp $< $@
 

@@ -34,7 +34,7 @@ enum nr_opt_id {
 	OPT_PROFILE, OPT_TOP_K, OPT_TOP_K_OUTPUT, OPT_LABELS, OPT_DETECT, OPT_DETECT_THRESHOLD,
 	OPT_DETECT_FROM, OPT_GENERATE, OPT_PROMPT_IDS, OPT_PROMPT_IDS_FILE, OPT_MAX_CONTEXT,
 	OPT_SAMPLE, OPT_EOS, OPT_COMPILE_ONLY, OPT_SAVE, OPT_HELP, OPT_VERSION, OPT_IMAGE_MEAN,
-	OPT_IMAGE_STD, OPT_IMAGE_LAYOUT, OPT_DRAW,
+	OPT_IMAGE_STD, OPT_IMAGE_LAYOUT, OPT_DRAW, OPT_TRACE,
 	OPT_INPUT_IMAGE = -1,		/* help only: --input's picture form */
 };
 
@@ -86,6 +86,9 @@ static const struct tool_opt nr_opts[] = {
 	{ "json", 0, NULL, "print the summary as one JSON object", OPT_JSON },
 	{ "profile", 0, NULL, "per-step cycles, unit, DMA and NoC link utilization\n"
 	  "(with --generate: the last decode run's steps)", OPT_PROFILE },
+	{ "trace", 0, "FILE", "write the last run's simulated timeline (a span per\n"
+	  "instruction on each unit, DMA, NoC links, steps) as\n"
+	  "Chrome trace JSON for ui.perfetto.dev (emulator only)", OPT_TRACE },
 	{ "top-k", 0, "K", "the K best classes of the first output", OPT_TOP_K },
 	{ "top-k-output", 0, "NAME", "... of this output instead", OPT_TOP_K_OUTPUT },
 	{ "labels", 0, "FILE", "class names, one per line (with --top-k)", OPT_LABELS },
@@ -548,6 +551,11 @@ static int apply(struct nr_options *o, const struct tool_opt *opt, const char *f
 		o->eos_id = id;
 		return 0;
 	}
+	case OPT_TRACE:
+		if (!*val)
+			return nr_fail(NR_EXIT_USAGE, "--trace: empty file name");
+		o->trace = val;
+		return 0;
 	case OPT_SAVE:
 		if (!*val)
 			return nr_fail(NR_EXIT_USAGE, "-o: empty file name");
@@ -577,6 +585,10 @@ static int check_combinations(struct nr_options *o)
 	if (o->output_format_given && !o->output_dir)
 		return nr_fail(NR_EXIT_USAGE, "--output-format says how --output-dir writes the "
 			       "outputs; add --output-dir DIR");
+	if (o->trace && (o->generate || o->compile_only || o->detect_from))
+		return nr_fail(NR_EXIT_USAGE, "--trace records a model's run: it does not apply to "
+			       "%s", o->generate ? "--generate" : o->compile_only ?
+			       "--compile-only" : "--detect-from");
 	if (o->detect_from && !o->detect)
 		return nr_fail(NR_EXIT_USAGE, "--detect-from needs --detect DETECTOR");
 	if (o->draw && !o->detect)

@@ -30,4 +30,5 @@ $(NPU_RUN_SAN_BIN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) $(TOOLS_COMMON_SRCS) $(TOOLS
 	  -O1 $(SANFLAGS) $(NPU_RUN_SRCS) $(TOOLS_COMMON_SRCS) \
 	  $(LIBNPU_A) $(LIBNPU_LIBS) $(NPU_RUN_IMAGE_LIBS) -lm -o $@
 
-check-tools: $(NPU_RUN_BIN) $(NPU_RUN_SAN_BIN)
+# tests/tools/npu-trace.sh traces BlazeFace: fetched first (make models).
+check-tools: $(NPU_RUN_BIN) $(NPU_RUN_SAN_BIN) $(BLAZEFACE)

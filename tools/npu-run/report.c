@@ -525,6 +525,11 @@ static void json_counters(struct json_writer *w, const struct nr_report *r, cons
 		for (int u = 0; u < NPU_UNITS; u++)
 			jw_num(w, unit_keys[u], pv->unit[i][u]);
 		json_u64(w, "hbsm_conflicts", pv->conflicts[i]);
+		/* The raw counters behind the shares: what a trace's spans sum to. */
+		json_begin_object(w, "unit_busy_cycles");
+		for (int u = 0; u < NPU_UNITS; u++)
+			json_u64(w, unit_keys[u], d->unit_busy[pv->cluster[i]][u]);
+		json_end_object(w);
 		json_end_object(w);
 	}
 	json_end_array(w);
