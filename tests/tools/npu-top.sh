@@ -170,7 +170,9 @@ tick() {
 		printf 'drm-active-memory:\t0\ndrm-resident-memory:\t1536 KiB\n'
 		printf 'drm-purgeable-memory:\t0\nnpu-contexts:\t2\nnpu-clusters:\t0x1e\n'
 	} >"$R/proc/4242/fdinfo/3.t" && mv "$R/proc/4242/fdinfo/3.t" "$R/proc/4242/fdinfo/3"
-	cp "$R/proc/4242/fdinfo/3" "$R/proc/4242/fdinfo/4"
+	# A copy is not atomic: a sample may read fd 4 half-written (the same
+	# client twice, its fields torn).  Write it aside and rename it in.
+	cp "$R/proc/4242/fdinfo/3" "$R/proc/4242/fdinfo/4.t" && mv "$R/proc/4242/fdinfo/4.t" "$R/proc/4242/fdinfo/4"
 	emu_file "$i" "$EMU_PID" >"$EMU_DIR/.t" && mv "$EMU_DIR/.t" "$EMU_DIR/$EMU_PID"
 }
 

@@ -198,7 +198,6 @@ static void fdinfo_sample(void *state, const struct nt_sources *src, struct nt_s
 	closedir(dir);
 }
 
-
 static void *fdinfo_open(const struct nt_sources *src)
 {
 	(void)src;
