@@ -58,11 +58,12 @@ $(PY_SAN_EXT): $(PY_SRCS) python/_npu/npuext.h $(LIBNPU_SO)
 	$(CC) $(CFLAGS_COMMON) -O1 $(SANFLAGS) -Ilibnpu/include -isystem $(PY_INCLUDE) -shared \
 	  $(PY_SRCS) -L$(BUILD)/lib -lnpu -Wl,-rpath,'$$ORIGIN/../../lib' -o $@
 
-# Two rules: a pattern rule with two targets is one recipe making both, so
-# make never copied the ASan tree's .py files once build/python had them.
+# Two rules: one pattern rule with two targets is a grouped target to make
+# (one run makes both), so a fresh build dir got no copies in python-san.
 $(PY_DIR)/npu/%.py: python/npu/%.py
 	@mkdir -p $(@D)
 	cp $< $@
+
 $(PY_SAN_DIR)/npu/%.py: python/npu/%.py
 	@mkdir -p $(@D)
 	cp $< $@

@@ -42,6 +42,25 @@ extern "C" {
 #define NPU_LIB_VERSION_MINOR 1
 #define NPU_LIB_VERSION_PATCH 0
 
+/* ---- Version ---- */
+
+/* A version as one comparable number: NPU_VERSION_NUMBER(0, 1, 0) = 0x000100. */
+#define NPU_VERSION_NUMBER(major, minor, patch) \
+	((uint32_t)(major) << 16 | (uint32_t)(minor) << 8 | (uint32_t)(patch))
+/* The version this program was compiled against. */
+#define NPU_LIB_VERSION NPU_VERSION_NUMBER(NPU_LIB_VERSION_MAJOR, NPU_LIB_VERSION_MINOR, \
+					   NPU_LIB_VERSION_PATCH)
+
+/*
+ * The version of the libnpu this process actually runs, "0.1.0"
+ * (major.minor.patch); never NULL.  With libnpu.so it is the library the
+ * dynamic linker loaded, which can differ from NPU_LIB_VERSION_* in the
+ * header the program was built with.  npu_version_number() is the same
+ * as NPU_VERSION_NUMBER(major, minor, patch), for comparing.
+ */
+NPU_API const char *npu_version(void);
+NPU_API uint32_t npu_version_number(void);
+
 /* ---- Status ---- */
 
 typedef enum npu_status {
@@ -531,6 +550,38 @@ NPU_API npu_status npu_context_last_run_step(const npu_context *ctx, size_t inde
  */
 NPU_API npu_status npu_context_last_run_output_info(const npu_context *ctx, size_t index,
 						    npu_tensor_info *info);
+
+/* ---- Tracing: the emulator's timeline of a run ---- */
+
+/*
+ * Record the simulated timeline of the runs of @ctx from now on: every
+ * instruction iteration on every unit (TCU, CVU, DTDU, CSU, SYNC of each
+ * TPB; the CCB's DMA engines) with its start and length in cycles, and
+ * every NoC link transfer.  Results and cycles are the same as untraced.
+ * @max_events bounds one run's recording (about 64 bytes an event): a run
+ * with more keeps recording nothing past it, and npu_context_write_trace()
+ * then refuses it, naming the bound.  0 stops recording and frees it.
+ * Only the emulator sees the device's timeline: on a kernel device this
+ * is NPU_ERR_UNSUPPORTED (open "emu" to trace).
+ */
+NPU_API npu_status npu_context_trace(npu_context *ctx, size_t max_events);
+
+/*
+ * Write the timeline of the last completed run of @ctx (recorded by
+ * npu_context_trace()) to @path in the Chrome trace-event JSON format,
+ * which https://ui.perfetto.dev and chrome://tracing open: a track per
+ * TPB unit of each cluster and per DMA engine with a span per
+ * instruction iteration, the steps with the compiler's labels (host
+ * steps included), counters of the busiest NoC links and of HBSM bank
+ * conflicts.  ts/dur are microseconds at the device clock; each event's
+ * args give its cycles.  NPU_ERR_NOT_FOUND before a recorded run
+ * completed, NPU_ERR_IO if @path cannot be written.
+ *
+ * A writer rather than an array of spans: the file is what people open,
+ * a binding (Python's ctypes) needs nothing but a path, and the recorded
+ * layout stays free to change with the cycle model.
+ */
+NPU_API npu_status npu_context_write_trace(npu_context *ctx, const char *path);
 
 /* ---- Generating text ---- */
 

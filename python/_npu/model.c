@@ -295,6 +295,47 @@ static PyObject *model_save(npx_model *self, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+/* npu_context_trace(max_events): record the runs' timeline (0 stops). */
+static PyObject *model_trace(npx_model *self, PyObject *args)
+{
+	unsigned long long max_events;
+	npu_status s;
+
+	if (!PyArg_ParseTuple(args, "K:trace", &max_events))
+		return NULL;
+	if (lock_model(self))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	s = npu_context_trace(self->ctx, (size_t)max_events);
+	Py_END_ALLOW_THREADS
+	PyThread_release_lock(self->lock);
+	if (s != NPU_OK)
+		return npx_raise(s);
+	Py_RETURN_NONE;
+}
+
+/* npu_context_write_trace(path): the last run's timeline as Chrome trace JSON. */
+static PyObject *model_write_trace(npx_model *self, PyObject *args)
+{
+	PyObject *path;
+	npu_status s;
+
+	if (!PyArg_ParseTuple(args, "O&:write_trace", PyUnicode_FSConverter, &path))
+		return NULL;
+	if (lock_model(self)) {
+		Py_DECREF(path);
+		return NULL;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	s = npu_context_write_trace(self->ctx, PyBytes_AS_STRING(path));
+	Py_END_ALLOW_THREADS
+	PyThread_release_lock(self->lock);
+	Py_DECREF(path);
+	if (s != NPU_OK)
+		return npx_raise(s);
+	Py_RETURN_NONE;
+}
+
 void npx_release_views(Py_buffer *views, Py_ssize_t n)
 {
 	for (Py_ssize_t i = 0; views && i < n; i++)
@@ -528,6 +569,9 @@ static PyMethodDef model_methods[] = {
 	  "run(inputs, outputs): lists of (dtype, buffer) by position; returns the run's "
 	  "stats, steps and output shapes." },
 	{ "submit", (PyCFunction)model_submit, METH_VARARGS, "As run(), returning a Job." },
+	{ "trace", (PyCFunction)model_trace, METH_VARARGS, "npu_context_trace(max_events)." },
+	{ "write_trace", (PyCFunction)model_write_trace, METH_VARARGS,
+	  "npu_context_write_trace(path)." },
 	{ "close", (PyCFunction)model_close, METH_NOARGS, "Free the context and the model." },
 	{ NULL, NULL, 0, NULL }
 };

@@ -225,6 +225,18 @@ class Model:
         """Write the compiled model in libnpu's native format (.npum)."""
         self._m.save(os.fspath(path))
 
+    def trace(self, max_events=4 << 20):
+        """Record the simulated timeline of the runs from now on (the
+        emulator only: npu.Error UNSUPPORTED on a kernel device); a run of
+        more than max_events spans and link transfers cannot be written.
+        0 stops recording."""
+        self._m.trace(max_events)
+
+    def write_trace(self, path):
+        """Write the last run's timeline as Chrome trace-event JSON, for
+        https://ui.perfetto.dev or chrome://tracing (npu-run(1), TRACE)."""
+        self._m.write_trace(os.fspath(path))
+
     def close(self):
         """Free the model and its device memory (and the device, if it opened it)."""
         self._m.close()

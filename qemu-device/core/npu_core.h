@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "npu/npu_hw.h"
+#include "npu_trace.h"
 
 struct npu_core;
 struct npu_core_job;
@@ -55,6 +56,12 @@ struct npu_core_host {
 	 */
 	void (*mem_begin)(void *opaque);
 	void (*mem_end)(void *opaque);
+	/*
+	 * Optional (may be NULL): the tracer for the task about to run from
+	 * @queue whose descriptor has @seqno, or NULL not to trace it
+	 * (npu_trace.h).  Called on the executing thread as the task starts.
+	 */
+	struct npu_tracer *(*tracer)(void *opaque, unsigned queue, uint64_t seqno);
 	void *opaque;
 };
 

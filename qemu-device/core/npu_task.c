@@ -108,6 +108,7 @@ struct npu_job {
 	size_t run_cap;
 	struct npu_mmu_tlb *tlbs;	/* one per pool worker */
 	struct npu_scratch_cache *keep;	/* one per pool worker */
+	struct npu_tracer *tracer;	/* NULL: not traced (npu_trace.h) */
 };
 
 /* ---- accessors used by units and the walker layer ---- */
@@ -702,6 +703,8 @@ static uint64_t route(struct npu_job *job, const struct npu_xfer *x,
 
 			perf->link_bytes[link] += x->bytes;
 			perf->link_stalls[link] += at - t;
+			if (job->tracer)
+				job->tracer->link(job->tracer, link, at, ser, x->bytes);
 			t = at;
 		}
 		t += NPU_M100_HOP_LATENCY;
@@ -784,6 +787,27 @@ static int add_run(struct npu_job *job, size_t *n, struct npu_tpb_state *tp,
 	return 0;
 }
 
+/* Hand the iteration @account just placed in time to the job's tracer. */
+static void trace_span(struct npu_job *job, const struct runnable *r,
+		       uint64_t start, uint64_t dur)
+{
+	const struct npu_dinsn *di = r->di;
+	struct npu_trace_span s = {
+		.start = start, .dur = dur, .iter = r->iter,
+		.dma_bytes = r->tpb ? 0 : r->cost.dma_bytes,
+		.gsdu_bytes = r->cost.gsdu_bytes,
+		.insn = di->index,
+		.conflicts = r->cost.conflicts,
+		.unit = (uint8_t)r->unit,
+		.opcode = (uint8_t)di->raw.opcode,
+		.pcluster = r->tpb ? (uint8_t)r->tpb->pcluster : NPU_TRACE_CCB,
+		.lcluster = r->tpb ? (uint8_t)r->tpb->lcluster : NPU_TRACE_CCB,
+		.tpb = r->tpb ? (uint8_t)r->tpb->tpb : (uint8_t)di->raw.params.dma.engine,
+	};
+
+	job->tracer->span(job->tracer, &s);
+}
+
 static void account(struct npu_job *job, struct runnable *r)
 {
 	struct npu_perf *perf = &job->cj->perf;
@@ -831,6 +855,8 @@ static void account(struct npu_job *job, struct runnable *r)
 		perf->dma_bytes[di->raw.params.dma.engine] += r->cost.dma_bytes;
 	}
 	perf->gsdu_bytes += r->cost.gsdu_bytes;
+	if (job->tracer)
+		trace_span(job, r, start, dur);
 	apply_signals(job, r, end);
 	if (++r->uq->iter == di->iters) {
 		r->uq->iter = 0;
@@ -1128,6 +1154,8 @@ void npu_task_run(struct npu_core_job *cj)
 		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
 		goto out;
 	}
+	if (core->host.tracer)
+		job->tracer = core->host.tracer(core->host.opaque, cj->queue, d->seqno);
 	run_rounds(job);
 	/* A cluster is busy from its first TPB's start to its last TPB's end. */
 	for (unsigned c = 0; c < job->nclusters; c++) {

@@ -62,6 +62,13 @@ static void irq(void *opaque, uint32_t pending)
 	d->irq_calls++;
 }
 
+static struct npu_tracer *tracer(void *opaque, unsigned queue, uint64_t seqno)
+{
+	(void)queue;
+	(void)seqno;
+	return ((struct npu_tdev *)opaque)->tracer;
+}
+
 struct npu_tdev *npu_tdev_create(const struct npu_core_config *cfg,
 				 unsigned ddr_mb)
 {
@@ -69,7 +76,7 @@ struct npu_tdev *npu_tdev_create(const struct npu_core_config *cfg,
 	struct npu_core_config def;
 	struct npu_core_host host = {
 		.mem_read = mem_read, .mem_write = mem_write, .irq = irq,
-		.mem_begin = mem_begin, .mem_end = mem_end,
+		.mem_begin = mem_begin, .mem_end = mem_end, .tracer = tracer,
 	};
 	char err[200];
 

@@ -30,6 +30,8 @@ struct npu_tdev {
 	 * many DDR accesses fell inside one, and any misuse (a begin inside
 	 * a bracket or an end outside one on the same thread). */
 	atomic_uint mem_begins, mem_ends, mem_bracketed, mem_misnested;
+	/* Given to the core for every task while set (npu_trace.h). */
+	struct npu_tracer *tracer;
 };
 
 /* ddr_mb: size of the fake DDR; cfg NULL = M100 defaults. */

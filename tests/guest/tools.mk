@@ -23,16 +23,18 @@ GUEST_TF_SHAPES := --shape input_ids=1x16 --shape attention_mask=1x16 --shape to
 
 # No libcurl in a static binary: tests/guest/tools/no_http.c stands in for
 # the HTTP transport (file:// URLs and paths still work).
-$(GUEST_NPU_RUN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) tests/guest/tools/no_http.c $(LIBNPU_A)
+$(GUEST_NPU_RUN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) $(TOOLS_COMMON_SRCS) $(TOOLS_COMMON_HDRS) \
+		tests/guest/tools/no_http.c $(LIBNPU_A)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(NPU_RUN_IMAGE_CFLAGS) $(OPTFLAGS) -static $(NPU_RUN_SRCS) \
-	  tests/guest/tools/no_http.c $(LIBNPU_A) -ldrm -lprotobuf-c -lcrypto \
-	  $(shell pkg-config --static --libs libpng libjpeg 2>/dev/null) -lm -pthread -o $@
+	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(TOOLS_COMMON_CFLAGS) $(NPU_RUN_IMAGE_CFLAGS) \
+	  $(OPTFLAGS) -static $(NPU_RUN_SRCS) $(TOOLS_COMMON_SRCS) \
+	  tests/guest/tools/no_http.c $(LIBNPU_A) -ldrm -lprotobuf-c -lcrypto -lpng16 -lz -ljpeg -lm \
+	  -pthread -o $@
 
-$(GUEST_NPU_TOP): $(NPU_TOP_SRCS) $(NPU_TOP_HDRS)
+$(GUEST_NPU_TOP): $(NPU_TOP_SRCS) $(NPU_TOP_HDRS) $(TOOLS_COMMON_SRCS) $(TOOLS_COMMON_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) -Iuapi $(NPU_TOP_CURSES_CFLAGS) -static $(NPU_TOP_SRCS) \
-	  -lncursesw -ltinfo -lm -o $@
+	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) -Iuapi $(TOOLS_COMMON_CFLAGS) $(NPU_TOP_CURSES_CFLAGS) \
+	  -static $(NPU_TOP_SRCS) $(TOOLS_COMMON_SRCS) -lncursesw -ltinfo -lm -o $@
 
 $(GUEST_SAMPLE): tools/npu-run/samples/tiny-cnn.onnx
 	@mkdir -p $(@D)

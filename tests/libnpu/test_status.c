@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Status strings, the per-thread error message, dtype helpers. */
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "npu_internal.h"
@@ -51,6 +52,24 @@ START_TEST(dtype_sizes)
 }
 END_TEST
 
+/* The run-time version is the header's (tests link the library they were
+ * built with) and its string and number agree. */
+START_TEST(version_matches_header)
+{
+	unsigned major, minor, patch;
+	char tail;
+
+	ck_assert_ptr_nonnull(npu_version());
+	ck_assert_int_eq(sscanf(npu_version(), "%u.%u.%u%c", &major, &minor, &patch, &tail), 3);
+	ck_assert_uint_eq(major, NPU_LIB_VERSION_MAJOR);
+	ck_assert_uint_eq(minor, NPU_LIB_VERSION_MINOR);
+	ck_assert_uint_eq(patch, NPU_LIB_VERSION_PATCH);
+	ck_assert_uint_eq(npu_version_number(), NPU_VERSION_NUMBER(major, minor, patch));
+	ck_assert_uint_eq(npu_version_number(), NPU_LIB_VERSION);
+	ck_assert(NPU_VERSION_NUMBER(0, 2, 0) > NPU_VERSION_NUMBER(0, 1, 255));
+}
+END_TEST
+
 static Suite *status_suite(void)
 {
 	Suite *s = suite_create("npu_status");
@@ -59,6 +78,7 @@ static Suite *status_suite(void)
 	tcase_add_test(tc, status_strings_distinct);
 	tcase_add_test(tc, last_error_per_thread);
 	tcase_add_test(tc, dtype_sizes);
+	tcase_add_test(tc, version_matches_header);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -465,6 +465,36 @@ class BlazeFace(unittest.TestCase):
         self.assertIn("896", e.exception.message)
 
 
+class Trace(unittest.TestCase):
+    """Model.trace / write_trace: the C API's trace of the run, from Python."""
+
+    def test_trace(self):
+        import json
+        path = os.path.join(tempfile.mkdtemp(prefix="npu-pytest-"), "t.json")
+        with npu.Model(TINY) as m:
+            x = np.zeros(m.inputs[0].shape, np.float32)
+            with self.assertRaises(npu.Error) as e:
+                m.write_trace(path)
+            self.assertEqual(e.exception.status, npu.Status.NOT_FOUND)
+            self.assertIn("npu_context_trace", e.exception.message)
+            m.trace()
+            m.run(x)
+            m.write_trace(path)
+            with open(path, encoding="utf-8") as f:
+                t = json.load(f)
+            steps = [e for e in t["traceEvents"] if e["ph"] == "X" and e["pid"] == 1]
+            self.assertEqual(len(steps), len(m.last_run.steps))
+            self.assertEqual(sum(e["args"]["device_cycles"] for e in steps),
+                             m.last_run.device_cycles)
+            self.assertGreater(t["otherData"]["spans"], 0)
+            with self.assertRaises(npu.Error) as e:
+                m.write_trace("/nonexistent/dir/t.json")
+            self.assertEqual(e.exception.status, npu.Status.IO)
+            m.trace(0)
+            with self.assertRaises(npu.Error):
+                m.write_trace(path)
+
+
 class Errors(unittest.TestCase):
     """libnpu's own failures come through with their status and message."""
 

@@ -65,6 +65,22 @@ check "scattered T_net 45.8 us" "abs(j['totals']['t_net_us'] - 45.833) < 0.1"
 if "$BIN" --chain "$CHAIN" >"$TMP/table" && grep -q '^conv1 ' "$TMP/table"; then ok
 else no "table output"; fi
 
+# Layer names are bytes: UTF-8 stays as is, other bytes become U+FFFD, so
+# the JSON stays valid (tools/common/json.c).
+printf 'caf\303\251 100 32 64\nx\377y 100 32 64\n' >"$TMP/names.chain"
+if "$BIN" --chain "$TMP/names.chain" --cores 4 --mesh 2x2 --json >"$TMP/out.json"; then ok
+else no "non-ASCII chain"; fi
+check "UTF-8 layer name" "j['layers'][0]['name'] == 'caf\u00e9'"
+check "invalid UTF-8 layer name" "j['layers'][1]['name'] == 'x\ufffdy'"
+if grep -q "\"caf$(printf '\303\251')\"" "$TMP/out.json"; then ok
+else no "UTF-8 layer name not written as is"; fi
+
+# --version: the libnpu it runs on.
+if "$BIN" --version | grep -Eqx 'npu-plan [0-9]+\.[0-9]+\.[0-9]+'; then ok; else no "--version"; fi
+if "$BIN" --help | grep -q -- '--counts LIST'; then ok; else no "--help lists the options"; fi
+expect_exit "abbreviated option" 2 --chain "$CHAIN" --place banded
+expect_exit "switch with value" 2 --chain "$CHAIN" --json=1
+
 # Usage errors exit 2, file errors exit 1, each with one line.
 expect_exit "zero cores" 2 --chain "$CHAIN" --cores 0
 expect_exit "more layers than cores" 2 --chain "$CHAIN" --cores 4 --mesh 2x2

@@ -142,6 +142,10 @@ npy(tmp + '/ab.npy', '<f4', (2, 1, 3, 32, 32), a + b)
 m = open(model, 'rb').read()
 open(tmp + '/colon.onnx', 'wb').write(m.replace(b'probabilities', b'prob:bilities'))
 open(tmp + '/loop.onnx', 'wb').write(m.replace(b'Relu', b'Loop'))
+# Non-ASCII names (tools/common/json.c): 'image' as UTF-8 'imgé' and as
+# bytes that are not UTF-8, both 5 bytes.
+open(tmp + '/utf8.onnx', 'wb').write(m.replace(b'image', b'img\xc3\xa9'))
+open(tmp + '/badutf8.onnx', 'wb').write(m.replace(b'image', b'img\xff\xfe'))
 EOF
 mkdir -p "$TMP/cal"
 cp "$TMP/a.raw" "$TMP/cal/0.raw"
@@ -1063,6 +1067,15 @@ err_has "--fix x count says the count" "3 values, but input 'x' holds 4 (float32
 	>/dev/null 2>&1 || no "--fix --compile-only"
 expect_exit "--fix on a .npum" 1 "$TMP/fix.npum" --device emu --fix sr=16000
 err_has "--fix on a .npum says why" "--fix applies to ONNX models"
+
+# ---- non-ASCII names in the JSON: UTF-8 unchanged, other bytes U+FFFD ----
+run_json "UTF-8 input name" "$TMP/utf8.onnx" --device emu --iterations 1 --profile
+check "UTF-8 name kept" "j['inputs'][0]['name'] == 'img\u00e9'"
+if grep -q "\"img$(printf '\303\251')\"" "$TMP/out.json"; then ok
+else no "UTF-8 name not written as is"; fi
+run_json "invalid UTF-8 input name" "$TMP/badutf8.onnx" --device emu --iterations 1 --profile
+check "invalid bytes replaced" "j['inputs'][0]['name'] == 'img\ufffd\ufffd'"
+if LC_ALL=C grep -q "$(printf '\377')" "$TMP/out.json"; then no "raw 0xff in the JSON"; else ok; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

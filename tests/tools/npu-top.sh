@@ -170,7 +170,9 @@ tick() {
 		printf 'drm-active-memory:\t0\ndrm-resident-memory:\t1536 KiB\n'
 		printf 'drm-purgeable-memory:\t0\nnpu-contexts:\t2\nnpu-clusters:\t0x1e\n'
 	} >"$R/proc/4242/fdinfo/3.t" && mv "$R/proc/4242/fdinfo/3.t" "$R/proc/4242/fdinfo/3"
-	cp "$R/proc/4242/fdinfo/3" "$R/proc/4242/fdinfo/4"
+	# A copy is not atomic: a sample may read fd 4 half-written (the same
+	# client twice, its fields torn).  Write it aside and rename it in.
+	cp "$R/proc/4242/fdinfo/3" "$R/proc/4242/fdinfo/4.t" && mv "$R/proc/4242/fdinfo/4.t" "$R/proc/4242/fdinfo/4"
 	emu_file "$i" "$EMU_PID" >"$EMU_DIR/.t" && mv "$EMU_DIR/.t" "$EMU_DIR/$EMU_PID"
 }
 
@@ -254,6 +256,56 @@ assert len(lines) == 3, len(lines)
 for l in lines:
     assert json.loads(l)['devices'][0]['name'] == 'accel0'
 " "$TMP/lines" 2>"$TMP/py.err"; then ok; else no "three JSON lines"; cat "$TMP/py.err"; fi
+
+# --record: one JSON line per sample with the raw busy ns (ns from every
+# source: the emulator's cycles at its 1000 MHz) and the rates; nothing on
+# stdout without --json.
+if "$BIN" --record "$TMP/rec.jsonl" -n 3 -d 0.3 >"$TMP/rec.out" 2>"$TMP/err" &&
+	[ ! -s "$TMP/rec.out" ]; then ok; else no "record -n 3: $(cat "$TMP/err" "$TMP/rec.out")"; fi
+if python3 -c "
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 3, len(lines)
+recs = [json.loads(l) for l in lines]
+emu = 'emu:' + sys.argv[2]
+for a, b in zip(recs, recs[1:]):
+    assert b['time'] > a['time'] and b['mono_ns'] > a['mono_ns'], (a['time'], b['time'])
+for r in recs:
+    assert [d['name'] for d in r['devices']] == ['accel0', emu], r['devices']
+    assert sorted(p['pid'] for p in r['processes']) == sorted([4242, 5151, int(sys.argv[2])])
+    k, e = r['devices']
+    # accel0: C1-C4 tick b = i * 20000000 ns each, C5 holds 777; C0, C13 fused.
+    assert len(k['cluster_busy_ns']) == 14 and (k['busy_ns'] - 777) % 80000000 == 0
+    assert k['busy_ns'] == sum(k['cluster_busy_ns'][1:13]) and k['device_ns'] is None
+    # emu: C0 busy c/2, C1 c/4 of c simulated cycles, 1 ns each.
+    assert e['busy_ns'] * 4 == e['device_ns'] * 3 and e['device_ns'] % 100000 == 0
+    assert all(0 <= (v or 0) <= 100 for d in r['devices'] for v in d['cluster_busy_pct'])
+    p = [p for p in r['processes'] if p['pid'] == 4242][0]
+    assert p['device'] == 'accel0' and p['client_id'] == 7 and p['busy_ns'] % 80000000 == 0
+for a, b in zip(recs, recs[1:]):
+    assert b['devices'][0]['busy_ns'] >= a['devices'][0]['busy_ns']
+# The rate is over the interval: only where the emulator's writer ticked
+# within it (a loaded machine can sample twice between two ticks).
+moved = [b['devices'][1] for a, b in zip(recs, recs[1:])
+         if b['devices'][1]['device_ns'] > a['devices'][1]['device_ns']]
+assert moved, 'the emulator file never changed between samples'
+for e in moved:
+    assert abs(e['busy_pct'] - (50 + 25) / 14) < 0.01, e['busy_pct']
+" "$TMP/rec.jsonl" "$EMU_PID" 2>"$TMP/py.err"; then ok
+else no "record lines"; cat "$TMP/py.err"; fi
+expect_exit "record unwritable" 1 --record "$TMP/no/such/dir/rec" -n 1 -d 0.1
+expect_exit "record empty name" 2 --record= -n 1
+
+# A process named 'café' is 'café' in the JSON (UTF-8 as is); a name that
+# is not UTF-8 gets '?' for its bad bytes and the JSON stays valid.
+printf 'caf\303\251\n' >"$R/proc/5151/comm"
+if "$BIN" --once --json -d 0.1 >"$TMP/out.json" 2>"$TMP/err"; then ok; else no "café run"; fi
+check "café" "[p['name'] for p in d0['processes'] if p['pid'] == 5151] == ['caf\u00e9']"
+if grep -q "\"caf$(printf '\303\251')\"" "$TMP/out.json"; then ok; else no "café not as is"; fi
+printf 'bad\377name\n' >"$R/proc/5151/comm"
+if "$BIN" --once --json -d 0.1 >"$TMP/out.json" 2>"$TMP/err"; then ok; else no "bad name run"; fi
+check "invalid UTF-8 name" "[p['name'] for p in d0['processes'] if p['pid'] == 5151] == ['bad?name']"
+echo other-app >"$R/proc/5151/comm"
 
 # The emulator's default directory is <root>/tmp/npu-emu-<uid>.
 mkdir -p "$R/tmp/npu-emu-$(id -u)"

@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
+#include "npu.h"
+#include "opts.h"
 #include "plan/npu_plan.h"
 
 #define EXIT_USAGE 2
@@ -44,21 +47,64 @@ struct chain {
 	unsigned n;
 };
 
+/* What each option does, for apply()'s switch. */
+enum plan_opt_id {
+	OPT_CHAIN, OPT_CORES, OPT_MESH, OPT_FLOPS, OPT_BUFFER_KB, OPT_SRAM_KB, OPT_LINK_GBPS,
+	OPT_OFFCHIP_GBPS, OPT_PLACEMENT, OPT_SEED, OPT_NODES, OPT_CORES_PER_NODE, OPT_COUNTS,
+	OPT_JSON, OPT_HELP, OPT_VERSION,
+};
+
+/*
+ * Every option, in --help's order: getopt_long's table and the help are
+ * both made from it (tools/common/opts.h).  A metavar means a value.
+ * Defaults are seed 002's.
+ */
+static const struct tool_opt plan_opts[] = {
+	{ "chain", 0, "FILE", "the layers, one per line: 'name W_MFLOP M_KB A_KB'\n"
+	  "(# starts a comment); required", OPT_CHAIN },
+	{ "cores", 0, "N", "cores the plan may use (default 36)", OPT_CORES },
+	{ "mesh", 0, "WxH", "the mesh of nodes (default 6x6)", OPT_MESH },
+	{ "flops", 0, "F", "FLOP/s per core (default 1e12)", OPT_FLOPS },
+	{ "buffer-kb", 0, "KB", "stream buffers reserved in each core's SRAM (default 64)",
+	  OPT_BUFFER_KB },
+	{ "sram-kb", 0, "KB", "SRAM per core (default 512)", OPT_SRAM_KB },
+	{ "link-gbps", 0, "G", "GB/s per mesh link and direction (default 16)", OPT_LINK_GBPS },
+	{ "offchip-gbps", 0, "G", "GB/s of off-chip memory (default 100)", OPT_OFFCHIP_GBPS },
+	{ "placement", 0, "P", "banded or scattered (default banded)", OPT_PLACEMENT },
+	{ "seed", 0, "N", "the scattered placement's seed (default 1)", OPT_SEED },
+	{ "nodes", 0, "LIST", "usable mesh node ids (y * W + x), e.g. 1,2,4-15; default all",
+	  OPT_NODES },
+	{ "cores-per-node", 0, "N", "cores sharing a node's router (M100 TPBs: 4); default 1",
+	  OPT_CORES_PER_NODE },
+	{ "counts", 0, "LIST", "cores per layer, e.g. 6,9,9,9,3; default: chosen by the model",
+	  OPT_COUNTS },
+	{ "json", 0, NULL, "print the plan as one JSON object", OPT_JSON },
+	{ "help", 'h', NULL, "this help", OPT_HELP },
+	{ "version", 0, NULL, "print the version of the libnpu npu-plan runs on", OPT_VERSION },
+};
+
+#define PLAN_N_OPTS ((unsigned)(sizeof(plan_opts) / sizeof(plan_opts[0])))
+
 static void usage(FILE *f)
 {
-	fputs("usage: npu-plan --chain FILE [--cores N] [--mesh WxH] [--flops F]\n"
-	      "                [--buffer-kb KB] [--sram-kb KB] [--link-gbps G] [--offchip-gbps G]\n"
-	      "                [--placement banded|scattered] [--seed N] [--json]\n"
-	      "                [--nodes LIST] [--cores-per-node N] [--counts LIST]\n"
-	      "\n"
-	      "FILE: one layer per line, 'name W_MFLOP M_KB A_KB' (# comments).\n"
-	      "Defaults are seed 002's: --cores 36 --mesh 6x6 --flops 1e12 --buffer-kb 64\n"
-	      "--sram-kb 512 --link-gbps 16 --offchip-gbps 100 --placement banded --seed 1.\n"
+	fputs("usage: npu-plan --chain FILE [options]\n"
+	      "Evaluate how a chain of layers maps onto a mesh of cores with the scheduler's\n"
+	      "cost model (seed 002's compute, memory and network bounds).\n"
+	      "\n", f);
+	tool_opts_usage(f, plan_opts, PLAN_N_OPTS, 22);
+	fputs("\n"
 	      "1 KB = 1000 bytes, 1 GB/s = 1e9 bytes/s.\n"
-	      "--nodes      usable mesh node ids (y * W + x), e.g. 1,2,4-15; default all\n"
-	      "--cores-per-node  cores sharing a node's router (M100 TPBs: 4); default 1\n"
-	      "--counts     cores per layer, e.g. 6,9,9,9,3; default: chosen by the model\n",
-	      f);
+	      "Exit status: 0 ok, 1 the chain file is unreadable or malformed, 2 a bad\n"
+	      "command line.\n", f);
+}
+
+/* "npu-plan 0.1.0": the libnpu it runs on, whose cost model it is. */
+static void print_version(void)
+{
+	printf("npu-plan %s\n", npu_version());
+	if (npu_version_number() != NPU_LIB_VERSION)
+		printf("built against libnpu %d.%d.%d\n", NPU_LIB_VERSION_MAJOR,
+		       NPU_LIB_VERSION_MINOR, NPU_LIB_VERSION_PATCH);
 }
 
 /* One-line usage error; returns the exit status for main to pass on. */
@@ -192,57 +238,55 @@ static int set_placement(const char *s, struct options *o)
 	return 0;
 }
 
-/* Apply one --flag VALUE: 0, or EXIT_USAGE with the message printed. */
-static int apply(struct options *o, const char *flag, const char *val)
+/*
+ * Apply option @opt (spelled @flag) with its value @val (NULL for a
+ * switch): 0, or EXIT_USAGE with the message printed.  No default: the
+ * compiler (-Wswitch) reports a table entry without its case.
+ */
+static int apply(struct options *o, const struct tool_opt *opt, const char *flag,
+		 const char *val)
 {
 	struct npu_plan_machine *m = &o->m;
 
-	if (!strcmp(flag, "--chain")) {
+	switch ((enum plan_opt_id)opt->id) {
+	case OPT_JSON:
+		o->json = 1;
+		return 0;
+	case OPT_HELP:
+	case OPT_VERSION:
+		break;		/* parse_args answers them */
+
+	case OPT_CHAIN:
 		o->chain = val;
 		return 0;
-	}
-	if (!strcmp(flag, "--cores"))
+	case OPT_CORES:
 		return parse_uint(flag, val, NPU_PLAN_MAX_CORES, &m->cores);
-	if (!strcmp(flag, "--mesh"))
+	case OPT_MESH:
 		return parse_mesh(val, m);
-	if (!strcmp(flag, "--flops"))
+	case OPT_FLOPS:
 		return parse_num(flag, val, 0, &m->core_flops);
-	if (!strcmp(flag, "--buffer-kb"))
+	case OPT_BUFFER_KB:
 		return parse_num(flag, val, 1, &m->buffer_bytes);
-	if (!strcmp(flag, "--sram-kb"))
+	case OPT_SRAM_KB:
 		return parse_num(flag, val, 0, &m->sram_bytes);
-	if (!strcmp(flag, "--link-gbps"))
+	case OPT_LINK_GBPS:
 		return parse_num(flag, val, 0, &m->link_bw);
-	if (!strcmp(flag, "--offchip-gbps"))
+	case OPT_OFFCHIP_GBPS:
 		return parse_num(flag, val, 0, &m->offchip_bw);
-	if (!strcmp(flag, "--placement"))
+	case OPT_PLACEMENT:
 		return set_placement(val, o);
-	if (!strcmp(flag, "--seed"))
+	case OPT_SEED:
 		return parse_u64(val, &o->seed) ?
 		       bad("--seed: '%s' is not an unsigned integer", val) : 0;
-	if (!strcmp(flag, "--cores-per-node"))
+	case OPT_CORES_PER_NODE:
 		return parse_uint(flag, val, NPU_PLAN_MAX_CORES_PER_NODE, &m->cores_per_node);
-	if (!strcmp(flag, "--nodes")) {
+	case OPT_NODES:
 		m->usable = o->usable;
 		return parse_list(flag, val, 1, 0, o->usable, NPU_PLAN_MAX_NODES, &m->n_usable);
-	}
-	if (!strcmp(flag, "--counts"))
+	case OPT_COUNTS:
 		return parse_list(flag, val, 0, 1, o->counts, NPU_PLAN_MAX_LAYERS, &o->n_counts);
+	}
 	return bad("unknown option '%s' (see --help)", flag);
-}
-
-static int takes_value(const char *flag)
-{
-	static const char *const flags[] = {
-		"--chain", "--cores", "--mesh", "--flops", "--buffer-kb", "--sram-kb",
-		"--link-gbps", "--offchip-gbps", "--placement", "--seed", "--cores-per-node",
-		"--nodes", "--counts",
-	};
-
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-		if (!strcmp(flag, flags[i]))
-			return 1;
-	return 0;
 }
 
 static void defaults(struct options *o)
@@ -266,35 +310,50 @@ static void to_si(struct npu_plan_machine *m)
 	m->offchip_bw *= GBPS;
 }
 
+/* The options in order; -1 when all applied, else the exit status. */
+static int parse_loop(struct tool_opts *p, struct options *o)
+{
+	const struct tool_opt *opt;
+	const char *arg;
+	char flag[64];
+
+	for (;;) {
+		switch (tool_opts_next(p, &opt, &arg)) {
+		case TOOL_OPTS_END:
+			return -1;
+		case TOOL_OPTS_POSITIONAL:
+			return bad("unexpected argument '%s' (see --help)", arg);
+		case TOOL_OPTS_UNKNOWN:
+			return bad("unknown option '%s' (see --help)", arg);
+		case TOOL_OPTS_NEEDS_VALUE:
+			return bad("%s needs a value", tool_opt_flag(opt, flag, sizeof(flag)));
+		case TOOL_OPTS_NO_VALUE:
+			return bad("%s takes no value", tool_opt_flag(opt, flag, sizeof(flag)));
+		case TOOL_OPTS_OPTION:
+			if (opt->id == OPT_HELP)
+				return usage(stdout), 0;
+			if (opt->id == OPT_VERSION)
+				return print_version(), 0;
+			if (apply(o, opt, tool_opt_flag(opt, flag, sizeof(flag)), arg))
+				return EXIT_USAGE;
+			break;
+		}
+	}
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	defaults(o);
-	for (int i = 1; i < argc; i++) {
-		char flag[64];
-		const char *arg = argv[i], *eq = strchr(arg, '='), *val;
-		size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+	struct tool_opts p;
+	int rc;
 
-		if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
-			return usage(stdout), 0;
-		if (!strcmp(arg, "--json")) {
-			o->json = 1;
-			continue;
-		}
-		if (strncmp(arg, "--", 2) || len >= sizeof(flag))
-			return bad("unexpected argument '%s' (see --help)", arg);
-		memcpy(flag, arg, len);
-		flag[len] = '\0';
-		if (!strcmp(flag, "--json"))
-			return bad("--json takes no value");
-		if (!takes_value(flag))
-			return bad("unknown option '%s' (see --help)", flag);
-		val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-		if (!val)
-			return bad("%s needs a value", flag);
-		if (apply(o, flag, val))
-			return EXIT_USAGE;
-	}
+	defaults(o);
+	if (tool_opts_init(&p, plan_opts, PLAN_N_OPTS, argc, argv))
+		return bad("out of memory");
+	rc = parse_loop(&p, o);
+	tool_opts_free(&p);
+	if (rc >= 0)
+		return rc;
 	if (!o->chain)
 		return bad("--chain FILE is required (see --help)");
 	to_si(&o->m);
@@ -402,61 +461,67 @@ static int read_chain(const char *path, struct chain *c)
 
 /* ---- output ---- */
 
-static void json_str(const char *s)
+/* Times and loads with 10 significant digits. */
+static void put_num(struct json_writer *j, const char *key, double v)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
+	json_double(j, key, v, 10);
 }
 
-static void json_binds(unsigned binds)
+static void json_binds(struct json_writer *j, unsigned binds)
 {
 	static const char *const names[] = { "compute", "network", "memory" };
-	int first = 1;
 
-	putchar('[');
+	json_begin_array_inline(j, "binds");
 	for (unsigned b = 0; b < 3; b++)
-		if (binds & (1u << b)) {
-			printf("%s\"%s\"", first ? "" : ", ", names[b]);
-			first = 0;
-		}
-	putchar(']');
+		if (binds & (1u << b))
+			json_string(j, NULL, names[b]);
+	json_end_array(j);
 }
 
-static void json_layer(const struct npu_plan_layer *l, const struct npu_plan_mapping *map,
-		       unsigned i, unsigned first, const struct npu_plan_layer_eval *e)
+/* One layer per line. */
+static void json_layer(struct json_writer *j, const struct npu_plan_layer *l,
+		       const struct npu_plan_mapping *map, unsigned i, unsigned first,
+		       const struct npu_plan_layer_eval *e)
 {
-	printf("    {\"name\": ");
-	json_str(l->name);
-	printf(", \"cores\": %u, \"nodes\": [", map->cores[i]);
+	json_begin_object_inline(j, NULL);
+	json_string(j, "name", l->name);
+	json_u64(j, "cores", map->cores[i]);
+	json_begin_array(j, "nodes");
 	for (unsigned k = 0; k < map->cores[i]; k++)
-		printf("%s%u", k ? ", " : "", map->node[first + k]);
-	printf("], \"t_comp_us\": %.10g, \"t_mem_us\": %.10g, \"t_net_us\": %.10g}",
-	       e->t_comp * US, e->t_mem * US, e->t_net * US);
+		json_u64(j, NULL, map->node[first + k]);
+	json_end_array(j);
+	put_num(j, "t_comp_us", e->t_comp * US);
+	put_num(j, "t_mem_us", e->t_mem * US);
+	put_num(j, "t_net_us", e->t_net * US);
+	json_end_object(j);
 }
 
-static void json_hot_link(const struct npu_plan_machine *m, const struct npu_plan_eval *e)
+static void json_xy(struct json_writer *j, const char *key, unsigned x, unsigned y)
+{
+	json_begin_array_inline(j, key);
+	json_u64(j, NULL, x);
+	json_u64(j, NULL, y);
+	json_end_array(j);
+}
+
+static void json_hot_link(struct json_writer *j, const struct npu_plan_machine *m,
+			  const struct npu_plan_eval *e)
 {
 	unsigned from, to;
 
 	if (e->hot_bytes <= 0 || !npu_plan_link_ends(m, e->hot_link, &from, &to)) {
-		printf("null");
+		json_null(j, "hottest_link");
 		return;
 	}
-	printf("{\"from\": %u, \"to\": %u, \"from_xy\": [%u, %u], \"to_xy\": [%u, %u], "
-	       "\"dir\": \"%s\", \"load_bytes\": %.10g, \"load_kb\": %.10g}",
-	       from, to, from % m->mesh_w, from / m->mesh_w, to % m->mesh_w, to / m->mesh_w,
-	       npu_plan_dir_name(e->hot_link % NPU_HW_LINK_DIRS), e->hot_bytes,
-	       e->hot_bytes / KB);
+	json_begin_object_inline(j, "hottest_link");
+	json_u64(j, "from", from);
+	json_u64(j, "to", to);
+	json_xy(j, "from_xy", from % m->mesh_w, from / m->mesh_w);
+	json_xy(j, "to_xy", to % m->mesh_w, to / m->mesh_w);
+	json_string(j, "dir", npu_plan_dir_name(e->hot_link % NPU_HW_LINK_DIRS));
+	put_num(j, "load_bytes", e->hot_bytes);
+	put_num(j, "load_kb", e->hot_bytes / KB);
+	json_end_object(j);
 }
 
 static int all_fit(const struct npu_plan_eval *e, unsigned n)
@@ -467,36 +532,41 @@ static int all_fit(const struct npu_plan_eval *e, unsigned n)
 	return 1;
 }
 
+/* Layer names are bytes from the chain file: the writer keeps valid
+ * UTF-8 and replaces invalid bytes with U+FFFD, so the output is JSON. */
 static void print_json(const struct options *o, const struct chain *c,
 		       const struct npu_plan_mapping *map, const struct npu_plan_eval *e)
 {
 	const struct npu_plan_machine *m = &o->m;
+	struct json_writer j;
 	unsigned first = 0;
 
-	printf("{\n  \"placement\": \"%s\",",
-	       o->placement == NPU_PLAN_BANDED ? "banded" : "scattered");
+	json_init(&j, stdout, JSON_PRETTY);
+	json_begin_object(&j, NULL);
+	json_string(&j, "placement", o->placement == NPU_PLAN_BANDED ? "banded" : "scattered");
 	if (o->placement == NPU_PLAN_SCATTERED)
-		printf(" \"seed\": %" PRIu64 ",", o->seed);
-	printf(" \"cores\": %u, \"mesh\": [%u, %u], \"cores_per_node\": %u, \"fits_sram\": %s,\n"
-	       "  \"layers\": [\n", m->cores, m->mesh_w, m->mesh_h,
-	       m->cores_per_node ? m->cores_per_node : 1, all_fit(e, c->n) ? "true" : "false");
+		json_u64(&j, "seed", o->seed);
+	json_u64(&j, "cores", m->cores);
+	json_xy(&j, "mesh", m->mesh_w, m->mesh_h);
+	json_u64(&j, "cores_per_node", m->cores_per_node ? m->cores_per_node : 1);
+	json_bool(&j, "fits_sram", all_fit(e, c->n));
+	json_begin_array(&j, "layers");
 	for (unsigned i = 0; i < c->n; i++) {
-		json_layer(&c->layer[i], map, i, first, &e->layer[i]);
-		printf("%s\n", i + 1 < c->n ? "," : "");
+		json_layer(&j, &c->layer[i], map, i, first, &e->layer[i]);
 		first += map->cores[i];
 	}
-	printf("  ],\n  \"totals\": {\"t_comp_us\": %.10g, \"t_net_us\": %.10g, "
-	       "\"t_mem_us\": %.10g, \"t_us\": %.10g, \"throughput\": ",
-	       e->t_comp * US, e->t_net * US, e->t_mem * US, e->t_total * US);
-	if (isfinite(e->throughput))
-		printf("%.10g", e->throughput);
-	else
-		printf("null");
-	printf(", \"byte_hops\": %.10g,\n    \"hottest_link\": ", e->byte_hops);
-	json_hot_link(m, e);
-	printf(", \"binds\": ");
-	json_binds(e->binds);
-	printf("}\n}\n");
+	json_end_array(&j);
+	json_begin_object(&j, "totals");
+	put_num(&j, "t_comp_us", e->t_comp * US);
+	put_num(&j, "t_net_us", e->t_net * US);
+	put_num(&j, "t_mem_us", e->t_mem * US);
+	put_num(&j, "t_us", e->t_total * US);
+	put_num(&j, "throughput", e->throughput);	/* inf (T = 0): null */
+	put_num(&j, "byte_hops", e->byte_hops);
+	json_hot_link(&j, m, e);
+	json_binds(&j, e->binds);
+	json_end_object(&j);
+	json_end_object(&j);
 }
 
 static void print_binds(unsigned binds)

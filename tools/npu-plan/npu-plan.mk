@@ -5,7 +5,9 @@ NPU_PLAN_BIN := $(BUILD)/bin/npu-plan
 
 all: $(NPU_PLAN_BIN)
 
-$(NPU_PLAN_BIN): tools/npu-plan/main.c libnpu/src/plan/npu_plan.h $(LIBNPU_A)
+$(NPU_PLAN_BIN): tools/npu-plan/main.c libnpu/src/plan/npu_plan.h $(TOOLS_COMMON_SRCS) \
+		$(TOOLS_COMMON_HDRS) $(LIBNPU_A)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(OPTFLAGS) tools/npu-plan/main.c \
+	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(TOOLS_COMMON_CFLAGS) $(OPTFLAGS) \
+	  tools/npu-plan/main.c $(TOOLS_COMMON_SRCS) \
 	  $(LIBNPU_A) $(LIBNPU_LIBS) -o $@

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * npu-run: the command line.  Options take their value as the next
- * argument or after '=' (--batch 4, --batch=4); the model is the one
- * argument that is not an option.  Everything is checked here, before a
+ * npu-run: the command line, one table (nr_opts) that getopt_long and
+ * --help are both made from (tools/common/opts.h).  Options take their
+ * value as the next argument or after '=' (--batch 4, --batch=4); the
+ * model is the one argument that is not an option.  Everything is checked here, before a
  * device is opened or a model compiled, so a typo costs no compile time.
  */
 #include <errno.h>
@@ -12,13 +13,10 @@
 #include <string.h>
 
 #include "args.h"
+#include "opts.h"
 #include "detect.h"
 #include "util.h"
 
-#define NR_VERSION_STR(a, b, c) #a "." #b "." #c
-#define NR_VERSION_XSTR(a, b, c) NR_VERSION_STR(a, b, c)
-#define NR_VERSION NR_VERSION_XSTR(NPU_LIB_VERSION_MAJOR, NPU_LIB_VERSION_MINOR, \
-				   NPU_LIB_VERSION_PATCH)
 
 /* Upper bounds that only catch typos (and keep counts within unsigned). */
 #define MAX_WARMUP	1000000u
@@ -28,79 +26,125 @@
 #define MAX_GENERATE	1000000u
 #define MAX_CONTEXT	65536u		/* npu_generator_options.max_context */
 
+/* What each option does, for apply()'s switch. */
+enum nr_opt_id {
+	OPT_DEVICE, OPT_CLUSTERS, OPT_PRECISION, OPT_CALIBRATE, OPT_BATCH, OPT_CPU_FALLBACK,
+	OPT_MAX_LOOP_ITERATIONS, OPT_SHAPE, OPT_FIX, OPT_INPUT, OPT_OUTPUT_DIR,
+	OPT_OUTPUT_FORMAT, OPT_WARMUP, OPT_ITERATIONS, OPT_DURATION, OPT_PERCENTILES, OPT_JSON,
+	OPT_PROFILE, OPT_TOP_K, OPT_TOP_K_OUTPUT, OPT_LABELS, OPT_DETECT, OPT_DETECT_THRESHOLD,
+	OPT_DETECT_FROM, OPT_GENERATE, OPT_PROMPT_IDS, OPT_PROMPT_IDS_FILE, OPT_MAX_CONTEXT,
+	OPT_SAMPLE, OPT_EOS, OPT_COMPILE_ONLY, OPT_SAVE, OPT_HELP, OPT_VERSION, OPT_IMAGE_MEAN,
+	OPT_IMAGE_STD, OPT_IMAGE_LAYOUT, OPT_DRAW, OPT_TRACE,
+	OPT_INPUT_IMAGE = -1,		/* help only: --input's picture form */
+};
+
+/*
+ * Every option, in the order --help lists them: the parser (tools/common/
+ * opts.h) and the help are both made from this table.  A metavar means
+ * the option takes a value.
+ */
+static const struct tool_opt nr_opts[] = {
+	{ "device", 0, "SPEC", "emu, emu:key=value,..., /dev/accel/accelN\n"
+	  "(default: $NPU_DEVICE, a kernel device, else emu)", OPT_DEVICE },
+	{ "clusters", 0, "N", "partition size in clusters (default: the model's)", OPT_CLUSTERS },
+	{ "precision", 0, "P", "bf16, bf16x3 (Convs as three bf16 products: near fp32),\n"
+	  "int8 (needs --calibrate DIR) or w8 (int8 weights)", OPT_PRECISION },
+	{ "calibrate", 0, "DIR", "sample inputs (.npy or raw float32) for int8", OPT_CALIBRATE },
+	{ "batch", 0, "N", "inputs per run, pipelined (1..64)", OPT_BATCH },
+	{ "cpu-fallback", 0, NULL, "run operators the NPU cannot on the CPU, as host steps\n"
+	  "between NPU programs (listed in the summary)", OPT_CPU_FALLBACK },
+	{ "max-loop-iterations", 0, "N", "a Loop that has not stopped after N iterations\n"
+	  "fails the run (default 65536)", OPT_MAX_LOOP_ITERATIONS },
+	{ "shape", 0, "NAME=DIMS", "compile input NAME with shape DIMS, e.g. 1x3x224x224\n"
+	  "(repeatable; needed for symbolic dims such as batch;\n"
+	  "NAME= alone is a scalar)", OPT_SHAPE },
+	{ "fix", 0, "NAME=VALUES", "compile input NAME as a constant (repeatable): numbers\n"
+	  "joined by ',' in its dtype (e.g. sr=16000) or an .npy\n"
+	  "FILE; only what the value selects is compiled and the\n"
+	  "model no longer takes the input", OPT_FIX },
+	{ "input", 0, "NAME=FILE", "input data, raw little-endian or .npy (repeatable);\n"
+	  "inputs not given are generated deterministically", OPT_INPUT },
+	{ "input", 0, "NAME=IMAGE", "a PNG or JPEG picture (recognised by its content):\n"
+	  "resized to the input's height and width (area when\n"
+	  "shrinking 2x or more, else bilinear), RGB (or grey for\n"
+	  "1 channel), (pixel/255 - mean) / std for float32,\n"
+	  "pixels 0..255 for uint8", OPT_INPUT_IMAGE },
+	{ "image-mean", 0, "LIST", "one value or one per channel (default 0; 0.5 with\n"
+	  "--detect blazeface: BlazeFace takes [-1, 1])", OPT_IMAGE_MEAN },
+	{ "image-std", 0, "LIST", "one value or one per channel (default 1; 0.5 with\n"
+	  "--detect blazeface)", OPT_IMAGE_STD },
+	{ "image-layout", 0, "L", "nchw or nhwc (default: the dim of size 3 or 1 of the\n"
+	  "input's shape)", OPT_IMAGE_LAYOUT },
+	{ "output-dir", 0, "DIR", "write each output as DIR/<name>.bin", OPT_OUTPUT_DIR },
+	{ "output-format", 0, "F", "raw (DIR/<name>.bin, the default) or npy (DIR/<name>.npy,\n"
+	  "NumPy format with shape and dtype)", OPT_OUTPUT_FORMAT },
+	{ "warmup", 0, "N", "untimed runs first (default 1)", OPT_WARMUP },
+	{ "iterations", 0, "N", "timed runs (default 10)", OPT_ITERATIONS },
+	{ "duration", 0, "S", "run at least S seconds (and at least N iterations)", OPT_DURATION },
+	{ "percentiles", 0, "LIST", "latency percentiles, e.g. 50,90,99 (the default)",
+	  OPT_PERCENTILES },
+	{ "json", 0, NULL, "print the summary as one JSON object", OPT_JSON },
+	{ "profile", 0, NULL, "per-step cycles, unit, DMA and NoC link utilization\n"
+	  "(with --generate: the last decode run's steps)", OPT_PROFILE },
+	{ "trace", 0, "FILE", "write the last run's simulated timeline (a span per\n"
+	  "instruction on each unit, DMA, NoC links, steps) as\n"
+	  "Chrome trace JSON for ui.perfetto.dev (emulator only)", OPT_TRACE },
+	{ "top-k", 0, "K", "the K best classes of the first output", OPT_TOP_K },
+	{ "top-k-output", 0, "NAME", "... of this output instead", OPT_TOP_K_OUTPUT },
+	{ "labels", 0, "FILE", "class names, one per line (with --top-k)", OPT_LABELS },
+	{ "detect", 0, "blazeface", "decode face boxes (anchors, weighted NMS) from the outputs",
+	  OPT_DETECT },
+	{ "detect-threshold", 0, "F", "minimum face score, 0..1 (default 0.5)",
+	  OPT_DETECT_THRESHOLD },
+	{ "draw", 0, "FILE.png", "with --detect: write input 0 (the picture at its own\n"
+	  "size, or the tensor) with each box, keypoints, score", OPT_DRAW },
+	{ "detect-from", 0, "DIR", "decode DIR/<output>.bin (as --output-dir writes) instead of\n"
+	  "running the model", OPT_DETECT_FROM },
+	{ "generate", 0, "N", "generate N tokens with a decoder exported with past\n"
+	  "(KV cache on the device); prints the ids, time to first\n"
+	  "token, per-token latency, tokens/s, simulated time and\n"
+	  "DDR bytes per token", OPT_GENERATE },
+	{ "prompt-ids", 0, "LIST", "the prompt's token ids, e.g. 1,2,3 (with --generate)",
+	  OPT_PROMPT_IDS },
+	{ "prompt-ids-file", 0, "F", "... read from F (ids separated by commas or spaces)",
+	  OPT_PROMPT_IDS_FILE },
+	{ "max-context", 0, "L", "positions the KV cache holds (default 512)", OPT_MAX_CONTEXT },
+	{ "sample", 0, "SPEC", "greedy (the default, ArgMax on the device) or\n"
+	  "top-k=K,top-p=P,temperature=T,seed=S (any of them)", OPT_SAMPLE },
+	{ "eos", 0, "ID", "stop after generating the end-of-sequence id ID", OPT_EOS },
+	{ "compile-only", 0, NULL, "compile and write the model (-o), do not run",
+	  OPT_COMPILE_ONLY },
+	{ NULL, 'o', "FILE", "write the compiled model (native .npum format)", OPT_SAVE },
+	{ "help", 'h', NULL, "this help", OPT_HELP },
+	{ "version", 0, NULL, "print the version of npu-run and of the libnpu it runs on",
+	  OPT_VERSION },
+};
+
+#define NR_N_OPTS ((unsigned)(sizeof(nr_opts) / sizeof(nr_opts[0])))
+
+/*
+ * "npu-run 0.1.0": the libnpu this process runs (npu_version()), which is
+ * npu-run's version too: the tool ships with the library.  A second line
+ * says so when the header npu-run was built with was another version (a
+ * libnpu.so swapped under it).
+ */
+static void print_version(void)
+{
+	printf("npu-run %s\n", npu_version());
+	if (npu_version_number() != NPU_LIB_VERSION)
+		printf("built against libnpu %d.%d.%d\n", NPU_LIB_VERSION_MAJOR,
+		       NPU_LIB_VERSION_MINOR, NPU_LIB_VERSION_PATCH);
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: npu-run MODEL|URL [options]\n"
 	      "Compile (ONNX) or load (.npum) a model, run it on an M100 NPU and report\n"
 	      "latency, throughput and simulated NPU time.\n"
-	      "\n"
-	      "  --device SPEC         emu, emu:key=value,..., /dev/accel/accelN\n"
-	      "                        (default: $NPU_DEVICE, a kernel device, else emu)\n"
-	      "  --clusters N          partition size in clusters (default: the model's)\n"
-	      "  --precision P         bf16, bf16x3 (Convs as three bf16 products: near fp32),\n"
-	      "                        int8 (needs --calibrate DIR) or w8 (int8 weights)\n"
-	      "  --calibrate DIR       sample inputs (.npy or raw float32) for int8\n"
-	      "  --batch N             inputs per run, pipelined (1..64)\n"
-	      "  --cpu-fallback        run operators the NPU cannot on the CPU, as host steps\n"
-	      "                        between NPU programs (listed in the summary)\n"
-	      "  --max-loop-iterations N  a Loop that has not stopped after N iterations\n"
-	      "                        fails the run (default 65536)\n"
-	      "  --shape NAME=DIMS     compile input NAME with shape DIMS, e.g. 1x3x224x224\n"
-	      "                        (repeatable; needed for symbolic dims such as batch;\n"
-	      "                        NAME= alone is a scalar)\n"
-	      "  --fix NAME=VALUES     compile input NAME as a constant (repeatable): numbers\n"
-	      "                        joined by ',' in its dtype (e.g. sr=16000) or an .npy\n"
-	      "                        FILE; only what the value selects is compiled and the\n"
-	      "                        model no longer takes the input\n"
-	      "  --input NAME=FILE     input data, raw little-endian or .npy (repeatable);\n"
-	      "                        inputs not given are generated deterministically\n"
-	      "  --input NAME=IMAGE    a PNG or JPEG picture (recognised by its content):\n"
-	      "                        resized to the input's height and width (area when\n"
-	      "                        shrinking 2x or more, else bilinear), RGB (or grey for\n"
-	      "                        1 channel), (pixel/255 - mean) / std for float32,\n"
-	      "                        pixels 0..255 for uint8\n"
-	      "  --image-mean LIST     one value or one per channel (default 0; 0.5 with\n"
-	      "                        --detect blazeface: BlazeFace takes [-1, 1])\n"
-	      "  --image-std LIST      one value or one per channel (default 1; 0.5 with\n"
-	      "                        --detect blazeface)\n"
-	      "  --image-layout L      nchw or nhwc (default: the dim of size 3 or 1 of the\n"
-	      "                        input's shape)\n"
-	      "  --output-dir DIR      write each output as DIR/<name>.bin\n"
-	      "  --output-format F     raw (DIR/<name>.bin, the default) or npy (DIR/<name>.npy,\n"
-	      "                        NumPy format with shape and dtype)\n"
-	      "  --warmup N            untimed runs first (default 1)\n"
-	      "  --iterations N        timed runs (default 10)\n"
-	      "  --duration S          run at least S seconds (and at least N iterations)\n"
-	      "  --percentiles LIST    latency percentiles, e.g. 50,90,99 (the default)\n"
-	      "  --json                print the summary as one JSON object\n"
-	      "  --profile             per-step cycles, unit, DMA and NoC link utilization\n"
-	      "                        (with --generate: the last decode run's steps)\n"
-	      "  --top-k K             the K best classes of the first output\n"
-	      "  --top-k-output NAME   ... of this output instead\n"
-	      "  --labels FILE         class names, one per line (with --top-k)\n"
-	      "  --detect blazeface    decode face boxes (anchors, weighted NMS) from the outputs\n"
-	      "  --detect-threshold F  minimum face score, 0..1 (default 0.5)\n"
-	      "  --draw FILE.png       with --detect: write input 0 (the picture at its own\n"
-	      "                        size, or the tensor) with each box, keypoints, score\n"
-	      "  --detect-from DIR     decode DIR/<output>.bin (as --output-dir writes) instead of\n"
-	      "                        running the model\n"
-	      "  --generate N          generate N tokens with a decoder exported with past\n"
-	      "                        (KV cache on the device); prints the ids, time to first\n"
-	      "                        token, per-token latency, tokens/s, simulated time and\n"
-	      "                        DDR bytes per token\n"
-	      "  --prompt-ids LIST     the prompt's token ids, e.g. 1,2,3 (with --generate)\n"
-	      "  --prompt-ids-file F   ... read from F (ids separated by commas or spaces)\n"
-	      "  --max-context L       positions the KV cache holds (default 512)\n"
-	      "  --sample SPEC         greedy (the default, ArgMax on the device) or\n"
-	      "                        top-k=K,top-p=P,temperature=T,seed=S (any of them)\n"
-	      "  --eos ID              stop after generating the end-of-sequence id ID\n"
-	      "  --compile-only        compile and write the model (-o), do not run\n"
-	      "  -o FILE               write the compiled model (native .npum format)\n"
-	      "  -h, --help            this help\n"
-	      "  --version             print the version\n"
-	      "\n"
-	      "Exit status: 0 ok, 1 device, model or run error, 2 bad command line.\n",
-	      f);
+	      "\n", f);
+	tool_opts_usage(f, nr_opts, NR_N_OPTS, 24);
+	fputs("\n"
+	      "Exit status: 0 ok, 1 device, model or run error, 2 bad command line.\n", f);
 }
 
 const char *nr_precision_str(npu_precision p)
@@ -365,71 +409,85 @@ static int parse_channels(const char *flag, const char *s, int positive, float *
 	return 0;
 }
 
-/* Apply one option that takes a value. */
-static int apply(struct nr_options *o, const char *flag, const char *val)
+/*
+ * Apply option @opt (spelled @flag, for messages) with its value @val
+ * (NULL for a switch): 0, or non-zero with the message printed.  The
+ * switch has no default, so the compiler (-Wswitch) reports a table
+ * entry without its case here.
+ */
+static int apply(struct nr_options *o, const struct tool_opt *opt, const char *flag,
+		 const char *val)
 {
-	if (!strcmp(flag, "--device")) {
+	switch ((enum nr_opt_id)opt->id) {
+	case OPT_JSON:
+		o->json = 1;
+		return 0;
+	case OPT_PROFILE:
+		o->profile = 1;
+		return 0;
+	case OPT_COMPILE_ONLY:
+		o->compile_only = 1;
+		return 0;
+	case OPT_CPU_FALLBACK:
+		o->cpu_fallback = 1;
+		return 0;
+	case OPT_HELP:
+	case OPT_VERSION:
+		break;		/* nr_parse_args answers them */
+	case OPT_DEVICE:
 		if (!*val)
 			return nr_fail(NR_EXIT_USAGE, "--device: empty; give emu or a device node");
 		o->device = val;
 		return 0;
-	}
-	if (!strcmp(flag, "--clusters"))
+	case OPT_CLUSTERS:
 		return parse_uint(flag, val, 1, NPU_MAX_CLUSTERS, &o->clusters);
-	if (!strcmp(flag, "--precision"))
+	case OPT_PRECISION:
 		return parse_precision(val, &o->precision);
-	if (!strcmp(flag, "--calibrate")) {
+	case OPT_CALIBRATE:
 		o->calibrate = val;
 		return 0;
-	}
-	if (!strcmp(flag, "--batch"))
+	case OPT_BATCH:
 		return parse_uint(flag, val, 1, NR_MAX_BATCH, &o->batch);
-	if (!strcmp(flag, "--max-loop-iterations"))
+	case OPT_MAX_LOOP_ITERATIONS:
 		return parse_uint(flag, val, 1, 1u << 24, &o->max_loop_iterations);
-	if (!strcmp(flag, "--input")) {
+	case OPT_INPUT:
 		o->inputs[o->n_inputs++] = val;
 		return 0;
-	}
-	if (!strcmp(flag, "--shape"))
+	case OPT_SHAPE:
 		return parse_shape(val, o);
-	if (!strcmp(flag, "--fix")) {
+	case OPT_FIX:
 		o->fixes[o->n_fixes++] = val;
 		return 0;
-	}
-	if (!strcmp(flag, "--output-dir")) {
+	case OPT_OUTPUT_DIR:
 		if (!*val)
 			return nr_fail(NR_EXIT_USAGE, "--output-dir: empty directory name");
 		o->output_dir = val;
 		return 0;
-	}
-	if (!strcmp(flag, "--output-format"))
+	case OPT_OUTPUT_FORMAT:
 		return parse_output_format(val, o);
-	if (!strcmp(flag, "--warmup"))
+	case OPT_WARMUP:
 		return parse_uint(flag, val, 0, MAX_WARMUP, &o->warmup);
-	if (!strcmp(flag, "--iterations"))
+	case OPT_ITERATIONS:
 		return parse_uint(flag, val, 1, MAX_ITERATIONS, &o->iterations);
-	if (!strcmp(flag, "--duration"))
+	case OPT_DURATION:
 		return parse_duration(val, &o->duration);
-	if (!strcmp(flag, "--percentiles"))
+	case OPT_PERCENTILES:
 		return parse_percentiles(val, o);
-	if (!strcmp(flag, "--top-k"))
+	case OPT_TOP_K:
 		return parse_uint(flag, val, 1, MAX_TOP_K, &o->top_k);
-	if (!strcmp(flag, "--top-k-output")) {
+	case OPT_TOP_K_OUTPUT:
 		o->top_k_output = val;
 		return 0;
-	}
-	if (!strcmp(flag, "--labels")) {
+	case OPT_LABELS:
 		o->labels = val;
 		return 0;
-	}
-	if (!strcmp(flag, "--detect")) {
+	case OPT_DETECT:
 		if (!nr_detect_known(val))
 			return nr_fail(NR_EXIT_USAGE, "--detect %s: unknown detector; known: blazeface",
 				       val);
 		o->detect = val;
 		return 0;
-	}
-	if (!strcmp(flag, "--detect-threshold")) {
+	case OPT_DETECT_THRESHOLD: {
 		char *end;
 
 		errno = 0;
@@ -440,17 +498,16 @@ static int apply(struct nr_options *o, const char *flag, const char *val)
 				       val);
 		return 0;
 	}
-	if (!strcmp(flag, "--detect-from")) {
+	case OPT_DETECT_FROM:
 		if (!*val)
 			return nr_fail(NR_EXIT_USAGE, "--detect-from: empty directory name");
 		o->detect_from = val;
 		return 0;
-	}
-	if (!strcmp(flag, "--image-mean"))
+	case OPT_IMAGE_MEAN:
 		return parse_channels(flag, val, 0, o->image_mean, &o->n_image_mean);
-	if (!strcmp(flag, "--image-std"))
+	case OPT_IMAGE_STD:
 		return parse_channels(flag, val, 1, o->image_std, &o->n_image_std);
-	if (!strcmp(flag, "--image-layout")) {
+	case OPT_IMAGE_LAYOUT:
 		if (!strcmp(val, "nchw"))
 			o->image_layout = NR_LAYOUT_NCHW;
 		else if (!strcmp(val, "nhwc"))
@@ -458,40 +515,35 @@ static int apply(struct nr_options *o, const char *flag, const char *val)
 		else
 			return nr_fail(NR_EXIT_USAGE, "--image-layout %s: give nchw or nhwc", val);
 		return 0;
-	}
-	if (!strcmp(flag, "--draw")) {
+	case OPT_DRAW:
 		if (!*val)
 			return nr_fail(NR_EXIT_USAGE, "--draw: empty file name");
 		o->draw = val;
 		return 0;
-	}
-	if (!strcmp(flag, "--generate")) {
+	case OPT_INPUT_IMAGE:
+		break;		/* --help's second line for --input */
+	case OPT_GENERATE:
 		o->gen_flag = 1;
 		return parse_uint(flag, val, 1, MAX_GENERATE, &o->generate);
-	}
-	if (!strcmp(flag, "--prompt-ids")) {
+	case OPT_PROMPT_IDS:
 		o->gen_flag = 1;
 		if (o->prompt_ids)
 			return nr_fail(NR_EXIT_USAGE, "--prompt-ids is given twice");
 		return nr_parse_ids(flag, val, &o->prompt_ids, &o->n_prompt_ids);
-	}
-	if (!strcmp(flag, "--prompt-ids-file")) {
+	case OPT_PROMPT_IDS_FILE:
 		o->gen_flag = 1;
 		if (!*val)
 			return nr_fail(NR_EXIT_USAGE, "--prompt-ids-file: empty file name");
 		o->prompt_ids_file = val;
 		return 0;
-	}
-	if (!strcmp(flag, "--max-context")) {
+	case OPT_MAX_CONTEXT:
 		o->gen_flag = 1;
 		return parse_uint(flag, val, 1, MAX_CONTEXT, &o->max_context);
-	}
-	if (!strcmp(flag, "--sample")) {
+	case OPT_SAMPLE:
 		o->gen_flag = 1;
 		return parse_sample(val, o);
-	}
-	if (!strcmp(flag, "--eos")) {
-		unsigned id;
+	case OPT_EOS: {
+		unsigned id = 0;
 
 		o->gen_flag = 1;
 		if (parse_uint(flag, val, 0, INT32_MAX, &id))
@@ -499,46 +551,18 @@ static int apply(struct nr_options *o, const char *flag, const char *val)
 		o->eos_id = id;
 		return 0;
 	}
-	if (!strcmp(flag, "-o")) {
+	case OPT_TRACE:
+		if (!*val)
+			return nr_fail(NR_EXIT_USAGE, "--trace: empty file name");
+		o->trace = val;
+		return 0;
+	case OPT_SAVE:
 		if (!*val)
 			return nr_fail(NR_EXIT_USAGE, "-o: empty file name");
 		o->save = val;
 		return 0;
 	}
 	return nr_fail(NR_EXIT_USAGE, "unknown option '%s' (see --help)", flag);
-}
-
-static int takes_value(const char *flag)
-{
-	static const char *const flags[] = {
-		"--device", "--clusters", "--precision", "--calibrate", "--batch", "--input", "--shape",
-		"--fix", "--output-dir", "--output-format", "--warmup", "--iterations", "--duration",
-		"--percentiles", "--top-k", "--top-k-output", "--labels", "-o", "--detect",
-		"--detect-threshold", "--detect-from", "--generate", "--prompt-ids",
-		"--prompt-ids-file", "--max-context", "--sample", "--eos", "--max-loop-iterations",
-		"--image-mean", "--image-std", "--image-layout", "--draw",
-	};
-
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-		if (!strcmp(flag, flags[i]))
-			return 1;
-	return 0;
-}
-
-/* A flag without a value; returns 1 if @arg was one. */
-static int apply_switch(struct nr_options *o, const char *arg)
-{
-	if (!strcmp(arg, "--json"))
-		o->json = 1;
-	else if (!strcmp(arg, "--profile"))
-		o->profile = 1;
-	else if (!strcmp(arg, "--compile-only"))
-		o->compile_only = 1;
-	else if (!strcmp(arg, "--cpu-fallback"))
-		o->cpu_fallback = 1;
-	else
-		return 0;
-	return 1;
 }
 
 /* Combinations that cannot work, found before any device or model work. */
@@ -561,6 +585,10 @@ static int check_combinations(struct nr_options *o)
 	if (o->output_format_given && !o->output_dir)
 		return nr_fail(NR_EXIT_USAGE, "--output-format says how --output-dir writes the "
 			       "outputs; add --output-dir DIR");
+	if (o->trace && (o->generate || o->compile_only || o->detect_from))
+		return nr_fail(NR_EXIT_USAGE, "--trace records a model's run: it does not apply to "
+			       "%s", o->generate ? "--generate" : o->compile_only ?
+			       "--compile-only" : "--detect-from");
 	if (o->detect_from && !o->detect)
 		return nr_fail(NR_EXIT_USAGE, "--detect-from needs --detect DETECTOR");
 	if (o->draw && !o->detect)
@@ -589,9 +617,51 @@ static int check_combinations(struct nr_options *o)
 	return -1;
 }
 
+/* The options in order; -1 when all applied, else the exit status. */
+static int parse_loop(struct tool_opts *p, struct nr_options *o)
+{
+	const struct tool_opt *opt;
+	const char *arg;
+	char flag[64];
+
+	for (;;) {
+		switch (tool_opts_next(p, &opt, &arg)) {
+		case TOOL_OPTS_END:
+			return -1;
+		case TOOL_OPTS_POSITIONAL:
+			if (o->model)
+				return nr_fail(NR_EXIT_USAGE, "unexpected argument '%s': the model "
+					       "is already '%s' (see --help)", arg, o->model);
+			o->model = arg;
+			break;
+		case TOOL_OPTS_UNKNOWN:
+			return nr_fail(NR_EXIT_USAGE, "unknown option '%s' (see --help)", arg);
+		case TOOL_OPTS_NEEDS_VALUE:
+			return nr_fail(NR_EXIT_USAGE, "%s needs a value (see --help)",
+				       tool_opt_flag(opt, flag, sizeof(flag)));
+		case TOOL_OPTS_NO_VALUE:
+			return nr_fail(NR_EXIT_USAGE, "%s takes no value",
+				       tool_opt_flag(opt, flag, sizeof(flag)));
+		case TOOL_OPTS_OPTION:
+			if (opt->id == OPT_HELP) {
+				usage(stdout);
+				return 0;
+			}
+			if (opt->id == OPT_VERSION) {
+				print_version();
+				return 0;
+			}
+			if (apply(o, opt, tool_opt_flag(opt, flag, sizeof(flag)), arg))
+				return NR_EXIT_USAGE;
+			break;
+		}
+	}
+}
+
 int nr_parse_args(int argc, char **argv, struct nr_options *o)
 {
-	int options_done = 0;
+	struct tool_opts p;
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->warmup = 1;
@@ -612,50 +682,12 @@ int nr_parse_args(int argc, char **argv, struct nr_options *o)
 	if (!o->inputs || !o->shapes || !o->shape_from || !o->fixes || !o->fix_values)
 		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
 
-	for (int i = 1; i < argc; i++) {
-		char flag[32];
-		const char *arg = argv[i], *eq, *val;
-		size_t len;
-
-		if (options_done || arg[0] != '-' || !arg[1]) {
-			if (o->model)
-				return nr_fail(NR_EXIT_USAGE, "unexpected argument '%s': the model "
-					       "is already '%s' (see --help)", arg, o->model);
-			o->model = arg;
-			continue;
-		}
-		if (!strcmp(arg, "--")) {
-			options_done = 1;
-			continue;
-		}
-		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-			usage(stdout);
-			return 0;
-		}
-		if (!strcmp(arg, "--version")) {
-			printf("npu-run %s\n", NR_VERSION);
-			return 0;
-		}
-		if (apply_switch(o, arg))
-			continue;
-		eq = strncmp(arg, "--", 2) ? NULL : strchr(arg, '=');
-		len = eq ? (size_t)(eq - arg) : strlen(arg);
-		if (len >= sizeof(flag))
-			return nr_fail(NR_EXIT_USAGE, "unknown option '%.*s' (see --help)",
-				       (int)len, arg);
-		memcpy(flag, arg, len);
-		flag[len] = '\0';
-		if (!takes_value(flag)) {
-			if (eq && apply_switch(o, flag))
-				return nr_fail(NR_EXIT_USAGE, "%s takes no value", flag);
-			return nr_fail(NR_EXIT_USAGE, "unknown option '%s' (see --help)", flag);
-		}
-		val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-		if (!val)
-			return nr_fail(NR_EXIT_USAGE, "%s needs a value (see --help)", flag);
-		if (apply(o, flag, val))
-			return NR_EXIT_USAGE;
-	}
+	if (tool_opts_init(&p, nr_opts, NR_N_OPTS, argc, argv))
+		return nr_fail(NR_EXIT_RUNTIME, "out of memory");
+	rc = parse_loop(&p, o);
+	tool_opts_free(&p);
+	if (rc >= 0)
+		return rc;
 	return check_combinations(o);
 }
 

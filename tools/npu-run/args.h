@@ -50,6 +50,7 @@ struct nr_options {
 	unsigned n_percentiles;
 	int json;
 	int profile;
+	const char *trace;		/* --trace FILE: Chrome trace of the last run */
 	unsigned top_k;			/* 0: no top-k */
 	const char *labels;
 	const char *top_k_output;	/* NULL: the first output */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "detect.h"
+#include "json.h"
 #include "outputs.h"
 #include "util.h"
 
@@ -164,55 +165,52 @@ void nr_detect_print_text(const struct nr_detect *d)
 	}
 }
 
-static void json_detections(const struct nr_detect *d)
+/* One line, compact: the --detect-only output scripts read. */
+static void json_detections(struct json_writer *j, const struct nr_detect *d)
 {
-	printf("\"detect\": {\"detector\": \"blazeface\", \"threshold\": %.6g, \"input_width\": %u, "
-	       "\"input_height\": %u, \"detections\": [", d->threshold, d->input_w, d->input_h);
+	json_begin_object(j, "detect");
+	json_string(j, "detector", "blazeface");
+	json_double(j, "threshold", d->threshold, 6);
+	json_u64(j, "input_width", d->input_w);
+	json_u64(j, "input_height", d->input_h);
+	json_begin_array(j, "detections");
 	for (size_t i = 0; i < d->n; i++) {
 		const npu_detection *x = &d->det[i];
 
-		printf("%s{\"score\": %.9g, \"xmin\": %.9g, \"ymin\": %.9g, \"xmax\": %.9g, "
-		       "\"ymax\": %.9g, \"keypoints\": [", i ? ", " : "", x->score, x->xmin,
-		       x->ymin, x->xmax, x->ymax);
-		for (int k = 0; k < x->num_keypoints; k++)
-			printf("%s[%.9g, %.9g]", k ? ", " : "", x->keypoints[k].x,
-			       x->keypoints[k].y);
-		printf("]}");
+		json_begin_object(j, NULL);
+		json_double(j, "score", x->score, 9);
+		json_double(j, "xmin", x->xmin, 9);
+		json_double(j, "ymin", x->ymin, 9);
+		json_double(j, "xmax", x->xmax, 9);
+		json_double(j, "ymax", x->ymax, 9);
+		json_begin_array(j, "keypoints");
+		for (int k = 0; k < x->num_keypoints; k++) {
+			json_begin_array(j, NULL);
+			json_double(j, NULL, x->keypoints[k].x, 9);
+			json_double(j, NULL, x->keypoints[k].y, 9);
+			json_end_array(j);
+		}
+		json_end_array(j);
+		json_end_object(j);
 	}
-	printf("]}");
+	json_end_array(j);
+	json_end_object(j);
 }
 
 void nr_detect_print_only(const struct nr_detect *d, const char *model, int json)
 {
+	struct json_writer j;
+
 	if (!json) {
 		printf("%-12s%s\n", "model", model);
 		nr_detect_print_text(d);
 		return;
 	}
-	/* The model path is the user's: escape what JSON needs escaped. */
-	printf("{\"model\": \"");
-	for (const char *p = model; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if ((unsigned char)*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	printf("\", ");
-	json_detections(d);
-	if (d->draw) {
-		/* The same escaping, for the user's --draw path. */
-		printf(", \"draw\": \"");
-		for (const char *p = d->draw; *p; p++) {
-			if (*p == '"' || *p == '\\')
-				printf("\\%c", *p);
-			else if ((unsigned char)*p < 0x20)
-				printf("\\u%04x", *p);
-			else
-				putchar(*p);
-		}
-		printf("\"");
-	}
-	printf("}\n");
+	json_init(&j, stdout, JSON_COMPACT);
+	json_begin_object(&j, NULL);
+	json_string(&j, "model", model);
+	json_detections(&j, d);
+	if (d->draw)
+		json_string(&j, "draw", d->draw);	/* the user's --draw path */
+	json_end_object(&j);
 }

@@ -33,6 +33,7 @@
 #include "report.h"
 #include "fix.h"
 #include "shapes.h"
+#include "trace.h"
 #include "util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -544,6 +545,8 @@ static int run(const struct nr_options *o)
 	rc = open_device(o->device, &st.dev);
 	if (!rc)
 		rc = check_clusters(o, st.dev);
+	if (!rc && o->trace)
+		rc = nr_trace_check(o->trace, st.dev);
 	if (!rc && o->generate) {
 		rc = nr_generate(o, st.dev);
 		goto out;
@@ -597,6 +600,8 @@ static int run(const struct nr_options *o)
 		goto out;
 	}
 	rc = nr_inputs_copy(st.ctx, st.in, st.n_in, r.batch);
+	if (!rc && o->trace)
+		rc = nr_trace_start(st.ctx);
 	if (!rc)
 		rc = timed_loop(o, &st, &r);
 	if (!rc)
@@ -605,6 +610,9 @@ static int run(const struct nr_options *o)
 		rc = profile_run(&st, &prof);
 		r.prof = &prof;
 	}
+	/* The last run: --profile's when given, so the two describe one run. */
+	if (!rc && o->trace)
+		rc = nr_trace_write(st.ctx, o->trace);
 	if (!rc && o->output_dir) {
 		rc = nr_outputs_write(st.ctx, st.model, r.batch, o->output_dir, o->output_format,
 				      &st.paths);

@@ -12,18 +12,23 @@ NPU_RUN_IMAGE_LIBS   := $(or $(shell pkg-config --libs libpng libjpeg 2>/dev/nul
 
 all: $(NPU_RUN_BIN)
 
-$(NPU_RUN_BIN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) $(wildcard libnpu/include/*.h) $(LIBNPU_A)
+$(NPU_RUN_BIN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) $(TOOLS_COMMON_SRCS) $(TOOLS_COMMON_HDRS) \
+		$(wildcard libnpu/include/*.h) $(LIBNPU_A)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(NPU_RUN_IMAGE_CFLAGS) $(OPTFLAGS) $(NPU_RUN_SRCS) \
+	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(TOOLS_COMMON_CFLAGS) $(NPU_RUN_IMAGE_CFLAGS) \
+	  $(OPTFLAGS) $(NPU_RUN_SRCS) $(TOOLS_COMMON_SRCS) \
 	  $(LIBNPU_A) $(LIBNPU_LIBS) $(NPU_RUN_IMAGE_LIBS) -lm -o $@
 
 # The same with ASan/UBSan, for the bad-input cases of tests/tools/npu-image.sh
 # (libpng's and libjpeg's error paths): libnpu itself is the optimised one.
 NPU_RUN_SAN_BIN := $(BUILD)/bin/npu-run-san
 
-$(NPU_RUN_SAN_BIN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) $(wildcard libnpu/include/*.h) $(LIBNPU_A)
+$(NPU_RUN_SAN_BIN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) $(TOOLS_COMMON_SRCS) $(TOOLS_COMMON_HDRS) \
+		$(wildcard libnpu/include/*.h) $(LIBNPU_A)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(NPU_RUN_IMAGE_CFLAGS) -O1 $(SANFLAGS) \
-	  $(NPU_RUN_SRCS) $(LIBNPU_A) $(LIBNPU_LIBS) $(NPU_RUN_IMAGE_LIBS) -lm -o $@
+	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(TOOLS_COMMON_CFLAGS) $(NPU_RUN_IMAGE_CFLAGS) \
+	  -O1 $(SANFLAGS) $(NPU_RUN_SRCS) $(TOOLS_COMMON_SRCS) \
+	  $(LIBNPU_A) $(LIBNPU_LIBS) $(NPU_RUN_IMAGE_LIBS) -lm -o $@
 
-check-tools: $(NPU_RUN_BIN) $(NPU_RUN_SAN_BIN)
+# tests/tools/npu-trace.sh traces BlazeFace: fetched first (make models).
+check-tools: $(NPU_RUN_BIN) $(NPU_RUN_SAN_BIN) $(BLAZEFACE)

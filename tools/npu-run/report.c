@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "image_input.h"
+#include "json.h"
 #include "report.h"
 #include "shapes.h"
 #include "util.h"
@@ -327,157 +328,22 @@ static void summarize(const struct nr_report *r, struct summary *s)
 
 /* ---- JSON ---- */
 
-/* A minimal writer: it tracks nesting and commas so the output is valid. */
-struct jw {
-	int depth;
-	int first[16];
-};
-
-/* Length of the valid UTF-8 sequence at @p, or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	cp = p[0] & (0x7f >> n);
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	/* Overlong forms, UTF-16 surrogates and code points past U+10FFFF. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /*
- * A JSON string.  Paths, labels and tensor names are bytes from files:
- * anything that is not valid UTF-8 becomes U+FFFD so the output stays
- * standard JSON.
+ * The shared writer (tools/common/json.h) in its pretty style; numbers
+ * with 10 significant digits, as npu-run has always printed them.
  */
-static void jw_str_raw(const char *str)
+static void jw_num(struct json_writer *w, const char *key, double v)
 {
-	const unsigned char *p = (const unsigned char *)str;
-
-	putchar('"');
-	while (*p) {
-		size_t n = utf8_len(p);
-
-		if (!n) {
-			fputs("\\ufffd", stdout);
-			p++;
-			continue;
-		}
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", stdout);
-		else if (*p == '\t')
-			fputs("\\t", stdout);
-		else if (*p < 0x20 || *p == 0x7f)
-			printf("\\u%04x", *p);
-		else
-			fwrite(p, 1, n, stdout);
-		p += n;
-	}
-	putchar('"');
-}
-
-static void jw_item(struct jw *w, const char *key)
-{
-	if (w->depth > 0) {
-		printf("%s\n%*s", w->first[w->depth] ? "" : ",", 2 * w->depth, "");
-		w->first[w->depth] = 0;
-	}
-	if (key) {
-		jw_str_raw(key);
-		fputs(": ", stdout);
-	}
-}
-
-static void jw_open(struct jw *w, const char *key, char c)
-{
-	jw_item(w, key);
-	putchar(c);
-	w->depth++;
-	w->first[w->depth] = 1;
-}
-
-static void jw_close(struct jw *w, char c)
-{
-	int empty = w->first[w->depth];
-
-	w->depth--;
-	if (!empty)
-		printf("\n%*s", 2 * w->depth, "");
-	putchar(c);
-	if (!w->depth)
-		putchar('\n');
-}
-
-static void jw_str(struct jw *w, const char *key, const char *v)
-{
-	jw_item(w, key);
-	if (v)
-		jw_str_raw(v);
-	else
-		fputs("null", stdout);
-}
-
-/* JSON has no inf or NaN: those are null. */
-static void jw_num(struct jw *w, const char *key, double v)
-{
-	jw_item(w, key);
-	if (isfinite(v))
-		printf("%.10g", v);
-	else
-		fputs("null", stdout);
-}
-
-static void jw_u64(struct jw *w, const char *key, uint64_t v)
-{
-	jw_item(w, key);
-	printf("%" PRIu64, v);
-}
-
-static void jw_i64(struct jw *w, const char *key, int64_t v)
-{
-	jw_item(w, key);
-	printf("%" PRId64, v);
-}
-
-static void jw_bool(struct jw *w, const char *key, int v)
-{
-	jw_item(w, key);
-	fputs(v ? "true" : "false", stdout);
-}
-
-static void jw_null(struct jw *w, const char *key)
-{
-	jw_item(w, key);
-	fputs("null", stdout);
+	json_double(w, key, v, 10);
 }
 
 /* Short arrays on one line. */
-static void jw_shape(struct jw *w, const char *key, const int64_t *dims, int rank)
+static void jw_shape(struct json_writer *w, const char *key, const int64_t *dims, int rank)
 {
-	jw_item(w, key);
-	putchar('[');
+	json_begin_array_inline(w, key);
 	for (int i = 0; i < rank; i++)
-		printf("%s%" PRId64, i ? ", " : "", dims[i]);
-	putchar(']');
+		json_i64(w, NULL, dims[i]);
+	json_end_array(w);
 }
 
 /*
@@ -499,248 +365,255 @@ static npu_status run_output_info(const struct nr_report *r, size_t i, npu_tenso
 	return st;
 }
 
-static void json_tensor(struct jw *w, const npu_tensor_info *t)
+static void json_tensor(struct json_writer *w, const npu_tensor_info *t)
 {
-	jw_str(w, "name", t->name);
-	jw_str(w, "dtype", npu_dtype_str(t->dtype));
+	json_string(w, "name", t->name);
+	json_string(w, "dtype", npu_dtype_str(t->dtype));
 	jw_shape(w, "shape", t->dims, t->rank);
-	jw_u64(w, "bytes", t->bytes);
+	json_u64(w, "bytes", t->bytes);
 	if (t->scale != 0) {
 		jw_num(w, "scale", t->scale);
-		jw_i64(w, "zero_point", t->zero_point);
+		json_i64(w, "zero_point", t->zero_point);
 	}
 }
 
-static void json_device(struct jw *w, const npu_device_info *dev)
+static void json_device(struct json_writer *w, const npu_device_info *dev)
 {
 	char hw[32], mask[16];
 
 	snprintf(hw, sizeof(hw), "%u.%u", dev->hw_version >> 16, dev->hw_version & 0xffff);
 	snprintf(mask, sizeof(mask), "0x%x", dev->defect_mask);
-	jw_open(w, "device", '{');
-	jw_str(w, "path", dev->path);
-	jw_str(w, "driver", dev->driver);
-	jw_str(w, "backend", dev->backend == NPU_BACKEND_KERNEL ? "kernel" : "emu");
-	jw_str(w, "hw_version", hw);
-	jw_u64(w, "clusters", dev->clusters);
-	jw_u64(w, "healthy_clusters", dev->healthy_clusters);
-	jw_u64(w, "tpbs_per_cluster", dev->tpbs_per_cluster);
-	jw_u64(w, "defect_mask", dev->defect_mask);
-	jw_str(w, "defect_mask_hex", mask);
-	jw_item(w, "mesh");
-	printf("[%u, %u]", dev->mesh_x, dev->mesh_y);
-	jw_u64(w, "clock_mhz", dev->clock_mhz);
-	jw_close(w, '}');
+	json_begin_object(w, "device");
+	json_string(w, "path", dev->path);
+	json_string(w, "driver", dev->driver);
+	json_string(w, "backend", dev->backend == NPU_BACKEND_KERNEL ? "kernel" : "emu");
+	json_string(w, "hw_version", hw);
+	json_u64(w, "clusters", dev->clusters);
+	json_u64(w, "healthy_clusters", dev->healthy_clusters);
+	json_u64(w, "tpbs_per_cluster", dev->tpbs_per_cluster);
+	json_u64(w, "defect_mask", dev->defect_mask);
+	json_string(w, "defect_mask_hex", mask);
+	json_begin_array_inline(w, "mesh");
+	json_u64(w, NULL, dev->mesh_x);
+	json_u64(w, NULL, dev->mesh_y);
+	json_end_array(w);
+	json_u64(w, "clock_mhz", dev->clock_mhz);
+	json_end_object(w);
 }
 
-static void json_io(struct jw *w, const struct nr_report *r)
+static void json_io(struct json_writer *w, const struct nr_report *r)
 {
 	size_t n_out = npu_model_output_count(r->model);
 
-	jw_open(w, "inputs", '[');
+	json_begin_array(w, "inputs");
 	for (size_t i = 0; i < r->n_inputs; i++) {
 		const struct nr_input *in = &r->inputs[i];
 
-		jw_open(w, NULL, '{');
+		json_begin_object(w, NULL);
 		json_tensor(w, &in->info);
-		jw_str(w, "source", in->file ? "file" : "generated");
-		jw_str(w, "file", in->file);
+		json_string(w, "source", in->file ? "file" : "generated");
+		json_string(w, "file", in->file);
 		if (in->image.rgb) {
-			jw_open(w, "image", '{');
-			jw_str(w, "format", in->image.kind);
-			jw_u64(w, "width", in->image.w);
-			jw_u64(w, "height", in->image.h);
-			jw_bool(w, "grey", in->image.grey);
-			jw_close(w, '}');
+			json_begin_object(w, "image");
+			json_string(w, "format", in->image.kind);
+			json_u64(w, "width", in->image.w);
+			json_u64(w, "height", in->image.h);
+			json_bool(w, "grey", in->image.grey);
+			json_end_object(w);
 		}
 		if (nr_shape_given(r->o, in->info.name)) {
 			const char *from = nr_shape_from(r->o, in->info.name);
 
 			/* shape_given: by --shape; shape_from: --shape or a file */
 			if (!strcmp(from, "--shape"))
-				jw_bool(w, "shape_given", 1);
-			jw_str(w, "shape_from", from);
+				json_bool(w, "shape_given", 1);
+			json_string(w, "shape_from", from);
 		}
 		if (in->file && r->batch > 1)
-			jw_bool(w, "per_batch_element", in->per_element);
-		jw_close(w, '}');
+			json_bool(w, "per_batch_element", in->per_element);
+		json_end_object(w);
 	}
-	jw_close(w, ']');
-	jw_open(w, "outputs", '[');
+	json_end_array(w);
+	json_begin_array(w, "outputs");
 	for (size_t i = 0; i < n_out; i++) {
 		npu_tensor_info t;
 		size_t bound;
 
 		if (run_output_info(r, i, &t, &bound) != NPU_OK)
 			continue;
-		jw_open(w, NULL, '{');
+		json_begin_object(w, NULL);
 		json_tensor(w, &t);
 		/* Run-time size (issue 17): shape and bytes are the last run's. */
-		jw_bool(w, "runtime_shape", bound != 0);
+		json_bool(w, "runtime_shape", bound != 0);
 		if (bound)
-			jw_u64(w, "bound_bytes", bound);
+			json_u64(w, "bound_bytes", bound);
 		if (r->output_paths)
-			jw_str(w, "file", r->output_paths[i]);
-		jw_close(w, '}');
+			json_string(w, "file", r->output_paths[i]);
+		json_end_object(w);
 	}
-	jw_close(w, ']');
+	json_end_array(w);
 }
 
-static void json_top_k(struct jw *w, const struct nr_report *r)
+static void json_top_k(struct json_writer *w, const struct nr_report *r)
 {
 	const struct nr_top_k *t = r->top;
 
-	jw_open(w, "top_k", '{');
-	jw_str(w, "output", t->output);
-	jw_u64(w, "k", r->o->top_k);
-	jw_u64(w, "batch_element", 0);
-	jw_open(w, "classes", '[');
+	json_begin_object(w, "top_k");
+	json_string(w, "output", t->output);
+	json_u64(w, "k", r->o->top_k);
+	json_u64(w, "batch_element", 0);
+	json_begin_array(w, "classes");
 	for (int64_t i = 0; i < t->n; i++) {
-		jw_open(w, NULL, '{');
-		jw_i64(w, "index", t->entries[i].index);
+		json_begin_object(w, NULL);
+		json_i64(w, "index", t->entries[i].index);
 		jw_num(w, "score", t->entries[i].score);
-		jw_str(w, "label", t->entries[i].label);
-		jw_close(w, '}');
+		json_string(w, "label", t->entries[i].label);
+		json_end_object(w);
 	}
-	jw_close(w, ']');
-	jw_close(w, '}');
+	json_end_array(w);
+	json_end_object(w);
 }
 
-static void json_detect(struct jw *w, const struct nr_report *r)
+static void json_detect(struct json_writer *w, const struct nr_report *r)
 {
 	const struct nr_detect *d = r->det;
 
-	jw_open(w, "detect", '{');
-	jw_str(w, "detector", r->o->detect);
+	json_begin_object(w, "detect");
+	json_string(w, "detector", r->o->detect);
 	jw_num(w, "threshold", d->threshold);
-	jw_u64(w, "input_width", d->input_w);
-	jw_u64(w, "input_height", d->input_h);
+	json_u64(w, "input_width", d->input_w);
+	json_u64(w, "input_height", d->input_h);
 	if (r->o->draw)
-		jw_str(w, "draw", r->o->draw);
-	jw_open(w, "detections", '[');
+		json_string(w, "draw", r->o->draw);
+	json_begin_array(w, "detections");
 	for (size_t i = 0; i < d->n; i++) {
 		const npu_detection *x = &d->det[i];
 
-		jw_open(w, NULL, '{');
+		json_begin_object(w, NULL);
 		jw_num(w, "score", x->score);
 		jw_num(w, "xmin", x->xmin);
 		jw_num(w, "ymin", x->ymin);
 		jw_num(w, "xmax", x->xmax);
 		jw_num(w, "ymax", x->ymax);
-		jw_open(w, "keypoints", '[');
+		json_begin_array(w, "keypoints");
 		for (int k = 0; k < x->num_keypoints; k++) {
-			jw_open(w, NULL, '[');
+			json_begin_array(w, NULL);
 			jw_num(w, NULL, x->keypoints[k].x);
 			jw_num(w, NULL, x->keypoints[k].y);
-			jw_close(w, ']');
+			json_end_array(w);
 		}
-		jw_close(w, ']');
-		jw_close(w, '}');
+		json_end_array(w);
+		json_end_object(w);
 	}
-	jw_close(w, ']');
-	jw_close(w, '}');
+	json_end_array(w);
+	json_end_object(w);
 }
 
-static void json_counters(struct jw *w, const struct nr_report *r, const struct prof_view *pv)
+static void json_counters(struct json_writer *w, const struct nr_report *r, const struct prof_view *pv)
 {
 	const npu_device_counters *d = &r->prof->delta;
 
-	jw_u64(w, "tpbs_per_cluster", pv->tpbs);
-	jw_open(w, "clusters", '[');
+	json_u64(w, "tpbs_per_cluster", pv->tpbs);
+	json_begin_array(w, "clusters");
 	for (unsigned i = 0; i < pv->n_clusters; i++) {
-		jw_open(w, NULL, '{');
-		jw_u64(w, "cluster", pv->cluster[i]);
+		json_begin_object(w, NULL);
+		json_u64(w, "cluster", pv->cluster[i]);
 		if (pv->busy[i] >= 0)
 			jw_num(w, "busy", pv->busy[i]);
 		else
-			jw_null(w, "busy");
+			json_null(w, "busy");
 		for (int u = 0; u < NPU_UNITS; u++)
 			jw_num(w, unit_keys[u], pv->unit[i][u]);
-		jw_u64(w, "hbsm_conflicts", pv->conflicts[i]);
-		jw_close(w, '}');
+		json_u64(w, "hbsm_conflicts", pv->conflicts[i]);
+		/* The raw counters behind the shares: what a trace's spans sum to. */
+		json_begin_object(w, "unit_busy_cycles");
+		for (int u = 0; u < NPU_UNITS; u++)
+			json_u64(w, unit_keys[u], d->unit_busy[pv->cluster[i]][u]);
+		json_end_object(w);
+		json_end_object(w);
 	}
-	jw_close(w, ']');
-	jw_open(w, "dma", '[');
+	json_end_array(w);
+	json_begin_array(w, "dma");
 	for (unsigned e = 0; e < NPU_DMA_ENGINES; e++) {
-		jw_open(w, NULL, '{');
-		jw_u64(w, "engine", e);
-		jw_u64(w, "bytes", d->dma_bytes[e]);
+		json_begin_object(w, NULL);
+		json_u64(w, "engine", e);
+		json_u64(w, "bytes", d->dma_bytes[e]);
 		jw_num(w, "utilization", pv->dma[e]);
-		jw_close(w, '}');
+		json_end_object(w);
 	}
-	jw_close(w, ']');
-	jw_u64(w, "gsdu_bytes", d->gsdu_bytes);
-	jw_u64(w, "links_used", pv->links_used);
-	jw_open(w, "hottest_links", '[');
+	json_end_array(w);
+	json_u64(w, "gsdu_bytes", d->gsdu_bytes);
+	json_u64(w, "links_used", pv->links_used);
+	json_begin_array(w, "hottest_links");
 	for (unsigned i = 0; i < pv->n_links; i++) {
 		const struct link_load *l = &pv->links[i];
 
-		jw_open(w, NULL, '{');
-		jw_u64(w, "link", l->link);
-		jw_u64(w, "from", l->from);
+		json_begin_object(w, NULL);
+		json_u64(w, "link", l->link);
+		json_u64(w, "from", l->from);
 		if (l->to == -1u)
-			jw_null(w, "to");
+			json_null(w, "to");
 		else
-			jw_u64(w, "to", l->to);
-		jw_str(w, "direction", dir_names[l->link % LINK_DIRS]);
-		jw_u64(w, "bytes", l->bytes);
+			json_u64(w, "to", l->to);
+		json_string(w, "direction", dir_names[l->link % LINK_DIRS]);
+		json_u64(w, "bytes", l->bytes);
 		jw_num(w, "utilization", l->util);
-		jw_u64(w, "stalls", l->stalls);
-		jw_close(w, '}');
+		json_u64(w, "stalls", l->stalls);
+		json_end_object(w);
 	}
-	jw_close(w, ']');
-	jw_open(w, "utilization", '{');
+	json_end_array(w);
+	json_begin_object(w, "utilization");
 	jw_num(w, "compute", pv->util[RES_COMPUTE]);
 	jw_num(w, "sram", pv->util[RES_SRAM]);
 	jw_num(w, "network", pv->util[RES_NETWORK]);
-	jw_close(w, '}');
-	jw_open(w, "where", '{');
-	jw_str(w, "compute", pv->where[RES_COMPUTE]);
-	jw_str(w, "sram", pv->where[RES_SRAM]);
-	jw_str(w, "network", pv->where[RES_NETWORK]);
-	jw_close(w, '}');
-	jw_str(w, "bottleneck", res_names[pv->bottleneck]);
+	json_end_object(w);
+	json_begin_object(w, "where");
+	json_string(w, "compute", pv->where[RES_COMPUTE]);
+	json_string(w, "sram", pv->where[RES_SRAM]);
+	json_string(w, "network", pv->where[RES_NETWORK]);
+	json_end_object(w);
+	json_string(w, "bottleneck", res_names[pv->bottleneck]);
 }
 
-static void json_profile(struct jw *w, const struct nr_report *r, const struct prof_view *pv)
+static void json_profile(struct json_writer *w, const struct nr_report *r, const struct prof_view *pv)
 {
 	const struct nr_profile *p = r->prof;
 
-	jw_open(w, "profile", '{');
-	jw_u64(w, "total_cycles", p->total_cycles);
-	jw_open(w, "steps", '[');
+	json_begin_object(w, "profile");
+	json_u64(w, "total_cycles", p->total_cycles);
+	json_begin_array(w, "steps");
 	for (size_t i = 0; i < p->n_steps; i++) {
-		jw_open(w, NULL, '{');
-		jw_str(w, "label", p->steps[i].label ? p->steps[i].label : "");
-		jw_u64(w, "cycles", p->steps[i].device_cycles);
+		json_begin_object(w, NULL);
+		json_string(w, "label", p->steps[i].label ? p->steps[i].label : "");
+		json_u64(w, "cycles", p->steps[i].device_cycles);
 		jw_num(w, "share", p->total_cycles ?
 		       (double)p->steps[i].device_cycles / (double)p->total_cycles : 0);
-		jw_bool(w, "host", p->host_us && p->host_us[i] >= 0);
+		json_bool(w, "host", p->host_us && p->host_us[i] >= 0);
 		if (p->host_us && p->host_us[i] >= 0)
 			jw_num(w, "host_us", p->host_us[i]);
-		jw_close(w, '}');
+		json_end_object(w);
 	}
-	jw_close(w, ']');
-	jw_bool(w, "counters", pv->counters);
+	json_end_array(w);
+	json_bool(w, "counters", pv->counters);
 	if (pv->counters)
 		json_counters(w, r, pv);
 	else
-		jw_str(w, "note", "this device does not report unit and traffic counters");
-	jw_close(w, '}');
+		json_string(w, "note", "this device does not report unit and traffic counters");
+	json_end_object(w);
 }
 
 /* The nodes the CPU fallback ran in the last timed run, and their share of its wall time. */
-static void json_host(struct jw *w, const struct nr_report *r)
+static void json_host(struct json_writer *w, const struct nr_report *r)
 {
-	jw_open(w, "host_steps", '[');
+	json_begin_array(w, "host_steps");
 	for (size_t i = 0; i < r->n_host; i++) {
-		jw_open(w, NULL, '{');
-		jw_str(w, "label", r->host[i].label);
-		jw_str(w, "op", r->host[i].op ? r->host[i].op : "");
+		json_begin_object(w, NULL);
+		json_string(w, "label", r->host[i].label);
+		json_string(w, "op", r->host[i].op ? r->host[i].op : "");
 		jw_num(w, "wall_us", r->host[i].us);
-		jw_close(w, '}');
+		json_end_object(w);
 	}
-	jw_close(w, ']');
+	json_end_array(w);
 	jw_num(w, "host_wall_share", r->last.wall_us > 0 ? r->host_us / r->last.wall_us : 0);
 }
 
@@ -760,75 +633,76 @@ static void text_notes(const char *notes)
 }
 
 /* The same as a JSON array of strings, "notes" (empty if none). */
-static void json_notes(struct jw *w, const char *notes)
+static void json_notes(struct json_writer *w, const char *notes)
 {
-	jw_open(w, "notes", '[');
+	json_begin_array(w, "notes");
 	while (notes && *notes) {
 		const char *nl = strchr(notes, '\n');
 		size_t len = nl ? (size_t)(nl - notes) : strlen(notes);
 		char *line = strndup(notes, len);
 
 		if (line)
-			jw_str(w, NULL, line);
+			json_string(w, NULL, line);
 		free(line);
 		notes += len + (nl ? 1 : 0);
 	}
-	jw_close(w, ']');
+	json_end_array(w);
 }
 
 static void print_json(const struct nr_report *r, const struct summary *s)
 {
-	struct jw w = { 0 };
+	struct json_writer w;
 
-	jw_open(&w, NULL, '{');
-	jw_str(&w, "model", r->o->model);
+	json_init(&w, stdout, JSON_PRETTY);
+	json_begin_object(&w, NULL);
+	json_string(&w, "model", r->o->model);
 	json_device(&w, &r->dev);
-	jw_u64(&w, "partition_clusters", r->partition);
-	jw_str(&w, "precision", nr_precision_str(r->o->precision));
-	jw_u64(&w, "batch", r->batch);
+	json_u64(&w, "partition_clusters", r->partition);
+	json_string(&w, "precision", nr_precision_str(r->o->precision));
+	json_u64(&w, "batch", r->batch);
 	json_io(&w, r);
 	json_notes(&w, s->have_mem ? s->mem.notes : NULL);
 	jw_num(&w, "load_ms", r->load_ms);
-	jw_u64(&w, "warmup", r->o->warmup);
-	jw_u64(&w, "iterations", r->n_lat);
-	jw_open(&w, "latency_ms", '{');
+	json_u64(&w, "warmup", r->o->warmup);
+	json_u64(&w, "iterations", r->n_lat);
+	json_begin_object(&w, "latency_ms");
 	jw_num(&w, "mean", s->mean);
 	jw_num(&w, "min", s->min);
 	jw_num(&w, "max", s->max);
-	jw_open(&w, "percentiles", '[');
+	json_begin_array(&w, "percentiles");
 	for (unsigned i = 0; i < r->o->n_percentiles; i++) {
-		jw_open(&w, NULL, '{');
+		json_begin_object(&w, NULL);
 		jw_num(&w, "percentile", r->o->percentiles[i]);
 		jw_num(&w, "ms", s->pct[i]);
-		jw_close(&w, '}');
+		json_end_object(&w);
 	}
-	jw_close(&w, ']');
-	jw_close(&w, '}');
+	json_end_array(&w);
+	json_end_object(&w);
 	jw_num(&w, "throughput_ips", s->throughput);
-	jw_open(&w, "simulated", '{');
-	jw_u64(&w, "cycles_per_run", r->last.device_cycles);
+	json_begin_object(&w, "simulated");
+	json_u64(&w, "cycles_per_run", r->last.device_cycles);
 	jw_num(&w, "us_per_run", r->last.device_us);
 	jw_num(&w, "us_per_inference", s->sim_us);
 	jw_num(&w, "throughput_ips", s->sim_throughput);
-	jw_u64(&w, "clock_mhz", r->dev.clock_mhz);
-	jw_close(&w, '}');
+	json_u64(&w, "clock_mhz", r->dev.clock_mhz);
+	json_end_object(&w);
 	if (s->have_util)
 		jw_num(&w, "cluster_utilization", s->util);
 	else
-		jw_null(&w, "cluster_utilization");
-	jw_u64(&w, "steps", r->last.steps);
+		json_null(&w, "cluster_utilization");
+	json_u64(&w, "steps", r->last.steps);
 	json_host(&w, r);
 	if (s->have_mem)
-		jw_u64(&w, "scratch_bytes", s->mem.scratch_bytes);
+		json_u64(&w, "scratch_bytes", s->mem.scratch_bytes);
 	else
-		jw_null(&w, "scratch_bytes");
+		json_null(&w, "scratch_bytes");
 	if (r->top)
 		json_top_k(&w, r);
 	if (r->det)
 		json_detect(&w, r);
 	if (r->prof)
 		json_profile(&w, r, &s->pv);
-	jw_close(&w, '}');
+	json_end_object(&w);
 }
 
 /* ---- text ---- */
@@ -1088,61 +962,62 @@ static void gen_summarize(const struct nr_gen_report *g, struct gen_summary *s)
 
 static void gen_json(const struct nr_gen_report *g, const struct gen_summary *s)
 {
-	struct jw w = { 0 };
+	struct json_writer w;
 
-	jw_open(&w, NULL, '{');
-	jw_str(&w, "model", g->o->model);
+	json_init(&w, stdout, JSON_PRETTY);
+	json_begin_object(&w, NULL);
+	json_string(&w, "model", g->o->model);
 	json_device(&w, &g->dev);
-	jw_u64(&w, "max_context", g->st.max_context);
-	jw_u64(&w, "vocab", g->st.vocab);
-	jw_str(&w, "sampling", g->o->sample_random ? "random" : "greedy");
-	jw_open(&w, "prompt", '[');
+	json_u64(&w, "max_context", g->st.max_context);
+	json_u64(&w, "vocab", g->st.vocab);
+	json_string(&w, "sampling", g->o->sample_random ? "random" : "greedy");
+	json_begin_array(&w, "prompt");
 	for (size_t i = 0; i < g->n_prompt; i++)
-		jw_i64(&w, NULL, g->prompt[i]);
-	jw_close(&w, ']');
-	jw_open(&w, "generated", '[');
+		json_i64(&w, NULL, g->prompt[i]);
+	json_end_array(&w);
+	json_begin_array(&w, "generated");
 	for (size_t i = 0; i < g->n_ids; i++)
-		jw_i64(&w, NULL, g->ids[i]);
-	jw_close(&w, ']');
-	jw_str(&w, "stop", g->stop);
+		json_i64(&w, NULL, g->ids[i]);
+	json_end_array(&w);
+	json_string(&w, "stop", g->stop);
 	jw_num(&w, "create_ms", g->create_ms);
-	jw_u64(&w, "prefill_tokens", g->st.prefill_tokens);
+	json_u64(&w, "prefill_tokens", g->st.prefill_tokens);
 	jw_num(&w, "prefill_ms", g->st.prefill_wall_us / 1e3);
-	jw_u64(&w, "prefill_cycles", g->st.prefill_cycles);
+	json_u64(&w, "prefill_cycles", g->st.prefill_cycles);
 	jw_num(&w, "time_to_first_token_ms", g->st.first_token_us / 1e3);
-	jw_open(&w, "token_latency_ms", '{');
-	jw_u64(&w, "tokens", g->n_step);
-	jw_open(&w, "percentiles", '[');
+	json_begin_object(&w, "token_latency_ms");
+	json_u64(&w, "tokens", g->n_step);
+	json_begin_array(&w, "percentiles");
 	for (unsigned i = 0; i < g->o->n_percentiles; i++) {
-		jw_open(&w, NULL, '{');
+		json_begin_object(&w, NULL);
 		jw_num(&w, "percentile", g->o->percentiles[i]);
 		jw_num(&w, "ms", g->n_step ? s->pct[i] : NAN);
-		jw_close(&w, '}');
+		json_end_object(&w);
 	}
-	jw_close(&w, ']');
-	jw_close(&w, '}');
+	json_end_array(&w);
+	json_end_object(&w);
 	jw_num(&w, "tokens_per_s", g->n_step ? s->tokens_per_s : NAN);
-	jw_open(&w, "simulated", '{');
-	jw_u64(&w, "decode_steps", g->st.decode_runs);
-	jw_u64(&w, "cycles_per_token", g->st.decode_runs ?
+	json_begin_object(&w, "simulated");
+	json_u64(&w, "decode_steps", g->st.decode_runs);
+	json_u64(&w, "cycles_per_token", g->st.decode_runs ?
 	       g->st.decode_cycles / g->st.decode_runs : 0);
 	jw_num(&w, "us_per_token", g->st.decode_runs ? s->sim_us : NAN);
 	jw_num(&w, "tokens_per_s", g->st.decode_runs ? s->sim_tokens_per_s : NAN);
-	jw_u64(&w, "clock_mhz", g->st.clock_mhz);
-	jw_close(&w, '}');
+	json_u64(&w, "clock_mhz", g->st.clock_mhz);
+	json_end_object(&w);
 	jw_num(&w, "ddr_bytes_per_token", g->st.decode_runs && g->have_traffic ?
 	       s->dma_per_token : NAN);
 	if (g->o->profile) {
-		jw_open(&w, "profile", '[');
+		json_begin_array(&w, "profile");
 		for (size_t i = 0; i < g->n_steps; i++) {
-			jw_open(&w, NULL, '{');
-			jw_str(&w, "step", g->steps[i].label);
-			jw_u64(&w, "cycles", g->steps[i].device_cycles);
-			jw_close(&w, '}');
+			json_begin_object(&w, NULL);
+			json_string(&w, "step", g->steps[i].label);
+			json_u64(&w, "cycles", g->steps[i].device_cycles);
+			json_end_object(&w);
 		}
-		jw_close(&w, ']');
+		json_end_array(&w);
 	}
-	jw_close(&w, '}');
+	json_end_object(&w);
 }
 
 static void gen_text(const struct nr_gen_report *g, const struct gen_summary *s)
@@ -1210,7 +1085,7 @@ void nr_report_compiled(const struct nr_options *o, const npu_device_info *dev,
 {
 	size_t n_in = npu_model_input_count(model), n_out = npu_model_output_count(model);
 	npu_model_info mem = { .struct_size = sizeof(mem) };
-	struct jw w = { 0 };
+	struct json_writer w;
 
 	if (!o->json) {
 		printf("compiled %s -> %s in %.3f ms: %zu input%s, %zu output%s, batch %u, "
@@ -1221,40 +1096,41 @@ void nr_report_compiled(const struct nr_options *o, const npu_device_info *dev,
 			text_notes(mem.notes);
 		return;
 	}
-	jw_open(&w, NULL, '{');
-	jw_str(&w, "model", o->model);
-	jw_str(&w, "output", o->save);
+	json_init(&w, stdout, JSON_PRETTY);
+	json_begin_object(&w, NULL);
+	json_string(&w, "model", o->model);
+	json_string(&w, "output", o->save);
 	json_device(&w, dev);
-	jw_str(&w, "precision", nr_precision_str(o->precision));
-	jw_u64(&w, "batch", npu_model_batch(model));
-	jw_u64(&w, "clusters", npu_model_clusters(model));
+	json_string(&w, "precision", nr_precision_str(o->precision));
+	json_u64(&w, "batch", npu_model_batch(model));
+	json_u64(&w, "clusters", npu_model_clusters(model));
 	if (npu_model_get_info(model, &mem) == NPU_OK)
-		jw_u64(&w, "scratch_bytes", mem.scratch_bytes);
+		json_u64(&w, "scratch_bytes", mem.scratch_bytes);
 	else
-		jw_null(&w, "scratch_bytes");
+		json_null(&w, "scratch_bytes");
 	json_notes(&w, mem.notes);
 	jw_num(&w, "load_ms", load_ms);
-	jw_open(&w, "inputs", '[');
+	json_begin_array(&w, "inputs");
 	for (size_t i = 0; i < n_in; i++) {
 		npu_tensor_info t;
 
 		if (npu_model_input_info(model, i, &t) != NPU_OK)
 			continue;
-		jw_open(&w, NULL, '{');
+		json_begin_object(&w, NULL);
 		json_tensor(&w, &t);
-		jw_close(&w, '}');
+		json_end_object(&w);
 	}
-	jw_close(&w, ']');
-	jw_open(&w, "outputs", '[');
+	json_end_array(&w);
+	json_begin_array(&w, "outputs");
 	for (size_t i = 0; i < n_out; i++) {
 		npu_tensor_info t;
 
 		if (npu_model_output_info(model, i, &t) != NPU_OK)
 			continue;
-		jw_open(&w, NULL, '{');
+		json_begin_object(&w, NULL);
 		json_tensor(&w, &t);
-		jw_close(&w, '}');
+		json_end_object(&w);
 	}
-	jw_close(&w, ']');
-	jw_close(&w, '}');
+	json_end_array(&w);
+	json_end_object(&w);
 }

@@ -10,7 +10,7 @@
  *
  * Modes: the ncurses TUI when stdout is a terminal; otherwise (or with
  * --batch, --once, -n) text tables; --json for JSON objects, one per
- * line.  Exit status: 0 ok, 1 no NPU found (or the terminal cannot be
+ * line; --record FILE for JSON lines with the raw busy ns (record.c).  Exit status: 0 ok, 1 no NPU found (or the terminal cannot be
  * driven), 2 a bad command line.
  */
 #include <errno.h>
@@ -41,6 +41,7 @@ struct options {
 	bool count_set;
 	bool once, json, batch;
 	enum nt_sort sort;
+	const char *record;		/* --record FILE, or NULL */
 };
 
 static void usage(FILE *f)
@@ -48,6 +49,7 @@ static void usage(FILE *f)
 	fputs("usage: npu-top [-d SECONDS] [-s busy|memory|pid]\n"
 	      "       npu-top --once [--json] [-d SECONDS]\n"
 	      "       npu-top [--json | --batch] [-n COUNT] [-d SECONDS]\n"
+	      "       npu-top --record FILE [--json | --batch] [-n COUNT] [-d SECONDS]\n"
 	      "\n"
 	      "Live monitor of M100 NPUs: per-cluster busy %, NoC link load and the\n"
 	      "processes using each device (kernel /dev/accel/accelN and libnpu emulators).\n"
@@ -58,6 +60,9 @@ static void usage(FILE *f)
 	      "  -J, --json            JSON objects, one per line, instead of the TUI\n"
 	      "  -b, --batch           text tables instead of the TUI\n"
 	      "  -s, --sort KEY        order processes by busy (default), memory or pid\n"
+	      "      --record FILE     also write each sample to FILE as one JSON line (busy ns\n"
+	      "                        and % per device and process); no TUI, and nothing on\n"
+	      "                        stdout without --json or --batch\n"
 	      "  -h, --help            this text\n"
 	      "\n"
 	      "TUI keys: q quit, s sort, p pause, d/+/- interval, h help.\n"
@@ -107,12 +112,13 @@ static bool parse_sort(const char *s, enum nt_sort *out)
 /* Returns -1 to go on, else an exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_ONCE = 256 };
+	enum { OPT_ONCE = 256, OPT_RECORD };
 	static const struct option longs[] = {
 		{ "delay", required_argument, NULL, 'd' },
 		{ "interval", required_argument, NULL, 'd' },
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "json", no_argument, NULL, 'J' },
 		{ "batch", no_argument, NULL, 'b' },
 		{ "sort", required_argument, NULL, 's' },
@@ -139,6 +145,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_ONCE:
 			o->once = true;
+			break;
+		case OPT_RECORD:
+			if (!*optarg)
+				return bad("--record: empty file name");
+			o->record = optarg;
 			break;
 		case 'J':
 			o->json = true;
@@ -211,15 +222,17 @@ static bool nap(double seconds)
 }
 
 /*
- * --json, --batch, --once, -n, or stdout is not a terminal.  first stays
+ * --json, --batch, --once, -n, --record, or stdout is not a terminal.  first stays
  * the caller's; the second buffer is ours, whichever role it has last.
  */
 static int run_stream(const struct options *o, const struct nt_sources *src,
-		      struct nt_snapshot *first)
+		      struct nt_snapshot *first, FILE *record)
 {
 	struct nt_snapshot *second = malloc(sizeof(*second));
 	struct nt_view *view = malloc(sizeof(*view));
 	struct nt_snapshot *prev = first, *cur = second;
+	/* --record alone writes only the file. */
+	bool show = o->json || o->batch || !record;
 	int status = 0;
 
 	if (!second || !view) {
@@ -235,7 +248,18 @@ static int run_stream(const struct options *o, const struct nt_sources *src,
 			break;
 		nt_snapshot_take(src, cur);
 		nt_view_build(view, prev, cur, o->sort);
-		if (o->json) {
+		if (record) {
+			nt_record_print(record, view, cur->mono_ns);
+			if (fflush(record) != 0 || ferror(record)) {
+				fprintf(stderr, "npu-top: cannot write %s: %s\n", o->record,
+					strerror(errno));
+				status = 1;
+				break;
+			}
+		}
+		if (!show) {
+			/* nothing on stdout */
+		} else if (o->json) {
 			nt_json_print(stdout, view);
 		} else {
 			if (i)
@@ -259,16 +283,17 @@ int main(int argc, char **argv)
 {
 	struct nt_snapshot *first;
 	struct nt_sources src;
+	FILE *record = NULL;
 	struct options o;
 	int status;
 
 	status = parse_options(argc, argv, &o);
 	if (status >= 0)
 		return status;
-	nt_sources_init(&src);
 	first = malloc(sizeof(*first));
-	if (!first) {
+	if (!first || !nt_sources_init(&src)) {
 		fputs("npu-top: out of memory\n", stderr);
+		free(first);
 		return 1;
 	}
 	nt_snapshot_take(&src, first);
@@ -276,16 +301,30 @@ int main(int argc, char **argv)
 		fputs("npu-top: no NPU found: no /dev/accel/accel* bound to npu and no emulator "
 		      "running (see npu-run --device emu)\n", stderr);
 		free(first);
+		nt_sources_close(&src);
 		return EXIT_NONE;
 	}
+	if (o.record && !(record = fopen(o.record, "w"))) {
+		fprintf(stderr, "npu-top: cannot write %s: %s (--record needs a writable file)\n",
+			o.record, strerror(errno));
+		free(first);
+		nt_sources_close(&src);
+		return 1;
+	}
 	install_signals();
-	if (!o.json && !o.batch && !o.once && !o.count_set && isatty(STDOUT_FILENO)) {
+	if (!o.json && !o.batch && !o.once && !o.count_set && !record &&
+	    isatty(STDOUT_FILENO)) {
 		struct nt_tui_opts t = { .src = &src, .interval = o.interval, .sort = o.sort };
 
 		status = nt_tui_run(&t, first);
 	} else {
-		status = run_stream(&o, &src, first);
+		status = run_stream(&o, &src, first, record);
+	}
+	if (record && fclose(record) != 0 && !status) {
+		fprintf(stderr, "npu-top: cannot write %s: %s\n", o.record, strerror(errno));
+		status = 1;
 	}
 	free(first);
+	nt_sources_close(&src);
 	return status;
 }

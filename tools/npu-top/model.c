@@ -118,9 +118,9 @@ static unsigned popcount32(uint32_t v)
 }
 
 /*
- * Time the device could have worked between the snapshots, in its
- * counter's unit: wall ns for a kernel device, simulated cycles for an
- * emulator (which only advances while it runs jobs).
+ * Time the device could have worked between the snapshots, in ns: wall
+ * time for a kernel device, simulated time for an emulator (which only
+ * advances while it runs jobs).  Busy counters are ns from every source.
  */
 static bool device_span(const struct nt_device *p, const struct nt_device *c, double wall_ns,
 			double *span)
@@ -129,7 +129,7 @@ static bool device_span(const struct nt_device *p, const struct nt_device *c, do
 		*span = wall_ns;
 		return wall_ns > 0;
 	}
-	return p->has_cycles && c->has_cycles && delta(p->cycles, c->cycles, span);
+	return p->has_device_ns && c->has_device_ns && delta(p->device_ns, c->device_ns, span);
 }
 
 static void device_rates(struct nt_dev_view *dv, const struct nt_device *p, double wall_ns)
@@ -145,7 +145,7 @@ static void device_rates(struct nt_dev_view *dv, const struct nt_device *p, doub
 		double db;
 
 		if (fused & (1u << c) || c >= d->n_busy || c >= p->n_busy ||
-		    !delta(p->busy[c], d->busy[c], &db))
+		    !delta(p->busy_ns[c], d->busy_ns[c], &db))
 			continue;
 		/* An idle emulator has no simulated time at all: 0 %, not unknown. */
 		dv->cl_pct[c] = span > 0 ? clamp_pct(100.0 * db / span) : 0;
@@ -161,12 +161,13 @@ static void device_rates(struct nt_dev_view *dv, const struct nt_device *p, doub
 	if (!d->n_links || d->n_links != p->n_links || d->mesh_x != p->mesh_x ||
 	    d->mesh_y != p->mesh_y)
 		return;
+	/* Device cycles in the interval: link counters are bytes per cycle. */
 	if (d->kind == NT_KERNEL) {
 		if (!d->clock_mhz)
 			return;
-		link_span = wall_ns / 1e3 * d->clock_mhz;	/* device cycles in the interval */
+		link_span = wall_ns / 1e3 * d->clock_mhz;
 	} else {
-		link_span = span;
+		link_span = span / 1e3 * (d->clock_mhz ? d->clock_mhz : NPU_M100_CLOCK_MHZ);
 	}
 	link_span *= NT_LINK_BYTES_PER_CYCLE;
 	for (unsigned l = 0; l < d->n_links; l++) {
@@ -206,8 +207,8 @@ static void proc_rate(struct nt_proc_view *pv, const struct nt_snapshot *prev,
 	unsigned held = 0;
 	double span, de;
 
-	if (!prev || !pd || !p->has_engine || !(q = find_proc(prev, p)) || !q->has_engine ||
-	    !device_span(pd, d, wall_ns, &span) || !delta(q->engine, p->engine, &de))
+	if (!prev || !pd || !p->has_busy || !(q = find_proc(prev, p)) || !q->has_busy ||
+	    !device_span(pd, d, wall_ns, &span) || !delta(q->busy_ns, p->busy_ns, &de))
 		return;
 	if (p->has_clusters)
 		held = popcount32(p->clusters & ~nt_fused(d));

@@ -5,7 +5,8 @@
  * Busy %:  kernel device    delta busy_ns / delta wall ns, per cluster
  *          kernel client    delta drm-engine-npu ns / (delta wall ns x
  *                           clusters it holds, or its capacity)
- *          emulator         delta busy cycles / delta simulated cycles
+ *          emulator         delta busy ns / delta simulated ns (both from
+ *                           simulated cycles at the emulator's clock)
  * Link load: bytes moved / what the link could move in the same time
  *          (64 B per cycle at clock_mhz for a kernel device, 64 B per
  *          simulated cycle for an emulator).

@@ -12,7 +12,8 @@ NPU_TOP_CURSES_LIBS   := $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-l
 all: $(NPU_TOP_BIN)
 check-tools: $(NPU_TOP_BIN)
 
-$(NPU_TOP_BIN): $(NPU_TOP_SRCS) $(NPU_TOP_HDRS)
+$(NPU_TOP_BIN): $(NPU_TOP_SRCS) $(NPU_TOP_HDRS) $(TOOLS_COMMON_SRCS) $(TOOLS_COMMON_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) -Iuapi $(NPU_TOP_CURSES_CFLAGS) $(NPU_TOP_SRCS) \
+	$(CC) $(CFLAGS_COMMON) $(OPTFLAGS) -Iuapi $(TOOLS_COMMON_CFLAGS) $(NPU_TOP_CURSES_CFLAGS) \
+	  $(NPU_TOP_SRCS) $(TOOLS_COMMON_SRCS) \
 	  $(NPU_TOP_CURSES_LIBS) -lm -o $@

@@ -30,6 +30,9 @@ int nt_parse_interval(const char *s, double *out);
 
 /* One JSON object on one line. */
 void nt_json_print(FILE *f, const struct nt_view *v);
+/* --record: one JSON line with the raw busy ns next to the rates; mono_ns
+ * is the sample's CLOCK_MONOTONIC time. */
+void nt_record_print(FILE *f, const struct nt_view *v, int64_t mono_ns);
 /* A static table for humans without a terminal. */
 void nt_text_print(FILE *f, const struct nt_view *v);
 

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "utf8.h"
+
 long nt_read_file(const char *path, char *buf, size_t size)
 {
 	size_t len = 0;
@@ -213,11 +215,23 @@ void nt_copy_printable(char *dst, size_t n, const char *src)
 
 	if (n == 0)
 		return;
-	for (; src[i] && i < n - 1; i++) {
-		unsigned char c = (unsigned char)src[i];
+	while (*src && i < n - 1) {
+		unsigned char c = (unsigned char)*src;
+		size_t len = utf8_seq_len(src);
 
-		/* ASCII only: JSON consumers reject invalid UTF-8. */
-		dst[i] = (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
+		/* Valid UTF-8 stays ("café"), whole or not at all; control
+		 * characters and bytes that are not UTF-8 become '?', so the
+		 * terminal and JSON consumers get text. */
+		if (len > 1 && i + len <= n - 1) {
+			memcpy(dst + i, src, len);
+			i += len;
+			src += len;
+			continue;
+		}
+		if (len > 1)
+			break;		/* no room for the whole character */
+		dst[i++] = (c < 0x20 || c == 0x7f || len == 0) ? '?' : (char)c;
+		src++;
 	}
 	dst[i] = '\0';
 }

@@ -58,7 +58,8 @@ bool nt_parse_dims(const char *s, unsigned *x, unsigned *y);
 typedef void (*nt_kv_fn)(const char *key, const char *val, void *arg);
 void nt_parse_kv(char *buf, char sep, nt_kv_fn fn, void *arg);
 
-/* Copy src into dst (size n), replacing control and non-ASCII bytes with '?'. */
+/* Copy src into dst (size n): valid UTF-8 unchanged (never cut inside a
+ * character), control characters and invalid bytes as '?'. */
 void nt_copy_printable(char *dst, size_t n, const char *src);
 
 #endif /* NPU_TOP_PARSE_H */

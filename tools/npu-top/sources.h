@@ -7,13 +7,14 @@
  * ($NPU_TOP_ROOT) so tests can point npu-top at a fake /dev, /sys, /proc
  * and /tmp.
  *
- * Sources:
+ * Sources (struct nt_source, one file each):
  *   kernel devices   /dev/accel/accelN whose /sys/class/accel/accelN/device/npu/
- *                    exists (the npu driver's sysfs group on the PCI device)
+ *                    exists (the npu driver's sysfs group on the PCI device),
+ *                    src_sysfs.c
  *   their clients    /proc/<pid>/fd/<n> -> /dev/accel/accelN, with
- *                    /proc/<pid>/fdinfo/<n> (DRM fdinfo keys)
+ *                    /proc/<pid>/fdinfo/<n> (DRM fdinfo keys), src_fdinfo.c
  *   emulators        stat files of libnpu's in-process emulator
- *                    (uapi/npu/npu_emu_stats.h)
+ *                    (uapi/npu/npu_emu_stats.h), src_emu.c
  */
 #ifndef NPU_TOP_SOURCES_H
 #define NPU_TOP_SOURCES_H
@@ -52,11 +53,14 @@ struct nt_device {
 	bool has_masks, has_free;
 	uint32_t defect_mask, healthy_mask, free_clusters;
 
-	/* Cumulative counters: ns for a kernel device, cycles for an emulator. */
-	unsigned n_busy;		/* entries of busy[] that parsed */
-	uint64_t busy[NT_MAX_CLUSTERS];
-	bool has_cycles;		/* emulator: simulated cycles */
-	uint64_t cycles;
+	/*
+	 * Cumulative counters, in ns from every source (an emulator's
+	 * simulated cycles are converted at its clock, nt_cycles_to_ns).
+	 */
+	unsigned n_busy;		/* entries of busy_ns[] that parsed */
+	uint64_t busy_ns[NT_MAX_CLUSTERS];	/* per cluster */
+	bool has_device_ns;		/* emulator: simulated time so far; */
+	uint64_t device_ns;		/* a kernel device's time is the wall clock */
 	bool has_jobs;
 	uint64_t jobs;
 	unsigned n_links;		/* 0 (no counters) or mesh_x * mesh_y * 4 */
@@ -81,8 +85,8 @@ struct nt_proc {
 	unsigned contexts;
 	bool has_clusters;
 	uint32_t clusters;		/* physical clusters its contexts hold */
-	bool has_engine;
-	uint64_t engine;		/* kernel: drm-engine-npu ns; emulator: busy cycles */
+	bool has_busy;
+	uint64_t busy_ns;		/* kernel: drm-engine-npu; emulator: its clusters' busy */
 	unsigned capacity;		/* drm-engine-capacity-npu, 0 when unknown */
 	bool has_memory;
 	uint64_t memory;		/* bytes, sum of drm-total-* */
@@ -96,14 +100,34 @@ struct nt_snapshot {
 	struct nt_proc proc[NT_MAX_PROCS];
 };
 
+/*
+ * One kind of thing npu-top watches, as nvtop has one per GPU vendor.
+ * open() makes the source's state (NULL: out of memory); sample() adds
+ * what the source sees now to the snapshot, devices and processes, with
+ * busy time in ns; close() frees the state.  A source that finds nothing
+ * adds nothing: devices may appear later (an emulator starting).
+ */
+struct nt_sources;
+struct nt_source {
+	const char *name;		/* "sysfs", "fdinfo", "emulator" */
+	void *(*open)(const struct nt_sources *src);
+	void (*sample)(void *state, const struct nt_sources *src, struct nt_snapshot *snap);
+	void (*close)(void *state);
+};
+
+#define NT_SOURCE_COUNT	3
+
 struct nt_sources {
 	char root[PATH_MAX];		/* "" = the real / */
 	bool fake;			/* NPU_TOP_ROOT set: accept regular files as nodes */
 	char emu_dir[PATH_MAX];		/* $NPU_EMU_STATS_DIR, "" = scan <root>/tmp/npu-emu-* */
+	void *state[NT_SOURCE_COUNT];	/* each source's, from its open() */
 };
 
-/* Fill src from $NPU_TOP_ROOT and $NPU_EMU_STATS_DIR. */
-void nt_sources_init(struct nt_sources *src);
+/* Fill src from $NPU_TOP_ROOT and $NPU_EMU_STATS_DIR and open every
+ * source; false when out of memory.  Close with nt_sources_close. */
+bool nt_sources_init(struct nt_sources *src);
+void nt_sources_close(struct nt_sources *src);
 
 /* Take one sample.  Never fails: what cannot be read is left out. */
 void nt_snapshot_take(const struct nt_sources *src, struct nt_snapshot *snap);

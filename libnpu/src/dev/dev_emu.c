@@ -20,6 +20,7 @@
 #include "npu/npu_hw_partition.h"
 #include "dev/emu_stats.h"
 #include "dev/npu_dev.h"
+#include "trace/trace_rec.h"
 
 #define EMU_RING_LOG2		6
 #define EMU_RING_ENTRIES	(1u << EMU_RING_LOG2)
@@ -48,6 +49,7 @@ struct emu_ctx {
 	struct emu_chunk **tables;	/* every table page, for freeing */
 	size_t ntables, cap_tables;
 	uint32_t sram_base, sram_size;
+	struct npu_trace_rec *trace;	/* NULL: jobs not traced */
 };
 
 struct npu_dev_job {
@@ -58,6 +60,7 @@ struct npu_dev_job {
 	bool done;
 	struct npu_hw_completion comp;
 	struct npu_dev_job *next;	/* outstanding list */
+	struct npu_trace_job trace;	/* trace.rec NULL: not traced */
 };
 
 struct emu_queue {
@@ -323,6 +326,27 @@ static void emu_kick(void *opaque, unsigned queue)
 	emu->kicked = true;
 	pthread_cond_signal(&emu->kick);
 	pthread_mutex_unlock(&emu->lock);
+}
+
+/*
+ * The core asks, as each task starts, whether to trace it: the job with
+ * that descriptor, if its context records a trace.  The job stays on the
+ * outstanding list (and alive) until harvested after the task completed.
+ */
+static struct npu_tracer *emu_tracer(void *opaque, unsigned queue, uint64_t seqno)
+{
+	struct emu_dev *emu = opaque;
+	struct npu_tracer *t = NULL;
+
+	pthread_mutex_lock(&emu->lock);
+	for (struct npu_dev_job *j = emu->outstanding; j; j = j->next) {
+		if (j->queue == queue && j->seqno == seqno) {
+			t = j->trace.rec ? &j->trace.ops : NULL;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&emu->lock);
+	return t;
 }
 
 static void emu_harvest_locked(struct emu_dev *emu)
@@ -591,6 +615,15 @@ static void emu_ctx_destroy(npu_dev_ctx *pub)
 	free(ctx);
 }
 
+static void emu_ctx_trace(npu_dev_ctx *pub, struct npu_trace_rec *rec)
+{
+	struct emu_dev *emu = (struct emu_dev *)pub->dev;
+
+	pthread_mutex_lock(&emu->lock);
+	((struct emu_ctx *)pub)->trace = rec;
+	pthread_mutex_unlock(&emu->lock);
+}
+
 /* ---- jobs ---- */
 
 static npu_status emu_submit(npu_dev_ctx *pub, npu_dev_bo *cmd, uint32_t offset,
@@ -639,6 +672,8 @@ static npu_status emu_submit(npu_dev_ctx *pub, npu_dev_bo *cmd, uint32_t offset,
 	job->emu = emu;
 	job->queue = pub->queue;
 	job->seqno = ++emu->seqno;
+	if (ctx->trace)
+		npu_trace_job_init(&job->trace, ctx->trace);
 	job->slot = q->tail;
 	d = (struct npu_hw_task *)(q->ring->host + q->tail * sizeof(*d));
 	memset(d, 0, sizeof(*d));
@@ -828,6 +863,7 @@ static const struct npu_dev_ops emu_ops = {
 	.ctx_create = emu_ctx_create,
 	.ctx_destroy = emu_ctx_destroy,
 	.submit = emu_submit,
+	.ctx_trace = emu_ctx_trace,
 	.job_wait = emu_job_wait,
 	.job_cycles = emu_job_cycles,
 	.job_free = emu_job_free,
@@ -917,6 +953,7 @@ npu_status npu_emu_open(const char *spec, struct npu_device **out)
 		.kick = emu_kick,
 		.mem_begin = emu_mem_begin,
 		.mem_end = emu_mem_end,
+		.tracer = emu_tracer,
 	};
 	struct emu_dev *emu;
 	npu_status st;

@@ -15,6 +15,7 @@
 #include "npu_internal.h"
 
 struct npu_dev_ops;
+struct npu_trace_rec;
 
 /* Flags of npu_dev_bo_create(). */
 #define NPU_DEV_BO_DEVICE_RO	(1u << 0)	/* the device only reads it */
@@ -76,6 +77,13 @@ struct npu_dev_ops {
 	/* Simulated cycles the job took (0 if the backend cannot tell). */
 	uint64_t (*job_cycles)(const npu_dev_job *job);
 	void (*job_free)(npu_dev_job *job);
+	/*
+	 * Optional (NULL: the backend cannot see the device's timeline, as
+	 * the kernel driver cannot): record the spans of the jobs submitted
+	 * on @ctx from now on into @rec (trace/trace_rec.h), or stop (NULL).
+	 * @rec is the caller's and must outlive the jobs submitted with it.
+	 */
+	void (*ctx_trace)(npu_dev_ctx *ctx, struct npu_trace_rec *rec);
 	/* Performance counters (npu_device_read_counters); out is zeroed. */
 	npu_status (*counters)(struct npu_device *dev, npu_device_counters *out);
 };

@@ -21,6 +21,7 @@
  * Loop's end, which repeats its body at most max_iterations times per
  * entry, so a run ends; its trace grows as it goes, up to MAX_RUN_STEPS.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -32,6 +33,7 @@
 #include "dev/npu_dev.h"
 #include "host/npu_host.h"
 #include "model/npu_model_priv.h"
+#include "trace/trace_json.h"
 
 /* Steps one run may take (a Loop repeats its body's). */
 #define MAX_RUN_STEPS	(1u << 22)
@@ -54,6 +56,8 @@ struct npu_context {
 	uint32_t *last_trace;		/* per step run in the last run: its index in cm->steps */
 	uint32_t last_cap;		/* entries of the three above */
 	struct npu_dyn_shape *last_dyn;	/* the last run's run-time shapes (cm->ndyn) */
+	struct npu_trace_rec *trace;	/* npu_context_trace(); NULL: off */
+	bool trace_ready;		/* trace holds the last completed run */
 };
 
 struct npu_job {
@@ -99,6 +103,8 @@ void npu_context_destroy(npu_context *ctx)
 	for (uint32_t i = 0; ctx->bos && i < ctx->cm->nsegs; i++)
 		if (!ctx->share || ctx->cm->segs[i].kind != NPU_SEG_STATE)
 			npu_dev_bo_free(ctx->dev, ctx->bos[i]);
+	if (ctx->dctx && ctx->trace)
+		ctx->dev->ops->ctx_trace(ctx->dctx, NULL);
 	if (ctx->dctx && !ctx->share)
 		ctx->dev->ops->ctx_destroy(ctx->dctx);
 	free(ctx->bos);
@@ -107,6 +113,7 @@ void npu_context_destroy(npu_context *ctx)
 	free(ctx->last_host_us);
 	free(ctx->last_trace);
 	free(ctx->last_dyn);
+	npu_trace_rec_free(ctx->trace);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_cond_destroy(&ctx->idle);
 	free(ctx);
@@ -455,6 +462,7 @@ static void finish_locked(npu_job *job, npu_status st)
 	}
 	if (!st && ctx->cm->ndyn)
 		memcpy(ctx->last_dyn, job->dyn, ctx->cm->ndyn * sizeof(*job->dyn));
+	ctx->trace_ready = !st && ctx->trace;
 	if (!st) {
 		ctx->last.device_cycles = cycles;
 		ctx->last.device_us = ctx->dev->info.clock_mhz ?
@@ -771,6 +779,10 @@ npu_status npu_submit(npu_context *ctx, const npu_tensor *inputs, size_t n_input
 	while (ctx->busy)
 		pthread_cond_wait(&ctx->idle, &ctx->lock);
 	ctx->busy = true;
+	/* The recording is the last run's: start it afresh. */
+	ctx->trace_ready = false;
+	if (ctx->trace)
+		npu_trace_rec_reset(ctx->trace);
 	pthread_mutex_unlock(&ctx->lock);
 
 	for (size_t i = 0; i < n_inputs; i++) {
@@ -1003,4 +1015,106 @@ npu_status npu_context_last_run_output_info(const npu_context *ctx, size_t index
 	}
 	pthread_mutex_unlock(&c->lock);
 	return NPU_OK;
+}
+
+/* ---- Tracing (npu.h; the format is trace/trace_json.c's) ---- */
+
+npu_status npu_context_trace(npu_context *ctx, size_t max_events)
+{
+	struct npu_trace_rec *rec = NULL;
+
+	if (!ctx)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_trace: NULL context");
+	if (max_events && !ctx->dev->ops->ctx_trace)
+		return npu_fail(NPU_ERR_UNSUPPORTED,
+				"tracing needs the emulator: %s (%s) does not show its timeline to "
+				"the host; open the device \"emu\" (npu-run --device emu)",
+				ctx->dev->info.path, ctx->dev->info.driver);
+	if (max_events && !(rec = npu_trace_rec_new(max_events)))
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	pthread_mutex_lock(&ctx->lock);
+	while (ctx->busy)
+		pthread_cond_wait(&ctx->idle, &ctx->lock);
+	if (ctx->dev->ops->ctx_trace)
+		ctx->dev->ops->ctx_trace(ctx->dctx, rec);
+	npu_trace_rec_free(ctx->trace);
+	ctx->trace = rec;
+	ctx->trace_ready = false;
+	pthread_mutex_unlock(&ctx->lock);
+	return NPU_OK;
+}
+
+/* The last run's steps as the trace writer sees them; NULL without memory. */
+static struct npu_trace_step *trace_steps(const npu_context *ctx)
+{
+	struct npu_trace_step *steps = calloc(ctx->last.steps ? ctx->last.steps : 1,
+					      sizeof(*steps));
+
+	for (unsigned i = 0; steps && i < ctx->last.steps; i++) {
+		const struct npu_step *s = &ctx->cm->steps[ctx->last_trace[i]];
+
+		steps[i].label = s->label;
+		steps[i].kind = npu_step_is_control(s) ? NPU_TRACE_STEP_CONTROL :
+				npu_step_on_host(s) ? NPU_TRACE_STEP_HOST : NPU_TRACE_STEP_DEVICE;
+		steps[i].cycles = ctx->last_cycles[i];
+		steps[i].host_us = ctx->last_host_us[i];
+	}
+	return steps;
+}
+
+npu_status npu_context_write_trace(npu_context *ctx, const char *path)
+{
+	struct npu_trace_run run = { 0 };
+	npu_status st;
+	FILE *f;
+
+	if (!ctx || !path || !*path)
+		return npu_fail(NPU_ERR_INVALID_ARG, "npu_context_write_trace: NULL argument");
+	pthread_mutex_lock(&ctx->lock);
+	while (ctx->busy)
+		pthread_cond_wait(&ctx->idle, &ctx->lock);
+	if (!ctx->trace) {
+		pthread_mutex_unlock(&ctx->lock);
+		return npu_fail(NPU_ERR_NOT_FOUND,
+				"this context records no trace: call npu_context_trace() before the run");
+	}
+	if (!ctx->trace_ready) {
+		pthread_mutex_unlock(&ctx->lock);
+		return npu_fail(NPU_ERR_NOT_FOUND,
+				"no run of this context has completed since tracing started, "
+				"or the last one failed: run it, then write the trace");
+	}
+	if (ctx->trace->dropped) {
+		size_t max = ctx->trace->max_events;
+
+		pthread_mutex_unlock(&ctx->lock);
+		return npu_fail(NPU_ERR_NO_MEMORY,
+				"the last run has more than %zu trace events (spans and link "
+				"transfers), the bound given to npu_context_trace(); raise it or "
+				"trace a smaller input", max);
+	}
+	run.rec = ctx->trace;
+	run.nsteps = ctx->last.steps;
+	run.clock_mhz = ctx->dev->info.clock_mhz;
+	run.tpbs = ctx->dev->info.tpbs_per_cluster;
+	run.mesh_x = ctx->dev->info.mesh_x;
+	run.nclusters = ctx->dctx->nclusters;
+	run.cluster_map = ctx->dctx->cluster_map;
+	run.steps = trace_steps(ctx);
+	if (!run.steps) {
+		pthread_mutex_unlock(&ctx->lock);
+		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		st = npu_fail(NPU_ERR_IO, "cannot write the trace to %s: %s", path, strerror(errno));
+	} else {
+		st = npu_trace_write_json(&run, f, path);
+		if (fclose(f) && !st)
+			st = npu_fail(NPU_ERR_IO, "writing the trace %s failed: %s", path,
+				      strerror(errno));
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	free((void *)run.steps);
+	return st;
 }
