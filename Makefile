@@ -42,7 +42,8 @@ GUEST_PACKAGES := busybox-static cpio xz-utils kmod binutils
 # (libdrm), model downloads (libcurl), the fuzz target (clang's libFuzzer),
 # the ONNX conformance data and npu-top's terminal UI (ncurses).
 LIBNPU_PACKAGES := libonnx-dev protobuf-c-compiler libprotobuf-c-dev \
-                   libcurl4-openssl-dev libdrm-dev clang libonnx-testdata libncurses-dev
+                   libcurl4-openssl-dev libdrm-dev clang libonnx-testdata libncurses-dev \
+                   libssl-dev # libcrypto: OpenSSL's SHA-256 (EVP) for downloads and the cache
 # make bench's LLM figures generate their 7B-dimension model with onnx and
 # numpy (tests/bench/gen_llama_slice.py) and read models' graphs with onnx.
 BENCH_PACKAGES := python3-onnx python3-numpy
@@ -58,6 +59,10 @@ DEB_PACKAGES := gcc make pkg-config check libsubunit-dev libdnnl-dev $(LIBNPU_PA
                 $(QEMU_PACKAGES) $(GUEST_PACKAGES) $(DEBUG_KERNEL_PACKAGES) $(BENCH_PACKAGES) \
                 $(PYTHON_PACKAGES)
 DEB_SRC_LIST := /etc/apt/sources.list.d/npu-deb-src.sources
+# Debian's libonnx-testdata (make deps): check-unit, check-onnx and
+# check-fuzz's seeds read it, so each requires it (the rule below says what
+# to do when it is missing; make cannot fetch it).
+ONNX_TESTDATA := /usr/share/libonnx-testdata/data/node
 
 # The kernel module, built against Debian's 6.12 headers (make deps installs
 # them) in a copy of the sources under build/, so the tree stays clean.
@@ -81,6 +86,11 @@ include tests/onnx/onnx.mk
 include python/python.mk
 # Each tool under tools/<name>/ may bring its own rules (tools/<name>/<name>.mk).
 -include $(wildcard tools/*/*.mk)
+# After the tools: check-examples compares with npu-run ($(NPU_RUN_BIN)).
+include examples/examples.mk
+
+$(ONNX_TESTDATA):
+	@echo "$@ is missing: install Debian's libonnx-testdata ('make deps', as root)" >&2; exit 1
 
 help:
 	@echo "make deps        install the Debian packages the project needs (root)"
@@ -89,6 +99,7 @@ help:
 	@echo "make check       build and run every test"
 	@echo "make check-unit  device-core and libnpu unit tests (Check, ASan/UBSan)"
 	@echo "make check-tools command-line tests of npu-run, npu-top, npu-plan"
+	@echo "make check-examples  build examples/ against npu.pc and check what they print"
 	@echo "make python      the Python module npu in build/python (PYTHONPATH=build/python)"
 	@echo "make check-python the Python module against the C API, a staged install, the examples"
 	@echo "make install     libnpu, headers, npu.pc, tools, man pages, Python module (PREFIX, DESTDIR)"
@@ -167,7 +178,8 @@ $(DEMO_BIN): tools/npu-core-demo/*.c tests/common/npu_tdev.c tests/common/npu_td
 run: $(BUILD)/bin/npu-run
 	@tools/npu-run/make-run.sh $(BUILD)/bin/npu-run $(BUILD)/run
 
-check: check-unit check-fuzz check-tools check-onnx check-models check-python check-style check-qemu check-guest
+check: check-unit check-fuzz check-tools check-examples check-onnx check-models check-python check-style \
+	check-qemu check-guest
 
 # Command-line tests of the tools (each script prints "N passed, N failed").
 check-tools: $(BUILD)/bin/npu-plan
@@ -203,9 +215,13 @@ module-debug:
 	cp $(BUILD)/kmod-debug/npu.ko $(KMOD_DEBUG) && \
 	echo "$$kb" >$(BUILD)/kernel-debug/build-dir
 
-check-unit: $(UNIT_BIN) $(LIBNPU_TEST_BIN)
+# What the libnpu suite reads besides the tree: BlazeFace (fetched here
+# first, on a cold cache too) and Debian's ONNX conformance data.  Missing
+# either is a failure in the suite, never a skip.
+check-unit: $(UNIT_BIN) $(LIBNPU_TEST_BIN) $(BLAZEFACE) $(ONNX_TESTDATA)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_BIN)
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(LIBNPU_TEST_BIN)
+	NPU_CACHE=$(NPU_CACHE_DIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1 $(LIBNPU_TEST_BIN)
 
 # Device-core kernels against oneDNN, then BlazeFace and the transformer
 # test models against onnxruntime and seed 002's bound, then LLM decode

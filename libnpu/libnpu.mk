@@ -11,9 +11,12 @@ ONNX_PROTO  := /usr/include/onnx/onnx.proto
 ONNX_PB_C   := $(GEN)/onnx/onnx.pb-c.c
 ONNX_PB_H   := $(GEN)/onnx/onnx.pb-c.h
 
+# libcrypto: the SHA-256 of downloads and cache keys (OpenSSL's EVP, the
+# TLS library Debian's libcurl is built against).
+LIBNPU_PKGS   := libdrm libprotobuf-c libcurl libcrypto
 LIBNPU_CFLAGS := -fvisibility=hidden -Ilibnpu/include -Ilibnpu/src -I$(GEN) -Iuapi/drm \
-                 $(shell pkg-config --cflags libdrm libprotobuf-c libcurl 2>/dev/null)
-LIBNPU_LIBS   := $(shell pkg-config --libs libdrm libprotobuf-c libcurl 2>/dev/null) -lm -pthread
+                 $(shell pkg-config --cflags $(LIBNPU_PKGS) 2>/dev/null)
+LIBNPU_LIBS   := $(shell pkg-config --libs $(LIBNPU_PKGS) 2>/dev/null) -lm -pthread
 
 LIBNPU_OBJS_OPT := $(patsubst libnpu/src/%.c,$(BUILD)/obj/npu/%.o,$(LIBNPU_SRCS)) $(BUILD)/obj/npu/gen/onnx.pb-c.o
 LIBNPU_OBJS_SAN := $(patsubst libnpu/src/%.c,$(BUILD)/obj/npu-san/%.o,$(LIBNPU_SRCS)) $(BUILD)/obj/npu-san/gen/onnx.pb-c.o
@@ -60,7 +63,8 @@ $(LIBNPU_SO): $(LIBNPU_OBJS_OPT) $(CORE_OBJS_OPT)
 	  $^ $(LIBNPU_LIBS) -o $@
 	ln -sf libnpu.so.$(NPU_SOVERSION) $(BUILD)/lib/libnpu.so
 
-$(NPU_PC): libnpu/npu.pc.in
+# libnpu.mk too: Libs.private is LIBNPU_LIBS, defined above.
+$(NPU_PC): libnpu/npu.pc.in libnpu/libnpu.mk
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' \
 	  -e 's|@PRIVATE_LIBS@|$(LIBNPU_LIBS)|' $< > $@

@@ -62,7 +62,8 @@ fuzz: $(FUZZ_ONNX)
 check-fuzz: $(FUZZ_ONNX)
 	@mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
 	@for s in $(FUZZ_SEEDS); do \
-	  f=$(FUZZ_TESTDATA)/test_$$s/model.onnx; [ ! -f $$f ] || cp $$f $(FUZZ_DIR)/seeds/$$s.onnx; \
+	  f=$(FUZZ_TESTDATA)/test_$$s/model.onnx; cp $$f $(FUZZ_DIR)/seeds/$$s.onnx || \
+	  { echo "check-fuzz: no seed $$f: install Debian's libonnx-testdata (make deps)" >&2; exit 1; }; \
 	done
 	@log=$(FUZZ_DIR)/fuzz_onnx.log; \
 	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_ONNX) $(FUZZ_FLAGS) $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds >$$log 2>&1; rc=$$?; \

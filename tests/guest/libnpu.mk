@@ -5,7 +5,7 @@ GUEST_LIBNPU_BIN := $(BUILD)/guest/bin/npu-guest-libnpu
 $(GUEST_LIBNPU_BIN): tests/guest/libnpu/npu_guest_libnpu.c $(LIBNPU_A)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(OPTFLAGS) -static $< $(LIBNPU_A) \
-	  -ldrm -lprotobuf-c -lm -pthread -o $@
+	  -ldrm -lprotobuf-c -lcrypto -lm -pthread -o $@
 
 .PHONY: guest-libnpu
 guest-libnpu: $(GUEST_LIBNPU_BIN)

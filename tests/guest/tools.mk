@@ -28,7 +28,7 @@ $(GUEST_NPU_RUN): $(NPU_RUN_SRCS) $(NPU_RUN_HDRS) $(TOOLS_COMMON_SRCS) $(TOOLS_C
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(LIBNPU_CFLAGS) $(TOOLS_COMMON_CFLAGS) $(NPU_RUN_IMAGE_CFLAGS) \
 	  $(OPTFLAGS) -static $(NPU_RUN_SRCS) $(TOOLS_COMMON_SRCS) \
-	  tests/guest/tools/no_http.c $(LIBNPU_A) -ldrm -lprotobuf-c -lpng16 -lz -ljpeg -lm \
+	  tests/guest/tools/no_http.c $(LIBNPU_A) -ldrm -lprotobuf-c -lcrypto -lpng16 -lz -ljpeg -lm \
 	  -pthread -o $@
 
 $(GUEST_NPU_TOP): $(NPU_TOP_SRCS) $(NPU_TOP_HDRS) $(TOOLS_COMMON_SRCS) $(TOOLS_COMMON_HDRS)

@@ -221,7 +221,7 @@ static void setup(void)
 	{
 		uint8_t d[NPU_SHA256_SIZE];
 
-		npu_sha256(model, MODEL_SIZE, d);
+		ck_assert_int_eq(npu_sha256(model, MODEL_SIZE, d), NPU_OK);
 		npu_sha256_hex(d, model_sha);
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/npu-fetch-test-XXXXXX");
@@ -267,7 +267,7 @@ static const char *cache_file(const char *u)
 	uint8_t d[NPU_SHA256_SIZE];
 	char hex[NPU_SHA256_HEX_SIZE];
 
-	npu_sha256(u, strlen(u), d);
+	ck_assert_int_eq(npu_sha256(u, strlen(u), d), NPU_OK);
 	npu_sha256_hex(d, hex);
 	snprintf(buf, sizeof(buf), "%s/%s", cache, hex);
 	return buf;
@@ -342,7 +342,7 @@ static void assert_sha(const void *data, size_t n, const char *want)
 	uint8_t d[NPU_SHA256_SIZE];
 	char hex[NPU_SHA256_HEX_SIZE];
 
-	npu_sha256(data, n, d);
+	ck_assert_int_eq(npu_sha256(data, n, d), NPU_OK);
 	npu_sha256_hex(d, hex);
 	ck_assert_str_eq(hex, want);
 }
@@ -371,10 +371,12 @@ START_TEST(sha256_vectors)
 	memset(million, 'a', 1000000);
 	assert_sha(million, 1000000,
 		   "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-	npu_sha256_init(&c);
+	ck_assert_int_eq(npu_sha256_init(&c), NPU_OK);
 	for (size_t off = 0, step = 1; off < 1000000; off += step, step = step * 7 % 1000 + 1)
-		npu_sha256_update(&c, million + off, off + step <= 1000000 ? step : 1000000 - off);
-	npu_sha256_final(&c, d);
+		ck_assert_int_eq(npu_sha256_update(&c, million + off,
+						   off + step <= 1000000 ? step : 1000000 - off),
+				 NPU_OK);
+	ck_assert_int_eq(npu_sha256_final(&c, d), NPU_OK);
 	npu_sha256_hex(d, hex);
 	ck_assert_str_eq(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 	free(million);
@@ -386,6 +388,40 @@ START_TEST(sha256_vectors)
 		   "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
 	assert_sha("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 64,
 		   "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+}
+END_TEST
+
+/*
+ * The context's lifetime: final frees it (ASan's leak check sees a context
+ * left behind), free after final and a second free are no-ops, and a
+ * context used after final fails with a status instead of crashing.
+ */
+START_TEST(sha256_context_lifetime)
+{
+	uint8_t d[NPU_SHA256_SIZE];
+	char hex[NPU_SHA256_HEX_SIZE];
+	npu_sha256_ctx c;
+
+	ck_assert_int_eq(npu_sha256_init(&c), NPU_OK);
+	ck_assert_int_eq(npu_sha256_update(&c, "ab", 2), NPU_OK);
+	ck_assert_int_eq(npu_sha256_update(&c, NULL, 0), NPU_OK);
+	ck_assert_int_eq(npu_sha256_update(&c, "c", 1), NPU_OK);
+	ck_assert_int_eq(npu_sha256_final(&c, d), NPU_OK);
+	npu_sha256_hex(d, hex);
+	ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	ck_assert_ptr_null(c.evp);
+	npu_sha256_free(&c);
+
+	ck_assert_int_eq(npu_sha256_update(&c, "x", 1), NPU_ERR_INTERNAL);
+	ck_assert_ptr_nonnull(strstr(npu_last_error(), "not initialised"));
+	ck_assert_int_eq(npu_sha256_final(&c, d), NPU_ERR_INTERNAL);
+
+	/* Abandoned half way (a failed download): free, twice. */
+	ck_assert_int_eq(npu_sha256_init(&c), NPU_OK);
+	ck_assert_int_eq(npu_sha256_update(&c, "abc", 3), NPU_OK);
+	npu_sha256_free(&c);
+	npu_sha256_free(&c);
+	ck_assert_ptr_null(c.evp);
 }
 END_TEST
 
@@ -474,7 +510,7 @@ START_TEST(sha256_mismatch)
 	size_t size = 1;
 
 	model[MODEL_SIZE / 2] ^= 0x40;	/* what /wrong.bin serves */
-	npu_sha256(model, MODEL_SIZE, d);
+	ck_assert_int_eq(npu_sha256(model, MODEL_SIZE, d), NPU_OK);
 	model[MODEL_SIZE / 2] ^= 0x40;
 	npu_sha256_hex(d, actual);
 
@@ -936,6 +972,7 @@ static Suite *fetch_suite(void)
 	TCase *tc = tcase_create("fetch");
 
 	tcase_add_test(sha, sha256_vectors);
+	tcase_add_test(sha, sha256_context_lifetime);
 	suite_add_tcase(s, sha);
 
 	tcase_add_checked_fixture(tc, setup, teardown);

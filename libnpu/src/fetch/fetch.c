@@ -269,8 +269,13 @@ static npu_status read_fd(int fd, const char *path, void **data, size_t *size,
 			free(buf);
 			return s;
 		}
-		if (digest)
-			npu_sha256(buf, got, digest);
+		if (digest) {
+			s = npu_sha256(buf, got, digest);
+			if (s != NPU_OK) {
+				free(buf);
+				return s;
+			}
+		}
 		*data = buf;
 		*size = got;
 		return NPU_OK;
@@ -279,18 +284,22 @@ static npu_status read_fd(int fd, const char *path, void **data, size_t *size,
 	buf = malloc(HASH_CHUNK);
 	if (!buf)
 		return npu_fail(NPU_ERR_NO_MEMORY, "cannot allocate a buffer to hash %s", path);
-	npu_sha256_init(&sha);
+	s = npu_sha256_init(&sha);
 	*size = 0;
-	do {
+	while (s == NPU_OK) {
 		s = read_upto(fd, buf, HASH_CHUNK, &got, path);
+		if (s == NPU_OK)
+			s = npu_sha256_update(&sha, buf, got);
 		if (s != NPU_OK)
 			break;
-		npu_sha256_update(&sha, buf, got);
 		*size += got;
-	} while (got == HASH_CHUNK);
+		if (got < HASH_CHUNK)
+			break;		/* end of file */
+	}
 	free(buf);
 	if (s == NPU_OK && digest)
-		npu_sha256_final(&sha, digest);
+		return npu_sha256_final(&sha, digest);
+	npu_sha256_free(&sha);
 	return s;
 }
 
@@ -351,7 +360,9 @@ static npu_status cache_paths(struct request *r)
 	while (len > 1 && r->dir[len - 1] == '/')
 		r->dir[--len] = '\0';
 
-	npu_sha256(r->url, strlen(r->url), key);
+	s = npu_sha256(r->url, strlen(r->url), key);
+	if (s != NPU_OK)
+		return s;
 	npu_sha256_hex(key, hex);
 	s = set_path(r->data_path, sizeof(r->data_path), "cache file", "%s/%s", r->dir, hex);
 	if (s == NPU_OK)

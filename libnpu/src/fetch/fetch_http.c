@@ -34,6 +34,7 @@ struct download {
 	uint64_t received;
 	int write_errno;		/* set when writing the file failed */
 	int cancelled;			/* set when the progress callback said so */
+	npu_status hash_status;		/* set when hashing the body failed */
 	npu_fetch_progress_fn progress;
 	void *user;
 };
@@ -54,7 +55,10 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *arg)
 		}
 		done += (size_t)w;
 	}
-	npu_sha256_update(&d->sha, ptr, n);
+	/* npu_fail() has run in this thread: transfer_error() keeps its message. */
+	d->hash_status = npu_sha256_update(&d->sha, ptr, n);
+	if (d->hash_status != NPU_OK)
+		return 0;
 	d->received += n;
 	return n;
 }
@@ -141,6 +145,8 @@ static npu_status transfer_error(CURL *h, CURLcode rc, const char *url,
 					url, (unsigned long long)d->received);
 		break;
 	case CURLE_WRITE_ERROR:
+		if (d->hash_status != NPU_OK)
+			return d->hash_status;
 		if (d->write_errno)
 			return npu_fail(NPU_ERR_IO, "cannot write the download of %s to %s: %s",
 					url, fd_path, strerror(d->write_errno));
@@ -198,7 +204,11 @@ npu_status npu_fetch_http(const char *url, const npu_fetch_options *o, int fd,
 	h = curl_easy_init();
 	if (!h)
 		return npu_fail(NPU_ERR_NO_MEMORY, "cannot create a libcurl handle for %s", url);
-	npu_sha256_init(&d.sha);
+	st = npu_sha256_init(&d.sha);
+	if (st != NPU_OK) {
+		curl_easy_cleanup(h);
+		return st;
+	}
 	st = set_options(h, url, o, &d, errbuf);
 	if (st == NPU_OK) {
 		rc = curl_easy_perform(h);
@@ -208,9 +218,12 @@ npu_status npu_fetch_http(const char *url, const npu_fetch_options *o, int fd,
 			st = check_status(h, url);
 	}
 	curl_easy_cleanup(h);
-	if (st != NPU_OK)
+	if (st != NPU_OK) {
+		npu_sha256_free(&d.sha);
 		return st;
-	npu_sha256_final(&d.sha, digest);
-	*size = d.received;
-	return NPU_OK;
+	}
+	st = npu_sha256_final(&d.sha, digest);
+	if (st == NPU_OK)
+		*size = d.received;
+	return st;
 }

@@ -1,123 +1,92 @@
 // SPDX-License-Identifier: MIT
 /*
- * SHA-256 as specified in FIPS 180-4, section 6.2.  Portable C, no
- * dependency: the fetch code uses it so libnpu does not need OpenSSL.
+ * SHA-256 through OpenSSL's EVP interface.  libcurl on Debian is built
+ * against OpenSSL (libcurl4-openssl-dev), so libcrypto is already in every
+ * process that downloads; using its digest instead of our own removes code
+ * we would otherwise have to keep correct and fast (OpenSSL picks the
+ * SHA-NI / AVX2 implementation the CPU has).
+ *
+ * EVP can fail: allocating the context, or fetching the algorithm from the
+ * providers OpenSSL's configuration enables (OPENSSL_CONF).  Each failure
+ * becomes a libnpu status with OpenSSL's own reason appended.
  */
-#include <string.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
 
+#include "npu_internal.h"
 #include "sha256.h"
 
-static const uint32_t K[64] = {
-	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-static inline uint32_t ror(uint32_t x, unsigned n)
+/* npu_fail() with OpenSSL's oldest queued reason and what to do, then the
+ * queue cleared so that it does not leak into a later, unrelated failure. */
+static npu_status evp_fail(npu_status s, const char *what, const char *todo)
 {
-	return (x >> n) | (x << (32 - n));
+	char reason[256] = "no reason given";
+	unsigned long e = ERR_get_error();
+
+	if (e)
+		ERR_error_string_n(e, reason, sizeof(reason));
+	ERR_clear_error();
+	return npu_fail(s, "%s: OpenSSL says: %s; %s", what, reason, todo);
 }
 
-static void sha256_block(uint32_t h[8], const uint8_t *p)
+#define REPORT "please report it with OpenSSL's version (openssl version)"
+
+npu_status npu_sha256_init(npu_sha256_ctx *c)
 {
-	uint32_t w[64], a, b, c, d, e, f, g, k, t1, t2;
-
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
-	for (int i = 16; i < 64; i++) {
-		uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
-		uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
-
-		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	c->evp = EVP_MD_CTX_new();
+	if (!c->evp)
+		return evp_fail(NPU_ERR_NO_MEMORY, "cannot allocate an OpenSSL digest context for SHA-256",
+				"free some memory and retry");
+	if (EVP_DigestInit_ex(c->evp, EVP_sha256(), NULL) != 1) {
+		npu_sha256_free(c);
+		return evp_fail(NPU_ERR_UNSUPPORTED, "OpenSSL has no usable SHA-256",
+				"check that OpenSSL's configuration ($OPENSSL_CONF, else its openssl.cnf) activates a provider with it, such as 'default'");
 	}
-	a = h[0]; b = h[1]; c = h[2]; d = h[3];
-	e = h[4]; f = h[5]; g = h[6]; k = h[7];
-	for (int i = 0; i < 64; i++) {
-		t1 = k + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
-		t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-		k = g; g = f; f = e; e = d + t1;
-		d = c; c = b; b = a; a = t1 + t2;
-	}
-	h[0] += a; h[1] += b; h[2] += c; h[3] += d;
-	h[4] += e; h[5] += f; h[6] += g; h[7] += k;
+	return NPU_OK;
 }
 
-void npu_sha256_init(npu_sha256_ctx *c)
+npu_status npu_sha256_update(npu_sha256_ctx *c, const void *data, size_t n)
 {
-	static const uint32_t h0[8] = {
-		0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-		0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-	};
-
-	memcpy(c->h, h0, sizeof(h0));
-	c->bytes = 0;
-	c->fill = 0;
+	if (!c->evp)
+		return npu_fail(NPU_ERR_INTERNAL, "SHA-256 update on a context not initialised");
+	if (n && EVP_DigestUpdate(c->evp, data, n) != 1)
+		return evp_fail(NPU_ERR_INTERNAL, "OpenSSL's SHA-256 update failed", REPORT);
+	return NPU_OK;
 }
 
-void npu_sha256_update(npu_sha256_ctx *c, const void *data, size_t n)
+npu_status npu_sha256_final(npu_sha256_ctx *c, uint8_t out[NPU_SHA256_SIZE])
 {
-	const uint8_t *p = data;
+	unsigned int len = 0;
+	npu_status s = NPU_OK;
 
-	if (!n)
-		return;
-	c->bytes += n;
-	if (c->fill) {
-		size_t take = 64 - c->fill < n ? 64 - c->fill : n;
-
-		memcpy(c->buf + c->fill, p, take);
-		c->fill += take;
-		p += take;
-		n -= take;
-		if (c->fill < 64)
-			return;
-		sha256_block(c->h, c->buf);
-		c->fill = 0;
-	}
-	for (; n >= 64; p += 64, n -= 64)
-		sha256_block(c->h, p);
-	if (n) {
-		memcpy(c->buf, p, n);
-		c->fill = n;
-	}
+	if (!c->evp)
+		return npu_fail(NPU_ERR_INTERNAL, "SHA-256 final on a context not initialised");
+	if (EVP_DigestFinal_ex(c->evp, out, &len) != 1)
+		s = evp_fail(NPU_ERR_INTERNAL, "OpenSSL's SHA-256 final step failed", REPORT);
+	else if (len != NPU_SHA256_SIZE)
+		s = npu_fail(NPU_ERR_INTERNAL, "OpenSSL's SHA-256 gave %u bytes, not %d", len,
+			     NPU_SHA256_SIZE);
+	npu_sha256_free(c);
+	return s;
 }
 
-void npu_sha256_final(npu_sha256_ctx *c, uint8_t out[NPU_SHA256_SIZE])
+void npu_sha256_free(npu_sha256_ctx *c)
 {
-	uint64_t bits = c->bytes * 8;
-
-	/* Padding: 0x80, zeros to 56 mod 64, then the bit length big endian. */
-	c->buf[c->fill++] = 0x80;
-	if (c->fill > 56) {
-		memset(c->buf + c->fill, 0, 64 - c->fill);
-		sha256_block(c->h, c->buf);
-		c->fill = 0;
-	}
-	memset(c->buf + c->fill, 0, 56 - c->fill);
-	for (int i = 0; i < 8; i++)
-		c->buf[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
-	sha256_block(c->h, c->buf);
-	for (int i = 0; i < 8; i++) {
-		out[4 * i] = (uint8_t)(c->h[i] >> 24);
-		out[4 * i + 1] = (uint8_t)(c->h[i] >> 16);
-		out[4 * i + 2] = (uint8_t)(c->h[i] >> 8);
-		out[4 * i + 3] = (uint8_t)c->h[i];
-	}
-	memset(c, 0, sizeof(*c));
+	EVP_MD_CTX_free(c->evp);	/* NULL is a no-op */
+	c->evp = NULL;
 }
 
-void npu_sha256(const void *data, size_t n, uint8_t out[NPU_SHA256_SIZE])
+npu_status npu_sha256(const void *data, size_t n, uint8_t out[NPU_SHA256_SIZE])
 {
 	npu_sha256_ctx c;
+	npu_status s = npu_sha256_init(&c);
 
-	npu_sha256_init(&c);
-	npu_sha256_update(&c, data, n);
-	npu_sha256_final(&c, out);
+	if (s == NPU_OK)
+		s = npu_sha256_update(&c, data, n);
+	if (s == NPU_OK)
+		return npu_sha256_final(&c, out);
+	npu_sha256_free(&c);
+	return s;
 }
 
 void npu_sha256_hex(const uint8_t digest[NPU_SHA256_SIZE], char out[NPU_SHA256_HEX_SIZE])
@@ -128,5 +97,5 @@ void npu_sha256_hex(const uint8_t digest[NPU_SHA256_SIZE], char out[NPU_SHA256_H
 		out[2 * i] = hex[digest[i] >> 4];
 		out[2 * i + 1] = hex[digest[i] & 15];
 	}
-	out[64] = '\0';
+	out[2 * NPU_SHA256_SIZE] = '\0';
 }
