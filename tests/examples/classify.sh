@@ -78,12 +78,9 @@ fails "input too long" 1 "wrong size" "$MODEL" "$MODEL" "$LABELS"
 # A model whose output is no score vector: bool [1, 4] -> Not -> bool [1, 4].
 PYTHONPATH=tests/tools python3 - "$TMP/not.onnx" <<'EOF2'
 import sys
-from onnx_pb import fld
-def vinfo(name, dims):
-    shape = b''.join(fld(1, fld(1, d)) for d in dims)
-    return fld(1, name) + fld(2, fld(1, fld(1, 9) + fld(2, shape)))
+from onnx_pb import fld, value_info
 graph = (fld(1, fld(1, b'mask') + fld(2, b'keep') + fld(4, b'Not')) + fld(2, b'g') +
-         fld(11, vinfo(b'mask', [1, 4])) + fld(12, vinfo(b'keep', [1, 4])))
+         fld(11, value_info(b'mask', 9, [1, 4])) + fld(12, value_info(b'keep', 9, [1, 4])))
 open(sys.argv[1], 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph))
 EOF2
 printf '\001\000\000\001' >"$TMP/mask.raw"

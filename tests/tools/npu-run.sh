@@ -211,16 +211,12 @@ python3 - "$TMP" <<'EOF'
 import struct, sys
 tmp = sys.argv[1]
 
-from onnx_pb import enc, fld
-
-def vinfo(name, dims):
-    shape = b''.join(fld(1, fld(1, d)) for d in dims)
-    return fld(1, name) + fld(2, fld(1, fld(1, 1) + fld(2, shape)))
+from onnx_pb import enc, fld, value_info
 
 nodes = (fld(1, fld(1, b'x') + fld(2, b'r') + fld(3, b'relu_1') + fld(4, b'Relu')) +
          fld(1, fld(1, b'r') + fld(2, b'd') + fld(3, b'det_1') + fld(4, b'Det')) +
          fld(1, fld(1, b'd') + fld(1, b'd') + fld(2, b'y') + fld(3, b'add_1') + fld(4, b'Add')))
-graph = nodes + fld(2, b'det') + fld(11, vinfo(b'x', [2, 3, 3])) + fld(12, vinfo(b'y', [2]))
+graph = nodes + fld(2, b'det') + fld(11, value_info(b'x', 1, [2, 3, 3])) + fld(12, value_info(b'y', 1, [2]))
 open(tmp + '/det.onnx', 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph))
 x = [((i * 7) % 11 - 3) * 0.5 for i in range(18)]
 open(tmp + '/det_x.raw', 'wb').write(struct.pack('<18f', *x))
@@ -645,28 +641,13 @@ python3 - "$TMP" <<'EOF'
 import struct, sys
 tmp = sys.argv[1]
 
-def enc(v):
-    o = bytearray()
-    while True:
-        c = v & 0x7f; v >>= 7
-        o.append(c | (0x80 if v else 0))
-        if not v:
-            return bytes(o)
-
-def fld(n, v):  # varint for ints, length-delimited for bytes
-    if isinstance(v, int):
-        return enc(n << 3) + enc(v)
-    return enc(n << 3 | 2) + enc(len(v)) + v
-
-def vinfo(name, dims):
-    shape = b''.join(fld(1, fld(1, d)) for d in dims)
-    return fld(1, name) + fld(2, fld(1, fld(1, 7) + fld(2, shape)))
+from onnx_pb import fld, value_info
 
 node = (fld(1, b'ids') + fld(1, b'pad') + fld(2, b'cat') + fld(4, b'Concat') +
         fld(5, fld(1, b'axis') + fld(3, 1) + fld(20, 2)))
 init = fld(1, 1) + fld(1, 2) + fld(2, 7) + fld(8, b'pad') + fld(9, struct.pack('<2q', 7, -9))
-graph = (fld(1, node) + fld(2, b'i64') + fld(5, init) + fld(11, vinfo(b'ids', [1, 3])) +
-         fld(12, vinfo(b'cat', [1, 5])))
+graph = (fld(1, node) + fld(2, b'i64') + fld(5, init) + fld(11, value_info(b'ids', 7, [1, 3])) +
+         fld(12, value_info(b'cat', 7, [1, 5])))
 open(tmp + '/i64.onnx', 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph))
 ids = struct.pack('<3q', 3, -2, 70000)
 h = "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 3), }"
@@ -697,15 +678,11 @@ python3 - "$TMP" <<'EOF'
 import struct, sys
 tmp = sys.argv[1]
 
-from onnx_pb import enc, fld
-
-def vinfo(name, dims):
-    shape = b''.join(fld(1, fld(1, d)) for d in dims)
-    return fld(1, name) + fld(2, fld(1, fld(1, 9) + fld(2, shape)))
+from onnx_pb import enc, fld, value_info
 
 node = fld(1, b'mask') + fld(2, b'keep') + fld(4, b'Not')
-graph = (fld(1, node) + fld(2, b'b') + fld(11, vinfo(b'mask', [1, 4])) +
-         fld(12, vinfo(b'keep', [1, 4])))
+graph = (fld(1, node) + fld(2, b'b') + fld(11, value_info(b'mask', 9, [1, 4])) +
+         fld(12, value_info(b'keep', 9, [1, 4])))
 open(tmp + '/bool.onnx', 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph))
 m = bytes([1, 0, 0, 1])
 h = "{'descr': '|b1', 'fortran_order': False, 'shape': (1, 4), }"
@@ -733,18 +710,14 @@ python3 - "$TMP" <<'EOF'
 import struct, sys
 tmp = sys.argv[1]
 
-from onnx_pb import enc, fld
-
-def vinfo(name, dt, dims):
-    shape = b''.join(fld(1, fld(1, d)) for d in dims)
-    return fld(1, name) + fld(2, fld(1, fld(1, dt) + fld(2, shape)))
+from onnx_pb import enc, fld, value_info
 
 def model(path, op, x, dt, xdims, c, cfmt, cdims, y, ydims, attrs=b''):
     node = fld(1, x) + fld(1, b'c') + fld(2, y) + fld(4, op) + attrs
     init = (b''.join(fld(1, d) for d in cdims) + fld(2, dt) + fld(8, b'c') +
             fld(9, struct.pack(cfmt, *c)))
-    graph = (fld(1, node) + fld(2, b't') + fld(5, init) + fld(11, vinfo(x, dt, xdims)) +
-             fld(12, vinfo(y, dt, ydims)))
+    graph = (fld(1, node) + fld(2, b't') + fld(5, init) + fld(11, value_info(x, dt, xdims)) +
+             fld(12, value_info(y, dt, ydims)))
     open(path, 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph))
 
 def npy(path, descr, shape, data):
@@ -840,19 +813,15 @@ python3 - "$TMP" <<'EOF'
 import sys
 tmp = sys.argv[1]
 
-from onnx_pb import enc, fld
-
-def vinfo(name, dt, dims):
-    shape = b''.join(fld(1, fld(1, d)) for d in dims)
-    return fld(1, name) + fld(2, fld(1, fld(1, dt) + fld(2, shape)))
+from onnx_pb import enc, fld, value_info
 
 # Shapes of rank 2, 1 and 0 (the header tuples "(1, 4)", "(4,)", "()").
 for dt, name, dims in ((10, 'f16', [1, 4]), (6, 'i32', [4]), (3, 'i8', [1, 4]), (2, 'u8', []),
                        (16, 'bf16', [1, 4])):
     node = (fld(1, b'x') + fld(2, b'y') + fld(4, b'Cast') +
             fld(5, fld(1, b'to') + fld(3, dt) + fld(20, 2)))
-    graph = (fld(1, node) + fld(2, b'c') + fld(11, vinfo(b'x', 1, dims)) +
-             fld(12, vinfo(b'y', dt, dims)))
+    graph = (fld(1, node) + fld(2, b'c') + fld(11, value_info(b'x', 1, dims)) +
+             fld(12, value_info(b'y', dt, dims)))
     open('%s/cast_%s.onnx' % (tmp, name), 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) +
                                                       fld(7, graph))
 EOF
@@ -883,11 +852,7 @@ python3 - "$TMP" <<'EOF'
 import struct, sys
 tmp = sys.argv[1]
 
-from onnx_pb import enc, fld
-
-def vinfo(name, dims):
-    shape = b''.join(fld(1, fld(1, d)) for d in dims)
-    return fld(1, name) + fld(2, fld(1, fld(1, 1) + fld(2, shape)))
+from onnx_pb import enc, fld, value_info
 
 def entry(k, v):
     return fld(13, fld(1, k) + fld(2, v))
@@ -905,8 +870,8 @@ def model(ext, loc=b'w.bin'):
     nodes = (fld(1, fld(1, b'x') + fld(1, b'W') + fld(2, b'h') + fld(4, b'MatMul')) +
              fld(1, fld(1, b'h') + fld(1, b'b') + fld(2, b'y') + fld(4, b'Add')))
     graph = (nodes + fld(2, b'ext') + fld(5, tensor(b'W', [4, 3], w, 0)) +
-             fld(5, tensor(b'b', [3], b, 64)) + fld(11, vinfo(b'x', [1, 4])) +
-             fld(12, vinfo(b'y', [1, 3])))
+             fld(5, tensor(b'b', [3], b, 64)) + fld(11, value_info(b'x', 1, [1, 4])) +
+             fld(12, value_info(b'y', 1, [1, 3])))
     return fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph)
 
 open(tmp + '/ext/inline.onnx', 'wb').write(model(False))
@@ -995,11 +960,7 @@ python3 - "$TMP" <<'EOF'
 import struct, sys
 tmp = sys.argv[1]
 
-from onnx_pb import enc, fld
-
-def vinfo(name, elem, dims):
-    shape = b''.join(fld(1, fld(1, d)) for d in dims)
-    return fld(1, name) + fld(2, fld(1, fld(1, elem) + fld(2, shape)))
+from onnx_pb import enc, fld, value_info
 
 def tensor(name, elem, raw):
     return fld(2, elem) + fld(8, name) + fld(9, raw)
@@ -1010,14 +971,14 @@ def node(ins, outs, name, op, attrs=b''):
 
 def branch(name, op, const, cname):
     return (node([b'x', cname], [b'out'], name + b'_op', op) + fld(2, name) +
-            fld(5, tensor(cname, 1, struct.pack('<f', const))) + fld(12, vinfo(b'out', 1, [4])))
+            fld(5, tensor(cname, 1, struct.pack('<f', const))) + fld(12, value_info(b'out', 1, [4])))
 
 attr = lambda name, g: fld(5, fld(1, name) + fld(6, g) + fld(20, 5))
 graph = (node([b'sr', b'rate'], [b'c'], b'eq', b'Equal') +
          node([b'c'], [b'y'], b'if_sr', b'If', attr(b'then_branch', branch(b'then', b'Mul', 2, b'two')) +
               attr(b'else_branch', branch(b'else', b'Add', 1, b'one'))) +
          fld(2, b'fix') + fld(5, tensor(b'rate', 7, struct.pack('<q', 16000))) +
-         fld(11, vinfo(b'x', 1, [4])) + fld(11, vinfo(b'sr', 7, [])) + fld(12, vinfo(b'y', 1, [4])))
+         fld(11, value_info(b'x', 1, [4])) + fld(11, value_info(b'sr', 7, [])) + fld(12, value_info(b'y', 1, [4])))
 open(tmp + '/fix.onnx', 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph))
 open(tmp + '/fix_x.raw', 'wb').write(struct.pack('<4f', -1.5, 0, 2.25, 7))
 d = "{'descr': '<i8', 'fortran_order': False, 'shape': (), }"

@@ -121,16 +121,12 @@ python3 - "$TMP" <<'EOF'
 import struct, sys
 tmp = sys.argv[1]
 
-from onnx_pb import fld
-
-def vinfo(name, dims):
-    shape = b''.join(fld(1, fld(1, d)) for d in dims)
-    return fld(1, name) + fld(2, fld(1, fld(1, 1) + fld(2, shape)))
+from onnx_pb import fld, value_info
 
 nodes = (fld(1, fld(1, b'x') + fld(2, b'r') + fld(3, b'r\xc3\xa9lu\xff') + fld(4, b'Relu')) +
          fld(1, fld(1, b'r') + fld(2, b'd') + fld(3, b'det_1') + fld(4, b'Det')) +
          fld(1, fld(1, b'd') + fld(1, b'd') + fld(2, b'y') + fld(3, b'add_1') + fld(4, b'Add')))
-graph = nodes + fld(2, b'det') + fld(11, vinfo(b'x', [2, 3, 3])) + fld(12, vinfo(b'y', [2]))
+graph = nodes + fld(2, b'det') + fld(11, value_info(b'x', 1, [2, 3, 3])) + fld(12, value_info(b'y', 1, [2]))
 open(tmp + '/det.onnx', 'wb').write(fld(1, 8) + fld(8, fld(2, 13)) + fld(7, graph))
 EOF
 traced "host step --trace" "$TMP/det.json" "$TMP/det.onnx" --device emu --cpu-fallback

@@ -21,6 +21,13 @@ def fld(n, v):
     return enc(n << 3 | 2) + enc(len(v)) + v
 
 
+def value_info(name, elem, dims):
+    """ValueInfoProto @name: a tensor of ONNX element type @elem (1 float,
+    7 int64, 9 bool, ...) and fixed @dims ([] for a scalar)."""
+    shape = b''.join(fld(1, fld(1, d)) for d in dims)
+    return fld(1, name) + fld(2, fld(1, fld(1, elem) + fld(2, shape)))
+
+
 def varint(b, i):
     """Varint at @b[@i]: (value, index after it)."""
     v = s = 0
