@@ -85,24 +85,9 @@ else
 	no "npu-run --detect: $(cat "$TMP/err")"
 fi
 
-# Synthetic outputs: anchor 0 (cell 0,0 of the 16x16 map: center 0.03125)
-# has logit 2 and box (dx 12.8, dy 0, w 25.6, h 12.8) px, keypoint 0 at
-# (+6.4, +6.4) px; every other anchor has logit -100.
+# Synthetic outputs with one known face (blazeface_synthetic.py says which).
 mkdir -p "$TMP/syn"
-python3 - "$TMP/syn" <<'PY'
-import struct, sys
-d = sys.argv[1]
-def write(name, vals):
-    open(d + '/' + name + '.bin', 'wb').write(struct.pack('<%df' % len(vals), *vals))
-s512 = [-100.0] * 512
-s512[0] = 2.0
-write('Identity_0', s512)
-write('Identity_1_0', [-100.0] * 384)
-b512 = [0.0] * (512 * 16)
-b512[0:6] = [12.8, 0.0, 25.6, 12.8, 6.4, 6.4]
-write('Identity_2_0', b512)
-write('Identity_3_0', [0.0] * (384 * 16))
-PY
+python3 "$HERE/blazeface_synthetic.py" "$TMP/syn"
 if "$BIN" "$MODEL" --device emu --detect blazeface --detect-from "$TMP/syn" --json \
 	>"$TMP/syn.json" 2>"$TMP/err" && python3 - "$TMP/syn.json" <<'PY'
 import json, math, sys

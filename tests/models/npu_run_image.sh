@@ -97,23 +97,14 @@ PY
 then ok "--draw: the 512x512 photo with the face's box"
 else no "--draw on the photo: $(cat "$TMP/err")"; fi
 
-# 4. --draw on a hand-made face (npu_run_blazeface.sh's synthetic outputs:
+# 4. --draw on a hand-made face (blazeface_synthetic.py's outputs:
 # box x 0.03125-0.23125, y -0.01875-0.08125, keypoint 0 at 0.08125) over a
 # flat grey 256x256 picture: box x 8-59, y 0-21 (clipped), lines 1 pixel.
 mkdir -p "$TMP/syn"
+python3 "$HERE/blazeface_synthetic.py" "$TMP/syn"
 python3 - "$TMP/syn" <<'PY'
 import struct, sys, zlib
 d = sys.argv[1]
-def write(name, vals):
-    open(d + '/' + name + '.bin', 'wb').write(struct.pack('<%df' % len(vals), *vals))
-s512 = [-100.0] * 512
-s512[0] = 2.0
-write('Identity_0', s512)
-write('Identity_1_0', [-100.0] * 384)
-b512 = [0.0] * (512 * 16)
-b512[0:6] = [12.8, 0.0, 25.6, 12.8, 6.4, 6.4]
-write('Identity_2_0', b512)
-write('Identity_3_0', [0.0] * (384 * 16))
 def chunk(k, b):
     return struct.pack('>I', len(b)) + k + b + struct.pack('>I', zlib.crc32(k + b))
 raw = b''.join(b'\0' + bytes([128] * 256 * 3) for _ in range(256))
