@@ -179,6 +179,7 @@ void npu_core_destroy(struct npu_core *core)
 		return;
 	/* Jobs still out belong to the host; it must complete them first. */
 	npu_pool_destroy(core->pool);
+	npu_task_free_spares(core);
 	pthread_mutex_destroy(&core->lock);
 	free(core->hbsm);
 	free(core->sram);

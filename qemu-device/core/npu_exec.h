@@ -91,6 +91,8 @@ struct npu_cost {
 	uint64_t dma_bytes;		/* CCB DMA engine bytes */
 	uint64_t gsdu_bytes;
 	unsigned nxfers;
+	/* Last: the engine clears the fields above before each iteration,
+	 * and only xfer[0, nxfers) is ever read. */
 	struct npu_xfer xfer[NPU_COST_MAX_XFERS];
 };
 
