@@ -983,6 +983,19 @@ static void trace_span(struct npu_job *job, const struct runnable *r,
 	job->tracer->span(job->tracer, &s);
 }
 
+/*
+ * Start loading the queue's next instruction: most run a single iteration
+ * once per task, so each is a cold ~1 KiB read, and it is due a round or
+ * more later.
+ */
+static void prefetch_insn(const struct npu_dinsn *di)
+{
+	const char *p = (const char *)di;
+
+	for (size_t off = 0; off < sizeof(*di); off += 64)
+		__builtin_prefetch(p + off);
+}
+
 static void account(struct npu_job *job, struct runnable *r)
 {
 	struct npu_perf *perf = &job->cj->perf;
@@ -1038,6 +1051,8 @@ static void account(struct npu_job *job, struct runnable *r)
 		r->uq->pos++;
 		if (r->tpb && r->uq->pos == r->uq->n)
 			job->undrained--;
+		else if (r->uq->pos < r->uq->n && !(r->uq->ent[r->uq->pos] & BARRIER_FLAG))
+			prefetch_insn(&job->insns[r->uq->ent[r->uq->pos]]);
 	}
 }
 
