@@ -17,6 +17,8 @@ struct npu_perf {
 	uint64_t hbsm_conflicts[NPU_HW_MAX_CLUSTERS];
 	uint64_t dma_bytes[NPU_HW_NUM_DMA_ENGINES];
 	uint64_t gsdu_bytes;
+	uint64_t load_bytes, store_bytes;	/* struct npu_cost's */
+	uint64_t macs_float, macs_int8;
 	uint64_t link_bytes[NPU_HW_MAX_LINKS];
 	uint64_t link_stalls[NPU_HW_MAX_LINKS];
 };

@@ -1043,6 +1043,10 @@ static void account(struct npu_job *job, struct runnable *r)
 		perf->dma_bytes[di->raw.params.dma.engine] += r->cost.dma_bytes;
 	}
 	perf->gsdu_bytes += r->cost.gsdu_bytes;
+	perf->load_bytes += r->cost.load_bytes;
+	perf->store_bytes += r->cost.store_bytes;
+	perf->macs_float += r->cost.macs_float;
+	perf->macs_int8 += r->cost.macs_int8;
 	if (job->tracer)
 		trace_span(job, r, start, dur);
 	apply_signals(job, r, end);
