@@ -23,7 +23,8 @@ set -u
 
 MODEL=$1
 PHOTO=$2
-BIN=$3 # shellcheck disable=SC2034 # read by bench_lib.sh's npu_p50
+# shellcheck disable=SC2034 # read by bench_lib.sh's npu_p50
+BIN=$3
 ITER=${NPU_BENCH_ITERATIONS:-50}
 RUNS=50
 TMP=$(mktemp -d)
