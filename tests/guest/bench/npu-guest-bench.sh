@@ -16,9 +16,10 @@ bf=/usr/share/npu/blazeface
 runs=50
 status=0
 
+# npu_bench.runs=N: timed runs (not npu.*, which /init passes to npu.ko).
 for arg in $(cat /proc/cmdline); do
 	case $arg in
-	npu.bench_runs=*) runs=${arg#*=} ;;
+	npu_bench.runs=*) runs=${arg#*=} ;;
 	esac
 done
 
