@@ -235,7 +235,7 @@ bench: $(BENCH_BIN) $(BUILD)/bin/npu-run $(BLAZEFACE) $(FACE_PHOTO) models
 	tests/bench/bench_blazeface.sh $(BLAZEFACE) $(FACE_PHOTO) $(BUILD)/bin/npu-run || status=1; \
 	tests/bench/bench_transformers.sh $(TF_DIR) $(BUILD)/bin/npu-run || status=1; \
 	tests/bench/bench_llm.sh $(TF_DIR) $(BUILD)/bin/npu-run || status=1; \
-	MAKE="$(MAKE)" tests/bench/bench_guest.sh $(BLAZEFACE) $(FACE_PHOTO) $(BUILD)/bin/npu-run || status=1; \
+	tests/bench/bench_guest.sh $(BLAZEFACE) $(FACE_PHOTO) $(BUILD)/bin/npu-run || status=1; \
 	exit $$status
 
 clean:
