@@ -195,6 +195,43 @@ START_TEST(test_more_programs_than_kept)
 }
 END_TEST
 
+/*
+ * A task starts with every counter at zero, also in a TPB that a task
+ * before it only signalled (no work of its own there): a wait on it must
+ * block, not see the earlier task's signal.
+ */
+START_TEST(test_counters_start_at_zero_after_remote_signal)
+{
+	struct npu_tdev *d = dev(2);
+	struct npu_tdev_submit o = { .nclusters = 2 };
+	struct npu_hw_completion c;
+	struct npu_hw_insn *in;
+	struct npu_tprog p, q;
+
+	npu_tprog_init(&p);
+	in = add_fill(&p, 1, 0, 16, 0x41);
+	in->sync.signal[0].flags = NPU_SIGNAL_ENABLE | NPU_SIGNAL_REMOTE;
+	in->sync.signal[0].counter = 5;
+	in->sync.signal[0].cluster_mask = 2;	/* cluster 1 has no work */
+	in->sync.signal[0].tpb_mask = 1;
+	ck_assert_int_eq(npu_tdev_run(d, &p, &o, &c), NPU_TASK_OK);
+
+	npu_tprog_init(&q);
+	in = add_fill(&q, 2, 0, 16, 0x42);
+	in->sync.wait[0].flags = NPU_WAIT_ENABLE;
+	in->sync.wait[0].counter = 5;
+	in->sync.wait[0].value = 1;
+	ck_assert_int_eq(npu_tdev_run(d, &q, &o, &c), NPU_TASK_SYNC_DEADLOCK);
+	/* The same wait, signalled inside the task, is met. */
+	in = add_fill(&q, 1, 0, 16, 0x43);
+	in->sync.signal[0] = p.insn[0].sync.signal[0];
+	ck_assert_int_eq(npu_tdev_run(d, &q, &o, &c), NPU_TASK_OK);
+	npu_tprog_free(&p);
+	npu_tprog_free(&q);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
 static Suite *core_resubmit_suite(void)
 {
 	Suite *s = suite_create("core_resubmit");
@@ -204,6 +241,7 @@ static Suite *core_resubmit_suite(void)
 	tcase_add_test(t, test_same_va_other_context);
 	tcase_add_test(t, test_same_bytes_other_partition);
 	tcase_add_test(t, test_more_programs_than_kept);
+	tcase_add_test(t, test_counters_start_at_zero_after_remote_signal);
 	suite_add_tcase(s, t);
 	return s;
 }
