@@ -260,12 +260,28 @@ static uint8_t *space_ptr(struct npu_exec_ctx *ctx, unsigned space,
 	}
 }
 
+uint8_t *npu_ddr_map(struct npu_exec_ctx *ctx, uint64_t va, size_t len,
+		     bool write)
+{
+	return npu_mmu_map(npu_job_core_job(ctx->job), ctx->tlb, va, len, write);
+}
+
 static int ddr_access(struct npu_exec_ctx *ctx, uint64_t va, void *buf,
 		      size_t len, bool write)
 {
 	struct npu_core_job *cj = npu_job_core_job(ctx->job);
+	uint8_t *p = npu_ddr_map(ctx, va, len, write);
 	int ret;
 
+	/* In place when the host maps the range; memmove: GSDU pieces may
+	 * overlap their source (read whole, then written). */
+	if (p) {
+		if (write)
+			memmove(p, buf, len);
+		else
+			memmove(buf, p, len);
+		return 0;
+	}
 	ret = write ? npu_mmu_write(cj, ctx->tlb, va, buf, len, &ctx->fault_addr,
 				    &ctx->detail) :
 		      npu_mmu_read(cj, ctx->tlb, va, buf, len, &ctx->fault_addr,
@@ -609,12 +625,57 @@ static bool overlaps(const struct npu_view *v, const uint8_t *host,
 	return b < h + (uint64_t)hi && h + (uint64_t)lo < b + bytes;
 }
 
+/* How many runs for_each_run would copy the view in. */
+static uint64_t view_runs(const struct npu_view *v)
+{
+	bool contig = v->ndims == 0 || v->strides[0] == (int64_t)v->esz ||
+		      v->dims[0] == 1;
+
+	return npu_view_elems(v) / (contig && v->ndims ? v->dims[0] : 1);
+}
+
+/*
+ * A DDR view whose whole span the host maps in one piece (ddr_map_view):
+ * @local is the view with its base made relative to the returned
+ * pointer, so the host-memory copies below serve it as they serve HBSM.
+ * Every page of the span translated without a fault, so the run-by-run
+ * path would fault on none of them either: the same bytes, written in
+ * the same order where order matters.
+ */
+static uint8_t *ddr_map_view(struct npu_exec_ctx *ctx, const struct npu_view *v,
+			     bool write, struct npu_view *local)
+{
+	int64_t lo, hi;
+	uint8_t *p;
+
+	npu_view_span(v, &lo, &hi);
+	if (lo < 0)
+		return NULL;
+	/*
+	 * A span far larger than the view (a column of a large matrix):
+	 * checking its every page would cost more than a lookup per run.  A
+	 * page's check in a mapped range is a few instructions, a run's
+	 * lookup and host call some hundred: up to 16 pages a run.
+	 */
+	if ((uint64_t)(hi - lo) > 2 * npu_view_elems(v) * v->esz + 2 * NPU_MMU_PAGE_SIZE &&
+	    (uint64_t)(hi - lo) / NPU_MMU_PAGE_SIZE > 16 * view_runs(v))
+		return NULL;
+	p = npu_ddr_map(ctx, (uint64_t)lo, (size_t)(hi - lo), write);
+	if (!p)
+		return NULL;
+	*local = *v;
+	local->base = v->base - (uint64_t)lo;
+	return p;
+}
+
 static int view_io(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		   unsigned lcluster, unsigned tpb, uint8_t *buf, bool write)
 {
 	struct run_arg a = { .ctx = ctx, .buf = buf, .space = v->space,
 			     .write = write };
+	struct npu_view local;
 	uint64_t limit = 0;
+	uint8_t *host;
 
 	if (v->space != NPU_SPACE_DDR) {
 		a.host = space_ptr(ctx, v->space, lcluster, tpb, &limit);
@@ -628,9 +689,17 @@ static int view_io(struct npu_exec_ctx *ctx, const struct npu_view *v,
 			host_view_copy(v, a.host, buf, write);
 			return 0;
 		}
-	} else if (!write && ddr_gather(ctx, v, buf)) {
+		return for_each_run(v, run_copy, &a);
+	}
+	host = ddr_map_view(ctx, v, write, &local);
+	if (host && !overlaps(&local, host, buf)) {
+		if (!write && gather_fast(&local, host, buf))
+			return 0;
+		host_view_copy(&local, host, buf, write);
 		return 0;
 	}
+	if (!write && ddr_gather(ctx, v, buf))
+		return 0;
 	return for_each_run(v, run_copy, &a);
 }
 
@@ -652,6 +721,14 @@ const void *npu_view_load(struct npu_exec_ctx *ctx, const struct npu_view *v,
 
 		if (host)
 			return host + v->base;
+	}
+	if (v->space == NPU_SPACE_DDR && npu_view_dense(v) && n <= NPU_VIEW_MAX_ELEMS) {
+		/* The DDR bytes themselves, not a copy (valid for the
+		 * iteration: the host's bracket spans it). */
+		uint8_t *host = npu_ddr_map(ctx, v->base, n * v->esz, false);
+
+		if (host)
+			return host;
 	}
 	if (n > NPU_VIEW_MAX_ELEMS) {
 		*status = NPU_TASK_INTERNAL;
