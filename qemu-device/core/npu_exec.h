@@ -188,6 +188,18 @@ float *npu_view_load_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
  * destination of a remote broadcast). Returns a task status. */
 int npu_view_store(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		   const void *data);
+/*
+ * Copy view @s into view @d (the same number of elements of the same
+ * size) without the dense buffer npu_view_load and npu_view_store would
+ * pass the data through, where that changes nothing: @s in DDR or SRAM
+ * and @d in another space, both two levels once flattened, of the same
+ * counts, @s's rows contiguous, @d's rows contiguous or its columns
+ * (then with no element repeated); DDR mapped by the host.  false when
+ * not so (nothing done: load and store instead); true when done, with
+ * *status what the store would have returned.
+ */
+bool npu_view_copy(struct npu_exec_ctx *ctx, const struct npu_view *s,
+		   const struct npu_view *d, int *status);
 /* Convert dense fp32 values to the view's dtype (round_mode for ints)
  * and store them. */
 int npu_view_store_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,

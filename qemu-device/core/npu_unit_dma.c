@@ -123,6 +123,12 @@ static int exec_copy(struct npu_exec_ctx *ctx)
 		return NPU_TASK_ILLEGAL_INSN;
 	}
 	bytes = n * s.esz;
+	if (npu_view_copy(ctx, &s, &d, &st)) {
+		if (st)
+			return st;
+		dma_cost(ctx, &s, &d, bytes);
+		return NPU_TASK_OK;
+	}
 	data = npu_view_load(ctx, &s, &st);
 	if (!data)
 		return st;

@@ -784,12 +784,131 @@ int npu_view_store(struct npu_exec_ctx *ctx, const struct npu_view *v,
 	return 0;
 }
 
+/* One destination of a view copy (npu_view_copy): from @src, two levels
+ * as flattened, @transpose or row by row. */
+static void copy_2d(uint8_t *dst, const struct flat_view *fd,
+		    const uint8_t *src, const struct flat_view *fs,
+		    unsigned esz, bool transpose)
+{
+	if (transpose) {
+		npu_kern_transpose_strided(dst, (size_t)fd->strides[0], src,
+					   (size_t)fs->strides[1], esz,
+					   fs->dims[1], fs->dims[0]);
+		return;
+	}
+	for (uint32_t j = 0; j < fs->dims[1]; j++)
+		memcpy(dst + fd->strides[1] * (int64_t)j,
+		       src + fs->strides[1] * (int64_t)j, (size_t)fs->dims[0] * esz);
+}
+
+bool npu_view_copy(struct npu_exec_ctx *ctx, const struct npu_view *s,
+		   const struct npu_view *d, int *status)
+{
+	unsigned ncl = npu_job_nclusters(ctx->job), ntpb = npu_job_tpbs(ctx->job);
+	unsigned esz = s->esz;
+	struct flat_view fs, fd;
+	struct npu_view local;
+	const uint8_t *src;
+	uint64_t limit;
+	bool transpose;
+
+	*status = 0;
+	if ((s->space != NPU_SPACE_DDR && s->space != NPU_SPACE_SRAM) ||
+	    d->space == s->space || d->space == NPU_SPACE_HBSM || d->esz != esz)
+		return false;
+	flatten(s, &fs);
+	flatten(d, &fd);
+	if (fs.ndims != 2 || fd.ndims != 2 || fs.dims[0] != fd.dims[0] ||
+	    fs.dims[1] != fd.dims[1] || fs.strides[0] != (int64_t)esz ||
+	    fs.strides[1] <= 0 || fd.strides[0] <= 0 || fd.strides[1] <= 0)
+		return false;
+	/*
+	 * Rows to rows go in the store's order (row_copy's).  A transpose
+	 * writes in blocks: only where no element repeats (host_view_copy's
+	 * condition), so the order cannot show.
+	 */
+	if (fd.strides[0] == (int64_t)esz)
+		transpose = false;
+	else if (fd.strides[1] == (int64_t)esz &&
+		 fd.strides[0] >= (int64_t)fd.dims[1] * esz)
+		transpose = true;
+	else
+		return false;
+	if (s->space == NPU_SPACE_DDR) {
+		src = ddr_map_view(ctx, s, false, &local);
+		if (!src)
+			return false;
+		src += local.base;
+	} else {
+		src = space_ptr(ctx, s->space, 0, 0, &limit);
+		if (!src)
+			return false;
+		src += s->base;
+	}
+	if (d->space == NPU_SPACE_DDR) {
+		uint8_t *dst = ddr_map_view(ctx, d, true, &local);
+
+		if (!dst)
+			return false;
+		copy_2d(dst + local.base, &fd, src, &fs, esz, transpose);
+		return true;
+	}
+	if (d->space != NPU_SPACE_HBSM_REMOTE) {
+		uint8_t *dst = space_ptr(ctx, d->space, 0, 0, &limit);
+
+		if (!dst)
+			return false;
+		copy_2d(dst + d->base, &fd, src, &fs, esz, transpose);
+		return true;
+	}
+	/* Every TPB of every masked cluster, in npu_view_store's order. */
+	for (unsigned c = 0; c < ncl; c++) {
+		if (!(d->cluster_mask & (1u << c)))
+			continue;
+		for (unsigned t = 0; t < ntpb; t++) {
+			uint8_t *dst;
+
+			if (!(d->tpb_mask & (1u << t)))
+				continue;
+			dst = space_ptr(ctx, d->space, c, t, &limit);
+			if (!dst) {
+				ctx->detail = NPU_IE_DEST;
+				*status = NPU_TASK_ILLEGAL_INSN;
+				return true;
+			}
+			copy_2d(dst + d->base, &fd, src, &fs, esz, transpose);
+		}
+	}
+	return true;
+}
+
 int npu_view_store_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		       const float *data, unsigned round_mode)
 {
 	uint64_t n = npu_view_elems(v);
-	void *raw = npu_ctx_alloc(ctx, n * v->esz);
+	void *raw;
 
+	/*
+	 * A dense local destination takes the conversion in place: no
+	 * scratch and no second pass.  Not when the values overlap it (loaded
+	 * in place): they are all converted before any is written, below.
+	 */
+	if ((v->space == NPU_SPACE_HBSM || v->space == NPU_SPACE_SRAM) &&
+	    npu_view_dense(v)) {
+		uint64_t limit;
+		uint8_t *host = space_ptr(ctx, v->space, 0, 0, &limit);
+		uintptr_t h, f = (uintptr_t)data;
+
+		if (host) {
+			h = (uintptr_t)(host + v->base);
+			if (f + n * sizeof(float) <= h || h + n * v->esz <= f) {
+				npu_kern_from_f32(host + v->base, v->dtype, data, n,
+						  round_mode);
+				return 0;
+			}
+		}
+	}
+	raw = npu_ctx_alloc(ctx, n * v->esz);
 	if (!raw)
 		return NPU_TASK_INTERNAL;
 	npu_kern_from_f32(raw, v->dtype, data, n, round_mode);
