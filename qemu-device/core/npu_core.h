@@ -57,6 +57,19 @@ struct npu_core_host {
 	void (*mem_begin)(void *opaque);
 	void (*mem_end)(void *opaque);
 	/*
+	 * Optional (may be NULL): a host pointer to the @len bytes of DDR at
+	 * physical address @pa, one backed range, which the core then reads
+	 * (and, if @write, writes) in place instead of calling mem_read or
+	 * mem_write: a view or a descriptor's bytes move with one memcpy, or
+	 * none, rather than through a callback per row.  The pointer is
+	 * valid until the end of the mem_begin/mem_end bracket it was
+	 * obtained in.  NULL when the host cannot give one (outside a
+	 * bracket, a range not in one piece of host memory, or never): the
+	 * core then copies through mem_read/mem_write, which also reports
+	 * any bus error, so NULL is never an error in itself.
+	 */
+	void *(*mem_map)(void *opaque, uint64_t pa, size_t len, bool write);
+	/*
 	 * Optional (may be NULL): the tracer for the task about to run from
 	 * @queue whose descriptor has @seqno, or NULL not to trace it
 	 * (npu_trace.h).  Called on the executing thread as the task starts.

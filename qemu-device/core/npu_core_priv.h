@@ -123,6 +123,19 @@ int npu_mmu_write(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 		  uint64_t va, const void *buf, size_t len,
 		  uint64_t *fault_addr, uint32_t *detail);
 
+/*
+ * A host pointer to the @len (>= 1) bytes at device VA @va, valid until
+ * the end of the current mem_begin/mem_end bracket: every page of the
+ * range translated for reading (or writing, @write) and the pages
+ * physically contiguous, so that the host's mem_map gives one range.
+ * NULL when anything stands in the way (no mem_map hook, a page that
+ * would fault, a discontiguity, a range the host does not map); nothing
+ * is recorded then, and the caller copies through npu_mmu_read/write,
+ * which report the exact fault.  Translations may fill @tlb.
+ */
+void *npu_mmu_map(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+		  uint64_t va, size_t len, bool write);
+
 /* npu_task.c: run a fetched, readable task descriptor to completion. */
 void npu_task_run(struct npu_core_job *job);
 /* Free the engine states the queues keep between tasks (core teardown). */

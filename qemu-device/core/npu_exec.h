@@ -199,8 +199,9 @@ void npu_view_span(const struct npu_view *v, int64_t *lo, int64_t *hi);
 
 /*
  * Read a view into a dense buffer of its own dtype (allocated in the
- * context scratch, or pointing straight into local HBSM/SRAM when the
- * view is dense).  Returns NULL and sets *status on MMU fault/OOM.
+ * context scratch, or pointing straight into local HBSM/SRAM, or into
+ * DDR the host maps (npu_ddr_map), when the view is dense).  Returns
+ * NULL and sets *status on MMU fault/OOM.
  */
 const void *npu_view_load(struct npu_exec_ctx *ctx, const struct npu_view *v,
 			  int *status);
@@ -211,6 +212,18 @@ float *npu_view_load_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
  * destination of a remote broadcast). Returns a task status. */
 int npu_view_store(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		   const void *data);
+/*
+ * Copy view @s into view @d (the same number of elements of the same
+ * size) without the dense buffer npu_view_load and npu_view_store would
+ * pass the data through, where that changes nothing: @s in DDR or SRAM
+ * and @d in another space, both two levels once flattened, of the same
+ * counts, @s's rows contiguous, @d's rows contiguous or its columns
+ * (then with no element repeated); DDR mapped by the host.  false when
+ * not so (nothing done: load and store instead); true when done, with
+ * *status what the store would have returned.
+ */
+bool npu_view_copy(struct npu_exec_ctx *ctx, const struct npu_view *s,
+		   const struct npu_view *d, int *status);
 /* Convert dense fp32 values to the view's dtype (round_mode for ints)
  * and store them. */
 int npu_view_store_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
@@ -258,6 +271,14 @@ unsigned npu_job_tpbs(const struct npu_job *job);
 const uint8_t *npu_space_at(struct npu_exec_ctx *ctx, unsigned space,
 			    unsigned lcluster, unsigned tpb, uint64_t addr,
 			    size_t len, int *status);
+/*
+ * Host pointer to @len bytes at device VA @va in DDR, read (and, if
+ * @write, written) in place until the iteration ends; NULL when the host
+ * gives none or a page would fault, with nothing recorded: the caller
+ * then goes through npu_space_read/write or a view, which report faults.
+ */
+uint8_t *npu_ddr_map(struct npu_exec_ctx *ctx, uint64_t va, size_t len,
+		     bool write);
 /* Raw byte access to any space (GSDU chains): 0 or a task status. */
 int npu_space_read(struct npu_exec_ctx *ctx, unsigned space,
 		   unsigned lcluster, unsigned tpb, uint64_t addr,

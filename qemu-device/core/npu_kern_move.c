@@ -19,6 +19,15 @@
 #include <emmintrin.h>
 #endif
 
+/* An AVX2 block for 4-byte elements, picked at run time (as in
+ * npu_kern_vec.c) when the baseline build does not have it. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__AVX2__)
+#define MOVE_X86_DISPATCH 1
+#include <immintrin.h>
+#else
+#define MOVE_X86_DISPATCH 0
+#endif
+
 /* ---- fill ---- */
 
 /*
@@ -273,6 +282,47 @@ static void block4_u32(unsigned char *y, size_t ys, const unsigned char *x,
 }
 #endif
 
+#if MOVE_X86_DISPATCH
+static bool cpu_has_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+}
+
+/*
+ * One 8 x 8 block of 4-byte elements: twice block4_u32's width, a third
+ * of its instructions per element.  Float shuffles only move bits (no
+ * arithmetic, so NaN payloads pass unchanged).
+ */
+__attribute__((target("avx2")))
+static void block8_u32_avx2(unsigned char *y, size_t ys,
+			    const unsigned char *x, size_t xs)
+{
+	__m256 r[8], t[8], u[8];
+
+	for (unsigned i = 0; i < 8; i++)
+		r[i] = _mm256_loadu_ps((const float *)(const void *)(x + i * xs));
+	for (unsigned i = 0; i < 4; i++) {
+		t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+		t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+	}
+	/* u[0..3]: columns 0, 1, 2, 3 (and 4..7 in the high lanes) of rows
+	 * 0-3; u[4..7]: the same of rows 4-7 */
+	for (unsigned h = 0; h < 2; h++) {
+		u[4 * h] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0x44);
+		u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0xee);
+		u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0x44);
+		u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0xee);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		_mm256_storeu_ps((float *)(void *)(y + i * ys),
+				 _mm256_permute2f128_ps(u[i], u[4 + i], 0x20));
+		_mm256_storeu_ps((float *)(void *)(y + (4 + i) * ys),
+				 _mm256_permute2f128_ps(u[i], u[4 + i], 0x31));
+	}
+}
+#endif
+
 /* Elements [r0, rows) x [c0, cols) one at a time, ESZ bytes each. */
 #define TRANSPOSE_REST(y, ys, x, xs, ESZ, r0, rows, c0, cols)		\
 	for (size_t c = (c0); c < (cols); c++)				\
@@ -306,10 +356,18 @@ void npu_kern_transpose_strided(void *y, size_t y_stride, const void *x,
 	size_t b = 0, r8 = 0, c8 = 0;
 
 #if defined(__SSE2__)
+	bool wide = false;
+
 	if (esz == 2)
 		b = 8;
 	else if (esz == 4)
 		b = 4;
+#if MOVE_X86_DISPATCH
+	if (esz == 4 && rows >= 8 && cols >= 8 && cpu_has_avx2()) {
+		b = 8;
+		wide = true;
+	}
+#endif
 	r8 = b ? rows / b * b : 0;
 	c8 = b ? cols / b * b : 0;
 	for (size_t r = 0; r < r8; r += b) {
@@ -317,12 +375,19 @@ void npu_kern_transpose_strided(void *y, size_t y_stride, const void *x,
 			unsigned char *yd = yb + c * y_stride + r * esz;
 			const unsigned char *xs = xb + r * x_stride + c * esz;
 
-			if (b == 8)
+#if MOVE_X86_DISPATCH
+			if (wide) {
+				block8_u32_avx2(yd, y_stride, xs, x_stride);
+				continue;
+			}
+#endif
+			if (esz == 2)
 				block8_u16(yd, y_stride, xs, x_stride);
 			else
 				block4_u32(yd, y_stride, xs, x_stride);
 		}
 	}
+	(void)wide;
 #endif
 	(void)b;
 	/* the right strip of the blocked rows, then all remaining rows */

@@ -11,6 +11,11 @@
 #define PERM_R 1
 #define PERM_W 2
 
+static unsigned tlb_slot(uint64_t vpn)
+{
+	return (unsigned)((vpn ^ vpn >> 6 ^ vpn >> 12) % NPU_MMU_TLB_ENTRIES);
+}
+
 static int walk(struct npu_core_job *job, uint64_t va, uint64_t *page_pa,
 		uint8_t *perm, uint32_t *detail, uint64_t *fault_pa)
 {
@@ -47,7 +52,7 @@ int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 		      uint64_t *fault_addr, uint32_t *detail)
 {
 	uint64_t vpn = va >> NPU_MMU_PAGE_SHIFT, page_pa = 0;
-	unsigned slot = (unsigned)((vpn ^ vpn >> 6 ^ vpn >> 12) % NPU_MMU_TLB_ENTRIES);
+	unsigned slot = tlb_slot(vpn);
 	uint8_t perm = 0;
 	int ret;
 
@@ -140,4 +145,106 @@ int npu_mmu_write(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 		  uint64_t *fault_addr, uint32_t *detail)
 {
 	return copy(job, tlb, va, (void *)buf, len, true, fault_addr, detail);
+}
+
+/* Leaf entries read at once when a range is mapped (npu_mmu_map). */
+#define MAP_PTES 64
+
+static bool tlb_hit(const struct npu_mmu_tlb *tlb, uint64_t vpn, bool write,
+		    uint64_t *page_pa)
+{
+	unsigned slot = tlb_slot(vpn);
+
+	if (!tlb || !tlb->valid[slot] || tlb->vpn[slot] != vpn ||
+	    !(tlb->perm[slot] & (write ? PERM_W : PERM_R)))
+		return false;
+	*page_pa = tlb->pa[slot];
+	return true;
+}
+
+/*
+ * Pages [vpn, last] at @write's permission, each at @pa0 + its offset
+ * from @first: walk()'s checks, but the leaf entries of one table read
+ * MAP_PTES at a time instead of a three-level walk per page.  The pages
+ * found go into @tlb, as npu_mmu_translate's walks put them.
+ */
+static bool range_contiguous(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+			     uint64_t first, uint64_t vpn, uint64_t last,
+			     bool write, uint64_t *pa0)
+{
+	struct npu_core *core = job->core;
+	uint64_t ptes[MAP_PTES];
+
+	while (vpn <= last) {
+		uint64_t va = vpn << NPU_MMU_PAGE_SHIFT, table = job->desc.pt_base;
+		unsigned idx = (unsigned)NPU_MMU_INDEX(va, 0);
+		uint64_t n = NPU_MMU_ENTRIES - idx;
+
+		for (int level = NPU_MMU_LEVELS - 1; level >= 1; level--) {
+			uint64_t pte;
+
+			if (core->host.mem_read(core->host.opaque,
+						table + 8 * NPU_MMU_INDEX(va, level),
+						&pte, sizeof(pte)) ||
+			    !(pte & NPU_PTE_VALID) || (pte & ~NPU_PTE_TABLE_KNOWN))
+				return false;
+			table = pte & NPU_PTE_ADDR_MASK;
+		}
+		if (n > last - vpn + 1)
+			n = last - vpn + 1;
+		if (n > MAP_PTES)
+			n = MAP_PTES;
+		if (core->host.mem_read(core->host.opaque, table + 8 * idx, ptes,
+					n * sizeof(ptes[0])))
+			return false;
+		for (uint64_t i = 0; i < n; i++, vpn++) {
+			uint64_t pte = ptes[i], page = pte & NPU_PTE_ADDR_MASK;
+
+			if (!(pte & NPU_PTE_VALID) || (pte & ~NPU_PTE_LEAF_KNOWN) ||
+			    !(pte & (write ? NPU_PTE_WRITE : NPU_PTE_READ)))
+				return false;
+			if (tlb) {
+				/* As a walk would: the next view finds it. */
+				unsigned slot = tlb_slot(vpn);
+
+				tlb->valid[slot] = true;
+				tlb->vpn[slot] = vpn;
+				tlb->pa[slot] = page;
+				tlb->perm[slot] = (pte & NPU_PTE_READ ? PERM_R : 0) |
+						  (pte & NPU_PTE_WRITE ? PERM_W : 0);
+			}
+			if (vpn == first)
+				*pa0 = page;
+			else if (page != *pa0 + ((vpn - first) << NPU_MMU_PAGE_SHIFT))
+				return false;
+		}
+	}
+	return true;
+}
+
+void *npu_mmu_map(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+		  uint64_t va, size_t len, bool write)
+{
+	struct npu_core *core = job->core;
+	uint64_t first, last, vpn, pa0 = 0, page;
+
+	if (!core->host.mem_map || !len)
+		return NULL;
+	if (!job->mmu_on)
+		return core->host.mem_map(core->host.opaque, va, len, write);
+	if (va >> NPU_MMU_VA_BITS || len - 1 > (1ull << NPU_MMU_VA_BITS) - 1 - va)
+		return NULL;
+	first = va >> NPU_MMU_PAGE_SHIFT;
+	last = (va + len - 1) >> NPU_MMU_PAGE_SHIFT;
+	/* The pages the TLB holds, then the rest from the tables. */
+	for (vpn = first; vpn <= last && tlb_hit(tlb, vpn, write, &page); vpn++) {
+		if (vpn == first)
+			pa0 = page;
+		else if (page != pa0 + ((vpn - first) << NPU_MMU_PAGE_SHIFT))
+			return NULL;
+	}
+	if (vpn <= last && !range_contiguous(job, tlb, first, vpn, last, write, &pa0))
+		return NULL;
+	return core->host.mem_map(core->host.opaque,
+				  pa0 | (va & (NPU_MMU_PAGE_SIZE - 1)), len, write);
 }

@@ -192,15 +192,16 @@ static bool gsdu_desc_ok(const struct gsdu_run *g,
 	return true;
 }
 
-/* Write one piece to the descriptor's destination(s), clusters in order. */
+/* Write one piece from @buf to the descriptor's destination(s),
+ * clusters in order. */
 static int gsdu_put(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
-		    uint64_t addr, size_t len)
+		    uint64_t addr, const uint8_t *buf, size_t len)
 {
 	int st;
 
 	if (d->dst_space != NPU_SPACE_HBSM_REMOTE)
 		return npu_space_write(g->ctx, d->dst_space, g->own_cl,
-				       g->own_tpb, addr, g->bounce, len);
+				       g->own_tpb, addr, buf, len);
 	for (unsigned c = 0; c < g->ncl; c++) {
 		if (!(d->dst_cluster_mask & (1u << c)))
 			continue;
@@ -208,7 +209,7 @@ static int gsdu_put(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 			if (!(d->dst_tpb_mask & (1u << t)))
 				continue;
 			st = npu_space_write(g->ctx, NPU_SPACE_HBSM_REMOTE, c, t,
-					     addr, g->bounce, len);
+					     addr, buf, len);
 			if (st)
 				return st;
 		}
@@ -217,25 +218,96 @@ static int gsdu_put(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 }
 
 /*
+ * The DDR sides of one descriptor mapped in place over every row it
+ * moves (npu_ddr_map of the span the rows cover), so a row moves with a
+ * memmove rather than a translation and a host call per row.  NULL for
+ * a side that is not DDR, is indexed, spans far more pages than it has
+ * rows (and far more bytes than it moves), or that the host does not map: its rows then take the copying path,
+ * which reports faults exactly (a mapped span faults nowhere, so no
+ * row's outcome changes).
+ */
+struct gsdu_maps {
+	uint8_t *src, *dst;
+	uint64_t src_lo, dst_lo;
+};
+
+static uint8_t *map_rows(struct gsdu_run *g, uint64_t base, int32_t stride,
+			 uint32_t rows, uint32_t row_bytes, bool write,
+			 uint64_t *lo)
+{
+	int64_t last = (int64_t)stride * (int64_t)(rows - 1);
+	uint64_t moved = (uint64_t)rows * row_bytes, span;
+
+	/* Beyond the VA space it faults: the copying path says how. */
+	if (base >> 40 || (last < 0 && (uint64_t)-last > base))
+		return NULL;
+	*lo = last < 0 ? base - (uint64_t)-last : base;
+	span = (uint64_t)(last < 0 ? -last : last) + row_bytes;
+	/* Rows very far apart: the rows' own translations cost less than
+	 * checking every page between them (see ddr_map_view). */
+	if (span > 2 * moved + 2 * NPU_MMU_PAGE_SIZE &&
+	    span / NPU_MMU_PAGE_SIZE > 16 * (uint64_t)rows)
+		return NULL;
+	return npu_ddr_map(g->ctx, *lo, (size_t)span, write);
+}
+
+static void gsdu_map(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
+		     struct gsdu_maps *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (d->src_space == NPU_SPACE_DDR && !(d->flags & NPU_GSDU_F_INDEXED))
+		m->src = map_rows(g, d->src, d->src_stride, d->rows, d->row_bytes,
+				  false, &m->src_lo);
+	if (d->dst_space == NPU_SPACE_DDR && !(d->flags & NPU_GSDU_F_DST_INDEXED))
+		m->dst = map_rows(g, d->dst, d->dst_stride, d->rows, d->row_bytes,
+				  true, &m->dst_lo);
+}
+
+/*
  * Move @len bytes from src to dst through the bounce buffer, piece by
  * piece (each read, then written everywhere); an on-chip to DDR piece is
- * written from its source directly, same checks in the same order.  Address arithmetic wraps
- * like the hardware's: a wrapped HBSM/SRAM address fails the space's
- * bounds check, a wrapped DDR address faults in the MMU.
+ * written from its source directly, same checks in the same order.  A
+ * mapped DDR side (@m) is read or written in place, a piece at a time
+ * with memmove, which reads the whole piece before writing as the bounce
+ * does.  Address arithmetic wraps like the hardware's: a wrapped
+ * HBSM/SRAM address fails the space's bounds check, a wrapped DDR address
+ * faults in the MMU.
  */
 static int gsdu_move(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
-		     uint64_t src, uint64_t dst, uint64_t len)
+		     uint64_t src, uint64_t dst, uint64_t len,
+		     const struct gsdu_maps *m)
 {
 	bool remote = d->src_space == NPU_SPACE_HBSM_REMOTE;
 	unsigned scl = remote ? d->src_cluster : g->own_cl;
 	unsigned stpb = remote ? d->src_tpb : g->own_tpb;
 	bool direct = d->dst_space == NPU_SPACE_DDR && d->src_space != NPU_SPACE_DDR;
+	/* A mapped source is read in place unless the destination is DDR
+	 * written through the host, which might overlap it. */
+	uint8_t *sp = m->src && (d->dst_space != NPU_SPACE_DDR || m->dst) ?
+		      m->src + (src - m->src_lo) : NULL;
+	uint8_t *dp = m->dst ? m->dst + (dst - m->dst_lo) : NULL;
 
 	while (len) {
 		size_t n = len < GSDU_BOUNCE_BYTES ? (size_t)len : GSDU_BOUNCE_BYTES;
-		int st;
+		int st = 0;
 
-		if (direct) {
+		if (sp && dp) {
+			memmove(dp, sp, n);
+		} else if (sp) {
+			st = gsdu_put(g, d, dst, sp, n);
+		} else if (dp && direct) {
+			const uint8_t *p = npu_space_at(g->ctx, d->src_space, scl,
+							stpb, src, n, &st);
+
+			if (p)
+				memcpy(dp, p, n);
+		} else if (dp) {
+			/* DDR to DDR, the source not mapped: read, then write. */
+			st = npu_space_read(g->ctx, d->src_space, scl, stpb, src,
+					    g->bounce, n);
+			if (!st)
+				memmove(dp, g->bounce, n);
+		} else if (direct) {
 			/* On-chip to DDR: the two cannot overlap, so the piece
 			 * goes straight from its checked source. */
 			const uint8_t *p = npu_space_at(g->ctx, d->src_space, scl,
@@ -250,12 +322,16 @@ static int gsdu_move(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 			st = npu_space_read(g->ctx, d->src_space, scl, stpb, src,
 					    g->bounce, n);
 			if (!st)
-				st = gsdu_put(g, d, dst, n);
+				st = gsdu_put(g, d, dst, g->bounce, n);
 		}
 		if (st)
 			return st;
 		src += n;
 		dst += n;
+		if (sp)
+			sp += n;
+		if (dp)
+			dp += n;
 		len -= n;
 	}
 	return 0;
@@ -333,6 +409,7 @@ static int gsdu_index(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 static int gsdu_run_scatter(struct gsdu_run *g,
 			    const struct npu_hw_gsdu_desc *d)
 {
+	struct gsdu_maps m;
 	uint32_t idx;
 	int st;
 
@@ -341,6 +418,7 @@ static int gsdu_run_scatter(struct gsdu_run *g,
 		if (st)
 			return st;
 	}
+	gsdu_map(g, d, &m);
 	for (uint32_t i = 0; i < d->rows; i++) {
 		st = gsdu_index(g, d, i, &idx);
 		if (!st)
@@ -348,7 +426,7 @@ static int gsdu_run_scatter(struct gsdu_run *g,
 			st = gsdu_move(g, d,
 				       d->src + (uint64_t)((int64_t)i * d->src_stride),
 				       d->dst + (uint64_t)((int64_t)idx * d->dst_stride),
-				       d->row_bytes);
+				       d->row_bytes, &m);
 		if (st)
 			return st;
 	}
@@ -358,16 +436,18 @@ static int gsdu_run_scatter(struct gsdu_run *g,
 static int gsdu_run_desc(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d)
 {
 	uint64_t row = d->row_bytes;
+	struct gsdu_maps m;
 	int st;
 
 	if (d->flags & NPU_GSDU_F_DST_INDEXED)
 		return gsdu_run_scatter(g, d);
 
+	gsdu_map(g, d, &m);
 	/* Densely packed rows on both sides move as one block. */
 	if (!(d->flags & NPU_GSDU_F_INDEXED) &&
 	    (d->rows == 1 || ((int64_t)d->src_stride == (int64_t)row &&
 			      (int64_t)d->dst_stride == (int64_t)row)))
-		return gsdu_move(g, d, d->src, d->dst, row * d->rows);
+		return gsdu_move(g, d, d->src, d->dst, row * d->rows, &m);
 
 	for (uint32_t i = 0; i < d->rows; i++) {
 		int64_t soff;
@@ -386,7 +466,7 @@ static int gsdu_run_desc(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d)
 		}
 		st = gsdu_move(g, d, d->src + (uint64_t)soff,
 			       d->dst + (uint64_t)((int64_t)i * d->dst_stride),
-			       row);
+			       row, &m);
 		if (st)
 			return st;
 	}

@@ -61,15 +61,19 @@ static int validate_copy(struct npu_job *job, struct npu_dinsn *di)
 }
 
 /*
- * Only an SRAM source can come back from npu_view_load as a pointer into
- * device memory (DDR always lands in scratch); storing it into an
- * overlapping SRAM destination must not read bytes it already wrote: the
- * whole source is read before the destination is written.
+ * npu_view_load may give a pointer into device memory (a dense SRAM
+ * source, or a dense DDR source the host maps); storing it into an
+ * overlapping destination of the same space must not read bytes it
+ * already wrote: the whole source is read before the destination is
+ * written.  DDR to DDR always goes through a copy: two virtual ranges
+ * apart may share physical pages.
  */
 static bool may_alias(const struct npu_view *src, const struct npu_view *dst)
 {
 	int64_t slo, shi, dlo, dhi;
 
+	if (src->space == NPU_SPACE_DDR && dst->space == NPU_SPACE_DDR)
+		return true;
 	if (src->space != NPU_SPACE_SRAM || dst->space != NPU_SPACE_SRAM)
 		return false;
 	npu_view_span(src, &slo, &shi);
@@ -119,6 +123,12 @@ static int exec_copy(struct npu_exec_ctx *ctx)
 		return NPU_TASK_ILLEGAL_INSN;
 	}
 	bytes = n * s.esz;
+	if (npu_view_copy(ctx, &s, &d, &st)) {
+		if (st)
+			return st;
+		dma_cost(ctx, &s, &d, bytes);
+		return NPU_TASK_OK;
+	}
 	data = npu_view_load(ctx, &s, &st);
 	if (!data)
 		return st;

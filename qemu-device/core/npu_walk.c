@@ -260,12 +260,28 @@ static uint8_t *space_ptr(struct npu_exec_ctx *ctx, unsigned space,
 	}
 }
 
+uint8_t *npu_ddr_map(struct npu_exec_ctx *ctx, uint64_t va, size_t len,
+		     bool write)
+{
+	return npu_mmu_map(npu_job_core_job(ctx->job), ctx->tlb, va, len, write);
+}
+
 static int ddr_access(struct npu_exec_ctx *ctx, uint64_t va, void *buf,
 		      size_t len, bool write)
 {
 	struct npu_core_job *cj = npu_job_core_job(ctx->job);
+	uint8_t *p = npu_ddr_map(ctx, va, len, write);
 	int ret;
 
+	/* In place when the host maps the range; memmove: GSDU pieces may
+	 * overlap their source (read whole, then written). */
+	if (p) {
+		if (write)
+			memmove(p, buf, len);
+		else
+			memmove(buf, p, len);
+		return 0;
+	}
 	ret = write ? npu_mmu_write(cj, ctx->tlb, va, buf, len, &ctx->fault_addr,
 				    &ctx->detail) :
 		      npu_mmu_read(cj, ctx->tlb, va, buf, len, &ctx->fault_addr,
@@ -611,12 +627,57 @@ static bool overlaps(const struct npu_view *v, const uint8_t *host,
 	return b < h + (uint64_t)hi && h + (uint64_t)lo < b + bytes;
 }
 
+/* How many runs for_each_run would copy the view in. */
+static uint64_t view_runs(const struct npu_view *v)
+{
+	bool contig = v->ndims == 0 || v->strides[0] == (int64_t)v->esz ||
+		      v->dims[0] == 1;
+
+	return npu_view_elems(v) / (contig && v->ndims ? v->dims[0] : 1);
+}
+
+/*
+ * A DDR view whose whole span the host maps in one piece (ddr_map_view):
+ * @local is the view with its base made relative to the returned
+ * pointer, so the host-memory copies below serve it as they serve HBSM.
+ * Every page of the span translated without a fault, so the run-by-run
+ * path would fault on none of them either: the same bytes, written in
+ * the same order where order matters.
+ */
+static uint8_t *ddr_map_view(struct npu_exec_ctx *ctx, const struct npu_view *v,
+			     bool write, struct npu_view *local)
+{
+	int64_t lo, hi;
+	uint8_t *p;
+
+	npu_view_span(v, &lo, &hi);
+	if (lo < 0)
+		return NULL;
+	/*
+	 * A span far larger than the view (a column of a large matrix):
+	 * checking its every page would cost more than a lookup per run.  A
+	 * page's check in a mapped range is a few instructions, a run's
+	 * lookup and host call some hundred: up to 16 pages a run.
+	 */
+	if ((uint64_t)(hi - lo) > 2 * npu_view_elems(v) * v->esz + 2 * NPU_MMU_PAGE_SIZE &&
+	    (uint64_t)(hi - lo) / NPU_MMU_PAGE_SIZE > 16 * view_runs(v))
+		return NULL;
+	p = npu_ddr_map(ctx, (uint64_t)lo, (size_t)(hi - lo), write);
+	if (!p)
+		return NULL;
+	*local = *v;
+	local->base = v->base - (uint64_t)lo;
+	return p;
+}
+
 static int view_io(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		   unsigned lcluster, unsigned tpb, uint8_t *buf, bool write)
 {
 	struct run_arg a = { .ctx = ctx, .buf = buf, .space = v->space,
 			     .write = write };
+	struct npu_view local;
 	uint64_t limit = 0;
+	uint8_t *host;
 
 	if (v->space != NPU_SPACE_DDR) {
 		a.host = space_ptr(ctx, v->space, lcluster, tpb, &limit);
@@ -630,9 +691,17 @@ static int view_io(struct npu_exec_ctx *ctx, const struct npu_view *v,
 			host_view_copy(v, a.host, buf, write);
 			return 0;
 		}
-	} else if (!write && ddr_gather(ctx, v, buf)) {
+		return for_each_run(v, run_copy, &a);
+	}
+	host = ddr_map_view(ctx, v, write, &local);
+	if (host && !overlaps(&local, host, buf)) {
+		if (!write && gather_fast(&local, host, buf))
+			return 0;
+		host_view_copy(&local, host, buf, write);
 		return 0;
 	}
+	if (!write && ddr_gather(ctx, v, buf))
+		return 0;
 	return for_each_run(v, run_copy, &a);
 }
 
@@ -655,6 +724,14 @@ const void *npu_view_load(struct npu_exec_ctx *ctx, const struct npu_view *v,
 
 		if (host)
 			return host + v->base;
+	}
+	if (v->space == NPU_SPACE_DDR && npu_view_dense(v) && n <= NPU_VIEW_MAX_ELEMS) {
+		/* The DDR bytes themselves, not a copy (valid for the
+		 * iteration: the host's bracket spans it). */
+		uint8_t *host = npu_ddr_map(ctx, v->base, n * v->esz, false);
+
+		if (host)
+			return host;
 	}
 	if (n > NPU_VIEW_MAX_ELEMS) {
 		*status = NPU_TASK_INTERNAL;
@@ -713,12 +790,131 @@ int npu_view_store(struct npu_exec_ctx *ctx, const struct npu_view *v,
 	return 0;
 }
 
+/* One destination of a view copy (npu_view_copy): from @src, two levels
+ * as flattened, @transpose or row by row. */
+static void copy_2d(uint8_t *dst, const struct flat_view *fd,
+		    const uint8_t *src, const struct flat_view *fs,
+		    unsigned esz, bool transpose)
+{
+	if (transpose) {
+		npu_kern_transpose_strided(dst, (size_t)fd->strides[0], src,
+					   (size_t)fs->strides[1], esz,
+					   fs->dims[1], fs->dims[0]);
+		return;
+	}
+	for (uint32_t j = 0; j < fs->dims[1]; j++)
+		memcpy(dst + fd->strides[1] * (int64_t)j,
+		       src + fs->strides[1] * (int64_t)j, (size_t)fs->dims[0] * esz);
+}
+
+bool npu_view_copy(struct npu_exec_ctx *ctx, const struct npu_view *s,
+		   const struct npu_view *d, int *status)
+{
+	unsigned ncl = npu_job_nclusters(ctx->job), ntpb = npu_job_tpbs(ctx->job);
+	unsigned esz = s->esz;
+	struct flat_view fs, fd;
+	struct npu_view local;
+	const uint8_t *src;
+	uint64_t limit;
+	bool transpose;
+
+	*status = 0;
+	if ((s->space != NPU_SPACE_DDR && s->space != NPU_SPACE_SRAM) ||
+	    d->space == s->space || d->space == NPU_SPACE_HBSM || d->esz != esz)
+		return false;
+	flatten(s, &fs);
+	flatten(d, &fd);
+	if (fs.ndims != 2 || fd.ndims != 2 || fs.dims[0] != fd.dims[0] ||
+	    fs.dims[1] != fd.dims[1] || fs.strides[0] != (int64_t)esz ||
+	    fs.strides[1] <= 0 || fd.strides[0] <= 0 || fd.strides[1] <= 0)
+		return false;
+	/*
+	 * Rows to rows go in the store's order (row_copy's).  A transpose
+	 * writes in blocks: only where no element repeats (host_view_copy's
+	 * condition), so the order cannot show.
+	 */
+	if (fd.strides[0] == (int64_t)esz)
+		transpose = false;
+	else if (fd.strides[1] == (int64_t)esz &&
+		 fd.strides[0] >= (int64_t)fd.dims[1] * esz)
+		transpose = true;
+	else
+		return false;
+	if (s->space == NPU_SPACE_DDR) {
+		src = ddr_map_view(ctx, s, false, &local);
+		if (!src)
+			return false;
+		src += local.base;
+	} else {
+		src = space_ptr(ctx, s->space, 0, 0, &limit);
+		if (!src)
+			return false;
+		src += s->base;
+	}
+	if (d->space == NPU_SPACE_DDR) {
+		uint8_t *dst = ddr_map_view(ctx, d, true, &local);
+
+		if (!dst)
+			return false;
+		copy_2d(dst + local.base, &fd, src, &fs, esz, transpose);
+		return true;
+	}
+	if (d->space != NPU_SPACE_HBSM_REMOTE) {
+		uint8_t *dst = space_ptr(ctx, d->space, 0, 0, &limit);
+
+		if (!dst)
+			return false;
+		copy_2d(dst + d->base, &fd, src, &fs, esz, transpose);
+		return true;
+	}
+	/* Every TPB of every masked cluster, in npu_view_store's order. */
+	for (unsigned c = 0; c < ncl; c++) {
+		if (!(d->cluster_mask & (1u << c)))
+			continue;
+		for (unsigned t = 0; t < ntpb; t++) {
+			uint8_t *dst;
+
+			if (!(d->tpb_mask & (1u << t)))
+				continue;
+			dst = space_ptr(ctx, d->space, c, t, &limit);
+			if (!dst) {
+				ctx->detail = NPU_IE_DEST;
+				*status = NPU_TASK_ILLEGAL_INSN;
+				return true;
+			}
+			copy_2d(dst + d->base, &fd, src, &fs, esz, transpose);
+		}
+	}
+	return true;
+}
+
 int npu_view_store_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		       const float *data, unsigned round_mode)
 {
 	uint64_t n = npu_view_elems(v);
-	void *raw = npu_ctx_alloc(ctx, n * v->esz);
+	void *raw;
 
+	/*
+	 * A dense local destination takes the conversion in place: no
+	 * scratch and no second pass.  Not when the values overlap it (loaded
+	 * in place): they are all converted before any is written, below.
+	 */
+	if ((v->space == NPU_SPACE_HBSM || v->space == NPU_SPACE_SRAM) &&
+	    npu_view_dense(v)) {
+		uint64_t limit;
+		uint8_t *host = space_ptr(ctx, v->space, 0, 0, &limit);
+		uintptr_t h, f = (uintptr_t)data;
+
+		if (host) {
+			h = (uintptr_t)(host + v->base);
+			if (f + n * sizeof(float) <= h || h + n * v->esz <= f) {
+				npu_kern_from_f32(host + v->base, v->dtype, data, n,
+						  round_mode);
+				return 0;
+			}
+		}
+	}
+	raw = npu_ctx_alloc(ctx, n * v->esz);
 	if (!raw)
 		return NPU_TASK_INTERNAL;
 	npu_kern_from_f32(raw, v->dtype, data, n, round_mode);

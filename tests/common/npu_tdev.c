@@ -54,6 +54,19 @@ static int mem_write(void *opaque, uint64_t pa, const void *buf, size_t len)
 	return 0;
 }
 
+static void *mem_map(void *opaque, uint64_t pa, size_t len, bool write)
+{
+	struct npu_tdev *d = opaque;
+
+	(void)write;
+	if (!d->map_ddr || !in_bracket || pa > d->ddr_size ||
+	    len > d->ddr_size - pa)
+		return NULL;
+	atomic_fetch_add(&d->mem_bracketed, 1);
+	atomic_fetch_add(&d->mem_maps, 1);
+	return d->ddr + pa;
+}
+
 static void irq(void *opaque, uint32_t pending)
 {
 	struct npu_tdev *d = opaque;
@@ -76,7 +89,8 @@ struct npu_tdev *npu_tdev_create(const struct npu_core_config *cfg,
 	struct npu_core_config def;
 	struct npu_core_host host = {
 		.mem_read = mem_read, .mem_write = mem_write, .irq = irq,
-		.mem_begin = mem_begin, .mem_end = mem_end, .tracer = tracer,
+		.mem_begin = mem_begin, .mem_end = mem_end, .mem_map = mem_map,
+		.tracer = tracer,
 	};
 	char err[200];
 

@@ -32,6 +32,11 @@ struct npu_tdev {
 	atomic_uint mem_begins, mem_ends, mem_bracketed, mem_misnested;
 	/* Given to the core for every task while set (npu_trace.h). */
 	struct npu_tracer *tracer;
+	/* While set, the core may read and write DDR in place (the host's
+	 * mem_map, inside its brackets) rather than through mem_read and
+	 * mem_write: tests run both ways and expect the same outcome. */
+	bool map_ddr;
+	atomic_uint mem_maps;		/* ranges the core got mapped */
 };
 
 /* ddr_mb: size of the fake DDR; cfg NULL = M100 defaults. */

@@ -18,7 +18,14 @@
 #define VA_IN  0x20000000ull
 #define VA_OUT 0x30000000ull
 
-static struct npu_tdev *small_dev(void)
+/*
+ * Every test runs twice (a loop test): _i 0 through mem_read/mem_write,
+ * _i 1 with DDR also mapped in place (npu_tdev.map_ddr); the outcome,
+ * faults included, must be the same.
+ */
+#define small_dev() small_dev_map(_i)
+
+static struct npu_tdev *small_dev_map(int map)
 {
 	struct npu_core_config cfg;
 	struct npu_tdev *d;
@@ -33,6 +40,7 @@ static struct npu_tdev *small_dev(void)
 	cfg.threads = 1;
 	d = npu_tdev_create(&cfg, 64);
 	ck_assert_ptr_nonnull(d);
+	d->map_ddr = map;
 	return d;
 }
 
@@ -149,6 +157,95 @@ START_TEST(test_strided_read_over_hole)
 	ck_assert_uint_eq(c.fault_addr, VA_IN + 0x1000);
 	ck_assert(c.detail & NPU_FAULT_DETAIL_NOT_MAPPED);
 	ck_assert(all_bytes((uint8_t *)out, 8192, 0));
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+/*
+ * Three int32 planes of 256 elements, @gap bytes apart from VA_IN, into
+ * the HBSM at 0x400 of TPB 0 in both clusters, interleaved (element i of
+ * plane j at 12 i + 4 j): the walker layer's direct view-to-view copy
+ * when DDR is mapped, load and store otherwise.
+ */
+static int run_planar(struct npu_tdev *d, uint64_t root, int32_t gap,
+		      struct npu_hw_completion *c)
+{
+	struct npu_tdev_submit o = { .root = root, .nclusters = 2 };
+	uint32_t dims[2] = { 256, 3 };
+	struct npu_hw_insn *in;
+	struct npu_tprog p;
+	int st;
+
+	npu_tprog_init(&p);
+	in = npu_tprog_add(&p, NPU_UNIT_DMA, NPU_DMA_COPY, 0, 0);
+	npu_twu_dense(&in->opnd[NPU_OPND_SRC0], NPU_SPACE_DDR, NPU_DT_INT32,
+		      VA_IN, 2, dims);
+	npu_twu_level(&in->opnd[NPU_OPND_SRC0], 1, 0, gap, 2 * gap);
+	npu_twu_dense(&in->opnd[NPU_OPND_DST], NPU_SPACE_HBSM_REMOTE,
+		      NPU_DT_INT32, 0x400, 2, dims);
+	npu_twu_level(&in->opnd[NPU_OPND_DST], 0, 0, 12, 12 * 255);
+	npu_twu_level(&in->opnd[NPU_OPND_DST], 1, 0, 4, 8);
+	in->opnd[NPU_OPND_DST].cluster_mask = 0x3;
+	in->opnd[NPU_OPND_DST].tpb_mask = 0x1;
+	st = npu_tdev_run(d, &p, &o, c);
+	npu_tprog_free(&p);
+	return st;
+}
+
+static bool planar_landed(struct npu_tdev *d, const uint8_t *in, int32_t gap)
+{
+	bool ok = true;
+
+	for (unsigned cl = 0; cl < 2; cl++) {
+		const uint8_t *h = npu_tdev_hbsm(d, cl, 0) + 0x400;
+
+		for (unsigned i = 0; i < 256; i++)
+			for (unsigned j = 0; j < 3; j++)
+				ok = ok && !memcmp(h + 12 * i + 4 * j,
+						   in + (size_t)gap * j + 4 * i, 4);
+	}
+	return ok;
+}
+
+START_TEST(test_planar_to_interleaved)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d), root2 = npu_tdev_ctx(d);
+	struct npu_hw_completion c;
+	uint8_t *in = npu_tdev_buf(d, root, VA_IN, 3 * 4096, false);
+	uint8_t *plane[3];
+	bool ok = true;
+
+	/* Planes on consecutive pages of one buffer. */
+	pattern(in, 3 * 4096, 3);
+	ck_assert_int_eq(run_planar(d, root, 4096, &c), NPU_TASK_OK);
+	ck_assert(planar_landed(d, in, 4096));
+	/* ... read in place when the host maps DDR */
+	ck_assert(_i ? d->mem_maps > 0 : d->mem_maps == 0);
+	/* Planes two pages apart with unmapped pages between them: nothing
+	 * there is read, the copy succeeds all the same. */
+	for (unsigned j = 0; j < 3; j++) {
+		plane[j] = npu_tdev_buf(d, root2, VA_IN + 0x2000 * j, 4096, false);
+		pattern(plane[j], 4096, 9 + j);
+	}
+	memset(npu_tdev_hbsm(d, 0, 0) + 0x400, 0, 3072);
+	memset(npu_tdev_hbsm(d, 1, 0) + 0x400, 0, 3072);
+	ck_assert_int_eq(run_planar(d, root2, 0x2000, &c), NPU_TASK_OK);
+	for (unsigned cl = 0; cl < 2; cl++)
+		for (unsigned i = 0; i < 256; i++)
+			for (unsigned j = 0; j < 3; j++)
+				ok = ok && !memcmp(npu_tdev_hbsm(d, cl, 0) + 0x400 +
+						   12 * i + 4 * j, plane[j] + 4 * i, 4);
+	ck_assert(ok);
+	/* The second plane on an unmapped page: the fault names its first
+	 * element, and no TPB was written. */
+	memset(npu_tdev_hbsm(d, 0, 0) + 0x400, 0, 3072);
+	memset(npu_tdev_hbsm(d, 1, 0) + 0x400, 0, 3072);
+	ck_assert_int_eq(run_planar(d, root2, 0x3000, &c), NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, VA_IN + 0x3000);
+	ck_assert(c.detail & NPU_FAULT_DETAIL_NOT_MAPPED);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0) + 0x400, 3072, 0));
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 1, 0) + 0x400, 3072, 0));
 	npu_tdev_destroy(d);
 }
 END_TEST
@@ -656,21 +753,22 @@ static Suite *core_mmu_suite(void)
 	TCase *f = tcase_create("faults");
 	TCase *t = tcase_create("translation");
 
-	tcase_add_test(f, test_fault_unmapped_read);
-	tcase_add_test(f, test_strided_read_over_hole);
-	tcase_add_test(f, test_fault_write_readonly);
-	tcase_add_test(f, test_fault_read_writeonly);
-	tcase_add_test(f, test_fault_bad_pte);
-	tcase_add_test(f, test_fault_registers_and_irq);
-	tcase_add_test(f, test_fault_irq_line);
-	tcase_add_test(f, test_program_fault);
-	tcase_add_test(f, test_next_task_after_fault);
-	tcase_add_test(f, test_unbacked_physical_page);
-	tcase_add_test(f, test_unbacked_page_table);
-	tcase_add_test(t, test_context_isolation);
-	tcase_add_test(t, test_page_crossing_scattered);
-	tcase_add_test(t, test_remap_between_tasks);
-	tcase_add_test(t, test_mmu_disabled_physical);
+	tcase_add_loop_test(f, test_fault_unmapped_read, 0, 2);
+	tcase_add_loop_test(f, test_strided_read_over_hole, 0, 2);
+	tcase_add_loop_test(f, test_fault_write_readonly, 0, 2);
+	tcase_add_loop_test(f, test_fault_read_writeonly, 0, 2);
+	tcase_add_loop_test(f, test_fault_bad_pte, 0, 2);
+	tcase_add_loop_test(f, test_fault_registers_and_irq, 0, 2);
+	tcase_add_loop_test(f, test_fault_irq_line, 0, 2);
+	tcase_add_loop_test(f, test_program_fault, 0, 2);
+	tcase_add_loop_test(f, test_next_task_after_fault, 0, 2);
+	tcase_add_loop_test(f, test_unbacked_physical_page, 0, 2);
+	tcase_add_loop_test(f, test_unbacked_page_table, 0, 2);
+	tcase_add_loop_test(t, test_context_isolation, 0, 2);
+	tcase_add_loop_test(t, test_page_crossing_scattered, 0, 2);
+	tcase_add_loop_test(t, test_planar_to_interleaved, 0, 2);
+	tcase_add_loop_test(t, test_remap_between_tasks, 0, 2);
+	tcase_add_loop_test(t, test_mmu_disabled_physical, 0, 2);
 	suite_add_tcase(s, f);
 	suite_add_tcase(s, t);
 	return s;

@@ -183,6 +183,28 @@ static int emu_mem_access(void *opaque, uint64_t pa, void *buf, size_t len,
 	return ret;
 }
 
+/*
+ * In-place access for the core (npu_core_host.mem_map): only inside a
+ * bracket, whose read lock keeps the chunk, hence the pointer, alive
+ * until emu_mem_end.
+ */
+static void *emu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
+{
+	struct emu_dev *emu = opaque;
+	struct emu_chunk *c;
+
+	(void)write;
+	if (emu_mem_held != emu)
+		return NULL;
+	c = emu_mem_last;
+	if (!c || pa < c->pa || pa - c->pa >= c->size)
+		c = chunk_find(emu, pa);
+	if (!c || len > c->size - (pa - c->pa))
+		return NULL;
+	emu_mem_last = c;
+	return c->host + (pa - c->pa);
+}
+
 static int emu_mem_read(void *opaque, uint64_t pa, void *buf, size_t len)
 {
 	return emu_mem_access(opaque, pa, buf, len, false);
@@ -958,6 +980,7 @@ npu_status npu_emu_open(const char *spec, struct npu_device **out)
 		.kick = emu_kick,
 		.mem_begin = emu_mem_begin,
 		.mem_end = emu_mem_end,
+		.mem_map = emu_mem_map,
 		.tracer = emu_tracer,
 	};
 	struct emu_dev *emu;
