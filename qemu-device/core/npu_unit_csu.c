@@ -291,22 +291,31 @@ static int gsdu_move(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 		size_t n = len < GSDU_BOUNCE_BYTES ? (size_t)len : GSDU_BOUNCE_BYTES;
 		int st = 0;
 
+		/* The work counts as the copying path's reads and writes. */
 		if (sp && dp) {
+			npu_cost_load(g->ctx->cost, n);
+			npu_cost_store(g->ctx->cost, n);
 			memmove(dp, sp, n);
 		} else if (sp) {
+			npu_cost_load(g->ctx->cost, n);
 			st = gsdu_put(g, d, dst, sp, n);
 		} else if (dp && direct) {
 			const uint8_t *p = npu_space_at(g->ctx, d->src_space, scl,
 							stpb, src, n, &st);
 
-			if (p)
+			npu_cost_load(g->ctx->cost, n);
+			if (p) {
+				npu_cost_store(g->ctx->cost, n);
 				memcpy(dp, p, n);
+			}
 		} else if (dp) {
 			/* DDR to DDR, the source not mapped: read, then write. */
 			st = npu_space_read(g->ctx, d->src_space, scl, stpb, src,
 					    g->bounce, n);
-			if (!st)
+			if (!st) {
+				npu_cost_store(g->ctx->cost, n);
 				memmove(dp, g->bounce, n);
+			}
 		} else if (direct) {
 			/* On-chip to DDR: the two cannot overlap, so the piece
 			 * goes straight from its checked source. */
@@ -314,7 +323,6 @@ static int gsdu_move(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 							stpb, src, n, &st);
 
 			npu_cost_load(g->ctx->cost, n);
-
 			if (p)
 				st = npu_space_write(g->ctx, NPU_SPACE_DDR, g->own_cl,
 						     g->own_tpb, dst, p, n);

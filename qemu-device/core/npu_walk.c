@@ -812,6 +812,7 @@ bool npu_view_copy(struct npu_exec_ctx *ctx, const struct npu_view *s,
 {
 	unsigned ncl = npu_job_nclusters(ctx->job), ntpb = npu_job_tpbs(ctx->job);
 	unsigned esz = s->esz;
+	uint64_t bytes = npu_view_elems(s) * esz;
 	struct flat_view fs, fd;
 	struct npu_view local;
 	const uint8_t *src;
@@ -856,6 +857,8 @@ bool npu_view_copy(struct npu_exec_ctx *ctx, const struct npu_view *s,
 
 		if (!dst)
 			return false;
+		npu_cost_load(ctx->cost, bytes);
+		npu_cost_store(ctx->cost, bytes);
 		copy_2d(dst + local.base, &fd, src, &fs, esz, transpose);
 		return true;
 	}
@@ -864,10 +867,14 @@ bool npu_view_copy(struct npu_exec_ctx *ctx, const struct npu_view *s,
 
 		if (!dst)
 			return false;
+		npu_cost_load(ctx->cost, bytes);
+		npu_cost_store(ctx->cost, bytes);
 		copy_2d(dst + d->base, &fd, src, &fs, esz, transpose);
 		return true;
 	}
-	/* Every TPB of every masked cluster, in npu_view_store's order. */
+	/* Every TPB of every masked cluster, in npu_view_store's order
+	 * (the work counted as npu_view_load and npu_view_store count it). */
+	npu_cost_load(ctx->cost, bytes);
 	for (unsigned c = 0; c < ncl; c++) {
 		if (!(d->cluster_mask & (1u << c)))
 			continue;
@@ -882,6 +889,7 @@ bool npu_view_copy(struct npu_exec_ctx *ctx, const struct npu_view *s,
 				*status = NPU_TASK_ILLEGAL_INSN;
 				return true;
 			}
+			npu_cost_store(ctx->cost, bytes);
 			copy_2d(dst + d->base, &fd, src, &fs, esz, transpose);
 		}
 	}
@@ -910,6 +918,7 @@ int npu_view_store_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
 			if (f + n * sizeof(float) <= h || h + n * v->esz <= f) {
 				npu_kern_from_f32(host + v->base, v->dtype, data, n,
 						  round_mode);
+				npu_cost_store(ctx->cost, n * v->esz);
 				return 0;
 			}
 		}
