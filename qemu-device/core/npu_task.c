@@ -528,6 +528,7 @@ static int load_program(struct npu_job *job)
 	struct npu_hw_prog hdr;
 	struct npu_mmu_tlb tlb = { 0 };
 	struct prog_entry *e = NULL;
+	const void *mapped;
 	uint64_t fa = 0;
 	uint32_t detail = 0;
 	int ret;
@@ -566,20 +567,30 @@ static int load_program(struct npu_job *job)
 	 * same first bad page as one read of the whole array would), all
 	 * before any is decoded.  Against a kept program, an instruction
 	 * that differs is marked (index UINT32_MAX) to be decoded again.
+	 * Where the host maps the whole array, it is compared in place
+	 * (every page of it translated, so no read could fault).
 	 */
+	mapped = hdr.insn_count ?
+		 npu_mmu_map(job->cj, &tlb, d->prog_va + hdr.insn_offset,
+			     (size_t)hdr.insn_count * NPU_INSN_SIZE, false) : NULL;
 	for (uint32_t i = 0; i < hdr.insn_count; i++) {
 		struct npu_dinsn *di = &job->insns[i];
 		struct npu_hw_insn raw;
+		const struct npu_hw_insn *in = &raw;
 
-		ret = npu_mmu_read(job->cj, &tlb, d->prog_va + hdr.insn_offset +
-				   (uint64_t)i * NPU_INSN_SIZE, &raw,
-				   NPU_INSN_SIZE, &fa, &detail);
-		if (ret)
-			goto mem_fail;
-		if (e && !memcmp(&raw, &di->raw, sizeof(raw)))
+		if (mapped) {
+			in = (const struct npu_hw_insn *)mapped + i;
+		} else {
+			ret = npu_mmu_read(job->cj, &tlb, d->prog_va + hdr.insn_offset +
+					   (uint64_t)i * NPU_INSN_SIZE, &raw,
+					   NPU_INSN_SIZE, &fa, &detail);
+			if (ret)
+				goto mem_fail;
+		}
+		if (e && !memcmp(in, &di->raw, sizeof(*in)))
 			continue;
 		memset(di, 0, sizeof(*di));
-		di->raw = raw;
+		memcpy(&di->raw, in, sizeof(di->raw));
 		di->index = UINT32_MAX;
 	}
 	for (uint32_t i = 0; i < hdr.insn_count; i++) {

@@ -13,7 +13,9 @@
 
 #define HBSM_SIZE (64u << 10)
 
-static struct npu_tdev *dev(unsigned clusters)
+/* _i of every test: 1 runs it with DDR also mapped in place (the
+ * programs compared where they lie, npu_tdev.map_ddr). */
+static struct npu_tdev *dev(unsigned clusters, int map)
 {
 	struct npu_core_config cfg;
 	struct npu_tdev *d;
@@ -28,6 +30,7 @@ static struct npu_tdev *dev(unsigned clusters)
 	cfg.threads = 1;
 	d = npu_tdev_create(&cfg, 64);
 	ck_assert_ptr_nonnull(d);
+	d->map_ddr = map;
 	return d;
 }
 
@@ -66,7 +69,7 @@ static struct npu_hw_insn *insn_at(struct npu_hw_prog *hdr, unsigned i)
 
 START_TEST(test_rewritten_in_place_runs_new_program)
 {
-	struct npu_tdev *d = dev(2);
+	struct npu_tdev *d = dev(2, _i);
 	struct npu_tdev_submit o = { .nclusters = 1 };
 	struct npu_hw_completion c;
 	struct npu_hw_task desc;
@@ -108,6 +111,8 @@ START_TEST(test_rewritten_in_place_runs_new_program)
 	insn_at(hdr, 1)->params.dtdu.value = 0x56;
 	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
 	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0) + 64, 64, 0x56));
+	/* Mapped, the programs were compared in place. */
+	ck_assert(_i ? atomic_load(&d->mem_maps) > 0 : atomic_load(&d->mem_maps) == 0);
 	npu_tprog_free(&p);
 	npu_tdev_destroy(d);
 }
@@ -116,7 +121,7 @@ END_TEST
 /* Same address, another context: other bytes behind it. */
 START_TEST(test_same_va_other_context)
 {
-	struct npu_tdev *d = dev(1);
+	struct npu_tdev *d = dev(1, _i);
 	struct npu_hw_completion c;
 	struct npu_tprog p, q;
 
@@ -140,7 +145,7 @@ END_TEST
 /* Same bytes, smaller partition: checked again for it. */
 START_TEST(test_same_bytes_other_partition)
 {
-	struct npu_tdev *d = dev(2);
+	struct npu_tdev *d = dev(2, _i);
 	struct npu_tdev_submit o = { .nclusters = 2 };
 	struct npu_hw_completion c;
 	struct npu_hw_task desc;
@@ -168,7 +173,7 @@ END_TEST
 START_TEST(test_more_programs_than_kept)
 {
 	enum { PROGS = 520 };
-	struct npu_tdev *d = dev(1);
+	struct npu_tdev *d = dev(1, _i);
 	struct npu_tdev_submit o = { .nclusters = 1 };
 	static struct npu_hw_task desc[PROGS];
 	struct npu_hw_completion c;
@@ -202,7 +207,7 @@ END_TEST
  */
 START_TEST(test_counters_start_at_zero_after_remote_signal)
 {
-	struct npu_tdev *d = dev(2);
+	struct npu_tdev *d = dev(2, _i);
 	struct npu_tdev_submit o = { .nclusters = 2 };
 	struct npu_hw_completion c;
 	struct npu_hw_insn *in;
@@ -237,11 +242,11 @@ static Suite *core_resubmit_suite(void)
 	Suite *s = suite_create("core_resubmit");
 	TCase *t = tcase_create("resubmit");
 
-	tcase_add_test(t, test_rewritten_in_place_runs_new_program);
-	tcase_add_test(t, test_same_va_other_context);
-	tcase_add_test(t, test_same_bytes_other_partition);
-	tcase_add_test(t, test_more_programs_than_kept);
-	tcase_add_test(t, test_counters_start_at_zero_after_remote_signal);
+	tcase_add_loop_test(t, test_rewritten_in_place_runs_new_program, 0, 2);
+	tcase_add_loop_test(t, test_same_va_other_context, 0, 2);
+	tcase_add_loop_test(t, test_same_bytes_other_partition, 0, 2);
+	tcase_add_loop_test(t, test_more_programs_than_kept, 0, 2);
+	tcase_add_loop_test(t, test_counters_start_at_zero_after_remote_signal, 0, 2);
 	suite_add_tcase(s, t);
 	return s;
 }
