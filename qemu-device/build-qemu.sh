@@ -102,6 +102,17 @@ done
 	[ -f "$repo/$orig" ] || rm -f "$dev/$f"
 done
 sync_file "$repo/tests/qemu/npu-m100-test.c" "$src/tests/qtest/npu-m100-test.c"
+sync_file "$repo/qemu-device/trace-events" "$dev/trace-events"
+
+# The device's trace events are a trace group of their own (trace.h
+# includes trace/trace-hw_misc_npu.h).  Added here, not with the hooks
+# above, so that trees unpacked before the group existed get it too; the
+# file must be in place first, as meson reads it.
+if ! grep -q "^    'hw/misc/npu',\$" "$src/meson.build"; then
+	sed -i "s|^    'hw/misc',\$|&\n    'hw/misc/npu',|" "$src/meson.build"
+	grep -q "^    'hw/misc/npu',\$" "$src/meson.build" ||
+		die "could not add hw/misc/npu to trace_events_subdirs in meson.build"
+fi
 
 # The meson fragment lists the files; rewritten only when the list changes.
 tmp=$(mktemp)

@@ -14,12 +14,17 @@
  *   or, in timing mode, from a timer on the virtual clock.
  * - A PCI power-management capability offers D3hot, in which the device
  *   loses its on-chip state (npu_enter_d3()).
+ * - The core decodes every register, the reset register included; it
+ *   reports guest errors through npu_log() (LOG_GUEST_ERROR and trace
+ *   events) and resets through npu_reset_hook(), which orphans the jobs
+ *   the shell still holds.
  *
  * Copyright (c) 2026 The M100 NPU authors
  * SPDX-License-Identifier: MIT
  */
 
 #include "qemu/osdep.h"
+#include "qemu/error-report.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
@@ -37,6 +42,7 @@
 #include "qom/object.h"
 
 #include "npu_core.h"
+#include "trace.h"
 
 #define TYPE_NPU_M100 "npu-m100"
 OBJECT_DECLARE_SIMPLE_TYPE(NpuM100State, NPU_M100)
@@ -195,6 +201,39 @@ static void npu_kick(void *opaque, unsigned queue)
     qemu_bh_schedule(s->kick_bh);
 }
 
+/*
+ * What the core reports: guest errors under LOG_GUEST_ERROR, the host's
+ * own failures as warnings, and each as a trace event with its fields.
+ * Called with the core's lock held (MMIO, fetch or completion, all under
+ * the BQL): no call back into the core.
+ */
+static void npu_log(void *opaque, const struct npu_core_log *rec)
+{
+    const struct npu_hw_completion *c = rec->comp;
+
+    switch (rec->event) {
+    case NPU_EV_BAD_ACCESS:
+        trace_npu_m100_bad_access(rec->write ? "write" : "read", rec->offset,
+                                  rec->size, rec->value);
+        break;
+    case NPU_EV_QUEUE_ERROR:
+        trace_npu_m100_queue_error(rec->queue);
+        break;
+    case NPU_EV_TASK_ERROR:
+    case NPU_EV_TASK_ABORTED:
+    case NPU_EV_HOST_ERROR:
+        trace_npu_m100_task_error(rec->queue, rec->seqno, c->status,
+                                  c->insn_index, c->detail, c->detail2,
+                                  c->fault_addr);
+        break;
+    }
+    if (rec->event == NPU_EV_HOST_ERROR) {
+        warn_report("%s: %s", TYPE_NPU_M100, rec->msg);
+    } else if (rec->event != NPU_EV_TASK_ABORTED) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: %s\n", TYPE_NPU_M100, rec->msg);
+    }
+}
+
 static void *npu_worker(void *opaque)
 {
     NpuQueueSlot *slot = opaque;
@@ -232,6 +271,8 @@ static void npu_complete(NpuM100State *s, NpuQueueSlot *slot)
 
     timer_del(&slot->gate);
     timer_del(&slot->finish);
+    trace_npu_m100_task_complete(slot->index, npu_core_job_status(job),
+                                 npu_core_job_cycles(job), slot->orphan);
     slot->job = NULL;
     slot->orphan = false;
     /* Writes the completion record, moves HEAD, raises the interrupt. */
@@ -317,6 +358,7 @@ static void npu_fetch(NpuM100State *s, NpuQueueSlot *slot)
     if (!job) {
         return;
     }
+    trace_npu_m100_task_fetch(slot->index);
     slot->job = job;
     slot->orphan = false;
     slot->submit_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
@@ -340,13 +382,17 @@ static void npu_kick_bh(void *opaque)
 }
 
 /*
- * After a core reset every job out is an orphan: the core already asked a
- * running one to stop, and completing it only frees it.  A job the worker
- * still runs is completed when the worker hands it back; the slot stays
- * busy until then, so the queue never has two jobs at once.
+ * The core's reset hook: after any reset (register, bus reset, D3hot,
+ * unplug) every job out is an orphan: the core already asked a running
+ * one to stop, and completing it only frees it.  A job the worker still
+ * runs is completed when the worker hands it back; the slot stays busy
+ * until then, so the queue never has two jobs at once.
  */
-static void npu_orphan_jobs(NpuM100State *s)
+static void npu_reset_hook(void *opaque)
 {
+    NpuM100State *s = opaque;
+
+    trace_npu_m100_reset();
     for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
         NpuQueueSlot *slot = &s->slot[q];
         bool running;
@@ -365,6 +411,8 @@ static void npu_orphan_jobs(NpuM100State *s)
             /* Executed and waiting for delivery: drop it now. */
             struct npu_core_job *job = slot->job;
 
+            trace_npu_m100_task_complete(q, npu_core_job_status(job),
+                                         npu_core_job_cycles(job), true);
             slot->job = NULL;
             slot->orphan = false;
             npu_core_job_complete(job);
@@ -386,9 +434,11 @@ static void npu_enter_d3(NpuM100State *s)
     bool busy;
 
     s->d3 = true;
-    /* Masks and lowers the interrupt; running tasks are asked to stop. */
+    /*
+     * Masks and lowers the interrupt; running tasks are asked to stop and
+     * npu_reset_hook() orphans the jobs out.
+     */
     npu_core_reset(s->core);
-    npu_orphan_jobs(s);
     /* Let aborted tasks leave the workers before the memories are cut. */
     qemu_mutex_lock(&s->lock);
     do {
@@ -410,6 +460,7 @@ static void npu_pm_update(NpuM100State *s, uint16_t old)
     uint16_t val = pci_get_word(pmcsr);
     unsigned state = val & PCI_PM_CTRL_STATE_MASK;
 
+    trace_npu_m100_pm_state(state);
     if (state == 1 || state == 2) {
         /* Unsupported states: the write leaves the state as it was. */
         qemu_log_mask(LOG_GUEST_ERROR, "%s: D%u is not supported\n",
@@ -452,15 +503,18 @@ static uint64_t npu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         return size == 8 ? UINT64_MAX : (1ull << (8 * size)) - 1;
     }
     if (size == 4) {
-        return npu_core_mmio_read(s->core, addr);
+        lo = npu_core_mmio_read(s->core, addr);
+        trace_npu_m100_mmio_read(addr, size, lo);
+        return lo;
     }
     if (size == 8 && !(addr & 7)) {
         /* _LO first: it latches _HI, so a 64-bit read is consistent. */
         lo = npu_core_mmio_read(s->core, addr);
         hi = npu_core_mmio_read(s->core, addr + 4);
+        trace_npu_m100_mmio_read(addr, size, lo | hi << 32);
         return lo | hi << 32;
     }
-    npu_core_mmio_bad_access(s->core);
+    npu_core_mmio_bad_access(s->core, addr, size, false, 0);
     return 0;
 }
 
@@ -475,19 +529,17 @@ static void npu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
                       TYPE_NPU_M100, addr);
         return;
     }
+    trace_npu_m100_mmio_write(addr, size, val);
     if (size == 8 && !(addr & 7)) {
         npu_core_mmio_write(s->core, addr, (uint32_t)val);
         npu_core_mmio_write(s->core, addr + 4, (uint32_t)(val >> 32));
         return;
     }
     if (size != 4) {
-        npu_core_mmio_bad_access(s->core);
+        npu_core_mmio_bad_access(s->core, addr, size, true, val);
         return;
     }
     npu_core_mmio_write(s->core, addr, (uint32_t)val);
-    if (addr == NPU_REG_RESET && val == NPU_RESET_MAGIC) {
-        npu_orphan_jobs(s);
-    }
 }
 
 static const MemoryRegionOps npu_mmio_ops = {
@@ -513,6 +565,8 @@ static void npu_m100_realize(PCIDevice *pdev, Error **errp)
         .mem_write = npu_mem_write,
         .irq = npu_irq,
         .kick = npu_kick,
+        .log = npu_log,
+        .reset = npu_reset_hook,
         .opaque = s,
     };
     char err[256];
@@ -605,7 +659,10 @@ static void npu_m100_exit(PCIDevice *pdev)
 {
     NpuM100State *s = NPU_M100(pdev);
 
-    /* Ask running jobs to stop early, then stop and join the workers. */
+    /*
+     * Ask running jobs to stop early (npu_reset_hook() drops the ones
+     * already executed), then stop and join the workers.
+     */
     npu_core_reset(s->core);
     qemu_mutex_lock(&s->lock);
     s->stopping = true;
@@ -643,9 +700,11 @@ static void npu_m100_reset(DeviceState *dev)
 {
     NpuM100State *s = NPU_M100(dev);
 
-    /* The core lowers its interrupt status, and npu_irq() the line. */
+    /*
+     * The core lowers its interrupt status, and npu_irq() the line;
+     * npu_reset_hook() orphans the jobs out.
+     */
     npu_core_reset(s->core);
-    npu_orphan_jobs(s);
     /* A bus reset puts the function back in D0. */
     s->d3 = false;
     pci_set_word(PCI_DEVICE(s)->config + s->pm_cap + PCI_PM_CTRL, 0);

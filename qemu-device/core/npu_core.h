@@ -25,6 +25,39 @@
 struct npu_core;
 struct npu_core_job;
 
+/*
+ * What the core reports through npu_core_host.log.  Guest errors are what
+ * a driver or a program did wrong and the device refused or failed on
+ * (QEMU reports them under LOG_GUEST_ERROR); the others are not.
+ */
+enum npu_core_event {
+	/* Guest error: a register access refused, counted in
+	 * NPU_REG_BAD_ACCESS (offset, size, write, value). */
+	NPU_EV_BAD_ACCESS,
+	/* Guest error: a queue stopped in NPU_Q_STATE_ERROR (queue). */
+	NPU_EV_QUEUE_ERROR,
+	/* Guest error: a task ended with an error status (queue, seqno, comp). */
+	NPU_EV_TASK_ERROR,
+	/* A task ended NPU_TASK_ABORTED, as the driver asked (queue, seqno, comp). */
+	NPU_EV_TASK_ABORTED,
+	/* The host could not give a task what it needed: NPU_TASK_INTERNAL
+	 * (queue, seqno, comp). */
+	NPU_EV_HOST_ERROR,
+};
+
+/* One report; fields the event does not name are zero. */
+struct npu_core_log {
+	enum npu_core_event event;
+	const char *msg;		/* one line, no newline, says what and why */
+	uint32_t offset;		/* BAR0 offset of the access */
+	uint64_t value;			/* the value written */
+	unsigned size;			/* bytes of the access */
+	bool write;
+	unsigned queue;
+	uint64_t seqno;			/* the task descriptor's */
+	const struct npu_hw_completion *comp;	/* the record as written */
+};
+
 /* Instance parameters; npu_core_config_default() gives the M100. */
 struct npu_core_config {
 	unsigned clusters;		/* 1..NPU_HW_MAX_CLUSTERS */
@@ -62,6 +95,21 @@ struct npu_core_host {
 	 * (npu_trace.h).  Called on the executing thread as the task starts.
 	 */
 	struct npu_tracer *(*tracer)(void *opaque, unsigned queue, uint64_t seqno);
+	/*
+	 * Optional: a guest error or another event worth a log line
+	 * (struct npu_core_log; @rec and its strings live for the call only).
+	 * Called from MMIO calls and npu_core_job_fetch()/_complete() with
+	 * the core's register lock held: it must not call into the core.
+	 */
+	void (*log)(void *opaque, const struct npu_core_log *rec);
+	/*
+	 * Optional: the device was reset (NPU_REG_RESET, npu_core_reset() or
+	 * npu_core_power_loss()), after the core reset its own state, with
+	 * no lock held.  Every job out is orphaned: the host stops waiting
+	 * for it (npu_core_job_complete() only frees it) and drops whatever
+	 * it keeps for the device's state (timers, pending interrupts).
+	 */
+	void (*reset)(void *opaque);
 	void *opaque;
 };
 
@@ -77,16 +125,20 @@ void npu_core_destroy(struct npu_core *core);
 
 uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t offset);
 void npu_core_mmio_write(struct npu_core *core, uint32_t offset, uint32_t value);
-/* Count an access the host bus could not pass on as an aligned 4-byte
- * access (e.g. a 1- or 2-byte access) in NPU_REG_BAD_ACCESS. */
-void npu_core_mmio_bad_access(struct npu_core *core);
-/* Power-on reset; same as writing NPU_RESET_MAGIC to NPU_REG_RESET. */
+/* An access of @size bytes at @offset the host bus could not pass on as
+ * aligned 4-byte accesses (e.g. a 1- or 2-byte access): counted in
+ * NPU_REG_BAD_ACCESS and logged (@value: what a write carried). */
+void npu_core_mmio_bad_access(struct npu_core *core, uint32_t offset,
+			      unsigned size, bool write, uint64_t value);
+/* Power-on reset; same as writing NPU_RESET_MAGIC to NPU_REG_RESET.
+ * Calls the host's reset hook. */
 void npu_core_reset(struct npu_core *core);
 /*
- * Power loss (PCI D3hot): a reset, and HBSM and SRAM lose their contents
- * (they read as zeros afterwards).  A job still executing is asked to stop
- * as by a reset; the host lets it finish before calling this, or the job
- * may write the memories again after they were cleared.
+ * Power loss (PCI D3hot): a reset (the host's reset hook is called), and
+ * HBSM and SRAM lose their contents (they read as zeros afterwards).  A
+ * job still executing is asked to stop as by a reset; the host lets it
+ * finish before calling this, or the job may write the memories again
+ * after they were cleared.
  */
 void npu_core_power_loss(struct npu_core *core);
 
@@ -119,5 +171,7 @@ uint8_t *npu_core_debug_sram(struct npu_core *core, size_t *size);
 
 /* Human-readable name of an enum npu_hw_task_status. */
 const char *npu_core_status_str(unsigned status);
+/* Human-readable name of an enum npu_hw_insn_error. */
+const char *npu_core_insn_error_str(unsigned err);
 
 #endif /* NPU_CORE_H */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Device-core internals shared by npu_core.c, npu_queue.c, npu_mmu.c and npu_task.c. */
+/* Device-core internals shared by npu_core.c, npu_queue.c, npu_log.c, npu_mmu.c
+ * and npu_task.c. */
 #ifndef NPU_CORE_PRIV_H
 #define NPU_CORE_PRIV_H
 
@@ -124,5 +125,14 @@ struct npu_core_job *npu_job_core_job(struct npu_job *job);
 uint8_t *npu_core_hbsm_of(struct npu_core *core, unsigned pcluster,
 			  unsigned tpb);
 void npu_core_update_irq_locked(struct npu_core *core);
+
+/* npu_log.c: hand the host's log hook @rec with its message from @fmt
+ * (nothing when the host has no hook); core->lock held. */
+void npu_core_log_locked(struct npu_core *core, struct npu_core_log *rec,
+			 const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Log the failure of @job, whose completion record is final (nothing if
+ * it ended NPU_TASK_OK); @fence_failed: the record could not be written. */
+void npu_core_log_task_locked(struct npu_core_job *job, bool fence_failed);
 
 #endif /* NPU_CORE_PRIV_H */

@@ -28,6 +28,11 @@ struct npu_core_job *npu_core_job_fetch(struct npu_core *core, unsigned qi)
 	size = 1u << q->size_log2;
 	if (q->tail >= size) {
 		/* A doorbell beyond the ring: stop the queue, report it. */
+		struct npu_core_log rec = { .event = NPU_EV_QUEUE_ERROR, .queue = qi };
+
+		npu_core_log_locked(core, &rec,
+				    "queue %u stopped: doorbell TAIL %u beyond its %u-entry ring",
+				    qi, q->tail, size);
 		q->state = NPU_Q_STATE_ERROR;
 		q->last_status = NPU_TASK_BAD_DESCRIPTOR;
 		core->irq_status |= NPU_IRQ_ERROR;
@@ -121,6 +126,7 @@ void npu_core_job_complete(struct npu_core_job *job)
 	}
 	if (!fence_ok && c->status == NPU_TASK_OK)
 		c->status = NPU_TASK_BUS_ERROR;
+	npu_core_log_task_locked(job, !fence_ok);
 	if (core->perf_ctrl & NPU_PERF_CTRL_ENABLE) {
 		job->perf.cycles = job->cycles;
 		add_perf(&core->perf, &job->perf);

@@ -32,6 +32,14 @@ struct npu_tdev {
 	atomic_uint mem_begins, mem_ends, mem_bracketed, mem_misnested;
 	/* Given to the core for every task while set (npu_trace.h). */
 	struct npu_tracer *tracer;
+	/* The core's log hook: reports of each enum npu_core_event, and the
+	 * last report (its msg and comp point at log_msg and log_comp). */
+	unsigned log_count[NPU_EV_HOST_ERROR + 1];
+	struct npu_core_log log_last;
+	char log_msg[256];
+	struct npu_hw_completion log_comp;
+	/* The core's reset hook: how many times it was called. */
+	unsigned resets;
 };
 
 /* ddr_mb: size of the fake DDR; cfg NULL = M100 defaults. */
