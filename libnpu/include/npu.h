@@ -222,6 +222,7 @@ enum npu_counters_have {
 	NPU_HAVE_CLUSTERS = 1u << 1,	/* cluster_busy */
 	NPU_HAVE_UNITS = 1u << 2,	/* unit_busy, hbsm_conflicts */
 	NPU_HAVE_TRAFFIC = 1u << 3,	/* dma_bytes, gsdu_bytes, link_* */
+	NPU_HAVE_WORK = 1u << 4,	/* load_bytes, store_bytes, macs_* */
 };
 
 /*
@@ -241,6 +242,17 @@ typedef struct npu_device_counters {
 	uint64_t gsdu_bytes;
 	uint64_t link_bytes[NPU_MAX_LINKS];
 	uint64_t link_stalls[NPU_MAX_LINKS];
+	/*
+	 * The work behind the cycles: bytes every unit's operands read and
+	 * wrote (DMA and GSDU included, a broadcast once per receiving TPB)
+	 * and the TCU's multiply-accumulates with float (bf16, fp16) and
+	 * int8 inputs: what a host must move and compute at least to run the
+	 * same programs (Documentation/benchmarks.md, "The host floor").
+	 */
+	uint64_t load_bytes;
+	uint64_t store_bytes;
+	uint64_t macs_float;
+	uint64_t macs_int8;
 } npu_device_counters;
 
 /* Read the counters; what the backend cannot read is 0 and not in have. */

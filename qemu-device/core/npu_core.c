@@ -183,6 +183,7 @@ void npu_core_destroy(struct npu_core *core)
 		return;
 	/* Jobs still out belong to the host; it must complete them first. */
 	npu_pool_destroy(core->pool);
+	npu_task_free_spares(core);
 	pthread_mutex_destroy(&core->lock);
 	free(core->hbsm);
 	free(core->sram);
@@ -339,6 +340,14 @@ static bool perf_reg(struct npu_core *core, uint32_t off, uint32_t *val)
 		v = p->dma_bytes[(base - NPU_REG_PERF_DMA_BYTES(0)) / 8];
 	} else if (base == NPU_REG_PERF_GSDU_BYTES) {
 		v = p->gsdu_bytes;
+	} else if (base == NPU_REG_PERF_LOAD_BYTES) {
+		v = p->load_bytes;
+	} else if (base == NPU_REG_PERF_STORE_BYTES) {
+		v = p->store_bytes;
+	} else if (base == NPU_REG_PERF_MACS_FLOAT) {
+		v = p->macs_float;
+	} else if (base == NPU_REG_PERF_MACS_INT8) {
+		v = p->macs_int8;
 	} else if (base >= NPU_REG_PERF_LINK_BYTES(0) &&
 		   base < NPU_REG_PERF_LINK_BYTES(NPU_HW_MAX_LINKS)) {
 		v = p->link_bytes[(base - NPU_REG_PERF_LINK_BYTES(0)) / 8];

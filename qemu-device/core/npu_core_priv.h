@@ -18,6 +18,8 @@ struct npu_perf {
 	uint64_t hbsm_conflicts[NPU_HW_MAX_CLUSTERS];
 	uint64_t dma_bytes[NPU_HW_NUM_DMA_ENGINES];
 	uint64_t gsdu_bytes;
+	uint64_t load_bytes, store_bytes;	/* struct npu_cost's */
+	uint64_t macs_float, macs_int8;
 	uint64_t link_bytes[NPU_HW_MAX_LINKS];
 	uint64_t link_stalls[NPU_HW_MAX_LINKS];
 };
@@ -68,6 +70,14 @@ struct npu_core {
 	struct npu_perf perf;
 	uint32_t generation;		/* bumped by reset: orphans old jobs */
 	struct npu_pool *pool;		/* execution threads, shared by jobs */
+	/*
+	 * The task engine's state of each queue's last task, kept for its
+	 * next (buffers and decoded programs, npu_task.c).  Taken and put
+	 * back with an atomic exchange, outside the lock: a task orphaned by
+	 * a reset may still run while the queue's next task starts.  A reset
+	 * leaves them: they hold no device state.
+	 */
+	_Atomic(struct npu_job *) task_spare[NPU_HW_NUM_QUEUES];
 };
 
 /* A fetched task. */
@@ -116,6 +126,8 @@ int npu_mmu_write(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 
 /* npu_task.c: run a fetched, readable task descriptor to completion. */
 void npu_task_run(struct npu_core_job *job);
+/* Free the engine states the queues keep between tasks (core teardown). */
+void npu_task_free_spares(struct npu_core *core);
 /* Memories of a running job (npu_task.c), used by the walker layer. */
 uint8_t *npu_job_hbsm(struct npu_job *job, unsigned lcluster, unsigned tpb);
 uint8_t *npu_job_sram(struct npu_job *job, uint32_t *size);

@@ -90,9 +90,33 @@ struct npu_cost {
 	uint64_t conflicts;		/* HBSM bank conflicts (count, for perf) */
 	uint64_t dma_bytes;		/* CCB DMA engine bytes */
 	uint64_t gsdu_bytes;
+	/*
+	 * The work the iteration did, for the host floor of make bench
+	 * (Documentation/benchmarks.md): bytes its operands read and wrote
+	 * (every unit's, DMA and GSDU included; a broadcast store once per
+	 * destination) and the TCU's multiply-accumulates by input kind.
+	 * Counts only: the cycle model never reads them.
+	 */
+	uint64_t load_bytes, store_bytes;
+	uint64_t macs_float, macs_int8;	/* bf16/fp16 inputs; int8/uint8 */
 	unsigned nxfers;
+	/* Last: the engine clears the fields above before each iteration,
+	 * and only xfer[0, nxfers) is ever read. */
 	struct npu_xfer xfer[NPU_COST_MAX_XFERS];
 };
+
+/* Count @bytes read / written by an operand of the iteration (no cost: no count). */
+static inline void npu_cost_load(struct npu_cost *cost, uint64_t bytes)
+{
+	if (cost)
+		cost->load_bytes += bytes;
+}
+
+static inline void npu_cost_store(struct npu_cost *cost, uint64_t bytes)
+{
+	if (cost)
+		cost->store_bytes += bytes;
+}
 
 /* A decoded instruction. */
 struct npu_dinsn {

@@ -45,6 +45,7 @@
  * denormal inputs as zero and flushes denormal results (bf16 products are
  * otherwise exact in fp32).
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -675,10 +676,66 @@ static inline long lmin(long a, long b)
 	return a < b ? a : b;
 }
 
-static void *alloc64(size_t bytes)
+/*
+ * The packing buffers and sums of gemm_blocked, kept per thread from one
+ * call to the next: an emulated model calls it ~10^4 times per inference
+ * with the same few sizes, and a fresh aligned_alloc each time (with the
+ * page faults and heap consolidation of freeing it) cost more than the
+ * arithmetic of small GEMMs.  Freed when the thread exits.
+ */
+enum { SCR_BP, SCR_AP, SCR_COLSUM, SCR_COLC, SCR_ROWSUM, SCR_ROWC, SCR_N };
+
+struct gemm_scratch {
+	void *p[SCR_N];
+	size_t size[SCR_N];
+};
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static bool scratch_key_ok;
+
+static void scratch_free(void *v)
 {
-	/* aligned_alloc wants a multiple of the alignment */
-	return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+	struct gemm_scratch *s = v;
+
+	for (unsigned i = 0; i < SCR_N; i++)
+		free(s->p[i]);
+	free(s);
+}
+
+static void scratch_key_init(void)
+{
+	scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
+}
+
+/* This thread's buffer @slot, at least @bytes, 64-byte aligned; NULL if
+ * memory runs out. */
+static void *scratch(unsigned slot, size_t bytes)
+{
+	struct gemm_scratch *s;
+	size_t size = (bytes + 63) & ~(size_t)63;	/* aligned_alloc's rule */
+
+	pthread_once(&scratch_once, scratch_key_init);
+	if (!scratch_key_ok)
+		return NULL;
+	s = pthread_getspecific(scratch_key);
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s || pthread_setspecific(scratch_key, s)) {
+			free(s);
+			return NULL;
+		}
+	}
+	if (s->size[slot] < size) {
+		void *p = aligned_alloc(64, size ? size : 64);
+
+		if (!p)
+			return NULL;
+		free(s->p[slot]);
+		s->p[slot] = p;
+		s->size[slot] = size;
+	}
+	return s->p[slot];
 }
 
 /*
@@ -695,17 +752,17 @@ static bool gemm_blocked(const struct gemm_job *j)
 	const long mcb = (lmin(j->M, MC) + MR - 1) / MR * MR;
 	const size_t ldc_b = (size_t)j->ldc * 4;	/* int32 or fp32 */
 	const bool i8 = j->kind == KIND_I8;
-	uint8_t *bp = alloc64((size_t)ncb * (size_t)kg_max * 4);
-	uint8_t *ap = alloc64((size_t)mcb * (size_t)kg_max * 4);
+	uint8_t *bp = scratch(SCR_BP, (size_t)ncb * (size_t)kg_max * 4);
+	uint8_t *ap = scratch(SCR_AP, (size_t)mcb * (size_t)kg_max * 4);
 	int32_t *colsum = NULL, *colc = NULL, *rowsum = NULL, *rowc = NULL;
 	kern_fn *kern = i8 ? kern_i8 : j->kind == KIND_BF16 ? kern_bf16 : kern_f32;
 	bool ok = bp && ap;
 
 	if (ok && i8) {
-		colsum = malloc((size_t)ncb * sizeof(*colsum));
-		colc = malloc((size_t)ncb * sizeof(*colc));
-		rowsum = malloc((size_t)j->M * sizeof(*rowsum));
-		rowc = malloc((size_t)j->M * sizeof(*rowc));
+		colsum = scratch(SCR_COLSUM, (size_t)ncb * sizeof(*colsum));
+		colc = scratch(SCR_COLC, (size_t)ncb * sizeof(*colc));
+		rowsum = scratch(SCR_ROWSUM, (size_t)j->M * sizeof(*rowsum));
+		rowc = scratch(SCR_ROWC, (size_t)j->M * sizeof(*rowc));
 		ok = colsum && colc && rowsum && rowc;
 	}
 	if (!ok)
@@ -790,12 +847,6 @@ static bool gemm_blocked(const struct gemm_job *j)
 		}
 	}
 out:
-	free(bp);
-	free(ap);
-	free(colsum);
-	free(colc);
-	free(rowsum);
-	free(rowc);
 	return ok;
 }
 #endif /* GEMM_HAVE_X86 */

@@ -34,4 +34,10 @@ uint64_t npu_link_cal_book(struct npu_link_cal *c, uint64_t t, uint64_t len);
 uint64_t npu_link_cal_fill(struct npu_link_cal *c, uint64_t t, uint64_t len);
 void npu_link_cal_free(struct npu_link_cal *c);
 
+/* Forget every booking, keeping the memory (a new task on the same link). */
+static inline void npu_link_cal_clear(struct npu_link_cal *c)
+{
+	c->n = 0;
+}
+
 #endif /* NPU_NOC_CAL_H */

@@ -40,7 +40,7 @@ struct unit_q {
 /*
  * time[c][v % CTIME_RING] is written when counter c reaches v and only
  * read for values reached (reached_at), so it needs no clearing: a task's
- * TPB states start zeroed up to ctr.time (alloc_tpbs), which saves
+ * TPB states start zeroed up to ctr.time (job_reset), which saves
  * clearing ~16 KiB per TPB of every task.
  */
 struct counters {
@@ -55,6 +55,8 @@ struct npu_tpb_state {
 	uint64_t first_start, last_end;
 	bool started;			/* ran at least one iteration */
 	bool active;
+	/* Units (bits) whose blocked head waits on each counter: job->cand. */
+	uint8_t waiters[NPU_HW_SU_COUNTERS];
 	struct counters ctr;		/* last: time[] is left uncleared */
 };
 
@@ -76,11 +78,34 @@ struct runnable {
 	uint32_t detail, detail2;
 };
 
+/*
+ * A decoded program kept for the queue's next tasks.  Most programs run
+ * many times unchanged (a model's steps, each inference): decoding and
+ * validating ~10^4 instructions of 512 bytes per inference cost more than
+ * running them.  Every task still reads its whole program and compares
+ * it with the entry, so a program changed in memory by anyone is seen,
+ * and only its changed instructions are decoded again.
+ */
+struct prog_entry {
+	uint64_t va, pt_base;
+	struct npu_hw_prog hdr;
+	struct npu_hw_task key;		/* the descriptor fields decode reads */
+	struct npu_dinsn *insns;
+	uint64_t used;			/* job->prog_tick of its last task */
+};
+
+#define PROG_CACHE_ENTRIES 512
+#define PROG_CACHE_BYTES (64ull << 20)	/* of decoded instructions, per queue */
+
 struct npu_job {
 	struct npu_core_job *cj;
 	struct npu_core *core;
 	struct npu_dinsn *insns;
 	uint32_t ninsns;
+	bool insns_owned;		/* else they belong to a prog_entry */
+	struct prog_entry *prog;	/* the queue's decoded programs */
+	unsigned nprog;
+	uint64_t prog_bytes, prog_tick;
 	unsigned nclusters, tpbs;
 	struct npu_tpb_state *tpb;	/* nclusters * tpbs */
 	/*
@@ -89,9 +114,16 @@ struct npu_job {
 	 * each one cost a cache miss.
 	 */
 	struct unit_q *uq;
-	/* Indices into uq of the queues not yet drained, in scan order: a
-	 * round only looks at those (most TPBs' units have no work). */
-	uint32_t *live;
+	/*
+	 * The round's candidates: bit k for uq[k] when its head may have
+	 * become runnable.  A queue whose head is blocked leaves the set and
+	 * waits in its TPB's waiters[] on the counter that blocked it; a
+	 * signal to that counter puts it back (wake).  A round scans only
+	 * the set, in uq order, as a scan of every queue would find them:
+	 * most queues wait most of the time.
+	 */
+	uint64_t *cand;
+	uint32_t undrained;		/* TPB unit queues with work left */
 	struct unit_q dma[NPU_HW_NUM_DMA_ENGINES];
 	struct counters ccb;
 	struct barrier *bar;
@@ -109,6 +141,8 @@ struct npu_job {
 	struct npu_mmu_tlb *tlbs;	/* one per pool worker */
 	struct npu_scratch_cache *keep;	/* one per pool worker */
 	struct npu_tracer *tracer;	/* NULL: not traced (npu_trace.h) */
+	size_t max_tpbs;		/* tpb, uq and cand are sized for these */
+	unsigned workers;		/* tlbs and keep: one per pool worker */
 };
 
 /* ---- accessors used by units and the walker layer ---- */
@@ -412,11 +446,88 @@ bad:
 	return NPU_TASK_ILLEGAL_INSN;
 }
 
+/* The descriptor fields decoding and validation depend on (the rest of
+ * what they read is the core's configuration). */
+static void decode_key(const struct npu_hw_task *d, struct npu_hw_task *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->nclusters = d->nclusters;
+	memcpy(k->cluster_map, d->cluster_map, sizeof(k->cluster_map));
+	k->sram_base = d->sram_base;
+	k->sram_size = d->sram_size;
+	k->timeout_cycles = d->timeout_cycles;
+}
+
+static size_t prog_bytes(const struct prog_entry *e)
+{
+	return (size_t)e->hdr.insn_count * sizeof(struct npu_dinsn);
+}
+
+static void prog_drop(struct npu_job *job, unsigned i)
+{
+	job->prog_bytes -= prog_bytes(&job->prog[i]);
+	free(job->prog[i].insns);
+	job->prog[i] = job->prog[--job->nprog];
+}
+
+static struct prog_entry *prog_find(struct npu_job *job, const struct npu_hw_prog *hdr)
+{
+	const struct npu_hw_task *d = &job->cj->desc;
+	struct npu_hw_task key;
+
+	decode_key(d, &key);
+	for (unsigned i = 0; i < job->nprog; i++) {
+		struct prog_entry *e = &job->prog[i];
+
+		if (e->va == d->prog_va && e->pt_base == d->pt_base &&
+		    !memcmp(&e->hdr, hdr, sizeof(*hdr)) &&
+		    !memcmp(&e->key, &key, sizeof(key)))
+			return e;
+	}
+	return NULL;
+}
+
+/* Keep the task's freshly decoded program for the next tasks, if it fits. */
+static void prog_keep(struct npu_job *job, const struct npu_hw_prog *hdr)
+{
+	const struct npu_hw_task *d = &job->cj->desc;
+	size_t bytes = (size_t)hdr->insn_count * sizeof(struct npu_dinsn);
+	struct prog_entry *e = NULL;
+
+	if (bytes > PROG_CACHE_BYTES)
+		return;
+	if (!job->prog) {
+		job->prog = calloc(PROG_CACHE_ENTRIES, sizeof(*job->prog));
+		if (!job->prog)
+			return;
+	}
+	/* Least recently used out first. */
+	while (job->nprog == PROG_CACHE_ENTRIES ||
+	       job->prog_bytes + bytes > PROG_CACHE_BYTES) {
+		unsigned lru = 0;
+
+		for (unsigned i = 1; i < job->nprog; i++)
+			if (job->prog[i].used < job->prog[lru].used)
+				lru = i;
+		prog_drop(job, lru);
+	}
+	e = &job->prog[job->nprog++];
+	e->va = d->prog_va;
+	e->pt_base = d->pt_base;
+	e->hdr = *hdr;
+	decode_key(d, &e->key);
+	e->insns = job->insns;
+	e->used = job->prog_tick;
+	job->prog_bytes += bytes;
+	job->insns_owned = false;
+}
+
 static int load_program(struct npu_job *job)
 {
 	const struct npu_hw_task *d = &job->cj->desc;
 	struct npu_hw_prog hdr;
 	struct npu_mmu_tlb tlb = { 0 };
+	struct prog_entry *e = NULL;
 	uint64_t fa = 0;
 	uint32_t detail = 0;
 	int ret;
@@ -435,29 +546,52 @@ static int load_program(struct npu_job *job)
 		return NPU_TASK_BAD_DESCRIPTOR;
 	}
 	job->ninsns = hdr.insn_count;
-	job->insns = calloc(hdr.insn_count ? hdr.insn_count : 1, sizeof(*job->insns));
-	if (!job->insns) {
-		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
-		return NPU_TASK_INTERNAL;
+	job->prog_tick++;
+	e = prog_find(job, &hdr);
+	if (e) {
+		e->used = job->prog_tick;
+		job->insns = e->insns;
+		job->insns_owned = false;
+	} else {
+		job->insns = calloc(hdr.insn_count ? hdr.insn_count : 1,
+				    sizeof(*job->insns));
+		if (!job->insns) {
+			fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
+			return NPU_TASK_INTERNAL;
+		}
+		job->insns_owned = true;
 	}
 	/*
-	 * Every instruction straight into its record (in address order, so a
-	 * fault names the same first bad page as one read of the whole
-	 * array would), all before any is decoded.
+	 * Every instruction read (in address order, so a fault names the
+	 * same first bad page as one read of the whole array would), all
+	 * before any is decoded.  Against a kept program, an instruction
+	 * that differs is marked (index UINT32_MAX) to be decoded again.
 	 */
 	for (uint32_t i = 0; i < hdr.insn_count; i++) {
+		struct npu_dinsn *di = &job->insns[i];
+		struct npu_hw_insn raw;
+
 		ret = npu_mmu_read(job->cj, &tlb, d->prog_va + hdr.insn_offset +
-				   (uint64_t)i * NPU_INSN_SIZE, &job->insns[i].raw,
+				   (uint64_t)i * NPU_INSN_SIZE, &raw,
 				   NPU_INSN_SIZE, &fa, &detail);
 		if (ret)
 			goto mem_fail;
+		if (e && !memcmp(&raw, &di->raw, sizeof(raw)))
+			continue;
+		memset(di, 0, sizeof(*di));
+		di->raw = raw;
+		di->index = UINT32_MAX;
 	}
 	for (uint32_t i = 0; i < hdr.insn_count; i++) {
+		if (job->insns[i].index != UINT32_MAX)
+			continue;
 		job->insns[i].index = i;
 		ret = decode_insn(job, &job->insns[i]);
 		if (ret)
-			return ret;
+			goto decode_fail;
 	}
+	if (!e)
+		prog_keep(job, &hdr);
 	return 0;
 mem_fail:
 	if (ret == NPU_TASK_MMU_FAULT) {
@@ -465,6 +599,15 @@ mem_fail:
 		job->cj->mmu_fault_write = false;
 	}
 	fail(job, ret, UINT32_MAX, detail, 0, fa);
+decode_fail:
+	/* A kept program partly overwritten is no longer a decoded one. */
+	if (e)
+		prog_drop(job, (unsigned)(e - job->prog));
+	else
+		free(job->insns);
+	job->insns = NULL;
+	job->insns_owned = false;
+	job->ninsns = 0;
 	return ret;
 }
 
@@ -605,6 +748,20 @@ static uint64_t reached_at(const struct counters *ctr, unsigned c, uint64_t v)
 	return ctr->time[c][v % CTIME_RING];
 }
 
+/* Make @tp's units that wait on counter @c candidates again. */
+static void wake(struct npu_job *job, struct npu_tpb_state *tp, unsigned c)
+{
+	size_t base = (size_t)(tp - job->tpb) * NPU_TPB_UNITS;
+	unsigned w = tp->waiters[c];
+
+	tp->waiters[c] = 0;
+	for (; w; w &= w - 1) {
+		size_t k = base + (unsigned)__builtin_ctz(w);
+
+		job->cand[k / 64] |= 1ull << (k % 64);
+	}
+}
+
 static void bump(struct counters *ctr, unsigned c, uint64_t when)
 {
 	uint64_t v = ++ctr->val[c];
@@ -647,13 +804,19 @@ static void apply_signals(struct npu_job *job, struct runnable *r, uint64_t end)
 					continue;
 				lat = NPU_M100_HOP_LATENCY *
 				      hops(job, here, npu_job_cluster_node(job, c));
-				for (unsigned t = 0; t < job->tpbs; t++)
-					if (s->tpb_mask & (1u << t))
-						bump(&job->tpb[c * job->tpbs + t].ctr,
-						     s->counter, end + lat);
+				for (unsigned t = 0; t < job->tpbs; t++) {
+					struct npu_tpb_state *to = &job->tpb[c * job->tpbs + t];
+
+					if (!(s->tpb_mask & (1u << t)))
+						continue;
+					bump(&to->ctr, s->counter, end + lat);
+					wake(job, to, s->counter);
+				}
 			}
 		} else {
 			bump(wait_counters(job, r->tpb), s->counter, end);
+			if (r->tpb)
+				wake(job, r->tpb, s->counter);
 		}
 	}
 }
@@ -735,7 +898,8 @@ static void exec_iteration(struct npu_job *job, unsigned i)
 		.keep = &job->keep[worker],
 	};
 
-	memset(&r->cost, 0, sizeof(r->cost));
+	/* All but the transfer list, whose first nxfers entries are set. */
+	memset(&r->cost, 0, offsetof(struct npu_cost, xfer));
 	r->status = ops->exec(&ctx);
 	r->fault_addr = ctx.fault_addr;
 	r->detail = ctx.detail;
@@ -772,18 +936,29 @@ static void exec_one(void *arg, unsigned i)
 static int add_run(struct npu_job *job, size_t *n, struct npu_tpb_state *tp,
 		   struct unit_q *uq, unsigned unit, struct npu_dinsn *di)
 {
+	struct runnable *r;
+
 	if (*n == job->run_cap) {
 		size_t cap = job->run_cap ? job->run_cap * 2 : 64;
-		struct runnable *r = realloc(job->run, cap * sizeof(*r));
 
+		r = realloc(job->run, cap * sizeof(*r));
 		if (!r)
 			return -1;
 		job->run = r;
 		job->run_cap = cap;
 	}
-	job->run[*n] = (struct runnable){ .tpb = tp, .uq = uq, .unit = unit,
-					  .di = di, .iter = uq->iter };
-	(*n)++;
+	/* Field by field: a compound literal would also clear the ~1 KiB
+	 * cost record, which exec_iteration clears as far as it is used. */
+	r = &job->run[(*n)++];
+	r->tpb = tp;
+	r->uq = uq;
+	r->unit = unit;
+	r->di = di;
+	r->iter = uq->iter;
+	r->status = NPU_TASK_OK;
+	r->fault_addr = 0;
+	r->detail = 0;
+	r->detail2 = 0;
 	return 0;
 }
 
@@ -806,6 +981,19 @@ static void trace_span(struct npu_job *job, const struct runnable *r,
 	};
 
 	job->tracer->span(job->tracer, &s);
+}
+
+/*
+ * Start loading the queue's next instruction: most run a single iteration
+ * once per task, so each is a cold ~1 KiB read, and it is due a round or
+ * more later.
+ */
+static void prefetch_insn(const struct npu_dinsn *di)
+{
+	const char *p = (const char *)di;
+
+	for (size_t off = 0; off < sizeof(*di); off += 64)
+		__builtin_prefetch(p + off);
 }
 
 static void account(struct npu_job *job, struct runnable *r)
@@ -855,12 +1043,20 @@ static void account(struct npu_job *job, struct runnable *r)
 		perf->dma_bytes[di->raw.params.dma.engine] += r->cost.dma_bytes;
 	}
 	perf->gsdu_bytes += r->cost.gsdu_bytes;
+	perf->load_bytes += r->cost.load_bytes;
+	perf->store_bytes += r->cost.store_bytes;
+	perf->macs_float += r->cost.macs_float;
+	perf->macs_int8 += r->cost.macs_int8;
 	if (job->tracer)
 		trace_span(job, r, start, dur);
 	apply_signals(job, r, end);
 	if (++r->uq->iter == di->iters) {
 		r->uq->iter = 0;
 		r->uq->pos++;
+		if (r->tpb && r->uq->pos == r->uq->n)
+			job->undrained--;
+		else if (r->uq->pos < r->uq->n && !(r->uq->ent[r->uq->pos] & BARRIER_FLAG))
+			prefetch_insn(&job->insns[r->uq->ent[r->uq->pos]]);
 	}
 }
 
@@ -948,6 +1144,8 @@ static bool step_barriers(struct npu_job *job)
 						q->free_at = t + 1;
 						q->arrived = false;
 						q->pos++;
+						if (q->pos == q->n)
+							job->undrained--;
 					}
 				}
 			}
@@ -961,20 +1159,22 @@ static bool step_barriers(struct npu_job *job)
 static int run_rounds(struct npu_job *job)
 {
 	struct npu_pool *pool = job->core->pool;
-	uint32_t nlive = 0, keep;
+	size_t nq = (size_t)job->nclusters * job->tpbs * NPU_TPB_UNITS;
+	size_t nwords = (nq + 63) / 64;
 
-	/* The TPB unit queues with work, in scan order (see job->live). */
-	job->live = malloc(((size_t)job->nclusters * job->tpbs * NPU_TPB_UNITS + 1) *
-			   sizeof(*job->live));
-	if (!job->live)
-		goto oom;
-	for (uint32_t k = 0; k < job->nclusters * job->tpbs * NPU_TPB_UNITS; k++)
-		if (job->uq[k].n)
-			job->live[nlive++] = k;
+	/* Every TPB unit queue with work starts as a candidate (job->cand). */
+	memset(job->cand, 0, nwords * sizeof(*job->cand));
+	job->undrained = 0;
+	for (size_t k = 0; k < nq; k++) {
+		if (!job->uq[k].n)
+			continue;
+		job->cand[k / 64] |= 1ull << (k % 64);
+		job->undrained++;
+	}
 
 	for (;;) {
 		size_t n = 0;
-		bool progress, pending = false;
+		bool progress, pending;
 		uint64_t work = 0;
 
 		if (atomic_load(&job->cj->abort)) {
@@ -983,30 +1183,34 @@ static int run_rounds(struct npu_job *job)
 		}
 		/* Most programs have no barrier: skip the per-round scan. */
 		progress = job->nbar && step_barriers(job);
-		keep = 0;
-		for (uint32_t j = 0; j < nlive; j++) {
-			uint32_t k = job->live[j];
-			struct npu_tpb_state *tp = &job->tpb[k / NPU_TPB_UNITS];
-			unsigned u = k % NPU_TPB_UNITS;
-			struct unit_q *q = &job->uq[k];
-			struct npu_dinsn *di = NULL;
+		pending = job->undrained != 0;
+		for (size_t wd = 0; wd < nwords; wd++) {
+			for (uint64_t bits = job->cand[wd]; bits; bits &= bits - 1) {
+				unsigned b = (unsigned)__builtin_ctzll(bits);
+				size_t k = wd * 64 + b;
+				struct npu_tpb_state *tp = &job->tpb[k / NPU_TPB_UNITS];
+				unsigned u = k % NPU_TPB_UNITS;
+				struct unit_q *q = &job->uq[k];
+				struct npu_dinsn *di = NULL;
 
-			/* A drained queue stays drained: drop it, keep the order. */
-			if (q->pos == q->n)
-				continue;
-			job->live[keep++] = k;
-			pending = true;
-			/* (a blocked head is never a barrier) */
-			if (still_blocked(&tp->ctr, q) ||
-			    q->ent[q->pos] & BARRIER_FLAG)
-				continue;
-			if (!head_ready(job, &tp->ctr, q, &di))
-				continue;
-			if (add_run(job, &n, tp, q, u, di))
-				goto oom;
-			work += di->work;
+				if (q->pos == q->n) {
+					job->cand[wd] &= ~(1ull << b);
+					continue;
+				}
+				/* A barrier marker moves on in step_barriers. */
+				if (q->ent[q->pos] & BARRIER_FLAG)
+					continue;
+				if (!head_ready(job, &tp->ctr, q, &di)) {
+					/* Out of the set until its counter moves. */
+					tp->waiters[q->blk_counter] |= 1u << u;
+					job->cand[wd] &= ~(1ull << b);
+					continue;
+				}
+				if (add_run(job, &n, tp, q, u, di))
+					goto oom;
+				work += di->work;
+			}
 		}
-		nlive = keep;
 		for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++) {
 			struct unit_q *q = &job->dma[e];
 			struct npu_dinsn *di = NULL;
@@ -1066,8 +1270,10 @@ oom:
 
 static void job_free(struct npu_job *job)
 {
+	if (!job)
+		return;
 	if (job->uq)
-		for (size_t k = 0; k < (size_t)job->nclusters * job->tpbs * NPU_TPB_UNITS; k++)
+		for (size_t k = 0; k < job->max_tpbs * NPU_TPB_UNITS; k++)
 			free(job->uq[k].ent);
 	for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++)
 		free(job->dma[e].ent);
@@ -1075,64 +1281,139 @@ static void job_free(struct npu_job *job)
 		npu_link_cal_free(&job->link[l]);
 	for (unsigned l = 0; l < NPU_PATHS; l++)
 		npu_link_cal_free(&job->path[l]);
+	if (job->insns_owned)
+		free(job->insns);
+	while (job->nprog)
+		prog_drop(job, job->nprog - 1);
+	free(job->prog);
 	free(job->tpb);
 	free(job->uq);
-	free(job->live);
-	free(job->insns);
+	free(job->cand);
 	free(job->bar);
 	free(job->run);
 	free(job->tlbs);
 	if (job->keep)
-		for (unsigned w = 0; w <= npu_pool_size(job->core->pool); w++)
+		for (unsigned w = 0; w < job->workers; w++)
 			npu_scratch_cache_free(&job->keep[w]);
 	free(job->keep);
 	free(job);
 }
 
-/* @n TPB states, zeroed except their counters' time rings. */
-static struct npu_tpb_state *alloc_tpbs(size_t n)
+/*
+ * The engine state for a task on @cj's queue: the one its last task left
+ * (buffers sized for the whole device, decoded programs) or a new one.
+ */
+static struct npu_job *job_take(struct npu_core_job *cj)
 {
-	struct npu_tpb_state *tp = malloc(n * sizeof(*tp));
+	struct npu_core *core = cj->core;
+	struct npu_job *job = atomic_exchange(&core->task_spare[cj->queue], NULL);
+	size_t tpbs;
 
-	for (size_t i = 0; tp && i < n; i++)
-		memset(&tp[i], 0, offsetof(struct npu_tpb_state, ctr.time));
-	return tp;
+	if (job)
+		return job;
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return NULL;
+	job->core = core;
+	job->max_tpbs = tpbs = (size_t)core->cfg.clusters * core->cfg.tpbs_per_cluster;
+	job->workers = npu_pool_size(core->pool) + 1;
+	job->tpb = malloc(tpbs * sizeof(*job->tpb));
+	job->uq = calloc(tpbs * NPU_TPB_UNITS, sizeof(*job->uq));
+	job->cand = calloc((tpbs * NPU_TPB_UNITS + 63) / 64, sizeof(*job->cand));
+	job->tlbs = calloc(job->workers, sizeof(*job->tlbs));
+	job->keep = calloc(job->workers, sizeof(*job->keep));
+	if (!job->tpb || !job->uq || !job->cand || !job->tlbs || !job->keep) {
+		job_free(job);
+		return NULL;
+	}
+	return job;
+}
+
+/* Hand the engine state back to the queue for its next task. */
+static void job_put(struct npu_job *job, struct npu_core_job *cj)
+{
+	if (job->insns_owned)
+		free(job->insns);
+	job->insns = NULL;
+	job->insns_owned = false;
+	job->cj = NULL;
+	job->tracer = NULL;
+	job_free(atomic_exchange(&job->core->task_spare[cj->queue], job));
+}
+
+static void queue_reset(struct unit_q *q)
+{
+	uint32_t *ent = q->ent, cap = q->cap;
+
+	*q = (struct unit_q){ .ent = ent, .cap = cap };
+}
+
+/*
+ * Everything a task reads zeroed, as a fresh calloc would give it, but
+ * the counters' time rings (only read for values reached, which the task
+ * writes first) and the buffers' capacities.
+ */
+static void job_reset(struct npu_job *job, struct npu_core_job *cj)
+{
+	const struct npu_hw_task *d = &cj->desc;
+	size_t ntpb = (size_t)d->nclusters * job->core->cfg.tpbs_per_cluster;
+
+	job->cj = cj;
+	job->nclusters = d->nclusters;
+	job->tpbs = job->core->cfg.tpbs_per_cluster;
+	job->timeout = d->timeout_cycles ? d->timeout_cycles : NPU_TASK_DEFAULT_TIMEOUT;
+	job->insns = NULL;
+	job->ninsns = 0;
+	job->insns_owned = false;
+	job->nbar = 0;
+	job->end_time = 0;
+	job->iterations = 0;
+	job->tracer = NULL;
+	memset(job->ccb.val, 0, sizeof(job->ccb.val));
+	for (size_t i = 0; i < ntpb; i++)
+		memset(&job->tpb[i], 0, offsetof(struct npu_tpb_state, ctr.time));
+	for (size_t k = 0; k < ntpb * NPU_TPB_UNITS; k++)
+		queue_reset(&job->uq[k]);
+	for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++)
+		queue_reset(&job->dma[e]);
+	for (unsigned l = 0; l < NPU_HW_MAX_LINKS; l++)
+		npu_link_cal_clear(&job->link[l]);
+	for (unsigned l = 0; l < NPU_PATHS; l++)
+		npu_link_cal_clear(&job->path[l]);
+	/* Translations are the task's own: its page tables may have changed. */
+	memset(job->tlbs, 0, job->workers * sizeof(*job->tlbs));
+}
+
+void npu_task_free_spares(struct npu_core *core)
+{
+	for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++)
+		job_free(atomic_exchange(&core->task_spare[q], NULL));
 }
 
 void npu_task_run(struct npu_core_job *cj)
 {
 	struct npu_core *core = cj->core;
 	const struct npu_hw_task *d = &cj->desc;
-	struct npu_job *job = calloc(1, sizeof(*job));
+	struct npu_job *job;
 	int ret;
 
 	cj->comp.status = NPU_TASK_OK;
 	cj->comp.insn_index = UINT32_MAX;
+	job = job_take(cj);
 	if (!job) {
 		cj->comp.status = NPU_TASK_INTERNAL;
 		return;
 	}
 	job->cj = cj;
-	job->core = core;
-	job->nclusters = d->nclusters;
-	job->tpbs = core->cfg.tpbs_per_cluster;
-	job->timeout = d->timeout_cycles ? d->timeout_cycles : NPU_TASK_DEFAULT_TIMEOUT;
+	job->end_time = 0;
 	ret = check_desc(job);
 	if (ret) {
 		fail(job, (unsigned)ret, UINT32_MAX, 0, 0, 0);
 		goto out;
 	}
+	job_reset(job, cj);
 	job->sram = core->sram + d->sram_base;
 	job->sram_size = d->sram_size;
-	job->tpb = alloc_tpbs((size_t)job->nclusters * job->tpbs);
-	job->uq = calloc((size_t)job->nclusters * job->tpbs * NPU_TPB_UNITS,
-			 sizeof(*job->uq));
-	job->tlbs = calloc(npu_pool_size(core->pool) + 1, sizeof(*job->tlbs));
-	job->keep = calloc(npu_pool_size(core->pool) + 1, sizeof(*job->keep));
-	if (!job->tpb || !job->uq || !job->tlbs || !job->keep) {
-		fail(job, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
-		goto out;
-	}
 	for (unsigned c = 0; c < job->nclusters; c++) {
 		for (unsigned t = 0; t < job->tpbs; t++) {
 			struct npu_tpb_state *tp = &job->tpb[c * job->tpbs + t];
@@ -1176,5 +1457,5 @@ void npu_task_run(struct npu_core_job *cj)
 	}
 out:
 	cj->cycles = job->end_time;
-	job_free(job);
+	job_put(job, cj);
 }

@@ -241,6 +241,8 @@ static int gsdu_move(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 			const uint8_t *p = npu_space_at(g->ctx, d->src_space, scl,
 							stpb, src, n, &st);
 
+			npu_cost_load(g->ctx->cost, n);
+
 			if (p)
 				st = npu_space_write(g->ctx, NPU_SPACE_DDR, g->own_cl,
 						     g->own_tpb, dst, p, n);

@@ -300,6 +300,7 @@ static const void *load_matrix(struct npu_exec_ctx *ctx,
 	    s1 >= row && s1 % esz == 0 &&
 	    (uintptr_t)(hbsm + v->base) % (uintptr_t)esz == 0) {
 		*ld = (long)(s1 / esz);
+		npu_cost_load(ctx->cost, npu_view_elems(v) * v->esz);
 		return hbsm + v->base;
 	}
 	*ld = (long)v->dims[0];
@@ -412,6 +413,7 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 			return NPU_TASK_INTERNAL;
 		/* bounds checked by validate; memcpy: any alignment */
 		memcpy(sc, hbsm + p->qscale_addr, nchan * sizeof(float));
+		npu_cost_load(ctx->cost, nchan * sizeof(float));
 		for (size_t r = 0; r < n; r += nchan) {
 			size_t m = n - r < nchan ? n - r : nchan;
 
@@ -486,6 +488,10 @@ static void tcu_cost(struct npu_exec_ctx *ctx, uint64_t M, uint64_t N,
 	if (ctx->cost) {
 		ctx->cost->cycles += t + NPU_M100_HBSM_LATENCY + conf;
 		ctx->cost->conflicts += conf;
+		if (di->priv[TCU_PRIV_KIND] == TCU_INT8)
+			ctx->cost->macs_int8 += M * N * K * groups;
+		else
+			ctx->cost->macs_float += M * N * K * groups;
 	}
 }
 

@@ -304,6 +304,7 @@ int npu_space_read(struct npu_exec_ctx *ctx, unsigned space,
 	const uint8_t *p;
 	int st;
 
+	npu_cost_load(ctx->cost, len);
 	if (space == NPU_SPACE_DDR)
 		return ddr_access(ctx, addr, buf, len, false);
 	p = npu_space_at(ctx, space, lcluster, tpb, addr, len, &st);
@@ -320,6 +321,7 @@ int npu_space_write(struct npu_exec_ctx *ctx, unsigned space,
 	uint64_t limit;
 	uint8_t *p;
 
+	npu_cost_store(ctx->cost, len);
 	if (space == NPU_SPACE_DDR)
 		return ddr_access(ctx, addr, (void *)buf, len, true);
 	p = space_ptr(ctx, space, lcluster, tpb, &limit);
@@ -642,6 +644,7 @@ const void *npu_view_load(struct npu_exec_ctx *ctx, const struct npu_view *v,
 	uint8_t *buf;
 
 	*status = 0;
+	npu_cost_load(ctx->cost, n * v->esz);
 	if (v->space == NPU_SPACE_HBSM_REMOTE) {
 		/* A remote source names exactly one TPB. */
 		lc = (unsigned)__builtin_ctz(v->cluster_mask | 0x10000);
@@ -690,8 +693,10 @@ int npu_view_store(struct npu_exec_ctx *ctx, const struct npu_view *v,
 	unsigned ncl = npu_job_nclusters(ctx->job), ntpb = npu_job_tpbs(ctx->job);
 	int ret;
 
-	if (v->space != NPU_SPACE_HBSM_REMOTE)
+	if (v->space != NPU_SPACE_HBSM_REMOTE) {
+		npu_cost_store(ctx->cost, npu_view_elems(v) * v->esz);
 		return view_io(ctx, v, 0, 0, (uint8_t *)data, true);
+	}
 	/* Broadcast: every TPB of every masked cluster gets the data. */
 	for (unsigned c = 0; c < ncl; c++) {
 		if (!(v->cluster_mask & (1u << c)))
@@ -699,6 +704,7 @@ int npu_view_store(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		for (unsigned t = 0; t < ntpb; t++) {
 			if (!(v->tpb_mask & (1u << t)))
 				continue;
+			npu_cost_store(ctx->cost, npu_view_elems(v) * v->esz);
 			ret = view_io(ctx, v, c, t, (uint8_t *)data, true);
 			if (ret)
 				return ret;

@@ -9,6 +9,13 @@
  * sides are compared: a mismatch prints "FAIL: ..." and the exit status is
  * non-zero.
  *
+ * With --json FILE, the rates make bench's host floor takes
+ * (tests/bench/figures.py floor) are written to FILE as well: this
+ * machine's memcpy bandwidth, bytes read plus bytes written per second
+ * over buffers far beyond the last-level cache, and the rates of the
+ * device core's own one-thread GEMM kernels in multiply-accumulates per
+ * second, all measured in this run.
+ *
  * oneDNN threading: the Debian build uses OpenMP, and libgomp reads
  * OMP_NUM_THREADS when it is loaded, i.e. before main() runs, so setting
  * the variable here is too late for this process.  oneDNN 2.6 has no C call
@@ -42,8 +49,17 @@ dnnl_status_t dnnl_gemm_bf16bf16f32(char transa, char transb, dnnl_dim_t M,
 
 #define DIM	1024
 #define WARMUP	2
+/* The memcpy probe: far beyond any last-level cache, best of this many. */
+#define COPY_BYTES	(256ull << 20)
+#define COPY_REPS	5
 
 static int failures;
+
+/* What the floor needs (--json): bytes/s and MACs/s, 0 until measured. */
+static struct {
+	double memcpy_bytes_per_s;
+	double gemm_bf16_macs_per_s, gemm_i8_macs_per_s;
+} rates;
 
 static double now(void)
 {
@@ -190,6 +206,7 @@ static void bench_i8(void)
 		fail("gemm_i8_1024_1t: result differs from dnnl_gemm_s8s8s32");
 	report("gemm_i8_1024_1t", 2.0 * DIM * DIM * DIM, t, "GOP/s",
 	       "oneDNN dnnl_gemm_s8s8s32");
+	rates.gemm_i8_macs_per_s = (double)DIM * DIM * DIM / t.ours;
 	free(c.A);
 	free(c.B);
 	free(c.C);
@@ -294,6 +311,7 @@ static void bench_float(void)
 	fprintf(stderr, "bf16 max |ours - oneDNN| = %g\n", md);
 	report("gemm_bf16_1024_1t", 2.0 * DIM * DIM * DIM, t, "GFLOP/s",
 	       "oneDNN dnnl_gemm_bf16bf16f32");
+	rates.gemm_bf16_macs_per_s = (double)DIM * DIM * DIM / t.ours;
 
 	t = best_of(20, f32_ours, f32_ref, &c);
 	if (!close_enough(c.C, c.R, nn, &md))
@@ -310,10 +328,75 @@ static void bench_float(void)
 	free(c.R);
 }
 
-int main(void)
+/* ---- memcpy bandwidth ---- */
+
+/*
+ * The host's copy rate, the data-movement half of the floor: the best of
+ * COPY_REPS memcpy calls of COPY_BYTES between buffers written first (so
+ * no page is faulted in while timed), counted as the bytes read plus the
+ * bytes written.  Printed without a reference: it is one.
+ */
+static void bench_memcpy(void)
 {
+	uint8_t *src = xmalloc(COPY_BYTES), *dst = xmalloc(COPY_BYTES);
+	double best = 1e30;
+
+	memset(src, 0x5a, COPY_BYTES);
+	memset(dst, 0, COPY_BYTES);
+	for (int i = 0; i < COPY_REPS; i++) {
+		double t0 = now();
+
+		memcpy(dst, src, COPY_BYTES);
+		t0 = now() - t0;
+		if (t0 < best)
+			best = t0;
+		src[i] = (uint8_t)i;	/* a different copy each time */
+	}
+	if (memcmp(dst + COPY_REPS, src + COPY_REPS, COPY_BYTES - COPY_REPS))
+		fail("memcpy_256mib_1t: the copy differs from its source");
+	rates.memcpy_bytes_per_s = 2.0 * COPY_BYTES / best;
+	printf("memcpy_256mib_1t: %.1f GB/s read + write (best of %d)\n",
+	       rates.memcpy_bytes_per_s * 1e-9, COPY_REPS);
+	fflush(stdout);
+	free(src);
+	free(dst);
+}
+
+static int write_json(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	fprintf(f, "{\n  \"memcpy_bytes_per_s\": %.6e,\n  \"memcpy_bytes\": %llu,\n"
+		"  \"gemm_bf16_macs_per_s\": %.6e,\n  \"gemm_i8_macs_per_s\": %.6e,\n"
+		"  \"gemm_dim\": %d,\n  \"threads\": 1\n}\n",
+		rates.memcpy_bytes_per_s, COPY_BYTES, rates.gemm_bf16_macs_per_s,
+		rates.gemm_i8_macs_per_s, DIM);
+	if (fclose(f)) {
+		perror(path);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *json = NULL;
+
+	if (argc == 3 && !strcmp(argv[1], "--json")) {
+		json = argv[2];
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: %s [--json FILE]\n", argv[0]);
+		return 2;
+	}
 	one_thread();
 	bench_i8();
 	bench_float();
+	bench_memcpy();
+	if (json && write_json(json))
+		failures++;
 	return failures ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -57,6 +57,39 @@ latency_line() {
 	s=s
 	[ "$t" -eq 1 ] && s=
 	fig ratio "$name" "$ours" ms "$ORT, $t thread$s" "$ref" || status=1
+	LATENCY_MS=$ours
+}
+
+# The host floor's rates (figures.py floor): npu-bench-core --json of this
+# make bench run ($NPU_BENCH_RATES, the Makefile's), else measured here
+# once per script.
+host_rates() {
+	if [ -n "${NPU_BENCH_RATES:-}" ]; then
+		echo "$NPU_BENCH_RATES"
+		return
+	fi
+	if [ ! -s "$TMP/rates.json" ]; then
+		"$(dirname "$BIN")/npu-bench-core" --json "$TMP/rates.json" >"$TMP/rates.out" \
+			2>"$TMP/rates.err" || echo "bench: npu-bench-core: $(why "$TMP/rates.err")" >&2
+	fi
+	echo "$TMP/rates.json"
+}
+
+# floor_line PREFIX EMU_MS WORK.json: PREFIX_emu_vs_floor, the emulator's
+# wall time of one inference (or decode step) against the host floor of the
+# work WORK.json counted (npu-run --profile --json, one inference, or
+# --generate --profile --json), and the floor's parts.
+floor_line() {
+	fig floor "$1" "$2" "$3" "$(host_rates)" || status=1
+}
+
+# work_run JSON MODEL ARGS...: one profiled inference on one emulator
+# thread, for its work counters; stderr in JSON.err.
+work_run() {
+	out=$1 m=$2
+	shift 2
+	"$BIN" "$m" --device emu:threads=1 "$@" --iterations 1 --warmup 0 --profile --json \
+		>"$out" 2>"$out.err"
 }
 
 # compile_line NAME MODEL NPU_ARGS...: compile time, the median of

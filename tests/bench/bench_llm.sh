@@ -22,7 +22,10 @@
 #    the emulator backend with one thread, against onnxruntime-node with
 #    one intra-op thread running one decode step of the same ONNX file
 #    with a cache of the same length (decode_feeds.py); ratio = ours /
-#    onnxruntime.
+#    onnxruntime;
+#  - llm_decode_<model>_emu_vs_floor: the same one-thread decode step
+#    against the host floor of the work a decode step does (the profiled
+#    session's decode_work per step; figures.py floor), then its parts.
 # Any figure that cannot be measured says "not measured: why" and the
 # script exits 1.
 # Usage: bench_llm.sh MODELDIR NPU_RUN
@@ -117,6 +120,7 @@ latency_decode() {
 	rm -rf "$TMP/feeds"
 	fig ratio "llm_decode_emu_latency_1t_$name" "$ours" ms \
 		"$ORT, 1 thread, one decode step, cache $ctx" "$ref" || status=1
+	floor_line "llm_decode_$name" "$ours" "$TMP/$name.json"
 }
 
 # ---- the LLaMA-style test model ----
@@ -152,7 +156,9 @@ if [ "$slice_ok" = 1 ]; then
 else
 	fig ratio llm_decode_emu_latency_1t_llama2_7b_bf16 \
 		"the model was not generated: $(why "$TMP/llama2_7b_bf16.err")" ms "$ORT" "not run" || true
+	floor_line llm_decode_llama2_7b_bf16 "the model was not generated" "$TMP/llama2_7b_bf16.json"
 	status=1
 fi
-echo "goals: decode bound ratios >= 0.85; latency ratios printed" >&2
+echo "goals: decode bound ratios >= 0.85; latency ratios printed;" \
+	"emulator within 1.5x of its floor" >&2
 exit $status

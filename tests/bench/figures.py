@@ -31,6 +31,15 @@ Usage:
       "/layers.N/" or "present.N.") and the bytes of its layers are each
       scaled to LAYERS layers, the rest (embedding, final norm, LM head)
       kept once, and the line says so
+  figures.py floor PREFIX EMU_MS WORK.json RATES.json
+      the emulator's wall time of one inference (EMU_MS, or why it was not
+      measured) against the host floor of the work that inference does,
+      printed as PREFIX_emu_vs_floor, then the floor's two parts as
+      PREFIX_floor_bytes and PREFIX_floor_macs (see floor()).  WORK.json is
+      `npu-run --profile --json` (its profile.work: one inference) or
+      `npu-run --generate --profile --json` (its decode_work over
+      decode_work.runs decode steps: one step); RATES.json is
+      `npu-bench-core --json` of the same make bench run
 """
 import json
 import statistics
@@ -114,6 +123,69 @@ def llm(name, gen_path, bytes_path, layers=None):
                 clock / bound, 'tokens/s', '%.1f')
 
 
+def work_of(j):
+    """The work counters of one inference (or one decode step) of an
+    npu-run JSON: profile.work, or decode_work divided by its runs.
+    Raises ValueError naming what is missing."""
+    keys = ('load_bytes', 'store_bytes', 'macs_float', 'macs_int8')
+    if isinstance(j.get('profile'), dict) and 'work' in j['profile']:
+        w, runs = j['profile']['work'], 1
+    elif 'decode_work' in j:
+        w = j['decode_work']
+        runs = w.get('runs')
+        if not runs:
+            raise ValueError('decode_work counts no decode step (runs: %r)' % runs)
+    else:
+        raise ValueError('no profile.work or decode_work (npu-run without --profile, '
+                         'or a device without NPU_HAVE_WORK)')
+    missing = [k for k in keys if k not in w]
+    if missing:
+        raise ValueError('the work counters lack %s' % ', '.join(missing))
+    return {k: w[k] / runs for k in keys}
+
+
+def rates_of(j):
+    """memcpy bytes/s and GEMM MACs/s of npu-bench-core --json, each > 0."""
+    keys = ('memcpy_bytes_per_s', 'gemm_bf16_macs_per_s', 'gemm_i8_macs_per_s')
+    bad = [k for k in keys if not isinstance(j.get(k), (int, float)) or j[k] <= 0]
+    if bad:
+        raise ValueError('the host rates lack %s' % ', '.join(bad))
+    return j
+
+
+def floor(prefix, emu_ms, work_path, rates_path):
+    """The host floor of one inference: the bytes its operands read and
+    wrote (every unit's, DMA and GSDU included) at this machine's memcpy
+    bandwidth (read + write bytes per second), plus its float MACs at the
+    device core's one-thread bf16 GEMM rate and its int8 MACs at the int8
+    GEMM rate, both measured by npu-bench-core in the same run.  What an
+    emulator on one host thread could not beat without skipping work the
+    program asks for: ratio = emulator / floor."""
+    name = prefix + '_emu_vs_floor'
+    value, why = side(emu_ms)
+    try:
+        w = work_of(json.load(open(work_path)))
+        r = rates_of(json.load(open(rates_path)))
+    except (OSError, ValueError, AttributeError) as e:
+        return line(name, value, 'ms', 'host floor', None, None, why=why,
+                    ref_why=str(e))
+    moved = w['load_bytes'] + w['store_bytes']
+    t_bytes = moved / r['memcpy_bytes_per_s'] * 1e3
+    t_float = w['macs_float'] / r['gemm_bf16_macs_per_s'] * 1e3
+    t_int8 = w['macs_int8'] / r['gemm_i8_macs_per_s'] * 1e3
+    status = line(name, value, 'ms', 'host floor', t_bytes + t_float + t_int8, 'ms',
+                  why=why)
+    print('%s_floor_bytes: %.2f MB moved, %.3f ms at %.1f GB/s memcpy '
+          '(operand loads %.2f MB, stores %.2f MB)'
+          % (prefix, moved / 1e6, t_bytes, r['memcpy_bytes_per_s'] / 1e9,
+             w['load_bytes'] / 1e6, w['store_bytes'] / 1e6))
+    print('%s_floor_macs: %.2f M float MACs, %.3f ms at %.1f GMAC/s bf16 GEMM; '
+          '%.2f M int8 MACs, %.3f ms at %.1f GMAC/s int8 GEMM'
+          % (prefix, w['macs_float'] / 1e6, t_float, r['gemm_bf16_macs_per_s'] / 1e9,
+             w['macs_int8'] / 1e6, t_int8, r['gemm_i8_macs_per_s'] / 1e9))
+    return status
+
+
 def side(arg):
     """A measured VALUE, or the reason it was not measured: (value, reason)."""
     try:
@@ -156,6 +228,8 @@ def main(argv):
                     batch * clock / bound, 'inferences/s', '%.1f')
     if cmd == 'llm':
         return llm(a[0], a[1], a[2], int(a[3]) if len(a) > 3 else None)
+    if cmd == 'floor' and len(a) == 4:
+        return floor(*a)
     if cmd == 'clusters':
         name, p12, p14 = a
         ips12, ips14 = (json.load(open(p))['simulated']['throughput_ips'] for p in (p12, p14))

@@ -19,9 +19,10 @@
 #
 # Output (build/guest/): vmlinuz, initramfs.cpio.gz, kernel-release.
 # Usage: mkinitramfs.sh [REPO_ROOT]
-# Environment: NPU_KO (default build/kernel/npu.ko) and NPU_GUEST_BIN
-# (default build/guest/bin) take the module and programs from elsewhere;
-# NPU_GUEST_OUT (default build/guest) is where the output goes.
+# Environment: NPU_KO (default build/kernel/npu.ko), NPU_GUEST_BIN
+# (default build/guest/bin) and NPU_GUEST_USR (default build/guest/usr)
+# take the module, programs and /usr from elsewhere; NPU_GUEST_OUT
+# (default build/guest) is where the output goes.
 set -eu
 
 repo=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
@@ -30,7 +31,7 @@ kbuild=${NPU_GUEST_KERNEL_BUILD:-}
 cache=${NPU_CACHE:-$HOME/.cache/npu}/kernel
 npu_ko=${NPU_KO:-$repo/build/kernel/npu.ko}
 bindir=${NPU_GUEST_BIN:-$repo/build/guest/bin}
-usrdir=$repo/build/guest/usr
+usrdir=${NPU_GUEST_USR:-$repo/build/guest/usr}
 # What npu.ko needs from the distribution kernel; their own dependencies
 # come from modules.dep, and so do any further ones npu.ko declares.
 base_modules="drm_shmem_helper gpu-sched drm"

@@ -22,6 +22,9 @@
 # build/guest-debug/ instead of Debian's stock kernel from build/guest/;
 # its boots are named debug-<config> and get NPU_GUEST_DEBUG_TIMEOUT.
 # Environment:
+#   NPU_GUEST_DIR      the stock kernel's guest (default build/guest; make
+#                      bench's is build/guest-bench)
+#   NPU_GUEST_QEMU     the QEMU to boot (default build/bin/qemu-system-x86_64)
 #   NPU_GUEST_TIMEOUT  seconds per boot (default 120)
 #   NPU_GUEST_DEBUG_TIMEOUT  seconds per boot of the debug kernel (default
 #                      900: KASAN and lockdep under TCG are slow)
@@ -35,8 +38,8 @@
 set -u
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-guest=$repo/build/guest
-qemu=$repo/build/bin/qemu-system-x86_64
+guest=${NPU_GUEST_DIR:-$repo/build/guest}
+qemu=${NPU_GUEST_QEMU:-$repo/build/bin/qemu-system-x86_64}
 boot_timeout=${NPU_GUEST_TIMEOUT:-120}
 prefix=""
 iommu=""
@@ -64,6 +67,9 @@ props_of() {
 	fused-corner) echo "defect-mask=0x2400" ;; # clusters 10 and 13: the two far corners
 	timing) echo "timing=on" ;;
 	intx) echo "msix=off,msi=off" ;;             # the driver's INTx fallback
+	# make bench (not in all_configs): one execution thread, as the
+	# in-process emulator it is compared with.
+	bench) echo "threads=1" ;;
 	*) return 1 ;;
 	esac
 }

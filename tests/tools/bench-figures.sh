@@ -4,7 +4,8 @@
 # the benchmarks: seed 002's three-bound lower bound picks the binding term
 # (TCU or CVU, DDR bytes, the hottest link) of hand-made profiles; a real
 # profiled run of the sample model on the emulator is never faster than its
-# own bound; the line format; a side that was not measured prints
+# own bound; the host floor of hand-made work counters and rates (and of the
+# sample model's real counters); the line format; a side that was not measured prints
 # "not measured" and exits 1 (never a number).  Run from the repository root
 # after `make build/bin/npu-run`; $1 overrides the binary.
 set -u
@@ -79,11 +80,54 @@ expect "ours not measured" 'y: not measured: npu-run failed: boom \(ref: 1\.500 
 expect "ref not measured" 'y: 2\.000 ms \(ref: not measured: onnxruntime failed: gone\)' 1 \
 	fig ratio y 2 ms ref "onnxruntime failed: gone"
 
+# The host floor: (6 + 4) MB at 10 GB/s = 1 ms, 2 G float MACs at 100
+# GMAC/s = 20 ms, 1 G int8 MACs at 200 GMAC/s = 5 ms: 26 ms.
+python3 - "$TMP" <<'PY'
+import json, sys
+d = sys.argv[1]
+w = {'load_bytes': 6000000, 'store_bytes': 4000000, 'macs_float': 2000000000,
+     'macs_int8': 1000000000}
+json.dump({'profile': {'work': w}}, open(d + '/work.json', 'w'))
+json.dump({'decode_work': dict({k: 4 * v for k, v in w.items()}, runs=4)},
+          open(d + '/decode.json', 'w'))
+json.dump({'decode_work': dict(w, runs=0)}, open(d + '/decode0.json', 'w'))
+json.dump({'profile': {'work': {'load_bytes': 1}}}, open(d + '/part.json', 'w'))
+json.dump({'profile': {'counters': True}}, open(d + '/nowork.json', 'w'))
+r = {'memcpy_bytes_per_s': 1e10, 'gemm_bf16_macs_per_s': 1e11, 'gemm_i8_macs_per_s': 2e11}
+json.dump(r, open(d + '/rates.json', 'w'))
+json.dump(dict(r, gemm_i8_macs_per_s=0), open(d + '/rates0.json', 'w'))
+PY
+expect "floor" 'f_emu_vs_floor: 52\.000 ms \(host floor: 26\.000 ms, ratio 2\.00\)' 0 \
+	fig floor f 52 "$TMP/work.json" "$TMP/rates.json"
+expect "floor bytes" 'f_floor_bytes: 10\.00 MB moved, 1\.000 ms at 10\.0 GB/s memcpy \(operand loads 6\.00 MB, stores 4\.00 MB\)' \
+	0 fig floor f 52 "$TMP/work.json" "$TMP/rates.json"
+expect "floor MACs" 'f_floor_macs: 2000\.00 M float MACs, 20\.000 ms at 100\.0 GMAC/s bf16 GEMM; 1000\.00 M int8 MACs, 5\.000 ms at 200\.0 GMAC/s int8 GEMM' \
+	0 fig floor f 52 "$TMP/work.json" "$TMP/rates.json"
+expect "floor per decode step" 'g_emu_vs_floor: 13\.000 ms \(host floor: 26\.000 ms, ratio 0\.50\)' 0 \
+	fig floor g 13 "$TMP/decode.json" "$TMP/rates.json"
+expect "floor, no decode step" 'g_emu_vs_floor: 13\.000 ms \(host floor: not measured: .*runs: 0.*\)' 1 \
+	fig floor g 13 "$TMP/decode0.json" "$TMP/rates.json"
+expect "floor, counters missing" 'h_emu_vs_floor: 1\.000 ms \(host floor: not measured: .*lack store_bytes, macs_float, macs_int8\)' \
+	1 fig floor h 1 "$TMP/part.json" "$TMP/rates.json"
+expect "floor, no work" 'h_emu_vs_floor: 1\.000 ms \(host floor: not measured: no profile\.work or decode_work.*\)' \
+	1 fig floor h 1 "$TMP/nowork.json" "$TMP/rates.json"
+expect "floor, no run" 'h_emu_vs_floor: 1\.000 ms \(host floor: not measured: .*No such file.*\)' \
+	1 fig floor h 1 "$TMP/absent.json" "$TMP/rates.json"
+expect "floor, a rate missing" 'h_emu_vs_floor: 1\.000 ms \(host floor: not measured: the host rates lack gemm_i8_macs_per_s\)' \
+	1 fig floor h 1 "$TMP/work.json" "$TMP/rates0.json"
+expect "floor, ours not measured" 'h_emu_vs_floor: not measured: npu-run failed \(host floor: 26\.000 ms\)' \
+	1 fig floor h "npu-run failed" "$TMP/work.json" "$TMP/rates.json"
+
 # A real run: the simulated time is never below the run's own bound.
 if "$BIN" tools/npu-run/samples/tiny-cnn.onnx --device emu --iterations 1 --warmup 0 --profile \
 	--json >"$TMP/run.json" 2>"$TMP/err"; then
 	expect "sample within its bound" 'tiny: [0-9.]+ inferences/s \(three-bound lower bound, (compute|memory|network)-bound: [0-9.]+ inferences/s, ratio (0\.[0-9]+|1\.00)\)' \
 		0 fig throughput tiny "$TMP/run.json"
+	# Its work counters: some bytes moved and some float MACs done.
+	expect "sample's floor" 'tiny_floor_bytes: [0-9.]+ MB moved, [0-9.]+ ms at 10\.0 GB/s memcpy \(operand loads 0\.0*[1-9][0-9.]* MB, stores 0\.0*[1-9][0-9.]* MB\)' \
+		0 fig floor tiny 1 "$TMP/run.json" "$TMP/rates.json"
+	expect "sample's MACs" 'tiny_floor_macs: [0-9.]*[1-9][0-9.]* M float MACs, .*; 0\.00 M int8 MACs, 0\.000 ms .*' \
+		0 fig floor tiny 1 "$TMP/run.json" "$TMP/rates.json"
 else
 	no "npu-run --profile: $(cat "$TMP/err")"
 fi

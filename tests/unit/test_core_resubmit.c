@@ -161,6 +161,40 @@ START_TEST(test_same_bytes_other_partition)
 }
 END_TEST
 
+/*
+ * More programs than a queue keeps decoded (512), each run again after
+ * all the others: whichever were dropped, every run is its own program.
+ */
+START_TEST(test_more_programs_than_kept)
+{
+	enum { PROGS = 520 };
+	struct npu_tdev *d = dev(1);
+	struct npu_tdev_submit o = { .nclusters = 1 };
+	static struct npu_hw_task desc[PROGS];
+	struct npu_hw_completion c;
+
+	o.root = npu_tdev_ctx(d);
+	for (unsigned i = 0; i < PROGS; i++) {
+		struct npu_tprog p;
+
+		npu_tprog_init(&p);
+		add_fill(&p, 1, (i % 64) * 16, 16, i & 0xff);
+		o.prog_va = 0x10000000ull + (uint64_t)i * 0x1000;
+		npu_tdev_prepare(d, &p, &o, &desc[i]);
+		npu_tprog_free(&p);
+	}
+	for (unsigned pass = 0; pass < 3; pass++) {
+		for (unsigned i = 0; i < PROGS; i++) {
+			memset(npu_tdev_hbsm(d, 0, 0) + (i % 64) * 16, 0xee, 16);
+			ck_assert_int_eq(rerun(d, &desc[i], &c), NPU_TASK_OK);
+			ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0) + (i % 64) * 16, 16,
+					    i & 0xff));
+		}
+	}
+	npu_tdev_destroy(d);
+}
+END_TEST
+
 static Suite *core_resubmit_suite(void)
 {
 	Suite *s = suite_create("core_resubmit");
@@ -169,6 +203,7 @@ static Suite *core_resubmit_suite(void)
 	tcase_add_test(t, test_rewritten_in_place_runs_new_program);
 	tcase_add_test(t, test_same_va_other_context);
 	tcase_add_test(t, test_same_bytes_other_partition);
+	tcase_add_test(t, test_more_programs_than_kept);
 	suite_add_tcase(s, t);
 	return s;
 }

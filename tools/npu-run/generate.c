@@ -67,6 +67,8 @@ int nr_generate(const struct nr_options *o, npu_device *dev)
 	npu_generator *gen = NULL;
 	int64_t *file_ids = NULL, *ids = NULL;
 	npu_step_stats *steps = NULL;
+	npu_device_counters work0, work1;
+	unsigned work_runs;
 	double t0;
 	npu_status s;
 	int rc = 0;
@@ -128,6 +130,10 @@ int nr_generate(const struct nr_options *o, npu_device *dev)
 		rc = nr_fail(NR_EXIT_RUNTIME, "the prompt: %s", npu_last_error());
 		goto out;
 	}
+	npu_generator_get_stats(gen, &r.st);
+	work_runs = r.st.decode_runs;
+	if (npu_device_read_counters(dev, &work0) != NPU_OK)
+		work0.have = 0;
 	while (r.n_ids < o->generate) {
 		double ts = nr_now();
 
@@ -148,6 +154,12 @@ int nr_generate(const struct nr_options *o, npu_device *dev)
 			break;
 	}
 	npu_generator_get_stats(gen, &r.st);
+	if (o->profile && npu_device_read_counters(dev, &work1) == NPU_OK &&
+	    (work0.have & work1.have & NPU_HAVE_WORK)) {
+		nr_counters_delta(&work0, &work1, &r.work);
+		r.work_runs = r.st.decode_runs - work_runs;
+		r.have_work = 1;
+	}
 	if (o->profile && r.st.decode_runs) {
 		size_t n = 0;
 

@@ -81,6 +81,10 @@ void nr_counters_delta(const npu_device_counters *a, const npu_device_counters *
 	for (int e = 0; e < NPU_DMA_ENGINES; e++)
 		d->dma_bytes[e] = b->dma_bytes[e] - a->dma_bytes[e];
 	d->gsdu_bytes = b->gsdu_bytes - a->gsdu_bytes;
+	d->load_bytes = b->load_bytes - a->load_bytes;
+	d->store_bytes = b->store_bytes - a->store_bytes;
+	d->macs_float = b->macs_float - a->macs_float;
+	d->macs_int8 = b->macs_int8 - a->macs_int8;
 	for (int l = 0; l < NPU_MAX_LINKS; l++) {
 		d->link_bytes[l] = b->link_bytes[l] - a->link_bytes[l];
 		d->link_stalls[l] = b->link_stalls[l] - a->link_stalls[l];
@@ -509,6 +513,15 @@ static void json_detect(struct json_writer *w, const struct nr_report *r)
 	json_end_object(w);
 }
 
+/* The work counters of @d (NPU_HAVE_WORK) as members of the open object. */
+static void json_work(struct json_writer *w, const npu_device_counters *d)
+{
+	json_u64(w, "load_bytes", d->load_bytes);
+	json_u64(w, "store_bytes", d->store_bytes);
+	json_u64(w, "macs_float", d->macs_float);
+	json_u64(w, "macs_int8", d->macs_int8);
+}
+
 static void json_counters(struct json_writer *w, const struct nr_report *r, const struct prof_view *pv)
 {
 	const npu_device_counters *d = &r->prof->delta;
@@ -599,6 +612,11 @@ static void json_profile(struct json_writer *w, const struct nr_report *r, const
 		json_counters(w, r, pv);
 	else
 		json_string(w, "note", "this device does not report unit and traffic counters");
+	if (p->delta.have & NPU_HAVE_WORK) {
+		json_begin_object(w, "work");
+		json_work(w, &p->delta);
+		json_end_object(w);
+	}
 	json_end_object(w);
 }
 
@@ -1007,6 +1025,12 @@ static void gen_json(const struct nr_gen_report *g, const struct gen_summary *s)
 	json_end_object(&w);
 	jw_num(&w, "ddr_bytes_per_token", g->st.decode_runs && g->have_traffic ?
 	       s->dma_per_token : NAN);
+	if (g->have_work) {
+		json_begin_object(&w, "decode_work");
+		json_u64(&w, "runs", g->work_runs);
+		json_work(&w, &g->work);
+		json_end_object(&w);
+	}
 	if (g->o->profile) {
 		json_begin_array(&w, "profile");
 		for (size_t i = 0; i < g->n_steps; i++) {

@@ -70,6 +70,11 @@ struct nr_gen_report {
 	size_t n_step;
 	npu_generator_stats st;
 	int have_traffic;		/* the backend counts DMA bytes */
+	/* --profile, on a backend with NPU_HAVE_WORK: the counters over the
+	 * decode runs of the steps (work_runs of them). */
+	int have_work;
+	unsigned work_runs;
+	npu_device_counters work;
 	const npu_step_stats *steps;	/* --profile: the last decode run's steps */
 	size_t n_steps;
 };

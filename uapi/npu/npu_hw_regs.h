@@ -136,6 +136,12 @@ enum npu_hw_queue_state {
 #define NPU_REG_PERF_HBSM_CONFLICTS(c)	(0x1400 + 8 * (c))
 #define NPU_REG_PERF_DMA_BYTES(e)	(0x1500 + 8 * (e))
 #define NPU_REG_PERF_GSDU_BYTES		0x1520
+/* The work behind the time: operand bytes read and written by every unit
+ * (DMA and GSDU included), and the TCU's multiply-accumulates. */
+#define NPU_REG_PERF_LOAD_BYTES		0x1528
+#define NPU_REG_PERF_STORE_BYTES	0x1530
+#define NPU_REG_PERF_MACS_FLOAT		0x1538	/* bf16/fp16 inputs */
+#define NPU_REG_PERF_MACS_INT8		0x1540	/* int8/uint8 inputs */
 #define NPU_REG_PERF_LINK_BYTES(l)	(0x2000 + 8 * (l))	/* l < NPU_HW_MAX_LINKS */
 #define NPU_REG_PERF_LINK_STALLS(l)	(0x2200 + 8 * (l))
 #define NPU_REG_PERF_END		0x2400

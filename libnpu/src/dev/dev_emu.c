@@ -885,7 +885,12 @@ static npu_status emu_counters(struct npu_device *dev, npu_device_counters *out)
 		out->link_bytes[l] = perf64(emu, NPU_REG_PERF_LINK_BYTES(l));
 		out->link_stalls[l] = perf64(emu, NPU_REG_PERF_LINK_STALLS(l));
 	}
-	out->have = NPU_HAVE_CYCLES | NPU_HAVE_CLUSTERS | NPU_HAVE_UNITS | NPU_HAVE_TRAFFIC;
+	out->load_bytes = perf64(emu, NPU_REG_PERF_LOAD_BYTES);
+	out->store_bytes = perf64(emu, NPU_REG_PERF_STORE_BYTES);
+	out->macs_float = perf64(emu, NPU_REG_PERF_MACS_FLOAT);
+	out->macs_int8 = perf64(emu, NPU_REG_PERF_MACS_INT8);
+	out->have = NPU_HAVE_CYCLES | NPU_HAVE_CLUSTERS | NPU_HAVE_UNITS | NPU_HAVE_TRAFFIC |
+		    NPU_HAVE_WORK;
 	return NPU_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,20 @@
 
 #define KDRV_MAJOR 1
 
+/*
+ * Syncobjs kept for reuse: a job's out-syncobj is taken here and given
+ * back when the job is freed, its fence replaced by the next submit, so a
+ * model's steps do not pay a create and a destroy ioctl each (two of the
+ * eight a step costs; in a TCG guest every ioctl is tens of microseconds).
+ */
+#define KERNEL_SYNCOBJ_POOL 64
+
 struct kernel_dev {
 	struct npu_device base;
 	int fd;
+	pthread_mutex_t pool_lock;
+	uint32_t pool[KERNEL_SYNCOBJ_POOL];
+	unsigned npool;
 };
 
 struct kernel_ctx {
@@ -145,10 +157,39 @@ size_t npu_kernel_list(npu_device_info *infos, size_t cap)
 	return n;
 }
 
+/* A syncobj for a job's fence: a pooled one, else a new one; 0 or errno. */
+static int syncobj_get(struct kernel_dev *kd, uint32_t *handle)
+{
+	pthread_mutex_lock(&kd->pool_lock);
+	if (kd->npool) {
+		*handle = kd->pool[--kd->npool];
+		pthread_mutex_unlock(&kd->pool_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&kd->pool_lock);
+	return drmSyncobjCreate(kd->fd, 0, handle) ? errno : 0;
+}
+
+/* Back to the pool (its fence stays until the next submit replaces it). */
+static void syncobj_put(struct kernel_dev *kd, uint32_t handle)
+{
+	pthread_mutex_lock(&kd->pool_lock);
+	if (kd->npool < KERNEL_SYNCOBJ_POOL) {
+		kd->pool[kd->npool++] = handle;
+		handle = 0;
+	}
+	pthread_mutex_unlock(&kd->pool_lock);
+	if (handle)
+		drmSyncobjDestroy(kd->fd, handle);
+}
+
 static void kernel_close(struct npu_device *dev)
 {
 	struct kernel_dev *kd = (struct kernel_dev *)dev;
 
+	while (kd->npool)
+		drmSyncobjDestroy(kd->fd, kd->pool[--kd->npool]);
+	pthread_mutex_destroy(&kd->pool_lock);
 	close(kd->fd);
 	free(kd);
 }
@@ -282,8 +323,8 @@ static npu_status kernel_submit(npu_dev_ctx *ctx, npu_dev_bo *cmd,
 		if (!refs[i].flags)
 			refs[i].flags = DRM_NPU_BO_REF_READ;
 	}
-	if (drmSyncobjCreate(kd->fd, 0, &job->syncobj)) {
-		err = errno;
+	err = syncobj_get(kd, &job->syncobj);
+	if (err) {
 		free(job);
 		free(refs);
 		return kfail(NPU_ERR_DEVICE, "creating a syncobj", err);
@@ -299,7 +340,7 @@ static npu_status kernel_submit(npu_dev_ctx *ctx, npu_dev_bo *cmd,
 	err = kioctl(kd, DRM_IOCTL_NPU_SUBMIT, &s);
 	free(refs);
 	if (err) {
-		drmSyncobjDestroy(kd->fd, job->syncobj);
+		syncobj_put(kd, job->syncobj);
 		free(job);
 		if (err == EIO)
 			return npu_fail(NPU_ERR_JOB_FAILED,
@@ -365,7 +406,7 @@ static void kernel_job_free(npu_dev_job *job)
 {
 	if (!job)
 		return;
-	drmSyncobjDestroy(job->kd->fd, job->syncobj);
+	syncobj_put(job->kd, job->syncobj);
 	free(job);
 }
 
@@ -421,6 +462,7 @@ npu_status npu_kernel_open(const char *path, struct npu_device **out)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	}
 	kd->fd = fd;
+	pthread_mutex_init(&kd->pool_lock, NULL);
 	kd->base.ops = &kernel_ops;
 	kd->base.info = info;
 	kd->base.isa_version = isa;
