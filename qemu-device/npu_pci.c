@@ -7,7 +7,7 @@
  *
  * - A doorbell (TAIL write) only schedules kick_bh; ring entries are read
  *   in that bottom half, never inside the MMIO callback.
- * - Each task queue has a worker thread that runs npu_core_job_execute()
+ * - Each task queue has a worker thread that runs npu_core_task_execute()
  *   without the BQL.  Its DMA goes straight to guest RAM (see npu_dma()),
  *   so a worker never waits for the BQL and unrealize can join it.
  * - Completion (fence writeback, HEAD, interrupt) is delivered from done_bh
@@ -16,7 +16,7 @@
  *   loses its on-chip state (npu_enter_d3()).
  * - The core decodes every register, the reset register included; it
  *   reports guest errors through npu_log() (LOG_GUEST_ERROR and trace
- *   events) and resets through npu_reset_hook(), which orphans the jobs
+ *   events) and resets through npu_reset_hook(), which orphans the tasks
  *   the shell still holds.
  *
  * Copyright (c) 2026 The M100 NPU authors
@@ -53,13 +53,13 @@ typedef struct NpuQueueSlot {
     NpuM100State *s;
     unsigned index;
     QemuThread thread;
-    QemuCond wake;          /* worker waits here for a job */
+    QemuCond wake;          /* worker waits here for a task */
 
     /*
-     * The job the shell owns, from npu_core_job_fetch() until
-     * npu_core_job_complete().  Set and cleared under the BQL only.
+     * The task the shell owns, from npu_core_task_fetch() until
+     * npu_core_task_complete().  Set and cleared under the BQL only.
      */
-    struct npu_core_job *job;
+    struct npu_core_task *task;
     int64_t submit_ns;      /* virtual time at fetch (timing mode) */
     bool orphan;            /* the device was reset after fetch */
     QEMUTimer gate;         /* timing mode: hold virtual time until executed */
@@ -76,7 +76,7 @@ struct NpuM100State {
     MemoryRegion mmio;
     struct npu_core *core;
     QEMUBH *kick_bh;        /* fetch new ring entries */
-    QEMUBH *done_bh;        /* collect jobs the workers finished */
+    QEMUBH *done_bh;        /* collect tasks the workers finished */
     uint32_t irq_level;     /* last IRQ_STATUS the core reported (BQL) */
     bool intx_level;        /* INTx line as last driven (BQL) */
     uint8_t pm_cap;         /* config offset of the PM capability */
@@ -84,7 +84,7 @@ struct NpuM100State {
 
     /* Protects the executing/executed flags of every slot and stopping. */
     QemuMutex lock;
-    QemuCond idle;          /* a worker finished a job */
+    QemuCond idle;          /* a worker finished a task */
     bool stopping;
 
     NpuQueueSlot slot[NPU_HW_NUM_QUEUES];
@@ -241,7 +241,7 @@ static void *npu_worker(void *opaque)
 
     qemu_mutex_lock(&s->lock);
     for (;;) {
-        struct npu_core_job *job;
+        struct npu_core_task *task;
 
         while (!s->stopping && !slot->executing) {
             qemu_cond_wait(&slot->wake, &s->lock);
@@ -249,10 +249,10 @@ static void *npu_worker(void *opaque)
         if (s->stopping) {
             break;
         }
-        /* The main loop does not touch slot->job while executing is set. */
-        job = slot->job;
+        /* The main loop does not touch slot->task while executing is set. */
+        task = slot->task;
         qemu_mutex_unlock(&s->lock);
-        npu_core_job_execute(job);
+        npu_core_task_execute(task);
         qemu_mutex_lock(&s->lock);
         slot->executing = false;
         slot->executed = true;
@@ -267,22 +267,22 @@ static void npu_fetch(NpuM100State *s, NpuQueueSlot *slot);
 
 static void npu_complete(NpuM100State *s, NpuQueueSlot *slot)
 {
-    struct npu_core_job *job = slot->job;
+    struct npu_core_task *task = slot->task;
 
     timer_del(&slot->gate);
     timer_del(&slot->finish);
-    trace_npu_m100_task_complete(slot->index, npu_core_job_status(job),
-                                 npu_core_job_cycles(job), slot->orphan);
-    slot->job = NULL;
+    trace_npu_m100_task_complete(slot->index, npu_core_task_status(task),
+                                 npu_core_task_cycles(task), slot->orphan);
+    slot->task = NULL;
     slot->orphan = false;
     /* Writes the completion record, moves HEAD, raises the interrupt. */
-    npu_core_job_complete(job);
+    npu_core_task_complete(task);
     if (!s->stopping) {
         npu_fetch(s, slot);
     }
 }
 
-/* Main loop: take a finished job off the worker and deliver it. */
+/* Main loop: take a finished task off the worker and deliver it. */
 static void npu_collect(NpuM100State *s, NpuQueueSlot *slot)
 {
     int64_t end, now;
@@ -292,14 +292,14 @@ static void npu_collect(NpuM100State *s, NpuQueueSlot *slot)
     executed = slot->executed;
     slot->executed = false;
     qemu_mutex_unlock(&s->lock);
-    if (!executed || !slot->job) {
+    if (!executed || !slot->task) {
         return;
     }
     if (!s->timing || slot->orphan) {
         npu_complete(s, slot);
         return;
     }
-    end = slot->submit_ns + (int64_t)muldiv64(npu_core_job_cycles(slot->job),
+    end = slot->submit_ns + (int64_t)muldiv64(npu_core_task_cycles(slot->task),
                                               1000, s->clock_mhz);
     now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     timer_del(&slot->gate);
@@ -321,7 +321,7 @@ static void npu_done_bh(void *opaque)
 
 /*
  * Timing mode: virtual time may not pass the submission instant before the
- * job has executed, so its completion time (submission + simulated cycles)
+ * task has executed, so its completion time (submission + simulated cycles)
  * never depends on how fast the host is.  The worker needs no BQL, so
  * waiting for it here is bounded by the task's own cycle budget.
  */
@@ -342,24 +342,24 @@ static void npu_finish_cb(void *opaque)
 {
     NpuQueueSlot *slot = opaque;
 
-    if (slot->job) {
+    if (slot->task) {
         npu_complete(slot->s, slot);
     }
 }
 
 static void npu_fetch(NpuM100State *s, NpuQueueSlot *slot)
 {
-    struct npu_core_job *job;
+    struct npu_core_task *task;
 
-    if (slot->job || s->stopping) {
+    if (slot->task || s->stopping) {
         return;
     }
-    job = npu_core_job_fetch(s->core, slot->index);
-    if (!job) {
+    task = npu_core_task_fetch(s->core, slot->index);
+    if (!task) {
         return;
     }
     trace_npu_m100_task_fetch(slot->index);
-    slot->job = job;
+    slot->task = task;
     slot->orphan = false;
     slot->submit_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     qemu_mutex_lock(&s->lock);
@@ -383,10 +383,10 @@ static void npu_kick_bh(void *opaque)
 
 /*
  * The core's reset hook: after any reset (register, bus reset, D3hot,
- * unplug) every job out is an orphan: the core already asked a running
- * one to stop, and completing it only frees it.  A job the worker still
+ * unplug) every task out is an orphan: the core already asked a running
+ * one to stop, and completing it only frees it.  A task the worker still
  * runs is completed when the worker hands it back; the slot stays busy
- * until then, so the queue never has two jobs at once.
+ * until then, so the queue never has two tasks at once.
  */
 static void npu_reset_hook(void *opaque)
 {
@@ -397,7 +397,7 @@ static void npu_reset_hook(void *opaque)
         NpuQueueSlot *slot = &s->slot[q];
         bool running;
 
-        if (!slot->job) {
+        if (!slot->task) {
             continue;
         }
         slot->orphan = true;
@@ -409,13 +409,13 @@ static void npu_reset_hook(void *opaque)
         qemu_mutex_unlock(&s->lock);
         if (!running) {
             /* Executed and waiting for delivery: drop it now. */
-            struct npu_core_job *job = slot->job;
+            struct npu_core_task *task = slot->task;
 
-            trace_npu_m100_task_complete(q, npu_core_job_status(job),
-                                         npu_core_job_cycles(job), true);
-            slot->job = NULL;
+            trace_npu_m100_task_complete(q, npu_core_task_status(task),
+                                         npu_core_task_cycles(task), true);
+            slot->task = NULL;
             slot->orphan = false;
-            npu_core_job_complete(job);
+            npu_core_task_complete(task);
         }
     }
 }
@@ -423,7 +423,7 @@ static void npu_reset_hook(void *opaque)
 /*
  * PCI power management: D0 and D3hot, no D1/D2, no PME.  D3hot cuts the
  * power of everything behind BAR0, as on hardware: the core's registers,
- * queue programming and jobs, and the contents of HBSM and SRAM, are lost.
+ * queue programming and tasks, and the contents of HBSM and SRAM, are lost.
  * While in D3hot the function answers config cycles only (BAR0 reads
  * return all ones, writes are dropped), runs no task and raises no
  * interrupt.  No_Soft_Reset is 0, so the OS restores config space after
@@ -436,7 +436,7 @@ static void npu_enter_d3(NpuM100State *s)
     s->d3 = true;
     /*
      * Masks and lowers the interrupt; running tasks are asked to stop and
-     * npu_reset_hook() orphans the jobs out.
+     * npu_reset_hook() orphans the tasks out.
      */
     npu_core_reset(s->core);
     /* Let aborted tasks leave the workers before the memories are cut. */
@@ -660,7 +660,7 @@ static void npu_m100_exit(PCIDevice *pdev)
     NpuM100State *s = NPU_M100(pdev);
 
     /*
-     * Ask running jobs to stop early (npu_reset_hook() drops the ones
+     * Ask running tasks to stop early (npu_reset_hook() drops the ones
      * already executed), then stop and join the workers.
      */
     npu_core_reset(s->core);
@@ -677,10 +677,10 @@ static void npu_m100_exit(PCIDevice *pdev)
         qemu_thread_join(&slot->thread);
         timer_del(&slot->gate);
         timer_del(&slot->finish);
-        if (slot->job) {
+        if (slot->task) {
             /* Orphaned by the reset above: this only frees it. */
-            npu_core_job_complete(slot->job);
-            slot->job = NULL;
+            npu_core_task_complete(slot->task);
+            slot->task = NULL;
         }
         qemu_cond_destroy(&slot->wake);
     }
@@ -702,7 +702,7 @@ static void npu_m100_reset(DeviceState *dev)
 
     /*
      * The core lowers its interrupt status, and npu_irq() the line;
-     * npu_reset_hook() orphans the jobs out.
+     * npu_reset_hook() orphans the tasks out.
      */
     npu_core_reset(s->core);
     /* A bus reset puts the function back in D0. */
@@ -747,7 +747,7 @@ static const NpuPropHelp npu_m100_prop_help[] = {
     { NULL, NULL },
 };
 
-/* HBSM, SRAM and jobs in flight live outside guest RAM: not migratable. */
+/* HBSM, SRAM and tasks in flight live outside guest RAM: not migratable. */
 static const VMStateDescription npu_m100_vmstate = {
     .name = TYPE_NPU_M100,
     .unmigratable = 1,

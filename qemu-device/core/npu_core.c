@@ -181,7 +181,7 @@ void npu_core_destroy(struct npu_core *core)
 {
 	if (!core)
 		return;
-	/* Jobs still out belong to the host; it must complete them first. */
+	/* Tasks still out belong to the host; it must complete them first. */
 	npu_pool_destroy(core->pool);
 	npu_task_free_spares(core);
 	pthread_mutex_destroy(&core->lock);
@@ -200,9 +200,9 @@ static void reset_locked(struct npu_core *core)
 {
 	core->generation++;
 	for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
-		/* A job still executing is orphaned: ask it to stop early. */
-		if (core->q[q].job_out && core->q[q].job)
-			atomic_store(&core->q[q].job->abort, true);
+		/* A task still executing is orphaned: ask it to stop early. */
+		if (core->q[q].task_out && core->q[q].task)
+			atomic_store(&core->q[q].task->abort, true);
 		memset(&core->q[q], 0, sizeof(core->q[q]));
 	}
 	core->irq_status = 0;
@@ -218,7 +218,7 @@ static void reset_locked(struct npu_core *core)
 	npu_core_update_irq_locked(core);
 }
 
-/* Outside the lock: the host completes orphaned jobs from its hook. */
+/* Outside the lock: the host completes orphaned tasks from its hook. */
 static void host_reset(struct npu_core *core)
 {
 	if (core->host.reset)
@@ -506,8 +506,8 @@ static void queue_write(struct npu_core *core, unsigned qi, uint32_t r,
 		break;
 	case NPU_Q_CTRL:
 		if (val & NPU_Q_CTRL_ABORT) {
-			if (q->job_out && q->job)
-				atomic_store(&q->job->abort, true);
+			if (q->task_out && q->task)
+				atomic_store(&q->task->abort, true);
 		}
 		if ((val & NPU_Q_CTRL_ENABLE) && !(q->ctrl & NPU_Q_CTRL_ENABLE)) {
 			/* Enabling validates the ring configuration once. */
@@ -536,7 +536,7 @@ static void queue_write(struct npu_core *core, unsigned qi, uint32_t r,
 			q->state = NPU_Q_STATE_IDLE;
 		} else if (!(val & NPU_Q_CTRL_ENABLE)) {
 			q->ctrl &= ~NPU_Q_CTRL_ENABLE;
-			if (!q->job_out)
+			if (!q->task_out)
 				q->state = NPU_Q_STATE_DISABLED;
 		}
 		kick = true;
@@ -590,8 +590,8 @@ void npu_core_mmio_write(struct npu_core *core, uint32_t off, uint32_t val)
 		core->mmu_ctrl = val & NPU_MMU_CTRL_ENABLE;
 		break;
 	case NPU_REG_MMU_INVALIDATE:
-		/* Translations are cached per job only, so there is nothing
-		 * global to drop; a job fetched later sees the new tables. */
+		/* Translations are cached per task only, so there is nothing
+		 * global to drop; a task fetched later sees the new tables. */
 		break;
 	case NPU_REG_FAULT_CLEAR:
 		if (val & 1) {

@@ -63,11 +63,11 @@ static const char *insn_of(const struct npu_hw_completion *c, char *buf,
 }
 
 /* The status-specific part of a failed task's line. */
-static void describe(const struct npu_core_job *job, bool fence_failed,
+static void describe(const struct npu_core_task *task, bool fence_failed,
 		     char *out, size_t len)
 {
-	const struct npu_hw_completion *c = &job->comp;
-	const struct npu_hw_task *d = &job->desc;
+	const struct npu_hw_completion *c = &task->comp;
+	const struct npu_hw_task *d = &task->desc;
 	unsigned long long addr = (unsigned long long)c->fault_addr;
 	char in[32];
 
@@ -122,9 +122,9 @@ static void describe(const struct npu_core_job *job, bool fence_failed,
 			 (unsigned long long)d->timeout_cycles);
 		break;
 	case NPU_TASK_BUS_ERROR:
-		if (!job->desc_ok)
+		if (!task->desc_ok)
 			snprintf(out, len, "ring entry %u at physical address 0x%llx cannot be read",
-				 job->ring_index, addr);
+				 task->ring_index, addr);
 		else if (fence_failed)
 			snprintf(out, len, "the completion record at 0x%llx cannot be written%s",
 				 (unsigned long long)d->fence_addr,
@@ -154,14 +154,14 @@ static void describe(const struct npu_core_job *job, bool fence_failed,
 	}
 }
 
-void npu_core_log_task_locked(struct npu_core_job *job, bool fence_failed)
+void npu_core_log_task_locked(struct npu_core_task *task, bool fence_failed)
 {
-	struct npu_core *core = job->core;
-	const struct npu_hw_completion *c = &job->comp;
+	struct npu_core *core = task->core;
+	const struct npu_hw_completion *c = &task->comp;
 	struct npu_core_log rec = {
 		.event = NPU_EV_TASK_ERROR,
-		.queue = job->queue,
-		.seqno = job->desc.seqno,
+		.queue = task->queue,
+		.seqno = task->desc.seqno,
 		.comp = c,
 	};
 	char what[LOG_LINE];
@@ -172,8 +172,8 @@ void npu_core_log_task_locked(struct npu_core_job *job, bool fence_failed)
 		rec.event = NPU_EV_TASK_ABORTED;
 	else if (c->status == NPU_TASK_INTERNAL)
 		rec.event = NPU_EV_HOST_ERROR;
-	describe(job, fence_failed, what, sizeof(what));
-	npu_core_log_locked(core, &rec, "queue %u, task %llu: %s: %s", job->queue,
-			    (unsigned long long)job->desc.seqno,
+	describe(task, fence_failed, what, sizeof(what));
+	npu_core_log_locked(core, &rec, "queue %u, task %llu: %s: %s", task->queue,
+			    (unsigned long long)task->desc.seqno,
 			    npu_core_status_str(c->status), what);
 }

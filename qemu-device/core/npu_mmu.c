@@ -11,11 +11,11 @@
 #define PERM_R 1
 #define PERM_W 2
 
-static int walk(struct npu_core_job *job, uint64_t va, uint64_t *page_pa,
+static int walk(struct npu_core_task *task, uint64_t va, uint64_t *page_pa,
 		uint8_t *perm, uint32_t *detail, uint64_t *fault_pa)
 {
-	struct npu_core *core = job->core;
-	uint64_t table = job->desc.pt_base, pte = 0;
+	struct npu_core *core = task->core;
+	uint64_t table = task->desc.pt_base, pte = 0;
 
 	for (int level = NPU_MMU_LEVELS - 1; level >= 0; level--) {
 		uint64_t ea = table + 8 * NPU_MMU_INDEX(va, level);
@@ -42,7 +42,7 @@ static int walk(struct npu_core_job *job, uint64_t va, uint64_t *page_pa,
 	return 0;
 }
 
-int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+int npu_mmu_translate(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		      uint64_t va, bool write, uint64_t *pa,
 		      uint64_t *fault_addr, uint32_t *detail)
 {
@@ -52,7 +52,7 @@ int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 	int ret;
 
 	*detail = write ? NPU_FAULT_DETAIL_WRITE : 0;
-	if (!job->mmu_on) {
+	if (!task->mmu_on) {
 		*pa = va;	/* bring-up mode: DDR addresses are physical */
 		return 0;
 	}
@@ -69,7 +69,7 @@ int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 
 		uint64_t fault_pa = 0;
 
-		ret = walk(job, va, &page_pa, &perm, &why, &fault_pa);
+		ret = walk(task, va, &page_pa, &perm, &why, &fault_pa);
 		if (ret == NPU_TASK_BUS_ERROR) {
 			*fault_addr = fault_pa;
 			return ret;
@@ -97,11 +97,11 @@ fault:
 	return ret;
 }
 
-static int copy(struct npu_core_job *job, struct npu_mmu_tlb *tlb, uint64_t va,
+static int copy(struct npu_core_task *task, struct npu_mmu_tlb *tlb, uint64_t va,
 		void *buf, size_t len, bool write, uint64_t *fault_addr,
 		uint32_t *detail)
 {
-	struct npu_core *core = job->core;
+	struct npu_core *core = task->core;
 	uint8_t *p = buf;
 
 	while (len) {
@@ -111,7 +111,7 @@ static int copy(struct npu_core_job *job, struct npu_mmu_tlb *tlb, uint64_t va,
 
 		if (chunk > len)
 			chunk = len;
-		ret = npu_mmu_translate(job, tlb, va, write, &pa, fault_addr, detail);
+		ret = npu_mmu_translate(task, tlb, va, write, &pa, fault_addr, detail);
 		if (ret)
 			return ret;
 		ret = write ? core->host.mem_write(core->host.opaque, pa, p, chunk) :
@@ -128,16 +128,16 @@ static int copy(struct npu_core_job *job, struct npu_mmu_tlb *tlb, uint64_t va,
 	return 0;
 }
 
-int npu_mmu_read(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+int npu_mmu_read(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		 uint64_t va, void *buf, size_t len, uint64_t *fault_addr,
 		 uint32_t *detail)
 {
-	return copy(job, tlb, va, buf, len, false, fault_addr, detail);
+	return copy(task, tlb, va, buf, len, false, fault_addr, detail);
 }
 
-int npu_mmu_write(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+int npu_mmu_write(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		  uint64_t va, const void *buf, size_t len,
 		  uint64_t *fault_addr, uint32_t *detail)
 {
-	return copy(job, tlb, va, (void *)buf, len, true, fault_addr, detail);
+	return copy(task, tlb, va, (void *)buf, len, true, fault_addr, detail);
 }
