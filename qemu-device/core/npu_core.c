@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Device core instance: configuration, BAR0 registers, reset, interrupts.
- * Queue processing lives in npu_queue.c, program execution in npu_task.c.
+ * Queue processing lives in npu_queue.c, program execution in npu_task.c
+ * (and the files npu_task.h lists).
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Device-core internals shared by npu_core.c, npu_queue.c, npu_log.c, npu_mmu.c
- * and npu_task.c. */
+/* Device-core internals shared by npu_core.c, npu_queue.c, npu_log.c,
+ * npu_mmu.c and the task engine (npu_task.h). */
 #ifndef NPU_CORE_PRIV_H
 #define NPU_CORE_PRIV_H
 

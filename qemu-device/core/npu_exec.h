@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal interface between the task engine (npu_task.c), the walker
+ * Internal interface between the task engine (npu_task.h), the walker
  * layer (npu_walk.c) and the functional units (npu_unit_*.c).
  *
  * A unit implements two callbacks per opcode:
