@@ -102,6 +102,17 @@ done
 	[ -f "$repo/$orig" ] || rm -f "$dev/$f"
 done
 sync_file "$repo/tests/qemu/npu-m100-test.c" "$src/tests/qtest/npu-m100-test.c"
+sync_file "$repo/qemu-device/trace-events" "$dev/trace-events"
+
+# The device's trace events are a trace group of their own (trace.h
+# includes trace/trace-hw_misc_npu.h).  Added here, not with the hooks
+# above, so that trees unpacked before the group existed get it too; the
+# file must be in place first, as meson reads it.
+if ! grep -q "^    'hw/misc/npu',\$" "$src/meson.build"; then
+	sed -i "s|^    'hw/misc',\$|&\n    'hw/misc/npu',|" "$src/meson.build"
+	grep -q "^    'hw/misc/npu',\$" "$src/meson.build" ||
+		die "could not add hw/misc/npu to trace_events_subdirs in meson.build"
+fi
 
 # The meson fragment lists the files; rewritten only when the list changes.
 tmp=$(mktemp)
@@ -167,6 +178,23 @@ for fw in /usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu; do
 	fi
 done
 
+# The cached build is shared by every work tree, and its binaries are those
+# of whichever device sources were built last.  So each device version gets
+# its own copy of the two binaries, made here under the lock while the build
+# is of this version, and OUT_BIN_DIR links to that copy: another tree's
+# build, even during this tree's tests, replaces the build's binaries but not
+# the copy.  The QEMU copy stays beside the build's binary, where QEMU finds
+# its firmware through qemu-bundle.  The 16 newest copies are kept.
 mkdir -p "$outdir"
-ln -sf "$bld/qemu-system-x86_64" "$outdir/qemu-system-x86_64"
-ln -sf "$bld/tests/qtest/npu-m100-test" "$outdir/npu-m100-qtest"
+keep_copy() {
+	if [ ! -x "$2" ]; then
+		cp "$1" "$2.tmp" && mv -f "$2.tmp" "$2" || die "cannot copy $1 to $2"
+	fi
+	touch "$2"
+	ls -t "$(dirname "$2")"/"$(basename "$1")".npu-* 2>/dev/null | tail -n +17 |
+		xargs rm -f
+}
+keep_copy "$bld/qemu-system-x86_64" "$bld/qemu-system-x86_64.npu-$hash"
+keep_copy "$bld/tests/qtest/npu-m100-test" "$bld/tests/qtest/npu-m100-test.npu-$hash"
+ln -sf "$bld/qemu-system-x86_64.npu-$hash" "$outdir/qemu-system-x86_64"
+ln -sf "$bld/tests/qtest/npu-m100-test.npu-$hash" "$outdir/npu-m100-qtest"

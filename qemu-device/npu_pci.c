@@ -7,19 +7,24 @@
  *
  * - A doorbell (TAIL write) only schedules kick_bh; ring entries are read
  *   in that bottom half, never inside the MMIO callback.
- * - Each task queue has a worker thread that runs npu_core_job_execute()
+ * - Each task queue has a worker thread that runs npu_core_task_execute()
  *   without the BQL.  Its DMA goes straight to guest RAM (see npu_dma()),
  *   so a worker never waits for the BQL and unrealize can join it.
  * - Completion (fence writeback, HEAD, interrupt) is delivered from done_bh
  *   or, in timing mode, from a timer on the virtual clock.
  * - A PCI power-management capability offers D3hot, in which the device
  *   loses its on-chip state (npu_enter_d3()).
+ * - The core decodes every register, the reset register included; it
+ *   reports guest errors through npu_log() (LOG_GUEST_ERROR and trace
+ *   events) and resets through npu_reset_hook(), which orphans the tasks
+ *   the shell still holds.
  *
  * Copyright (c) 2026 The M100 NPU authors
  * SPDX-License-Identifier: MIT
  */
 
 #include "qemu/osdep.h"
+#include "qemu/error-report.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
@@ -37,6 +42,7 @@
 #include "qom/object.h"
 
 #include "npu_core.h"
+#include "trace.h"
 
 #define TYPE_NPU_M100 "npu-m100"
 OBJECT_DECLARE_SIMPLE_TYPE(NpuM100State, NPU_M100)
@@ -47,13 +53,13 @@ typedef struct NpuQueueSlot {
     NpuM100State *s;
     unsigned index;
     QemuThread thread;
-    QemuCond wake;          /* worker waits here for a job */
+    QemuCond wake;          /* worker waits here for a task */
 
     /*
-     * The job the shell owns, from npu_core_job_fetch() until
-     * npu_core_job_complete().  Set and cleared under the BQL only.
+     * The task the shell owns, from npu_core_task_fetch() until
+     * npu_core_task_complete().  Set and cleared under the BQL only.
      */
-    struct npu_core_job *job;
+    struct npu_core_task *task;
     int64_t submit_ns;      /* virtual time at fetch (timing mode) */
     bool orphan;            /* the device was reset after fetch */
     QEMUTimer gate;         /* timing mode: hold virtual time until executed */
@@ -70,7 +76,7 @@ struct NpuM100State {
     MemoryRegion mmio;
     struct npu_core *core;
     QEMUBH *kick_bh;        /* fetch new ring entries */
-    QEMUBH *done_bh;        /* collect jobs the workers finished */
+    QEMUBH *done_bh;        /* collect tasks the workers finished */
     uint32_t irq_level;     /* last IRQ_STATUS the core reported (BQL) */
     bool intx_level;        /* INTx line as last driven (BQL) */
     uint8_t pm_cap;         /* config offset of the PM capability */
@@ -78,7 +84,7 @@ struct NpuM100State {
 
     /* Protects the executing/executed flags of every slot and stopping. */
     QemuMutex lock;
-    QemuCond idle;          /* a worker finished a job */
+    QemuCond idle;          /* a worker finished a task */
     bool stopping;
 
     NpuQueueSlot slot[NPU_HW_NUM_QUEUES];
@@ -195,6 +201,39 @@ static void npu_kick(void *opaque, unsigned queue)
     qemu_bh_schedule(s->kick_bh);
 }
 
+/*
+ * What the core reports: guest errors under LOG_GUEST_ERROR, the host's
+ * own failures as warnings, and each as a trace event with its fields.
+ * Called with the core's lock held (MMIO, fetch or completion, all under
+ * the BQL): no call back into the core.
+ */
+static void npu_log(void *opaque, const struct npu_core_log *rec)
+{
+    const struct npu_hw_completion *c = rec->comp;
+
+    switch (rec->event) {
+    case NPU_EV_BAD_ACCESS:
+        trace_npu_m100_bad_access(rec->write ? "write" : "read", rec->offset,
+                                  rec->size, rec->value);
+        break;
+    case NPU_EV_QUEUE_ERROR:
+        trace_npu_m100_queue_error(rec->queue);
+        break;
+    case NPU_EV_TASK_ERROR:
+    case NPU_EV_TASK_ABORTED:
+    case NPU_EV_HOST_ERROR:
+        trace_npu_m100_task_error(rec->queue, rec->seqno, c->status,
+                                  c->insn_index, c->detail, c->detail2,
+                                  c->fault_addr);
+        break;
+    }
+    if (rec->event == NPU_EV_HOST_ERROR) {
+        warn_report("%s: %s", TYPE_NPU_M100, rec->msg);
+    } else if (rec->event != NPU_EV_TASK_ABORTED) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: %s\n", TYPE_NPU_M100, rec->msg);
+    }
+}
+
 static void *npu_worker(void *opaque)
 {
     NpuQueueSlot *slot = opaque;
@@ -202,7 +241,7 @@ static void *npu_worker(void *opaque)
 
     qemu_mutex_lock(&s->lock);
     for (;;) {
-        struct npu_core_job *job;
+        struct npu_core_task *task;
 
         while (!s->stopping && !slot->executing) {
             qemu_cond_wait(&slot->wake, &s->lock);
@@ -210,10 +249,10 @@ static void *npu_worker(void *opaque)
         if (s->stopping) {
             break;
         }
-        /* The main loop does not touch slot->job while executing is set. */
-        job = slot->job;
+        /* The main loop does not touch slot->task while executing is set. */
+        task = slot->task;
         qemu_mutex_unlock(&s->lock);
-        npu_core_job_execute(job);
+        npu_core_task_execute(task);
         qemu_mutex_lock(&s->lock);
         slot->executing = false;
         slot->executed = true;
@@ -228,20 +267,22 @@ static void npu_fetch(NpuM100State *s, NpuQueueSlot *slot);
 
 static void npu_complete(NpuM100State *s, NpuQueueSlot *slot)
 {
-    struct npu_core_job *job = slot->job;
+    struct npu_core_task *task = slot->task;
 
     timer_del(&slot->gate);
     timer_del(&slot->finish);
-    slot->job = NULL;
+    trace_npu_m100_task_complete(slot->index, npu_core_task_status(task),
+                                 npu_core_task_cycles(task), slot->orphan);
+    slot->task = NULL;
     slot->orphan = false;
     /* Writes the completion record, moves HEAD, raises the interrupt. */
-    npu_core_job_complete(job);
+    npu_core_task_complete(task);
     if (!s->stopping) {
         npu_fetch(s, slot);
     }
 }
 
-/* Main loop: take a finished job off the worker and deliver it. */
+/* Main loop: take a finished task off the worker and deliver it. */
 static void npu_collect(NpuM100State *s, NpuQueueSlot *slot)
 {
     int64_t end, now;
@@ -251,14 +292,14 @@ static void npu_collect(NpuM100State *s, NpuQueueSlot *slot)
     executed = slot->executed;
     slot->executed = false;
     qemu_mutex_unlock(&s->lock);
-    if (!executed || !slot->job) {
+    if (!executed || !slot->task) {
         return;
     }
     if (!s->timing || slot->orphan) {
         npu_complete(s, slot);
         return;
     }
-    end = slot->submit_ns + (int64_t)muldiv64(npu_core_job_cycles(slot->job),
+    end = slot->submit_ns + (int64_t)muldiv64(npu_core_task_cycles(slot->task),
                                               1000, s->clock_mhz);
     now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     timer_del(&slot->gate);
@@ -280,7 +321,7 @@ static void npu_done_bh(void *opaque)
 
 /*
  * Timing mode: virtual time may not pass the submission instant before the
- * job has executed, so its completion time (submission + simulated cycles)
+ * task has executed, so its completion time (submission + simulated cycles)
  * never depends on how fast the host is.  The worker needs no BQL, so
  * waiting for it here is bounded by the task's own cycle budget.
  */
@@ -301,23 +342,24 @@ static void npu_finish_cb(void *opaque)
 {
     NpuQueueSlot *slot = opaque;
 
-    if (slot->job) {
+    if (slot->task) {
         npu_complete(slot->s, slot);
     }
 }
 
 static void npu_fetch(NpuM100State *s, NpuQueueSlot *slot)
 {
-    struct npu_core_job *job;
+    struct npu_core_task *task;
 
-    if (slot->job || s->stopping) {
+    if (slot->task || s->stopping) {
         return;
     }
-    job = npu_core_job_fetch(s->core, slot->index);
-    if (!job) {
+    task = npu_core_task_fetch(s->core, slot->index);
+    if (!task) {
         return;
     }
-    slot->job = job;
+    trace_npu_m100_task_fetch(slot->index);
+    slot->task = task;
     slot->orphan = false;
     slot->submit_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     qemu_mutex_lock(&s->lock);
@@ -340,18 +382,22 @@ static void npu_kick_bh(void *opaque)
 }
 
 /*
- * After a core reset every job out is an orphan: the core already asked a
- * running one to stop, and completing it only frees it.  A job the worker
- * still runs is completed when the worker hands it back; the slot stays
- * busy until then, so the queue never has two jobs at once.
+ * The core's reset hook: after any reset (register, bus reset, D3hot,
+ * unplug) every task out is an orphan: the core already asked a running
+ * one to stop, and completing it only frees it.  A task the worker still
+ * runs is completed when the worker hands it back; the slot stays busy
+ * until then, so the queue never has two tasks at once.
  */
-static void npu_orphan_jobs(NpuM100State *s)
+static void npu_reset_hook(void *opaque)
 {
+    NpuM100State *s = opaque;
+
+    trace_npu_m100_reset();
     for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
         NpuQueueSlot *slot = &s->slot[q];
         bool running;
 
-        if (!slot->job) {
+        if (!slot->task) {
             continue;
         }
         slot->orphan = true;
@@ -363,11 +409,13 @@ static void npu_orphan_jobs(NpuM100State *s)
         qemu_mutex_unlock(&s->lock);
         if (!running) {
             /* Executed and waiting for delivery: drop it now. */
-            struct npu_core_job *job = slot->job;
+            struct npu_core_task *task = slot->task;
 
-            slot->job = NULL;
+            trace_npu_m100_task_complete(q, npu_core_task_status(task),
+                                         npu_core_task_cycles(task), true);
+            slot->task = NULL;
             slot->orphan = false;
-            npu_core_job_complete(job);
+            npu_core_task_complete(task);
         }
     }
 }
@@ -375,7 +423,7 @@ static void npu_orphan_jobs(NpuM100State *s)
 /*
  * PCI power management: D0 and D3hot, no D1/D2, no PME.  D3hot cuts the
  * power of everything behind BAR0, as on hardware: the core's registers,
- * queue programming and jobs, and the contents of HBSM and SRAM, are lost.
+ * queue programming and tasks, and the contents of HBSM and SRAM, are lost.
  * While in D3hot the function answers config cycles only (BAR0 reads
  * return all ones, writes are dropped), runs no task and raises no
  * interrupt.  No_Soft_Reset is 0, so the OS restores config space after
@@ -386,9 +434,11 @@ static void npu_enter_d3(NpuM100State *s)
     bool busy;
 
     s->d3 = true;
-    /* Masks and lowers the interrupt; running tasks are asked to stop. */
+    /*
+     * Masks and lowers the interrupt; running tasks are asked to stop and
+     * npu_reset_hook() orphans the tasks out.
+     */
     npu_core_reset(s->core);
-    npu_orphan_jobs(s);
     /* Let aborted tasks leave the workers before the memories are cut. */
     qemu_mutex_lock(&s->lock);
     do {
@@ -410,6 +460,7 @@ static void npu_pm_update(NpuM100State *s, uint16_t old)
     uint16_t val = pci_get_word(pmcsr);
     unsigned state = val & PCI_PM_CTRL_STATE_MASK;
 
+    trace_npu_m100_pm_state(state);
     if (state == 1 || state == 2) {
         /* Unsupported states: the write leaves the state as it was. */
         qemu_log_mask(LOG_GUEST_ERROR, "%s: D%u is not supported\n",
@@ -452,15 +503,18 @@ static uint64_t npu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         return size == 8 ? UINT64_MAX : (1ull << (8 * size)) - 1;
     }
     if (size == 4) {
-        return npu_core_mmio_read(s->core, addr);
+        lo = npu_core_mmio_read(s->core, addr);
+        trace_npu_m100_mmio_read(addr, size, lo);
+        return lo;
     }
     if (size == 8 && !(addr & 7)) {
         /* _LO first: it latches _HI, so a 64-bit read is consistent. */
         lo = npu_core_mmio_read(s->core, addr);
         hi = npu_core_mmio_read(s->core, addr + 4);
+        trace_npu_m100_mmio_read(addr, size, lo | hi << 32);
         return lo | hi << 32;
     }
-    npu_core_mmio_bad_access(s->core);
+    npu_core_mmio_bad_access(s->core, addr, size, false, 0);
     return 0;
 }
 
@@ -475,19 +529,17 @@ static void npu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
                       TYPE_NPU_M100, addr);
         return;
     }
+    trace_npu_m100_mmio_write(addr, size, val);
     if (size == 8 && !(addr & 7)) {
         npu_core_mmio_write(s->core, addr, (uint32_t)val);
         npu_core_mmio_write(s->core, addr + 4, (uint32_t)(val >> 32));
         return;
     }
     if (size != 4) {
-        npu_core_mmio_bad_access(s->core);
+        npu_core_mmio_bad_access(s->core, addr, size, true, val);
         return;
     }
     npu_core_mmio_write(s->core, addr, (uint32_t)val);
-    if (addr == NPU_REG_RESET && val == NPU_RESET_MAGIC) {
-        npu_orphan_jobs(s);
-    }
 }
 
 static const MemoryRegionOps npu_mmio_ops = {
@@ -513,6 +565,8 @@ static void npu_m100_realize(PCIDevice *pdev, Error **errp)
         .mem_write = npu_mem_write,
         .irq = npu_irq,
         .kick = npu_kick,
+        .log = npu_log,
+        .reset = npu_reset_hook,
         .opaque = s,
     };
     char err[256];
@@ -605,7 +659,10 @@ static void npu_m100_exit(PCIDevice *pdev)
 {
     NpuM100State *s = NPU_M100(pdev);
 
-    /* Ask running jobs to stop early, then stop and join the workers. */
+    /*
+     * Ask running tasks to stop early (npu_reset_hook() drops the ones
+     * already executed), then stop and join the workers.
+     */
     npu_core_reset(s->core);
     qemu_mutex_lock(&s->lock);
     s->stopping = true;
@@ -620,10 +677,10 @@ static void npu_m100_exit(PCIDevice *pdev)
         qemu_thread_join(&slot->thread);
         timer_del(&slot->gate);
         timer_del(&slot->finish);
-        if (slot->job) {
+        if (slot->task) {
             /* Orphaned by the reset above: this only frees it. */
-            npu_core_job_complete(slot->job);
-            slot->job = NULL;
+            npu_core_task_complete(slot->task);
+            slot->task = NULL;
         }
         qemu_cond_destroy(&slot->wake);
     }
@@ -643,9 +700,11 @@ static void npu_m100_reset(DeviceState *dev)
 {
     NpuM100State *s = NPU_M100(dev);
 
-    /* The core lowers its interrupt status, and npu_irq() the line. */
+    /*
+     * The core lowers its interrupt status, and npu_irq() the line;
+     * npu_reset_hook() orphans the tasks out.
+     */
     npu_core_reset(s->core);
-    npu_orphan_jobs(s);
     /* A bus reset puts the function back in D0. */
     s->d3 = false;
     pci_set_word(PCI_DEVICE(s)->config + s->pm_cap + PCI_PM_CTRL, 0);
@@ -688,7 +747,7 @@ static const NpuPropHelp npu_m100_prop_help[] = {
     { NULL, NULL },
 };
 
-/* HBSM, SRAM and jobs in flight live outside guest RAM: not migratable. */
+/* HBSM, SRAM and tasks in flight live outside guest RAM: not migratable. */
 static const VMStateDescription npu_m100_vmstate = {
     .name = TYPE_NPU_M100,
     .unmigratable = 1,

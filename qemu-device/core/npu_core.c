@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Device core instance: configuration, BAR0 registers, reset, interrupts.
- * Queue processing lives in npu_queue.c, program execution in npu_task.c.
+ * Queue processing lives in npu_queue.c, program execution in npu_task.c
+ * (and the files npu_task.h lists).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +128,8 @@ static void place_nodes(struct npu_core *core)
 	}
 }
 
+static void reset_locked(struct npu_core *core);
+
 struct npu_core *npu_core_create(const struct npu_core_config *cfg,
 				 const struct npu_core_host *host, char *err,
 				 size_t errlen)
@@ -160,7 +164,8 @@ struct npu_core *npu_core_create(const struct npu_core_config *cfg,
 		pthread_mutex_destroy(&core->lock);
 		goto oom;
 	}
-	npu_core_reset(core);
+	/* Power-on state; the host hears of resets after this one only. */
+	reset_locked(core);
 	return core;
 oom:
 	if (core) {
@@ -177,7 +182,7 @@ void npu_core_destroy(struct npu_core *core)
 {
 	if (!core)
 		return;
-	/* Jobs still out belong to the host; it must complete them first. */
+	/* Tasks still out belong to the host; it must complete them first. */
 	npu_pool_destroy(core->pool);
 	npu_task_free_spares(core);
 	pthread_mutex_destroy(&core->lock);
@@ -196,9 +201,9 @@ static void reset_locked(struct npu_core *core)
 {
 	core->generation++;
 	for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
-		/* A job still executing is orphaned: ask it to stop early. */
-		if (core->q[q].job_out && core->q[q].job)
-			atomic_store(&core->q[q].job->abort, true);
+		/* A task still executing is orphaned: ask it to stop early. */
+		if (core->q[q].task_out && core->q[q].task)
+			atomic_store(&core->q[q].task->abort, true);
 		memset(&core->q[q], 0, sizeof(core->q[q]));
 	}
 	core->irq_status = 0;
@@ -214,11 +219,19 @@ static void reset_locked(struct npu_core *core)
 	npu_core_update_irq_locked(core);
 }
 
+/* Outside the lock: the host completes orphaned tasks from its hook. */
+static void host_reset(struct npu_core *core)
+{
+	if (core->host.reset)
+		core->host.reset(core->host.opaque);
+}
+
 void npu_core_reset(struct npu_core *core)
 {
 	pthread_mutex_lock(&core->lock);
 	reset_locked(core);
 	pthread_mutex_unlock(&core->lock);
+	host_reset(core);
 }
 
 /*
@@ -251,6 +264,46 @@ void npu_core_power_loss(struct npu_core *core)
 		    core->cfg.tpbs_per_cluster * core->cfg.hbsm_size);
 	zero_memory(core->sram, core->cfg.sram_size);
 	pthread_mutex_unlock(&core->lock);
+	host_reset(core);
+}
+
+/* Count a refused register access and say why; core->lock held. */
+static void bad_access_locked(struct npu_core *core, uint32_t off,
+			      unsigned size, bool write, uint64_t val,
+			      const char *why)
+{
+	struct npu_core_log rec = {
+		.event = NPU_EV_BAD_ACCESS, .offset = off, .size = size,
+		.write = write, .value = write ? val : 0,
+	};
+
+	core->bad_access++;
+	if (write)
+		npu_core_log_locked(core, &rec, "%u-byte write of 0x%llx at 0x%x refused: %s",
+				    size, (unsigned long long)val, off, why);
+	else
+		npu_core_log_locked(core, &rec, "%u-byte read at 0x%x refused: %s",
+				    size, off, why);
+}
+
+#define NO_REGISTER "no register there"
+#define NO_WRITABLE "no writable register there"
+#define NOT_ALIGNED "registers are 4-byte aligned inside BAR0"
+
+/* A queue stops in the error state; core->lock held. */
+static void __attribute__((format(printf, 3, 4)))
+queue_error_locked(struct npu_core *core, unsigned qi, const char *fmt, ...)
+{
+	struct npu_core_log rec = { .event = NPU_EV_QUEUE_ERROR, .queue = qi };
+	char why[160];
+	va_list ap;
+
+	if (!core->host.log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	npu_core_log_locked(core, &rec, "queue %u stopped: %s", qi, why);
 }
 
 /* 64-bit register pairs: a _LO read latches the _HI half. */
@@ -328,7 +381,7 @@ static uint32_t queue_read(struct npu_core *core, unsigned qi, uint32_t r)
 	case NPU_Q_BUSY_LO: return read64(core, q->busy, false);
 	case NPU_Q_BUSY_HI: return read64(core, q->busy, true);
 	default:
-		core->bad_access++;
+		bad_access_locked(core, NPU_REG_Q(qi, r), 4, false, 0, NO_REGISTER);
 		return 0;
 	}
 }
@@ -340,7 +393,7 @@ uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t off)
 
 	if (off & 3 || off >= NPU_BAR0_SIZE) {
 		pthread_mutex_lock(&core->lock);
-		core->bad_access++;
+		bad_access_locked(core, off, 4, false, 0, NOT_ALIGNED);
 		pthread_mutex_unlock(&core->lock);
 		return 0;
 	}
@@ -414,9 +467,9 @@ uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t off)
 				       (off - NPU_REG_QUEUE_BASE) % NPU_REG_QUEUE_STRIDE);
 		} else if (off >= NPU_REG_PERF_CTRL && off < NPU_REG_PERF_END) {
 			if (!perf_reg(core, off, &v))
-				core->bad_access++;
+				bad_access_locked(core, off, 4, false, 0, NO_REGISTER);
 		} else {
-			core->bad_access++;
+			bad_access_locked(core, off, 4, false, 0, NO_REGISTER);
 		}
 		break;
 	}
@@ -437,7 +490,8 @@ static void queue_write(struct npu_core *core, unsigned qi, uint32_t r,
 		/* The ring is fixed while enabled: a moving ring would let
 		 * the device read entries the driver no longer owns. */
 		if (q->ctrl & NPU_Q_CTRL_ENABLE) {
-			core->bad_access++;
+			bad_access_locked(core, NPU_REG_Q(qi, r), 4, true, val,
+					  "the ring's base and size are fixed while its queue is enabled");
 			return;
 		}
 		if (r == NPU_Q_BASE_LO)
@@ -453,14 +507,24 @@ static void queue_write(struct npu_core *core, unsigned qi, uint32_t r,
 		break;
 	case NPU_Q_CTRL:
 		if (val & NPU_Q_CTRL_ABORT) {
-			if (q->job_out && q->job)
-				atomic_store(&q->job->abort, true);
+			if (q->task_out && q->task)
+				atomic_store(&q->task->abort, true);
 		}
 		if ((val & NPU_Q_CTRL_ENABLE) && !(q->ctrl & NPU_Q_CTRL_ENABLE)) {
 			/* Enabling validates the ring configuration once. */
 			if (q->base & (NPU_MMU_PAGE_SIZE - 1) ||
 			    q->size_log2 < NPU_RING_MIN_LOG2 ||
 			    q->size_log2 > NPU_RING_MAX_LOG2) {
+				if (q->base & (NPU_MMU_PAGE_SIZE - 1))
+					queue_error_locked(core, qi,
+							   "enabled with a ring base not %u-byte aligned (low bits 0x%x)",
+							   (unsigned)NPU_MMU_PAGE_SIZE,
+							   (unsigned)(q->base & (NPU_MMU_PAGE_SIZE - 1)));
+				else
+					queue_error_locked(core, qi,
+							   "enabled with a ring of 2^%u entries, outside 2^%u..2^%u",
+							   q->size_log2, NPU_RING_MIN_LOG2,
+							   NPU_RING_MAX_LOG2);
 				q->state = NPU_Q_STATE_ERROR;
 				q->last_status = NPU_TASK_BAD_DESCRIPTOR;
 				core->irq_status |= NPU_IRQ_ERROR;
@@ -473,23 +537,25 @@ static void queue_write(struct npu_core *core, unsigned qi, uint32_t r,
 			q->state = NPU_Q_STATE_IDLE;
 		} else if (!(val & NPU_Q_CTRL_ENABLE)) {
 			q->ctrl &= ~NPU_Q_CTRL_ENABLE;
-			if (!q->job_out)
+			if (!q->task_out)
 				q->state = NPU_Q_STATE_DISABLED;
 		}
 		kick = true;
 		break;
 	default:
-		core->bad_access++;
+		bad_access_locked(core, NPU_REG_Q(qi, r), 4, true, val, NO_WRITABLE);
 		return;
 	}
 	if (kick && core->host.kick && (q->ctrl & NPU_Q_CTRL_ENABLE))
 		core->host.kick(core->host.opaque, qi);
 }
 
-void npu_core_mmio_bad_access(struct npu_core *core)
+void npu_core_mmio_bad_access(struct npu_core *core, uint32_t offset,
+			      unsigned size, bool write, uint64_t value)
 {
 	pthread_mutex_lock(&core->lock);
-	core->bad_access++;
+	bad_access_locked(core, offset, size, write, value,
+			  "registers take aligned 4- or 8-byte accesses");
 	pthread_mutex_unlock(&core->lock);
 }
 
@@ -501,10 +567,14 @@ void npu_core_mmio_write(struct npu_core *core, uint32_t off, uint32_t val)
 	}
 	pthread_mutex_lock(&core->lock);
 	if (off & 3 || off >= NPU_BAR0_SIZE) {
-		core->bad_access++;
+		bad_access_locked(core, off, 4, true, val, NOT_ALIGNED);
 		goto out;
 	}
 	switch (off) {
+	case NPU_REG_RESET:
+		bad_access_locked(core, off, 4, true, val,
+				  "a reset needs NPU_RESET_MAGIC");
+		break;
 	case NPU_REG_SCRATCH:
 		core->scratch = val;
 		break;
@@ -521,8 +591,8 @@ void npu_core_mmio_write(struct npu_core *core, uint32_t off, uint32_t val)
 		core->mmu_ctrl = val & NPU_MMU_CTRL_ENABLE;
 		break;
 	case NPU_REG_MMU_INVALIDATE:
-		/* Translations are cached per job only, so there is nothing
-		 * global to drop; a job fetched later sees the new tables. */
+		/* Translations are cached per task only, so there is nothing
+		 * global to drop; a task fetched later sees the new tables. */
 		break;
 	case NPU_REG_FAULT_CLEAR:
 		if (val & 1) {
@@ -541,7 +611,7 @@ void npu_core_mmio_write(struct npu_core *core, uint32_t off, uint32_t val)
 			queue_write(core, (off - NPU_REG_QUEUE_BASE) / NPU_REG_QUEUE_STRIDE,
 				    (off - NPU_REG_QUEUE_BASE) % NPU_REG_QUEUE_STRIDE, val);
 		else
-			core->bad_access++;
+			bad_access_locked(core, off, 4, true, val, NO_WRITABLE);
 		break;
 	}
 out:

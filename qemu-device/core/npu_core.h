@@ -7,9 +7,9 @@
  * host (the QEMU PCI shell, or libnpu's in-process emulator backend)
  * supplies physical memory access and interrupt delivery.
  *
- * Threading: MMIO calls, npu_core_job_fetch() and npu_core_job_complete()
- * must be serialised by the host (QEMU: under the BQL).  Different jobs may
- * run npu_core_job_execute() concurrently on worker threads, alongside
+ * Threading: MMIO calls, npu_core_task_fetch() and npu_core_task_complete()
+ * must be serialised by the host (QEMU: under the BQL).  Different tasks may
+ * run npu_core_task_execute() concurrently on worker threads, alongside
  * MMIO calls.
  */
 #ifndef NPU_CORE_H
@@ -23,7 +23,40 @@
 #include "npu_trace.h"
 
 struct npu_core;
-struct npu_core_job;
+struct npu_core_task;
+
+/*
+ * What the core reports through npu_core_host.log.  Guest errors are what
+ * a driver or a program did wrong and the device refused or failed on
+ * (QEMU reports them under LOG_GUEST_ERROR); the others are not.
+ */
+enum npu_core_event {
+	/* Guest error: a register access refused, counted in
+	 * NPU_REG_BAD_ACCESS (offset, size, write, value). */
+	NPU_EV_BAD_ACCESS,
+	/* Guest error: a queue stopped in NPU_Q_STATE_ERROR (queue). */
+	NPU_EV_QUEUE_ERROR,
+	/* Guest error: a task ended with an error status (queue, seqno, comp). */
+	NPU_EV_TASK_ERROR,
+	/* A task ended NPU_TASK_ABORTED, as the driver asked (queue, seqno, comp). */
+	NPU_EV_TASK_ABORTED,
+	/* The host could not give a task what it needed: NPU_TASK_INTERNAL
+	 * (queue, seqno, comp). */
+	NPU_EV_HOST_ERROR,
+};
+
+/* One report; fields the event does not name are zero. */
+struct npu_core_log {
+	enum npu_core_event event;
+	const char *msg;		/* one line, no newline, says what and why */
+	uint32_t offset;		/* BAR0 offset of the access */
+	uint64_t value;			/* the value written */
+	unsigned size;			/* bytes of the access */
+	bool write;
+	unsigned queue;
+	uint64_t seqno;			/* the task descriptor's */
+	const struct npu_hw_completion *comp;	/* the record as written */
+};
 
 /* Instance parameters; npu_core_config_default() gives the M100. */
 struct npu_core_config {
@@ -34,7 +67,7 @@ struct npu_core_config {
 	unsigned clock_mhz;		/* 1..100000 */
 	uint32_t hbsm_size;		/* per TPB: 64 KiB..2 MiB, power of two */
 	uint32_t sram_size;		/* 1 MiB..32 MiB, multiple of 4 KiB banks */
-	unsigned threads;		/* execution threads per job, 0 = auto */
+	unsigned threads;		/* execution threads per task, 0 = auto */
 	bool timing;			/* reported in NPU_CAP_TIMING only */
 };
 
@@ -44,7 +77,7 @@ struct npu_core_host {
 	int (*mem_write)(void *opaque, uint64_t pa, const void *buf, size_t len);
 	/* The masked interrupt status changed (level: 0 = deasserted). */
 	void (*irq)(void *opaque, uint32_t pending);
-	/* Queue @queue has new work: call npu_core_job_fetch() soon, but not
+	/* Queue @queue has new work: call npu_core_task_fetch() soon, but not
 	 * from inside the MMIO callback. May be NULL (host polls). */
 	void (*kick)(void *opaque, unsigned queue);
 	/*
@@ -75,6 +108,21 @@ struct npu_core_host {
 	 * (npu_trace.h).  Called on the executing thread as the task starts.
 	 */
 	struct npu_tracer *(*tracer)(void *opaque, unsigned queue, uint64_t seqno);
+	/*
+	 * Optional: a guest error or another event worth a log line
+	 * (struct npu_core_log; @rec and its strings live for the call only).
+	 * Called from MMIO calls and npu_core_task_fetch()/_complete() with
+	 * the core's register lock held: it must not call into the core.
+	 */
+	void (*log)(void *opaque, const struct npu_core_log *rec);
+	/*
+	 * Optional: the device was reset (NPU_REG_RESET, npu_core_reset() or
+	 * npu_core_power_loss()), after the core reset its own state, with
+	 * no lock held.  Every task out is orphaned: the host stops waiting
+	 * for it (npu_core_task_complete() only frees it) and drops whatever
+	 * it keeps for the device's state (timers, pending interrupts).
+	 */
+	void (*reset)(void *opaque);
 	void *opaque;
 };
 
@@ -90,33 +138,37 @@ void npu_core_destroy(struct npu_core *core);
 
 uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t offset);
 void npu_core_mmio_write(struct npu_core *core, uint32_t offset, uint32_t value);
-/* Count an access the host bus could not pass on as an aligned 4-byte
- * access (e.g. a 1- or 2-byte access) in NPU_REG_BAD_ACCESS. */
-void npu_core_mmio_bad_access(struct npu_core *core);
-/* Power-on reset; same as writing NPU_RESET_MAGIC to NPU_REG_RESET. */
+/* An access of @size bytes at @offset the host bus could not pass on as
+ * aligned 4-byte accesses (e.g. a 1- or 2-byte access): counted in
+ * NPU_REG_BAD_ACCESS and logged (@value: what a write carried). */
+void npu_core_mmio_bad_access(struct npu_core *core, uint32_t offset,
+			      unsigned size, bool write, uint64_t value);
+/* Power-on reset; same as writing NPU_RESET_MAGIC to NPU_REG_RESET.
+ * Calls the host's reset hook. */
 void npu_core_reset(struct npu_core *core);
 /*
- * Power loss (PCI D3hot): a reset, and HBSM and SRAM lose their contents
- * (they read as zeros afterwards).  A job still executing is asked to stop
- * as by a reset; the host lets it finish before calling this, or the job
- * may write the memories again after they were cleared.
+ * Power loss (PCI D3hot): a reset (the host's reset hook is called), and
+ * HBSM and SRAM lose their contents (they read as zeros afterwards).  A
+ * task still executing is asked to stop as by a reset; the host lets it
+ * finish before calling this, or the task may write the memories again
+ * after they were cleared.
  */
 void npu_core_power_loss(struct npu_core *core);
 
 /*
- * Job lifecycle, one task at a time per queue:
+ * Task lifecycle, one task at a time per queue:
  *  fetch    - host context: reads the next ring entry of @queue; NULL when
- *             the queue is idle, disabled, or already has a job out.
+ *             the queue is idle, disabled, or already has a task out.
  *  execute  - any thread: runs the task (validation, compute, cycle model).
  *  complete - host context: writes the completion record, advances HEAD,
- *             updates counters and interrupts, frees the job.  A job whose
+ *             updates counters and interrupts, frees the task.  A task whose
  *             queue was reset after fetch completes silently.
  */
-struct npu_core_job *npu_core_job_fetch(struct npu_core *core, unsigned queue);
-void npu_core_job_execute(struct npu_core_job *job);
-uint64_t npu_core_job_cycles(const struct npu_core_job *job);
-unsigned npu_core_job_status(const struct npu_core_job *job);
-void npu_core_job_complete(struct npu_core_job *job);
+struct npu_core_task *npu_core_task_fetch(struct npu_core *core, unsigned queue);
+void npu_core_task_execute(struct npu_core_task *task);
+uint64_t npu_core_task_cycles(const struct npu_core_task *task);
+unsigned npu_core_task_status(const struct npu_core_task *task);
+void npu_core_task_complete(struct npu_core_task *task);
 
 /* Run every queue until idle, synchronously (in-process backend, tests). */
 void npu_core_run_pending(struct npu_core *core);
@@ -124,7 +176,7 @@ void npu_core_run_pending(struct npu_core *core);
 /*
  * Debug backdoor into device memories (tests, tracing tools): the HBSM of
  * physical cluster @cluster, TPB @tpb, or the CCB SRAM.  NULL if out of
- * range.  Not synchronised with running jobs.
+ * range.  Not synchronised with running tasks.
  */
 uint8_t *npu_core_debug_hbsm(struct npu_core *core, unsigned cluster,
 			     unsigned tpb, size_t *size);
@@ -132,5 +184,7 @@ uint8_t *npu_core_debug_sram(struct npu_core *core, size_t *size);
 
 /* Human-readable name of an enum npu_hw_task_status. */
 const char *npu_core_status_str(unsigned status);
+/* Human-readable name of an enum npu_hw_insn_error. */
+const char *npu_core_insn_error_str(unsigned err);
 
 #endif /* NPU_CORE_H */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Device-core internals shared by npu_core.c, npu_queue.c, npu_mmu.c and npu_task.c. */
+/* Device-core internals shared by npu_core.c, npu_queue.c, npu_log.c,
+ * npu_mmu.c and the task engine (npu_task.h). */
 #ifndef NPU_CORE_PRIV_H
 #define NPU_CORE_PRIV_H
 
@@ -33,8 +34,8 @@ struct npu_queue {
 	uint64_t done_seq;
 	uint64_t tasks;
 	uint64_t busy;
-	bool job_out;			/* a job was fetched and not completed */
-	struct npu_core_job *job;	/* that job */
+	bool task_out;			/* a task was fetched and not completed */
+	struct npu_core_task *task;	/* that task */
 };
 
 struct npu_core {
@@ -44,7 +45,7 @@ struct npu_core {
 	uint8_t ccb_node, ddr_node;
 
 	/*
-	 * Device memories.  Written by executing jobs without a lock: the
+	 * Device memories.  Written by executing tasks without a lock: the
 	 * driver gives concurrent tasks disjoint clusters and SRAM windows,
 	 * and a racing program only corrupts its own data.
 	 */
@@ -53,7 +54,7 @@ struct npu_core {
 
 	/*
 	 * lock protects the register state below (queues, irq, fault, perf,
-	 * mmu_ctrl) against concurrent MMIO and job completion; jobs read
+	 * mmu_ctrl) against concurrent MMIO and task completion; tasks read
 	 * nothing from it while executing.
 	 */
 	pthread_mutex_t lock;
@@ -67,8 +68,8 @@ struct npu_core {
 	uint32_t scratch;
 	uint64_t latch_hi;		/* upper half latched by a _LO read */
 	struct npu_perf perf;
-	uint32_t generation;		/* bumped by reset: orphans old jobs */
-	struct npu_pool *pool;		/* execution threads, shared by jobs */
+	uint32_t generation;		/* bumped by reset: orphans old tasks */
+	struct npu_pool *pool;		/* execution threads, shared by tasks */
 	/*
 	 * The task engine's state of each queue's last task, kept for its
 	 * next (buffers and decoded programs, npu_task.c).  Taken and put
@@ -76,11 +77,11 @@ struct npu_core {
 	 * a reset may still run while the queue's next task starts.  A reset
 	 * leaves them: they hold no device state.
 	 */
-	_Atomic(struct npu_job *) task_spare[NPU_HW_NUM_QUEUES];
+	_Atomic(struct npu_task *) task_spare[NPU_HW_NUM_QUEUES];
 };
 
 /* A fetched task. */
-struct npu_core_job {
+struct npu_core_task {
 	struct npu_core *core;
 	unsigned queue;
 	uint32_t generation;
@@ -90,13 +91,13 @@ struct npu_core_job {
 	bool desc_ok;			/* ring entry was readable */
 	atomic_bool abort;
 	uint64_t cycles;
-	struct npu_perf perf;		/* this job's contribution */
+	struct npu_perf perf;		/* this task's contribution */
 	bool mmu_fault;
 	bool mmu_fault_write;
 	bool mmu_on;			/* NPU_MMU_CTRL_ENABLE at fetch */
 };
 
-/* npu_mmu.c: translate a device VA for a job; 0 or NPU_TASK_MMU_FAULT /
+/* npu_mmu.c: translate a device VA for a task; 0 or NPU_TASK_MMU_FAULT /
  * NPU_TASK_BUS_ERROR with the completion's fault fields filled. */
 /*
  * A thread's translations within one task, direct-mapped on a fold of the
@@ -112,14 +113,14 @@ struct npu_mmu_tlb {
 	uint8_t perm[NPU_MMU_TLB_ENTRIES];
 	bool valid[NPU_MMU_TLB_ENTRIES];
 };
-int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+int npu_mmu_translate(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		      uint64_t va, bool write, uint64_t *pa,
 		      uint64_t *fault_addr, uint32_t *detail);
 /* Copy between DDR (virtual) and a host buffer; handles page crossings. */
-int npu_mmu_read(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+int npu_mmu_read(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		 uint64_t va, void *buf, size_t len, uint64_t *fault_addr,
 		 uint32_t *detail);
-int npu_mmu_write(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+int npu_mmu_write(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		  uint64_t va, const void *buf, size_t len,
 		  uint64_t *fault_addr, uint32_t *detail);
 
@@ -133,21 +134,30 @@ int npu_mmu_write(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
  * is recorded then, and the caller copies through npu_mmu_read/write,
  * which report the exact fault.  Translations may fill @tlb.
  */
-void *npu_mmu_map(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+void *npu_mmu_map(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		  uint64_t va, size_t len, bool write);
 
 /* npu_task.c: run a fetched, readable task descriptor to completion. */
-void npu_task_run(struct npu_core_job *job);
+void npu_task_run(struct npu_core_task *task);
 /* Free the engine states the queues keep between tasks (core teardown). */
 void npu_task_free_spares(struct npu_core *core);
-/* Memories of a running job (npu_task.c), used by the walker layer. */
-uint8_t *npu_job_hbsm(struct npu_job *job, unsigned lcluster, unsigned tpb);
-uint8_t *npu_job_sram(struct npu_job *job, uint32_t *size);
-struct npu_core_job *npu_job_core_job(struct npu_job *job);
+/* Memories of a running task (npu_task.c), used by the walker layer. */
+uint8_t *npu_task_hbsm(struct npu_task *task, unsigned lcluster, unsigned tpb);
+uint8_t *npu_task_sram(struct npu_task *task, uint32_t *size);
+struct npu_core_task *npu_task_fetched(struct npu_task *task);
 
 /* npu_core.c */
 uint8_t *npu_core_hbsm_of(struct npu_core *core, unsigned pcluster,
 			  unsigned tpb);
 void npu_core_update_irq_locked(struct npu_core *core);
+
+/* npu_log.c: hand the host's log hook @rec with its message from @fmt
+ * (nothing when the host has no hook); core->lock held. */
+void npu_core_log_locked(struct npu_core *core, struct npu_core_log *rec,
+			 const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Log the failure of @task, whose completion record is final (nothing if
+ * it ended NPU_TASK_OK); @fence_failed: the record could not be written. */
+void npu_core_log_task_locked(struct npu_core_task *task, bool fence_failed);
 
 #endif /* NPU_CORE_PRIV_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal interface between the task engine (npu_task.c), the walker
+ * Internal interface between the task engine (npu_task.h), the walker
  * layer (npu_walk.c) and the functional units (npu_unit_*.c).
  *
  * A unit implements two callbacks per opcode:
@@ -8,7 +8,7 @@
  *             dtypes, shapes and parameters and returns 0 or an
  *             enum npu_hw_insn_error.  It may fill di->priv.
  *  exec     - runs one iteration; reads operands through npu_opnd_*,
- *             writes results, and accounts its cost in ctx->cost.
+ *             writes results, and accounts its cost in it->cost.
  *             Returns an enum npu_hw_task_status (NPU_TASK_OK normally).
  */
 #ifndef NPU_EXEC_H
@@ -20,7 +20,7 @@
 
 #include "npu/npu_hw.h"
 
-struct npu_job;
+struct npu_task;
 struct npu_tpb_state;
 struct npu_mmu_tlb;
 
@@ -146,8 +146,8 @@ struct npu_scratch_cache {
 };
 
 /* Execution context of one iteration. */
-struct npu_exec_ctx {
-	struct npu_job *job;
+struct npu_iteration {
+	struct npu_task *task;
 	struct npu_tpb_state *tpb;	/* NULL for CCB (DMA) instructions */
 	const struct npu_dinsn *di;
 	uint64_t iter;
@@ -164,8 +164,8 @@ struct npu_exec_ctx {
 };
 
 struct npu_unit_ops {
-	int (*validate)(struct npu_job *job, struct npu_dinsn *di);
-	int (*exec)(struct npu_exec_ctx *ctx);
+	int (*validate)(struct npu_task *task, struct npu_dinsn *di);
+	int (*exec)(struct npu_iteration *it);
 };
 
 /* Per-unit dispatch: returns NULL for an unknown (unit, opcode). */
@@ -187,7 +187,7 @@ void npu_walk_bounds(const struct npu_walk *w, uint64_t *lo, uint64_t *hi);
 uint64_t npu_walk_elems(const struct npu_walk *w, unsigned nlevels);
 
 /* Semantic view of operand o of the context's current iteration. */
-void npu_opnd_view(const struct npu_exec_ctx *ctx, unsigned o,
+void npu_opnd_view(const struct npu_iteration *it, unsigned o,
 		   struct npu_view *v);
 /* Element count of a view. */
 uint64_t npu_view_elems(const struct npu_view *v);
@@ -203,14 +203,14 @@ void npu_view_span(const struct npu_view *v, int64_t *lo, int64_t *hi);
  * DDR the host maps (npu_ddr_map), when the view is dense).  Returns
  * NULL and sets *status on MMU fault/OOM.
  */
-const void *npu_view_load(struct npu_exec_ctx *ctx, const struct npu_view *v,
+const void *npu_view_load(struct npu_iteration *it, const struct npu_view *v,
 			  int *status);
 /* The same, converted to fp32 (always a scratch copy). */
-float *npu_view_load_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
+float *npu_view_load_f32(struct npu_iteration *it, const struct npu_view *v,
 			 int *status);
 /* Write a dense buffer of the view's dtype through the view (every
  * destination of a remote broadcast). Returns a task status. */
-int npu_view_store(struct npu_exec_ctx *ctx, const struct npu_view *v,
+int npu_view_store(struct npu_iteration *it, const struct npu_view *v,
 		   const void *data);
 /*
  * Copy view @s into view @d (the same number of elements of the same
@@ -222,53 +222,53 @@ int npu_view_store(struct npu_exec_ctx *ctx, const struct npu_view *v,
  * not so (nothing done: load and store instead); true when done, with
  * *status what the store would have returned.
  */
-bool npu_view_copy(struct npu_exec_ctx *ctx, const struct npu_view *s,
+bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
 		   const struct npu_view *d, int *status);
 /* Convert dense fp32 values to the view's dtype (round_mode for ints)
  * and store them. */
-int npu_view_store_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
+int npu_view_store_f32(struct npu_iteration *it, const struct npu_view *v,
 		       const float *data, unsigned round_mode);
 /* Scratch memory owned by the context, freed after the iteration. */
-void *npu_ctx_alloc(struct npu_exec_ctx *ctx, size_t bytes);
-/* End of the iteration: its scratch goes back to ctx->keep or is freed. */
-void npu_ctx_release(struct npu_exec_ctx *ctx);
+void *npu_iter_alloc(struct npu_iteration *it, size_t bytes);
+/* End of the iteration: its scratch goes back to it->keep or is freed. */
+void npu_iter_release(struct npu_iteration *it);
 /* Free the blocks a cache kept. */
 void npu_scratch_cache_free(struct npu_scratch_cache *keep);
 
 /* Shorthand: operand o of the current iteration, loaded. */
-const void *npu_opnd_load(struct npu_exec_ctx *ctx, unsigned o, int *status);
-float *npu_opnd_load_f32(struct npu_exec_ctx *ctx, unsigned o, int *status);
+const void *npu_opnd_load(struct npu_iteration *it, unsigned o, int *status);
+float *npu_opnd_load_f32(struct npu_iteration *it, unsigned o, int *status);
 
 /* ---- Cycle-model helpers (npu_cycles.c) ---- */
 /* Bank conflicts of a view's 32-byte accesses (seed 000 HBSM). */
 uint64_t npu_cycles_hbsm_conflicts(const struct npu_view *v, unsigned banks,
 				   unsigned bank_bytes);
 /* Mesh node of a logical cluster / of the CCB and the DDR port. */
-unsigned npu_job_cluster_node(const struct npu_job *job, unsigned lcluster);
-unsigned npu_job_ccb_node(const struct npu_job *job);
-unsigned npu_job_ddr_node(const struct npu_job *job);
+unsigned npu_task_cluster_node(const struct npu_task *task, unsigned lcluster);
+unsigned npu_task_ccb_node(const struct npu_task *task);
+unsigned npu_task_ddr_node(const struct npu_task *task);
 /* Record a NoC transfer in the iteration cost. */
 void npu_cost_xfer(struct npu_cost *cost, unsigned src_node,
 		   unsigned dst_node, uint64_t bytes);
 /* Record @bytes over the CCB path @path (not NPU_PATH_MESH). */
 void npu_cost_path(struct npu_cost *cost, enum npu_xfer_path path, uint64_t bytes);
 /* Logical cluster / TPB index of the executing TPB. */
-unsigned npu_ctx_lcluster(const struct npu_exec_ctx *ctx);
-unsigned npu_ctx_tpb_index(const struct npu_exec_ctx *ctx);
-/* Local HBSM of the executing TPB, and the job's geometry. */
-uint8_t *npu_ctx_hbsm(const struct npu_exec_ctx *ctx);
-uint32_t npu_job_hbsm_size(const struct npu_job *job);
-unsigned npu_job_nclusters(const struct npu_job *job);
+unsigned npu_iter_lcluster(const struct npu_iteration *it);
+unsigned npu_iter_tpb_index(const struct npu_iteration *it);
+/* Local HBSM of the executing TPB, and the task's geometry. */
+uint8_t *npu_iter_hbsm(const struct npu_iteration *it);
+uint32_t npu_task_hbsm_size(const struct npu_task *task);
+unsigned npu_task_nclusters(const struct npu_task *task);
 /* The task's simulated-cycle budget. */
-uint64_t npu_job_timeout(const struct npu_job *job);
-unsigned npu_job_tpbs(const struct npu_job *job);
+uint64_t npu_task_timeout(const struct npu_task *task);
+unsigned npu_task_tpbs(const struct npu_task *task);
 
 /*
  * Host pointer to @len bytes at @addr of an on-chip space, bounds-checked
  * as npu_space_read does (NULL with *status and the fault set when out of
  * range); NULL with *status 0 for DDR, which has none.
  */
-const uint8_t *npu_space_at(struct npu_exec_ctx *ctx, unsigned space,
+const uint8_t *npu_space_at(struct npu_iteration *it, unsigned space,
 			    unsigned lcluster, unsigned tpb, uint64_t addr,
 			    size_t len, int *status);
 /*
@@ -277,13 +277,13 @@ const uint8_t *npu_space_at(struct npu_exec_ctx *ctx, unsigned space,
  * gives none or a page would fault, with nothing recorded: the caller
  * then goes through npu_space_read/write or a view, which report faults.
  */
-uint8_t *npu_ddr_map(struct npu_exec_ctx *ctx, uint64_t va, size_t len,
+uint8_t *npu_ddr_map(struct npu_iteration *it, uint64_t va, size_t len,
 		     bool write);
 /* Raw byte access to any space (GSDU chains): 0 or a task status. */
-int npu_space_read(struct npu_exec_ctx *ctx, unsigned space,
+int npu_space_read(struct npu_iteration *it, unsigned space,
 		   unsigned lcluster, unsigned tpb, uint64_t addr,
 		   void *buf, size_t len);
-int npu_space_write(struct npu_exec_ctx *ctx, unsigned space,
+int npu_space_write(struct npu_iteration *it, unsigned space,
 		    unsigned lcluster, unsigned tpb, uint64_t addr,
 		    const void *buf, size_t len);
 

@@ -16,11 +16,11 @@ static unsigned tlb_slot(uint64_t vpn)
 	return (unsigned)((vpn ^ vpn >> 6 ^ vpn >> 12) % NPU_MMU_TLB_ENTRIES);
 }
 
-static int walk(struct npu_core_job *job, uint64_t va, uint64_t *page_pa,
+static int walk(struct npu_core_task *task, uint64_t va, uint64_t *page_pa,
 		uint8_t *perm, uint32_t *detail, uint64_t *fault_pa)
 {
-	struct npu_core *core = job->core;
-	uint64_t table = job->desc.pt_base, pte = 0;
+	struct npu_core *core = task->core;
+	uint64_t table = task->desc.pt_base, pte = 0;
 
 	for (int level = NPU_MMU_LEVELS - 1; level >= 0; level--) {
 		uint64_t ea = table + 8 * NPU_MMU_INDEX(va, level);
@@ -47,7 +47,7 @@ static int walk(struct npu_core_job *job, uint64_t va, uint64_t *page_pa,
 	return 0;
 }
 
-int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+int npu_mmu_translate(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		      uint64_t va, bool write, uint64_t *pa,
 		      uint64_t *fault_addr, uint32_t *detail)
 {
@@ -57,7 +57,7 @@ int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 	int ret;
 
 	*detail = write ? NPU_FAULT_DETAIL_WRITE : 0;
-	if (!job->mmu_on) {
+	if (!task->mmu_on) {
 		*pa = va;	/* bring-up mode: DDR addresses are physical */
 		return 0;
 	}
@@ -74,7 +74,7 @@ int npu_mmu_translate(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 
 		uint64_t fault_pa = 0;
 
-		ret = walk(job, va, &page_pa, &perm, &why, &fault_pa);
+		ret = walk(task, va, &page_pa, &perm, &why, &fault_pa);
 		if (ret == NPU_TASK_BUS_ERROR) {
 			*fault_addr = fault_pa;
 			return ret;
@@ -102,11 +102,11 @@ fault:
 	return ret;
 }
 
-static int copy(struct npu_core_job *job, struct npu_mmu_tlb *tlb, uint64_t va,
+static int copy(struct npu_core_task *task, struct npu_mmu_tlb *tlb, uint64_t va,
 		void *buf, size_t len, bool write, uint64_t *fault_addr,
 		uint32_t *detail)
 {
-	struct npu_core *core = job->core;
+	struct npu_core *core = task->core;
 	uint8_t *p = buf;
 
 	while (len) {
@@ -116,7 +116,7 @@ static int copy(struct npu_core_job *job, struct npu_mmu_tlb *tlb, uint64_t va,
 
 		if (chunk > len)
 			chunk = len;
-		ret = npu_mmu_translate(job, tlb, va, write, &pa, fault_addr, detail);
+		ret = npu_mmu_translate(task, tlb, va, write, &pa, fault_addr, detail);
 		if (ret)
 			return ret;
 		ret = write ? core->host.mem_write(core->host.opaque, pa, p, chunk) :
@@ -133,18 +133,18 @@ static int copy(struct npu_core_job *job, struct npu_mmu_tlb *tlb, uint64_t va,
 	return 0;
 }
 
-int npu_mmu_read(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+int npu_mmu_read(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		 uint64_t va, void *buf, size_t len, uint64_t *fault_addr,
 		 uint32_t *detail)
 {
-	return copy(job, tlb, va, buf, len, false, fault_addr, detail);
+	return copy(task, tlb, va, buf, len, false, fault_addr, detail);
 }
 
-int npu_mmu_write(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+int npu_mmu_write(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		  uint64_t va, const void *buf, size_t len,
 		  uint64_t *fault_addr, uint32_t *detail)
 {
-	return copy(job, tlb, va, (void *)buf, len, true, fault_addr, detail);
+	return copy(task, tlb, va, (void *)buf, len, true, fault_addr, detail);
 }
 
 /* Leaf entries read at once when a range is mapped (npu_mmu_map). */
@@ -168,15 +168,15 @@ static bool tlb_hit(const struct npu_mmu_tlb *tlb, uint64_t vpn, bool write,
  * MAP_PTES at a time instead of a three-level walk per page.  The pages
  * found go into @tlb, as npu_mmu_translate's walks put them.
  */
-static bool range_contiguous(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+static bool range_contiguous(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 			     uint64_t first, uint64_t vpn, uint64_t last,
 			     bool write, uint64_t *pa0)
 {
-	struct npu_core *core = job->core;
+	struct npu_core *core = task->core;
 	uint64_t ptes[MAP_PTES];
 
 	while (vpn <= last) {
-		uint64_t va = vpn << NPU_MMU_PAGE_SHIFT, table = job->desc.pt_base;
+		uint64_t va = vpn << NPU_MMU_PAGE_SHIFT, table = task->desc.pt_base;
 		unsigned idx = (unsigned)NPU_MMU_INDEX(va, 0);
 		uint64_t n = NPU_MMU_ENTRIES - idx;
 
@@ -222,15 +222,15 @@ static bool range_contiguous(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 	return true;
 }
 
-void *npu_mmu_map(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
+void *npu_mmu_map(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		  uint64_t va, size_t len, bool write)
 {
-	struct npu_core *core = job->core;
+	struct npu_core *core = task->core;
 	uint64_t first, last, vpn, pa0 = 0, page;
 
 	if (!core->host.mem_map || !len)
 		return NULL;
-	if (!job->mmu_on)
+	if (!task->mmu_on)
 		return core->host.mem_map(core->host.opaque, va, len, write);
 	if (va >> NPU_MMU_VA_BITS || len - 1 > (1ull << NPU_MMU_VA_BITS) - 1 - va)
 		return NULL;
@@ -243,7 +243,7 @@ void *npu_mmu_map(struct npu_core_job *job, struct npu_mmu_tlb *tlb,
 		else if (page != pa0 + ((vpn - first) << NPU_MMU_PAGE_SHIFT))
 			return NULL;
 	}
-	if (vpn <= last && !range_contiguous(job, tlb, first, vpn, last, write, &pa0))
+	if (vpn <= last && !range_contiguous(task, tlb, first, vpn, last, write, &pa0))
 		return NULL;
 	return core->host.mem_map(core->host.opaque,
 				  pa0 | (va & (NPU_MMU_PAGE_SIZE - 1)), len, write);

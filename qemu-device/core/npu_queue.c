@@ -2,7 +2,7 @@
 /*
  * Task queues: fetching ring entries, running them, writing completions.
  *
- * HEAD advances only in npu_core_job_complete(), after the completion
+ * HEAD advances only in npu_core_task_complete(), after the completion
  * record is in memory, so a driver that sees HEAD move can reuse the entry
  * and trust the fence.
  */
@@ -11,9 +11,9 @@
 
 #include "npu_core_priv.h"
 
-struct npu_core_job *npu_core_job_fetch(struct npu_core *core, unsigned qi)
+struct npu_core_task *npu_core_task_fetch(struct npu_core *core, unsigned qi)
 {
-	struct npu_core_job *job = NULL;
+	struct npu_core_task *task = NULL;
 	struct npu_queue *q;
 	uint32_t size;
 	uint64_t addr;
@@ -22,12 +22,17 @@ struct npu_core_job *npu_core_job_fetch(struct npu_core *core, unsigned qi)
 		return NULL;
 	pthread_mutex_lock(&core->lock);
 	q = &core->q[qi];
-	if (!(q->ctrl & NPU_Q_CTRL_ENABLE) || q->job_out ||
+	if (!(q->ctrl & NPU_Q_CTRL_ENABLE) || q->task_out ||
 	    q->state == NPU_Q_STATE_ERROR)
 		goto out;
 	size = 1u << q->size_log2;
 	if (q->tail >= size) {
 		/* A doorbell beyond the ring: stop the queue, report it. */
+		struct npu_core_log rec = { .event = NPU_EV_QUEUE_ERROR, .queue = qi };
+
+		npu_core_log_locked(core, &rec,
+				    "queue %u stopped: doorbell TAIL %u beyond its %u-entry ring",
+				    qi, q->tail, size);
 		q->state = NPU_Q_STATE_ERROR;
 		q->last_status = NPU_TASK_BAD_DESCRIPTOR;
 		core->irq_status |= NPU_IRQ_ERROR;
@@ -38,45 +43,45 @@ struct npu_core_job *npu_core_job_fetch(struct npu_core *core, unsigned qi)
 		q->state = NPU_Q_STATE_IDLE;
 		goto out;
 	}
-	job = calloc(1, sizeof(*job));
-	if (!job)
+	task = calloc(1, sizeof(*task));
+	if (!task)
 		goto out;
-	job->core = core;
-	job->queue = qi;
-	job->generation = core->generation;
-	job->ring_index = q->head;
-	atomic_init(&job->abort, false);
-	job->mmu_on = core->mmu_ctrl & NPU_MMU_CTRL_ENABLE;
+	task->core = core;
+	task->queue = qi;
+	task->generation = core->generation;
+	task->ring_index = q->head;
+	atomic_init(&task->abort, false);
+	task->mmu_on = core->mmu_ctrl & NPU_MMU_CTRL_ENABLE;
 	addr = q->base + (uint64_t)q->head * sizeof(struct npu_hw_task);
-	job->desc_ok = core->host.mem_read(core->host.opaque, addr, &job->desc,
-					   sizeof(job->desc)) == 0;
-	if (!job->desc_ok) {
-		job->comp.status = NPU_TASK_BUS_ERROR;
-		job->comp.fault_addr = addr;
-		job->comp.insn_index = UINT32_MAX;
+	task->desc_ok = core->host.mem_read(core->host.opaque, addr, &task->desc,
+					   sizeof(task->desc)) == 0;
+	if (!task->desc_ok) {
+		task->comp.status = NPU_TASK_BUS_ERROR;
+		task->comp.fault_addr = addr;
+		task->comp.insn_index = UINT32_MAX;
 	}
-	q->job_out = true;
-	q->job = job;
+	q->task_out = true;
+	q->task = task;
 	q->state = NPU_Q_STATE_RUNNING;
 out:
 	pthread_mutex_unlock(&core->lock);
-	return job;
+	return task;
 }
 
-void npu_core_job_execute(struct npu_core_job *job)
+void npu_core_task_execute(struct npu_core_task *task)
 {
-	if (job->desc_ok)
-		npu_task_run(job);
+	if (task->desc_ok)
+		npu_task_run(task);
 }
 
-uint64_t npu_core_job_cycles(const struct npu_core_job *job)
+uint64_t npu_core_task_cycles(const struct npu_core_task *task)
 {
-	return job->cycles;
+	return task->cycles;
 }
 
-unsigned npu_core_job_status(const struct npu_core_job *job)
+unsigned npu_core_task_status(const struct npu_core_task *task)
 {
-	return job->comp.status;
+	return task->comp.status;
 }
 
 static void add_perf(struct npu_perf *dst, const struct npu_perf *src)
@@ -89,69 +94,70 @@ static void add_perf(struct npu_perf *dst, const struct npu_perf *src)
 		d[i] += s[i];
 }
 
-void npu_core_job_complete(struct npu_core_job *job)
+void npu_core_task_complete(struct npu_core_task *task)
 {
-	struct npu_core *core = job->core;
-	struct npu_queue *q = &core->q[job->queue];
-	struct npu_hw_completion *c = &job->comp;
-	uint64_t seq = job->desc.seqno;
+	struct npu_core *core = task->core;
+	struct npu_queue *q = &core->q[task->queue];
+	struct npu_hw_completion *c = &task->comp;
+	uint64_t seq = task->desc.seqno;
 	bool fence_ok = true;
 
 	pthread_mutex_lock(&core->lock);
-	if (job->generation != core->generation || q->job != job) {
-		/* The device was reset after fetch: the job no longer exists. */
+	if (task->generation != core->generation || q->task != task) {
+		/* The device was reset after fetch: the task no longer exists. */
 		pthread_mutex_unlock(&core->lock);
-		free(job);
+		free(task);
 		return;
 	}
-	c->cycles = job->cycles;
-	if (job->desc_ok && job->desc.fence_addr) {
+	c->cycles = task->cycles;
+	if (task->desc_ok && task->desc.fence_addr) {
 		/* Everything but the seqno first: the seqno is the "done" flag. */
 		c->seqno = 0;
-		if (job->desc.fence_addr & 7)
+		if (task->desc.fence_addr & 7)
 			fence_ok = false;
 		else
 			fence_ok = core->host.mem_write(core->host.opaque,
-							job->desc.fence_addr + 8,
+							task->desc.fence_addr + 8,
 							(uint8_t *)c + 8,
 							sizeof(*c) - 8) == 0 &&
 				   core->host.mem_write(core->host.opaque,
-							job->desc.fence_addr,
+							task->desc.fence_addr,
 							&seq, sizeof(seq)) == 0;
 	}
 	if (!fence_ok && c->status == NPU_TASK_OK)
 		c->status = NPU_TASK_BUS_ERROR;
+	npu_core_log_task_locked(task, !fence_ok);
 	if (core->perf_ctrl & NPU_PERF_CTRL_ENABLE) {
-		job->perf.cycles = job->cycles;
-		add_perf(&core->perf, &job->perf);
+		task->perf.cycles = task->cycles;
+		add_perf(&core->perf, &task->perf);
 	}
-	if (job->mmu_fault && !(core->fault_status & NPU_FAULT_VALID)) {
+	if (task->mmu_fault && !(core->fault_status & NPU_FAULT_VALID)) {
 		core->fault_status = NPU_FAULT_VALID |
-			(job->mmu_fault_write ? NPU_FAULT_WRITE : 0) |
-			(uint32_t)job->queue << 16 | job->desc.asid;
+			(task->mmu_fault_write ? NPU_FAULT_WRITE : 0) |
+			(uint32_t)task->queue << 16 | task->desc.asid;
 		core->fault_addr = c->fault_addr;
 		core->irq_status |= NPU_IRQ_MMU_FAULT;
 	}
 	q->head = (q->head + 1) & ((1u << q->size_log2) - 1);
 	q->done_seq = seq;
 	q->tasks++;
-	q->busy += job->cycles;
+	q->busy += task->cycles;
 	q->last_status = c->status;
-	q->job_out = false;
-	q->job = NULL;
+	q->task_out = false;
+	q->task = NULL;
 	q->state = (q->ctrl & NPU_Q_CTRL_ENABLE) ?
 		   (q->head == q->tail ? NPU_Q_STATE_IDLE : NPU_Q_STATE_RUNNING) :
 		   NPU_Q_STATE_DISABLED;
 	if (c->status != NPU_TASK_OK)
 		core->irq_status |= NPU_IRQ_ERROR;
-	if (!job->desc_ok || (job->desc.flags & NPU_TASK_F_IRQ) ||
+	if (!task->desc_ok || (task->desc.flags & NPU_TASK_F_IRQ) ||
 	    c->status != NPU_TASK_OK)
-		core->irq_status |= NPU_IRQ_QUEUE(job->queue);
+		core->irq_status |= NPU_IRQ_QUEUE(task->queue);
 	npu_core_update_irq_locked(core);
 	if (q->head != q->tail && (q->ctrl & NPU_Q_CTRL_ENABLE) && core->host.kick)
-		core->host.kick(core->host.opaque, job->queue);
+		core->host.kick(core->host.opaque, task->queue);
 	pthread_mutex_unlock(&core->lock);
-	free(job);
+	free(task);
 }
 
 void npu_core_run_pending(struct npu_core *core)
@@ -161,12 +167,12 @@ void npu_core_run_pending(struct npu_core *core)
 	while (progress) {
 		progress = false;
 		for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
-			struct npu_core_job *job = npu_core_job_fetch(core, q);
+			struct npu_core_task *task = npu_core_task_fetch(core, q);
 
-			if (!job)
+			if (!task)
 				continue;
-			npu_core_job_execute(job);
-			npu_core_job_complete(job);
+			npu_core_task_execute(task);
+			npu_core_task_complete(task);
 			progress = true;
 		}
 	}

@@ -4,11 +4,11 @@
  * in simulated time, and when each NoC link carried its transfers.
  *
  * The task engine decides every iteration's start and duration in one
- * place (account() in npu_task.c) and every link booking in route(); with
- * a tracer attached to the task it hands each of them over as it is
- * decided.  Without one it costs a NULL test per iteration and per hop,
- * and recording changes nothing the engine computes: results and cycles
- * are the same traced or not.
+ * place (account() in npu_rounds.c) and every link booking in
+ * npu_noc_route(); with a tracer attached to the task it hands each of
+ * them over as it is decided.  Without one it costs a NULL test per
+ * iteration and per hop, and recording changes nothing the engine
+ * computes: results and cycles are the same traced or not.
  *
  * A host attaches a tracer per task through npu_core_host.tracer (called
  * once when the task starts).  The callbacks run on the thread executing

@@ -2,11 +2,11 @@
 /* Unit dispatch table, and the SYNC unit (NOP; BARRIER is run by the engine). */
 #include "npu_exec.h"
 
-static int sync_validate(struct npu_job *job, struct npu_dinsn *di)
+static int sync_validate(struct npu_task *task, struct npu_dinsn *di)
 {
 	const struct npu_hw_sync_params *p = &di->raw.params.sync;
 
-	(void)job;
+	(void)task;
 	for (unsigned o = 0; o < NPU_OPNDS; o++)
 		if (di->used[o])
 			return NPU_IE_RESERVED;
@@ -29,10 +29,10 @@ static int sync_validate(struct npu_job *job, struct npu_dinsn *di)
 	return 0;
 }
 
-static int sync_exec(struct npu_exec_ctx *ctx)
+static int sync_exec(struct npu_iteration *it)
 {
-	/* The waits and signals around the iteration are the whole job. */
-	ctx->cost->cycles += 1;
+	/* The waits and signals around the iteration are the whole task. */
+	it->cost->cycles += 1;
 	return NPU_TASK_OK;
 }
 

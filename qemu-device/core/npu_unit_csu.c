@@ -91,12 +91,12 @@ static uint64_t sort_cycles(uint64_t n)
 
 /* ---- GSDU ---- */
 
-static int validate_gsdu(struct npu_job *job, struct npu_dinsn *di)
+static int validate_gsdu(struct npu_task *task, struct npu_dinsn *di)
 {
 	const struct npu_hw_csu_params *p = &di->raw.params.csu;
 	int ret;
 
-	(void)job;
+	(void)task;
 	ret = check_opnds(di, 0);
 	if (ret)
 		return ret;
@@ -118,7 +118,7 @@ static int validate_gsdu(struct npu_job *job, struct npu_dinsn *di)
 }
 
 struct gsdu_run {
-	struct npu_exec_ctx *ctx;
+	struct npu_iteration *it;
 	unsigned own_cl, own_tpb;	/* the executing TPB */
 	unsigned ncl, ntpb;		/* partition geometry */
 	unsigned own_node;
@@ -200,7 +200,7 @@ static int gsdu_put(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 	int st;
 
 	if (d->dst_space != NPU_SPACE_HBSM_REMOTE)
-		return npu_space_write(g->ctx, d->dst_space, g->own_cl,
+		return npu_space_write(g->it, d->dst_space, g->own_cl,
 				       g->own_tpb, addr, buf, len);
 	for (unsigned c = 0; c < g->ncl; c++) {
 		if (!(d->dst_cluster_mask & (1u << c)))
@@ -208,7 +208,7 @@ static int gsdu_put(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 		for (unsigned t = 0; t < g->ntpb; t++) {
 			if (!(d->dst_tpb_mask & (1u << t)))
 				continue;
-			st = npu_space_write(g->ctx, NPU_SPACE_HBSM_REMOTE, c, t,
+			st = npu_space_write(g->it, NPU_SPACE_HBSM_REMOTE, c, t,
 					     addr, buf, len);
 			if (st)
 				return st;
@@ -248,7 +248,7 @@ static uint8_t *map_rows(struct gsdu_run *g, uint64_t base, int32_t stride,
 	if (span > 2 * moved + 2 * NPU_MMU_PAGE_SIZE &&
 	    span / NPU_MMU_PAGE_SIZE > 16 * (uint64_t)rows)
 		return NULL;
-	return npu_ddr_map(g->ctx, *lo, (size_t)span, write);
+	return npu_ddr_map(g->it, *lo, (size_t)span, write);
 }
 
 static void gsdu_map(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
@@ -293,41 +293,41 @@ static int gsdu_move(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 
 		/* The work counts as the copying path's reads and writes. */
 		if (sp && dp) {
-			npu_cost_load(g->ctx->cost, n);
-			npu_cost_store(g->ctx->cost, n);
+			npu_cost_load(g->it->cost, n);
+			npu_cost_store(g->it->cost, n);
 			memmove(dp, sp, n);
 		} else if (sp) {
-			npu_cost_load(g->ctx->cost, n);
+			npu_cost_load(g->it->cost, n);
 			st = gsdu_put(g, d, dst, sp, n);
 		} else if (dp && direct) {
-			const uint8_t *p = npu_space_at(g->ctx, d->src_space, scl,
+			const uint8_t *p = npu_space_at(g->it, d->src_space, scl,
 							stpb, src, n, &st);
 
-			npu_cost_load(g->ctx->cost, n);
+			npu_cost_load(g->it->cost, n);
 			if (p) {
-				npu_cost_store(g->ctx->cost, n);
+				npu_cost_store(g->it->cost, n);
 				memcpy(dp, p, n);
 			}
 		} else if (dp) {
 			/* DDR to DDR, the source not mapped: read, then write. */
-			st = npu_space_read(g->ctx, d->src_space, scl, stpb, src,
+			st = npu_space_read(g->it, d->src_space, scl, stpb, src,
 					    g->bounce, n);
 			if (!st) {
-				npu_cost_store(g->ctx->cost, n);
+				npu_cost_store(g->it->cost, n);
 				memmove(dp, g->bounce, n);
 			}
 		} else if (direct) {
 			/* On-chip to DDR: the two cannot overlap, so the piece
 			 * goes straight from its checked source. */
-			const uint8_t *p = npu_space_at(g->ctx, d->src_space, scl,
+			const uint8_t *p = npu_space_at(g->it, d->src_space, scl,
 							stpb, src, n, &st);
 
-			npu_cost_load(g->ctx->cost, n);
+			npu_cost_load(g->it->cost, n);
 			if (p)
-				st = npu_space_write(g->ctx, NPU_SPACE_DDR, g->own_cl,
+				st = npu_space_write(g->it, NPU_SPACE_DDR, g->own_cl,
 						     g->own_tpb, dst, p, n);
 		} else {
-			st = npu_space_read(g->ctx, d->src_space, scl, stpb, src,
+			st = npu_space_read(g->it, d->src_space, scl, stpb, src,
 					    g->bounce, n);
 			if (!st)
 				st = gsdu_put(g, d, dst, g->bounce, n);
@@ -350,18 +350,18 @@ static int gsdu_move(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 static void gsdu_account(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 			 uint64_t bytes)
 {
-	struct npu_job *job = g->ctx->job;
+	struct npu_task *task = g->it->task;
 
 	switch (d->src_space) {
 	case NPU_SPACE_SRAM:
-		traffic_add(g, npu_job_ccb_node(job), g->own_node, bytes);
+		traffic_add(g, npu_task_ccb_node(task), g->own_node, bytes);
 		break;
 	case NPU_SPACE_DDR:
-		traffic_add(g, npu_job_ddr_node(job), g->own_node, bytes);
+		traffic_add(g, npu_task_ddr_node(task), g->own_node, bytes);
 		break;
 	case NPU_SPACE_HBSM_REMOTE:
 		if (d->src_cluster != g->own_cl)
-			traffic_add(g, npu_job_cluster_node(job, d->src_cluster),
+			traffic_add(g, npu_task_cluster_node(task, d->src_cluster),
 				    g->own_node, bytes);
 		break;
 	default:
@@ -369,16 +369,16 @@ static void gsdu_account(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 	}
 	switch (d->dst_space) {
 	case NPU_SPACE_SRAM:
-		traffic_add(g, g->own_node, npu_job_ccb_node(job), bytes);
+		traffic_add(g, g->own_node, npu_task_ccb_node(task), bytes);
 		break;
 	case NPU_SPACE_DDR:
-		traffic_add(g, g->own_node, npu_job_ddr_node(job), bytes);
+		traffic_add(g, g->own_node, npu_task_ddr_node(task), bytes);
 		break;
 	case NPU_SPACE_HBSM_REMOTE:
 		for (unsigned c = 0; c < g->ncl; c++)
 			if (c != g->own_cl && (d->dst_cluster_mask & (1u << c)))
 				traffic_add(g, g->own_node,
-					    npu_job_cluster_node(job, c), bytes);
+					    npu_task_cluster_node(task, c), bytes);
 		break;
 	default:
 		break;
@@ -392,16 +392,16 @@ static void gsdu_account(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 static int gsdu_index(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 		      uint32_t i, uint32_t *idx)
 {
-	int st = npu_space_read(g->ctx, NPU_SPACE_HBSM, g->own_cl, g->own_tpb,
+	int st = npu_space_read(g->it, NPU_SPACE_HBSM, g->own_cl, g->own_tpb,
 				(uint64_t)d->index_addr + 4ull * i, idx,
 				sizeof(*idx));
 
 	if (st)
 		return st;
 	if (d->index_limit && *idx >= d->index_limit) {
-		g->ctx->fault_addr = *idx;
-		g->ctx->detail = d->index_limit;
-		g->ctx->detail2 = i;
+		g->it->fault_addr = *idx;
+		g->it->detail = d->index_limit;
+		g->it->detail2 = i;
 		return NPU_TASK_INDEX_FAULT;
 	}
 	return 0;
@@ -482,34 +482,34 @@ static int gsdu_run_desc(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d)
 }
 
 /* A chain failure: fault_addr names the descriptor; detail2 stays 0. */
-static int chain_fault(struct npu_exec_ctx *ctx, uint64_t addr)
+static int chain_fault(struct npu_iteration *it, uint64_t addr)
 {
-	ctx->fault_addr = addr;
-	ctx->detail = NPU_IE_CHAIN;
+	it->fault_addr = addr;
+	it->detail = NPU_IE_CHAIN;
 	return NPU_TASK_ILLEGAL_INSN;
 }
 
-static int exec_gsdu(struct npu_exec_ctx *ctx)
+static int exec_gsdu(struct npu_iteration *it)
 {
-	const struct npu_hw_csu_params *p = &ctx->di->raw.params.csu;
-	struct npu_cost *cost = ctx->cost;
+	const struct npu_hw_csu_params *p = &it->di->raw.params.csu;
+	struct npu_cost *cost = it->cost;
 	struct gsdu_run *g;
 	uint64_t addr = p->chain_addr, ddr_bytes = 0;
 	unsigned ddr;
 	int st = NPU_TASK_OK;
 
 	/* ~2 KiB of traffic table: scratch rather than stack. */
-	g = npu_ctx_alloc(ctx, sizeof(*g));
+	g = npu_iter_alloc(it, sizeof(*g));
 	if (!g)
 		return NPU_TASK_INTERNAL;
 	memset(g, 0, sizeof(*g));
-	g->ctx = ctx;
-	g->own_cl = npu_ctx_lcluster(ctx);
-	g->own_tpb = npu_ctx_tpb_index(ctx);
-	g->ncl = npu_job_nclusters(ctx->job);
-	g->ntpb = npu_job_tpbs(ctx->job);
-	g->own_node = npu_job_cluster_node(ctx->job, g->own_cl);
-	g->bounce = npu_ctx_alloc(ctx, GSDU_BOUNCE_BYTES);
+	g->it = it;
+	g->own_cl = npu_iter_lcluster(it);
+	g->own_tpb = npu_iter_tpb_index(it);
+	g->ncl = npu_task_nclusters(it->task);
+	g->ntpb = npu_task_tpbs(it->task);
+	g->own_node = npu_task_cluster_node(it->task, g->own_cl);
+	g->bounce = npu_iter_alloc(it, GSDU_BOUNCE_BYTES);
 	if (!g->bounce)
 		return NPU_TASK_INTERNAL;
 
@@ -520,20 +520,20 @@ static int exec_gsdu(struct npu_exec_ctx *ctx)
 
 		/* Bounds the work of a cyclic or runaway chain. */
 		if (n == NPU_GSDU_MAX_CHAIN) {
-			st = chain_fault(ctx, addr);
+			st = chain_fault(it, addr);
 			break;
 		}
 		/* HBSM: NPU_IE_RANGE outside the space; DDR: the MMU. */
-		st = npu_space_read(ctx, p->chain_space, g->own_cl, g->own_tpb,
+		st = npu_space_read(it, p->chain_space, g->own_cl, g->own_tpb,
 				    addr, &d, sizeof(d));
 		if (st)
 			break;
 		cost->cycles += GSDU_DESC_CYCLES;
 		if (p->chain_space == NPU_SPACE_DDR)
-			traffic_add(g, npu_job_ddr_node(ctx->job), g->own_node,
+			traffic_add(g, npu_task_ddr_node(it->task), g->own_node,
 				    sizeof(d));
 		if (!gsdu_desc_ok(g, &d)) {
-			st = chain_fault(ctx, addr);
+			st = chain_fault(it, addr);
 			break;
 		}
 		st = gsdu_run_desc(g, &d);
@@ -543,7 +543,7 @@ static int exec_gsdu(struct npu_exec_ctx *ctx)
 		cost->cycles += bytes / GSDU_BYTES_PER_CYCLE;
 		/* A chain can ask for hours of copying inside one iteration:
 		 * stop as soon as it alone overruns the task's cycle budget. */
-		if (cost->cycles > npu_job_timeout(ctx->job)) {
+		if (cost->cycles > npu_task_timeout(it->task)) {
 			st = NPU_TASK_TIMEOUT;
 			break;
 		}
@@ -553,12 +553,12 @@ static int exec_gsdu(struct npu_exec_ctx *ctx)
 			break;
 		/* This descriptor has been performed; the link is bad. */
 		if (d.next & 7) {
-			st = chain_fault(ctx, addr);
+			st = chain_fault(it, addr);
 			break;
 		}
 		addr = d.next;
 	}
-	ddr = npu_job_ddr_node(ctx->job);
+	ddr = npu_task_ddr_node(it->task);
 	for (unsigned i = 0; i < NPU_HW_MAX_MESH_NODES; i++)
 		for (unsigned j = 0; j < NPU_HW_MAX_MESH_NODES; j++)
 			if (g->traffic[i][j]) {
@@ -573,13 +573,13 @@ static int exec_gsdu(struct npu_exec_ctx *ctx)
 
 /* ---- TOPK ---- */
 
-static int validate_topk(struct npu_job *job, struct npu_dinsn *di)
+static int validate_topk(struct npu_task *task, struct npu_dinsn *di)
 {
 	const struct npu_hw_csu_params *p = &di->raw.params.csu;
 	struct npu_shape s, v, ix;
 	int ret;
 
-	(void)job;
+	(void)task;
 	ret = check_opnds(di, (1u << NPU_OPND_SRC0) | (1u << NPU_OPND_SRC2) |
 				      (1u << NPU_OPND_DST));
 	if (ret)
@@ -610,9 +610,9 @@ static int validate_topk(struct npu_job *job, struct npu_dinsn *di)
 	return 0;
 }
 
-static int exec_topk(struct npu_exec_ctx *ctx)
+static int exec_topk(struct npu_iteration *it)
 {
-	const struct npu_hw_csu_params *p = &ctx->di->raw.params.csu;
+	const struct npu_hw_csu_params *p = &it->di->raw.params.csu;
 	struct npu_view s, v, ix;
 	size_t n, rows, k = p->k;
 	const float *x;
@@ -620,39 +620,39 @@ static int exec_topk(struct npu_exec_ctx *ctx)
 	int32_t *idx;
 	int st;
 
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &s);
-	npu_opnd_view(ctx, NPU_OPND_DST, &v);
-	npu_opnd_view(ctx, NPU_OPND_SRC2, &ix);
+	npu_opnd_view(it, NPU_OPND_SRC0, &s);
+	npu_opnd_view(it, NPU_OPND_DST, &v);
+	npu_opnd_view(it, NPU_OPND_SRC2, &ix);
 	n = s.dims[0];
 	rows = s.ndims == 2 ? s.dims[1] : 1;
 	/* What validate established; never index past the buffers. */
 	if (k < 1 || k > n || npu_view_elems(&v) != rows * k ||
 	    npu_view_elems(&ix) != rows * k || ix.esz != sizeof(int32_t)) {
-		ctx->detail = NPU_IE_SHAPE;
+		it->detail = NPU_IE_SHAPE;
 		return NPU_TASK_ILLEGAL_INSN;
 	}
-	x = npu_view_load_f32(ctx, &s, &st);
+	x = npu_view_load_f32(it, &s, &st);
 	if (!x)
 		return st;
-	vals = npu_ctx_alloc(ctx, rows * k * sizeof(*vals));
-	idx = npu_ctx_alloc(ctx, rows * k * sizeof(*idx));
+	vals = npu_iter_alloc(it, rows * k * sizeof(*vals));
+	idx = npu_iter_alloc(it, rows * k * sizeof(*idx));
 	if (!vals || !idx)
 		return NPU_TASK_INTERNAL;
 	npu_kern_topk(vals, idx, x, rows, n, k, p->largest != 0);
 	/* Values convert to DST's float dtype, rounding to nearest even. */
-	st = npu_view_store_f32(ctx, &v, vals, NPU_ROUND_HALF_EVEN);
+	st = npu_view_store_f32(it, &v, vals, NPU_ROUND_HALF_EVEN);
 	if (st)
 		return st;
-	st = npu_view_store(ctx, &ix, idx);
+	st = npu_view_store(it, &ix, idx);
 	if (st)
 		return st;
-	ctx->cost->cycles += CSU_SERVICE_CYCLES + rows * sort_cycles(n);
+	it->cost->cycles += CSU_SERVICE_CYCLES + rows * sort_cycles(n);
 	return NPU_TASK_OK;
 }
 
 /* ---- NMS ---- */
 
-static int validate_nms(struct npu_job *job, struct npu_dinsn *di)
+static int validate_nms(struct npu_task *task, struct npu_dinsn *di)
 {
 	const struct npu_hw_csu_params *p = &di->raw.params.csu;
 	struct npu_shape b, s, d;
@@ -673,7 +673,7 @@ static int validate_nms(struct npu_job *job, struct npu_dinsn *di)
 	    !f32_bits_finite(p->score_threshold) || p->max_out < 1 ||
 	    (p->count_addr & 3))
 		return NPU_IE_PARAM;
-	if ((uint64_t)p->count_addr + sizeof(int32_t) > npu_job_hbsm_size(job))
+	if ((uint64_t)p->count_addr + sizeof(int32_t) > npu_task_hbsm_size(task))
 		return NPU_IE_RANGE;
 	if (di->opnd[NPU_OPND_SRC0].dtype != NPU_DT_FP32 ||
 	    di->opnd[NPU_OPND_SRC1].dtype != NPU_DT_FP32 ||
@@ -691,31 +691,31 @@ static int validate_nms(struct npu_job *job, struct npu_dinsn *di)
 	return 0;
 }
 
-static int exec_nms(struct npu_exec_ctx *ctx)
+static int exec_nms(struct npu_iteration *it)
 {
-	const struct npu_hw_csu_params *p = &ctx->di->raw.params.csu;
+	const struct npu_hw_csu_params *p = &it->di->raw.params.csu;
 	struct npu_view b, s, d;
 	const float *boxes, *scores;
 	size_t n, max_out = p->max_out, kept;
 	int32_t *sel, count;
 	int st;
 
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &b);
-	npu_opnd_view(ctx, NPU_OPND_SRC1, &s);
-	npu_opnd_view(ctx, NPU_OPND_DST, &d);
+	npu_opnd_view(it, NPU_OPND_SRC0, &b);
+	npu_opnd_view(it, NPU_OPND_SRC1, &s);
+	npu_opnd_view(it, NPU_OPND_DST, &d);
 	n = s.dims[0];
 	if (b.ndims != 2 || b.dims[0] != 4 || b.dims[1] != n ||
 	    npu_view_elems(&d) != max_out || d.esz != sizeof(int32_t)) {
-		ctx->detail = NPU_IE_SHAPE;
+		it->detail = NPU_IE_SHAPE;
 		return NPU_TASK_ILLEGAL_INSN;
 	}
-	boxes = npu_view_load_f32(ctx, &b, &st);
+	boxes = npu_view_load_f32(it, &b, &st);
 	if (!boxes)
 		return st;
-	scores = npu_view_load_f32(ctx, &s, &st);
+	scores = npu_view_load_f32(it, &s, &st);
 	if (!scores)
 		return st;
-	sel = npu_ctx_alloc(ctx, max_out * sizeof(*sel));
+	sel = npu_iter_alloc(it, max_out * sizeof(*sel));
 	if (!sel)
 		return NPU_TASK_INTERNAL;
 	kept = npu_kern_nms(sel, boxes, scores, n, max_out,
@@ -727,16 +727,16 @@ static int exec_nms(struct npu_exec_ctx *ctx)
 	/* Unused slots read -1 so consumers need not fetch the count. */
 	for (size_t i = kept; i < max_out; i++)
 		sel[i] = -1;
-	st = npu_view_store(ctx, &d, sel);
+	st = npu_view_store(it, &d, sel);
 	if (st)
 		return st;
 	count = (int32_t)kept;
-	st = npu_space_write(ctx, NPU_SPACE_HBSM, npu_ctx_lcluster(ctx),
-			     npu_ctx_tpb_index(ctx), p->count_addr, &count,
+	st = npu_space_write(it, NPU_SPACE_HBSM, npu_iter_lcluster(it),
+			     npu_iter_tpb_index(it), p->count_addr, &count,
 			     sizeof(count));
 	if (st)
 		return st;
-	ctx->cost->cycles += CSU_SERVICE_CYCLES + sort_cycles(n);
+	it->cost->cycles += CSU_SERVICE_CYCLES + sort_cycles(n);
 	return NPU_TASK_OK;
 }
 

@@ -229,7 +229,7 @@ static int check_pool(const struct npu_hw_cvu_params *p,
 			 p->pad_left, p->pad_right);
 }
 
-static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
+static int cvu_validate(struct npu_task *task, struct npu_dinsn *di)
 {
 	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
 	unsigned op = di->raw.opcode, need = op_operands(op, p->flags);
@@ -239,7 +239,7 @@ static int cvu_validate(struct npu_job *job, struct npu_dinsn *di)
 	unsigned r = p->reduce_levels;
 	int ret;
 
-	(void)job;
+	(void)task;
 	/* operands: required ones present, the others entirely zero */
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {
 		bool want = need & BIT(o);
@@ -376,14 +376,14 @@ static int status_or_internal(int st)
 }
 
 /* Source operand o as fp32, dequantised if asked and integer. */
-static const float *load_src(struct npu_exec_ctx *ctx, unsigned o, size_t *n,
+static const float *load_src(struct npu_iteration *it, unsigned o, size_t *n,
 			     int *st)
 {
-	const struct npu_hw_cvu_params *p = &ctx->di->raw.params.cvu;
+	const struct npu_hw_cvu_params *p = &it->di->raw.params.cvu;
 	struct npu_view v;
 	float *f;
 
-	npu_opnd_view(ctx, o, &v);
+	npu_opnd_view(it, o, &v);
 	*n = (size_t)npu_view_elems(&v);
 	if (v.dtype == NPU_DT_FP32) {
 		/*
@@ -391,7 +391,7 @@ static const float *load_src(struct npu_exec_ctx *ctx, unsigned o, size_t *n,
 		 * from the loaded copy, without a converting copy.  Only read:
 		 * the result goes to its own buffer and is stored after.
 		 */
-		const void *raw = npu_view_load(ctx, &v, st);
+		const void *raw = npu_view_load(it, &v, st);
 
 		if (raw && !((uintptr_t)raw % _Alignof(float)))
 			return raw;
@@ -400,7 +400,7 @@ static const float *load_src(struct npu_exec_ctx *ctx, unsigned o, size_t *n,
 			return NULL;
 		}
 	}
-	f = npu_view_load_f32(ctx, &v, st);
+	f = npu_view_load_f32(it, &v, st);
 	if (!f) {
 		*st = status_or_internal(*st);
 		return NULL;
@@ -433,9 +433,9 @@ static size_t dims_prod(const struct npu_view *v, unsigned from, unsigned to)
  * anything else one, and a non-empty
  * stage pipeline one more.  Plus HBSM latency and bank-conflict stalls.
  */
-static void cvu_cost(struct npu_exec_ctx *ctx)
+static void cvu_cost(struct npu_iteration *it)
 {
-	const struct npu_dinsn *di = ctx->di;
+	const struct npu_dinsn *di = it->di;
 	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
 	uint64_t in = 0, out = 0, conf = 0, passes;
 
@@ -445,7 +445,7 @@ static void cvu_cost(struct npu_exec_ctx *ctx)
 
 		if (!di->used[o])
 			continue;
-		npu_opnd_view(ctx, o, &v);
+		npu_opnd_view(it, o, &v);
 		bytes = npu_view_elems(&v) * v.esz;
 		if (o == NPU_OPND_DST)
 			out = bytes;
@@ -459,11 +459,11 @@ static void cvu_cost(struct npu_exec_ctx *ctx)
 		passes++;
 	if (out > in)
 		in = out;
-	if (ctx->cost) {
-		ctx->cost->cycles += passes * ((in + NPU_M100_CVU_BYTES_PER_CYCLE - 1) /
+	if (it->cost) {
+		it->cost->cycles += passes * ((in + NPU_M100_CVU_BYTES_PER_CYCLE - 1) /
 					       NPU_M100_CVU_BYTES_PER_CYCLE) +
 				     NPU_M100_HBSM_LATENCY + conf;
-		ctx->cost->conflicts += conf;
+		it->cost->conflicts += conf;
 	}
 }
 
@@ -486,9 +486,9 @@ static uint64_t view_distinct_bytes(const struct npu_view *v)
  * packed weights, one scale and zero point per block) and what it writes
  * (the widened weights), plus latency and bank-conflict stalls.
  */
-static void dequant_cost(struct npu_exec_ctx *ctx)
+static void dequant_cost(struct npu_iteration *it)
 {
-	const struct npu_dinsn *di = ctx->di;
+	const struct npu_dinsn *di = it->di;
 	uint64_t in = 0, out = 0, conf = 0;
 
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {
@@ -496,7 +496,7 @@ static void dequant_cost(struct npu_exec_ctx *ctx)
 
 		if (!di->used[o])
 			continue;
-		npu_opnd_view(ctx, o, &v);
+		npu_opnd_view(it, o, &v);
 		if (o == NPU_OPND_DST)
 			out = npu_view_elems(&v) * v.esz;
 		else
@@ -506,17 +506,17 @@ static void dequant_cost(struct npu_exec_ctx *ctx)
 	}
 	if (out > in)
 		in = out;
-	if (ctx->cost) {
-		ctx->cost->cycles += (in + NPU_M100_CVU_BYTES_PER_CYCLE - 1) /
+	if (it->cost) {
+		it->cost->cycles += (in + NPU_M100_CVU_BYTES_PER_CYCLE - 1) /
 				     NPU_M100_CVU_BYTES_PER_CYCLE + NPU_M100_HBSM_LATENCY + conf;
-		ctx->cost->conflicts += conf;
+		it->cost->conflicts += conf;
 	}
 }
 
 /* DEQUANT: (q - zp) * scale in fp32, stored in the destination's dtype. */
-static int dequant_exec(struct npu_exec_ctx *ctx)
+static int dequant_exec(struct npu_iteration *it)
 {
-	const struct npu_dinsn *di = ctx->di;
+	const struct npu_dinsn *di = it->di;
 	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
 	bool nib = p->flags & NPU_CVU_F_NIBBLES;
 	struct npu_view qv, sv, zv, dv;
@@ -526,22 +526,22 @@ static int dequant_exec(struct npu_exec_ctx *ctx)
 	float *y;
 	int st = 0;
 
-	dequant_cost(ctx);
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &qv);
-	npu_opnd_view(ctx, NPU_OPND_SRC1, &sv);
-	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+	dequant_cost(it);
+	npu_opnd_view(it, NPU_OPND_SRC0, &qv);
+	npu_opnd_view(it, NPU_OPND_SRC1, &sv);
+	npu_opnd_view(it, NPU_OPND_DST, &dv);
 	n = (size_t)npu_view_elems(&dv);
-	q = npu_view_load(ctx, &qv, &st);
-	s = q ? npu_view_load_f32(ctx, &sv, &st) : NULL;
+	q = npu_view_load(it, &qv, &st);
+	s = q ? npu_view_load_f32(it, &sv, &st) : NULL;
 	if (!s)
 		return status_or_internal(st);
 	if (di->used[NPU_OPND_SRC2]) {
-		npu_opnd_view(ctx, NPU_OPND_SRC2, &zv);
-		z = npu_view_load_f32(ctx, &zv, &st);
+		npu_opnd_view(it, NPU_OPND_SRC2, &zv);
+		z = npu_view_load_f32(it, &zv, &st);
 		if (!z)
 			return status_or_internal(st);
 	}
-	y = npu_ctx_alloc(ctx, n * sizeof(float));
+	y = npu_iter_alloc(it, n * sizeof(float));
 	if (!y)
 		return NPU_TASK_INTERNAL;
 	for (size_t i = 0; i < n; i++) {
@@ -555,32 +555,32 @@ static int dequant_exec(struct npu_exec_ctx *ctx)
 			v = q[i];
 		y[i] = ((float)v - (z ? z[i] : (float)p->in_zp)) * s[i];
 	}
-	return npu_view_store_f32(ctx, &dv, y, NPU_ROUND_HALF_EVEN);
+	return npu_view_store_f32(it, &dv, y, NPU_ROUND_HALF_EVEN);
 }
 
 /* The result in the destination's dtype, then the store. */
-static int store_result(struct npu_exec_ctx *ctx, const float *y, size_t n)
+static int store_result(struct npu_iteration *it, const float *y, size_t n)
 {
-	const struct npu_hw_cvu_params *p = &ctx->di->raw.params.cvu;
+	const struct npu_hw_cvu_params *p = &it->di->raw.params.cvu;
 	struct npu_view dv;
 	int32_t lo, hi;
 	float s;
 
-	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+	npu_opnd_view(it, NPU_OPND_DST, &dv);
 	if (!(p->flags & NPU_CVU_F_OUT_QUANT) || !npu_dtype_int_range(dv.dtype, &lo, &hi))
-		return npu_view_store_f32(ctx, &dv, y, p->round);
+		return npu_view_store_f32(it, &dv, y, p->round);
 
 	s = npu_f32_from_bits(p->out_scale);
 	if (dv.dtype == NPU_DT_INT32) {
-		int32_t *q = npu_ctx_alloc(ctx, n * sizeof(*q));
+		int32_t *q = npu_iter_alloc(it, n * sizeof(*q));
 
 		if (!q)
 			return NPU_TASK_INTERNAL;
 		for (size_t i = 0; i < n; i++)
 			q[i] = npu_requant(y[i] / s, p->round, p->out_zp, lo, hi);
-		return npu_view_store(ctx, &dv, q);
+		return npu_view_store(it, &dv, q);
 	} else {
-		uint8_t *q = npu_ctx_alloc(ctx, n);
+		uint8_t *q = npu_iter_alloc(it, n);
 
 		if (!q)
 			return NPU_TASK_INTERNAL;
@@ -591,12 +591,12 @@ static int store_result(struct npu_exec_ctx *ctx, const float *y, size_t n)
 			/* two's complement byte for int8, plain for uint8 */
 			q[i] = (uint8_t)(r & 0xff);
 		}
-		return npu_view_store(ctx, &dv, q);
+		return npu_view_store(it, &dv, q);
 	}
 }
 
 /* SELECT: element bits of src1 or src2, as src0 (any dtype) is non-zero. */
-static int select_exec(struct npu_exec_ctx *ctx)
+static int select_exec(struct npu_iteration *it)
 {
 	struct npu_view cv, av, bv, dv;
 	const float *c;
@@ -605,20 +605,20 @@ static int select_exec(struct npu_exec_ctx *ctx)
 	size_t n;
 	int st = 0;
 
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &cv);
-	npu_opnd_view(ctx, NPU_OPND_SRC1, &av);
-	npu_opnd_view(ctx, NPU_OPND_SRC2, &bv);
-	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+	npu_opnd_view(it, NPU_OPND_SRC0, &cv);
+	npu_opnd_view(it, NPU_OPND_SRC1, &av);
+	npu_opnd_view(it, NPU_OPND_SRC2, &bv);
+	npu_opnd_view(it, NPU_OPND_DST, &dv);
 	n = (size_t)npu_view_elems(&dv);
-	c = npu_view_load_f32(ctx, &cv, &st);
-	a = c ? npu_view_load(ctx, &av, &st) : NULL;
-	b = a ? npu_view_load(ctx, &bv, &st) : NULL;
-	y = b ? npu_ctx_alloc(ctx, n * dv.esz) : NULL;
+	c = npu_view_load_f32(it, &cv, &st);
+	a = c ? npu_view_load(it, &av, &st) : NULL;
+	b = a ? npu_view_load(it, &bv, &st) : NULL;
+	y = b ? npu_iter_alloc(it, n * dv.esz) : NULL;
 	if (!y)
 		return status_or_internal(st);
 	for (size_t i = 0; i < n; i++)
 		memcpy(y + i * dv.esz, (c[i] != 0.0f ? a : b) + i * dv.esz, dv.esz);
-	return npu_view_store(ctx, &dv, y);
+	return npu_view_store(it, &dv, y);
 }
 
 /*
@@ -640,22 +640,22 @@ static bool is_int_arith(const struct npu_dinsn *di)
 	       di->opnd[NPU_OPND_DST].dtype == NPU_DT_INT32;
 }
 
-static int int_arith_exec(struct npu_exec_ctx *ctx)
+static int int_arith_exec(struct npu_iteration *it)
 {
-	unsigned fn = ctx->di->raw.params.cvu.fn;
+	unsigned fn = it->di->raw.params.cvu.fn;
 	struct npu_view av, bv, dv;
 	const int32_t *a, *b;
 	int32_t *y;
 	size_t n;
 	int st = 0;
 
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &av);
-	npu_opnd_view(ctx, NPU_OPND_SRC1, &bv);
-	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+	npu_opnd_view(it, NPU_OPND_SRC0, &av);
+	npu_opnd_view(it, NPU_OPND_SRC1, &bv);
+	npu_opnd_view(it, NPU_OPND_DST, &dv);
 	n = (size_t)npu_view_elems(&dv);
-	a = npu_view_load(ctx, &av, &st);
-	b = a ? npu_view_load(ctx, &bv, &st) : NULL;
-	y = b ? npu_ctx_alloc(ctx, n * sizeof(*y)) : NULL;
+	a = npu_view_load(it, &av, &st);
+	b = a ? npu_view_load(it, &bv, &st) : NULL;
+	y = b ? npu_iter_alloc(it, n * sizeof(*y)) : NULL;
 	if (!y)
 		return status_or_internal(st);
 	for (size_t i = 0; i < n; i++) {
@@ -666,27 +666,27 @@ static int int_arith_exec(struct npu_exec_ctx *ctx)
 		else
 			y[i] = (int32_t)(fn == NPU_FN_ADD ? u + v : fn == NPU_FN_SUB ? u - v : u * v);
 	}
-	return npu_view_store(ctx, &dv, y);
+	return npu_view_store(it, &dv, y);
 }
 
 /* SCAN of int32 into int32, nothing converted: added exactly. */
-static int scan_i32_exec(struct npu_exec_ctx *ctx, size_t outer, size_t len, size_t inner)
+static int scan_i32_exec(struct npu_iteration *it, size_t outer, size_t len, size_t inner)
 {
-	const struct npu_hw_cvu_params *p = &ctx->di->raw.params.cvu;
+	const struct npu_hw_cvu_params *p = &it->di->raw.params.cvu;
 	struct npu_view xv, dv;
 	const int32_t *x;
 	int32_t *y;
 	int st = 0;
 
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &xv);
-	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
-	x = npu_view_load(ctx, &xv, &st);
-	y = x ? npu_ctx_alloc(ctx, outer * len * inner * sizeof(*y)) : NULL;
+	npu_opnd_view(it, NPU_OPND_SRC0, &xv);
+	npu_opnd_view(it, NPU_OPND_DST, &dv);
+	x = npu_view_load(it, &xv, &st);
+	y = x ? npu_iter_alloc(it, outer * len * inner * sizeof(*y)) : NULL;
 	if (!y)
 		return status_or_internal(st);
 	npu_kern_scan_i32(y, x, outer, len, inner, p->flags & NPU_CVU_F_EXCLUSIVE,
 			  p->flags & NPU_CVU_F_REVERSE);
-	return npu_view_store(ctx, &dv, y);
+	return npu_view_store(it, &dv, y);
 }
 
 /*
@@ -694,9 +694,9 @@ static int scan_i32_exec(struct npu_exec_ctx *ctx, size_t outer, size_t len, siz
  * integers themselves: exact over all of int32, where fp32 would merge
  * neighbours beyond 2^24.  Returns false (and leaves @y) otherwise.
  */
-static bool int_compare(struct npu_exec_ctx *ctx, float *y, size_t n, int *st)
+static bool int_compare(struct npu_iteration *it, float *y, size_t n, int *st)
 {
-	const struct npu_dinsn *di = ctx->di;
+	const struct npu_dinsn *di = it->di;
 	unsigned fn = di->raw.params.cvu.fn;
 	struct npu_view av, bv;
 	const int32_t *a, *b;
@@ -706,10 +706,10 @@ static bool int_compare(struct npu_exec_ctx *ctx, float *y, size_t n, int *st)
 	    di->opnd[NPU_OPND_SRC0].dtype != NPU_DT_INT32 ||
 	    di->opnd[NPU_OPND_SRC1].dtype != NPU_DT_INT32)
 		return false;
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &av);
-	npu_opnd_view(ctx, NPU_OPND_SRC1, &bv);
-	a = npu_view_load(ctx, &av, st);
-	b = a ? npu_view_load(ctx, &bv, st) : NULL;
+	npu_opnd_view(it, NPU_OPND_SRC0, &av);
+	npu_opnd_view(it, NPU_OPND_SRC1, &bv);
+	a = npu_view_load(it, &av, st);
+	b = a ? npu_view_load(it, &bv, st) : NULL;
 	if (!b) {
 		*st = status_or_internal(*st);
 		return true;
@@ -729,9 +729,9 @@ static bool int_compare(struct npu_exec_ctx *ctx, float *y, size_t n, int *st)
 	return true;
 }
 
-static int cvu_exec(struct npu_exec_ctx *ctx)
+static int cvu_exec(struct npu_iteration *it)
 {
-	const struct npu_dinsn *di = ctx->di;
+	const struct npu_dinsn *di = it->di;
 	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
 	unsigned op = di->raw.opcode;
 	const float *src[NPU_OPND_SRC2 + 1] = { NULL };
@@ -742,28 +742,28 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 	int st = 0;
 
 	if (op == NPU_CVU_DEQUANT)
-		return dequant_exec(ctx);
-	cvu_cost(ctx);
+		return dequant_exec(it);
+	cvu_cost(it);
 	if (op == NPU_CVU_SELECT)
-		return select_exec(ctx);
+		return select_exec(it);
 	if (is_int_arith(di))
-		return int_arith_exec(ctx);
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &xv);
-	npu_opnd_view(ctx, NPU_OPND_DST, &dv);
+		return int_arith_exec(it);
+	npu_opnd_view(it, NPU_OPND_SRC0, &xv);
+	npu_opnd_view(it, NPU_OPND_DST, &dv);
 	if (op == NPU_CVU_SCAN && xv.dtype == NPU_DT_INT32 && dv.dtype == NPU_DT_INT32 &&
 	    !p->nstages && !(p->flags & (NPU_CVU_F_IN_QUANT | NPU_CVU_F_OUT_QUANT)))
-		return scan_i32_exec(ctx, dims_prod(&xv, p->reduce_levels, xv.ndims),
+		return scan_i32_exec(it, dims_prod(&xv, p->reduce_levels, xv.ndims),
 				     xv.dims[p->reduce_levels - 1],
 				     dims_prod(&xv, 0, p->reduce_levels - 1));
 	for (unsigned o = NPU_OPND_SRC0; o <= NPU_OPND_SRC2; o++) {
 		if (!di->used[o])
 			continue;
-		src[o] = load_src(ctx, o, &nsrc[o], &st);
+		src[o] = load_src(it, o, &nsrc[o], &st);
 		if (!src[o])
 			return st;
 	}
 	n = (size_t)npu_view_elems(&dv);
-	y = npu_ctx_alloc(ctx, n * sizeof(float));
+	y = npu_iter_alloc(it, n * sizeof(float));
 	if (!y)
 		return NPU_TASK_INTERNAL;
 	/* rows for the row-wise ops: the inner reduce_levels dims are a row */
@@ -776,7 +776,7 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 			       npu_f32_from_bits(p->imm[1]));
 		break;
 	case NPU_CVU_BINARY:
-		if (int_compare(ctx, y, n, &st)) {
+		if (int_compare(it, y, n, &st)) {
 			if (st)
 				return st;
 			break;
@@ -787,7 +787,7 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 		if (is_argreduce(p->fn) && xv.dtype == NPU_DT_INT32 &&
 		    !(p->flags & NPU_CVU_F_IN_QUANT)) {
 			/* int32 rows compare as integers: exact beyond 2^24 */
-			const int32_t *xi = npu_view_load(ctx, &xv, &st);
+			const int32_t *xi = npu_view_load(it, &xv, &st);
 
 			if (!xi)
 				return status_or_internal(st);
@@ -835,14 +835,14 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 	}
 	default:
 		/* validate accepted only the opcodes above */
-		ctx->detail = NPU_IE_OPCODE;
+		it->detail = NPU_IE_OPCODE;
 		return NPU_TASK_ILLEGAL_INSN;
 	}
 
 	/* pipeline stages, ping-ponging between two buffers */
 	cur = y;
 	if (p->nstages) {
-		float *bufs[2] = { y, npu_ctx_alloc(ctx, n * sizeof(float)) };
+		float *bufs[2] = { y, npu_iter_alloc(it, n * sizeof(float)) };
 
 		if (!bufs[1])
 			return NPU_TASK_INTERNAL;
@@ -858,7 +858,7 @@ static int cvu_exec(struct npu_exec_ctx *ctx)
 			cur = next;
 		}
 	}
-	return store_result(ctx, cur, n);
+	return store_result(it, cur, n);
 }
 
 static const struct npu_unit_ops cvu_ops = {

@@ -4,7 +4,7 @@
  * TPB HBSMs through the Data Reorganisation and Broadcast path (an
  * NPU_SPACE_HBSM_REMOTE destination writes every masked TPB).
  *
- * DMA instructions execute in the CCB (ctx->tpb == NULL): there is no
+ * DMA instructions execute in the CCB (it->tpb == NULL): there is no
  * local HBSM, so HBSM can only be a remote destination; results go back
  * through a GSDU.  Checks follow Documentation/hw/isa.md ("DMA"), the
  * cost cycle-model.md.
@@ -17,7 +17,7 @@
 /* Transfers without a DDR endpoint stream at this rate (bytes/cycle). */
 #define DMA_SRAM_BYTES_PER_CYCLE 256
 
-static int validate_copy(struct npu_job *job, struct npu_dinsn *di)
+static int validate_copy(struct npu_task *task, struct npu_dinsn *di)
 {
 	const struct npu_hw_dma_params *p = &di->raw.params.dma;
 	const struct npu_walk *s = &di->opnd[NPU_OPND_SRC0];
@@ -25,7 +25,7 @@ static int validate_copy(struct npu_job *job, struct npu_dinsn *di)
 	struct npu_shape ss, ds;
 	uint64_t n;
 
-	(void)job;
+	(void)task;
 	if (!di->used[NPU_OPND_SRC0] || !di->used[NPU_OPND_DST])
 		return NPU_IE_SHAPE;
 	for (unsigned o = NPU_OPND_SRC1; o <= NPU_OPND_SRC2; o++)
@@ -89,10 +89,10 @@ static bool may_alias(const struct npu_view *src, const struct npu_view *dst)
  * supports up to 256 GB/s"), one copy for every masked TPB.  SRAM
  * endpoints add no transfer.
  */
-static void dma_cost(struct npu_exec_ctx *ctx, const struct npu_view *s,
+static void dma_cost(struct npu_iteration *it, const struct npu_view *s,
 		     const struct npu_view *d, uint64_t bytes)
 {
-	struct npu_cost *c = ctx->cost;
+	struct npu_cost *c = it->cost;
 	unsigned rate = (s->space == NPU_SPACE_DDR || d->space == NPU_SPACE_DDR) ?
 				NPU_M100_DDR_BYTES_PER_CYCLE :
 				DMA_SRAM_BYTES_PER_CYCLE;
@@ -107,43 +107,43 @@ static void dma_cost(struct npu_exec_ctx *ctx, const struct npu_view *s,
 		npu_cost_path(c, NPU_PATH_DRB, bytes);
 }
 
-static int exec_copy(struct npu_exec_ctx *ctx)
+static int exec_copy(struct npu_iteration *it)
 {
 	struct npu_view s, d;
 	const void *data;
 	uint64_t n, bytes;
 	int st;
 
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &s);
-	npu_opnd_view(ctx, NPU_OPND_DST, &d);
+	npu_opnd_view(it, NPU_OPND_SRC0, &s);
+	npu_opnd_view(it, NPU_OPND_DST, &d);
 	n = npu_view_elems(&s);
 	/* What validate established; never store past the loaded buffer. */
 	if (n != npu_view_elems(&d) || s.esz != d.esz) {
-		ctx->detail = NPU_IE_SHAPE;
+		it->detail = NPU_IE_SHAPE;
 		return NPU_TASK_ILLEGAL_INSN;
 	}
 	bytes = n * s.esz;
-	if (npu_view_copy(ctx, &s, &d, &st)) {
+	if (npu_view_copy(it, &s, &d, &st)) {
 		if (st)
 			return st;
-		dma_cost(ctx, &s, &d, bytes);
+		dma_cost(it, &s, &d, bytes);
 		return NPU_TASK_OK;
 	}
-	data = npu_view_load(ctx, &s, &st);
+	data = npu_view_load(it, &s, &st);
 	if (!data)
 		return st;
 	if (may_alias(&s, &d)) {
-		void *tmp = npu_ctx_alloc(ctx, bytes);
+		void *tmp = npu_iter_alloc(it, bytes);
 
 		if (!tmp)
 			return NPU_TASK_INTERNAL;
 		memcpy(tmp, data, bytes);
 		data = tmp;
 	}
-	st = npu_view_store(ctx, &d, data);
+	st = npu_view_store(it, &d, data);
 	if (st)
 		return st;
-	dma_cost(ctx, &s, &d, bytes);
+	dma_cost(it, &s, &d, bytes);
 	return NPU_TASK_OK;
 }
 

@@ -100,12 +100,12 @@ static int check_common(const struct npu_dinsn *di, bool has_src,
 	return 0;
 }
 
-static int validate_copy(struct npu_job *job, struct npu_dinsn *di)
+static int validate_copy(struct npu_task *task, struct npu_dinsn *di)
 {
 	struct npu_shape s, d;
 	int ret;
 
-	(void)job;
+	(void)task;
 	ret = check_common(di, true, &s, &d);
 	if (ret)
 		return ret;
@@ -118,12 +118,12 @@ static int validate_copy(struct npu_job *job, struct npu_dinsn *di)
 	return 0;
 }
 
-static int validate_fill(struct npu_job *job, struct npu_dinsn *di)
+static int validate_fill(struct npu_task *task, struct npu_dinsn *di)
 {
 	struct npu_shape d;
 	int ret;
 
-	(void)job;
+	(void)task;
 	ret = check_common(di, false, NULL, &d);
 	if (ret)
 		return ret;
@@ -132,12 +132,12 @@ static int validate_fill(struct npu_job *job, struct npu_dinsn *di)
 	return check_params(&di->raw.params.dtdu, true, false);
 }
 
-static int validate_transpose(struct npu_job *job, struct npu_dinsn *di)
+static int validate_transpose(struct npu_task *task, struct npu_dinsn *di)
 {
 	struct npu_shape s, d;
 	int ret;
 
-	(void)job;
+	(void)task;
 	ret = check_common(di, true, &s, &d);
 	if (ret)
 		return ret;
@@ -153,13 +153,13 @@ static int validate_transpose(struct npu_job *job, struct npu_dinsn *di)
 	return 0;
 }
 
-static int validate_pad(struct npu_job *job, struct npu_dinsn *di)
+static int validate_pad(struct npu_task *task, struct npu_dinsn *di)
 {
 	const struct npu_hw_dtdu_params *p = &di->raw.params.dtdu;
 	struct npu_shape s, d;
 	int ret;
 
-	(void)job;
+	(void)task;
 	ret = check_common(di, true, &s, &d);
 	if (ret)
 		return ret;
@@ -193,7 +193,7 @@ static int validate_pad(struct npu_job *job, struct npu_dinsn *di)
  * bytes already overwritten.  A remote destination aliases the source
  * when its masks include this very TPB.
  */
-static bool may_alias(const struct npu_exec_ctx *ctx,
+static bool may_alias(const struct npu_iteration *it,
 		      const struct npu_view *src, const struct npu_view *dst)
 {
 	int64_t slo, shi, dlo, dhi;
@@ -201,8 +201,8 @@ static bool may_alias(const struct npu_exec_ctx *ctx,
 	if (src->space != NPU_SPACE_HBSM)
 		return false;
 	if (dst->space == NPU_SPACE_HBSM_REMOTE) {
-		if (!(dst->cluster_mask & (1u << npu_ctx_lcluster(ctx))) ||
-		    !(dst->tpb_mask & (1u << npu_ctx_tpb_index(ctx))))
+		if (!(dst->cluster_mask & (1u << npu_iter_lcluster(it))) ||
+		    !(dst->tpb_mask & (1u << npu_iter_tpb_index(it))))
 			return false;
 	} else if (dst->space != NPU_SPACE_HBSM) {
 		return false;
@@ -241,10 +241,10 @@ static void elem_from_bits(void *out, unsigned esz, uint32_t bits)
  * TPB's (TPBs of one cluster share its router and NoC, so the data crosses
  * the mesh once per cluster).
  */
-static void dtdu_cost(struct npu_exec_ctx *ctx, const struct npu_view *src,
+static void dtdu_cost(struct npu_iteration *it, const struct npu_view *src,
 		      const struct npu_view *dst)
 {
-	struct npu_cost *c = ctx->cost;
+	struct npu_cost *c = it->cost;
 	uint64_t dbytes = npu_view_elems(dst) * dst->esz;
 	uint64_t bytes = dbytes, conf;
 
@@ -265,14 +265,14 @@ static void dtdu_cost(struct npu_exec_ctx *ctx, const struct npu_view *src,
 		     NPU_M100_HBSM_LATENCY + conf;
 	c->conflicts += conf;
 	if (dst->space == NPU_SPACE_HBSM_REMOTE) {
-		unsigned own = npu_ctx_lcluster(ctx);
-		unsigned ncl = npu_job_nclusters(ctx->job);
-		unsigned from = npu_job_cluster_node(ctx->job, own);
+		unsigned own = npu_iter_lcluster(it);
+		unsigned ncl = npu_task_nclusters(it->task);
+		unsigned from = npu_task_cluster_node(it->task, own);
 
 		for (unsigned cl = 0; cl < ncl; cl++) {
 			if (cl == own || !(dst->cluster_mask & (1u << cl)))
 				continue;
-			npu_cost_xfer(c, from, npu_job_cluster_node(ctx->job, cl),
+			npu_cost_xfer(c, from, npu_task_cluster_node(it->task, cl),
 				      dbytes);
 		}
 	}
@@ -280,53 +280,53 @@ static void dtdu_cost(struct npu_exec_ctx *ctx, const struct npu_view *src,
 
 /* Defensive re-check of what validate established: exec must never
  * overrun a buffer even if views and validation somehow disagree. */
-static int shape_fault(struct npu_exec_ctx *ctx)
+static int shape_fault(struct npu_iteration *it)
 {
-	ctx->detail = NPU_IE_SHAPE;
+	it->detail = NPU_IE_SHAPE;
 	return NPU_TASK_ILLEGAL_INSN;
 }
 
-static int exec_copy(struct npu_exec_ctx *ctx)
+static int exec_copy(struct npu_iteration *it)
 {
 	struct npu_view s, d;
 	uint64_t n;
 	int st;
 
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &s);
-	npu_opnd_view(ctx, NPU_OPND_DST, &d);
+	npu_opnd_view(it, NPU_OPND_SRC0, &s);
+	npu_opnd_view(it, NPU_OPND_DST, &d);
 	n = npu_view_elems(&s);
 	if (n != npu_view_elems(&d))
-		return shape_fault(ctx);
+		return shape_fault(it);
 	if (s.dtype == d.dtype) {
-		const void *data = npu_view_load(ctx, &s, &st);
+		const void *data = npu_view_load(it, &s, &st);
 
 		if (!data)
 			return st;
-		if (may_alias(ctx, &s, &d)) {
-			void *tmp = npu_ctx_alloc(ctx, n * s.esz);
+		if (may_alias(it, &s, &d)) {
+			void *tmp = npu_iter_alloc(it, n * s.esz);
 
 			if (!tmp)
 				return NPU_TASK_INTERNAL;
 			memcpy(tmp, data, n * s.esz);
 			data = tmp;
 		}
-		st = npu_view_store(ctx, &d, data);
+		st = npu_view_store(it, &d, data);
 	} else {
 		/* Numeric conversion; the fp32 copy is always scratch, so no
 		 * aliasing.  Integer results round half to even, saturate. */
-		const float *f = npu_view_load_f32(ctx, &s, &st);
+		const float *f = npu_view_load_f32(it, &s, &st);
 
 		if (!f)
 			return st;
-		st = npu_view_store_f32(ctx, &d, f, NPU_ROUND_HALF_EVEN);
+		st = npu_view_store_f32(it, &d, f, NPU_ROUND_HALF_EVEN);
 	}
 	if (st)
 		return st;
-	dtdu_cost(ctx, &s, &d);
+	dtdu_cost(it, &s, &d);
 	return NPU_TASK_OK;
 }
 
-static int exec_fill(struct npu_exec_ctx *ctx)
+static int exec_fill(struct npu_iteration *it)
 {
 	struct npu_view d;
 	uint8_t value[4];
@@ -334,23 +334,23 @@ static int exec_fill(struct npu_exec_ctx *ctx)
 	void *buf;
 	int st;
 
-	npu_opnd_view(ctx, NPU_OPND_DST, &d);
+	npu_opnd_view(it, NPU_OPND_DST, &d);
 	n = npu_view_elems(&d);
 	if (n > NPU_VIEW_MAX_ELEMS || d.esz > sizeof(value))
-		return shape_fault(ctx);
-	elem_from_bits(value, d.esz, ctx->di->raw.params.dtdu.value);
-	buf = npu_ctx_alloc(ctx, n * d.esz);
+		return shape_fault(it);
+	elem_from_bits(value, d.esz, it->di->raw.params.dtdu.value);
+	buf = npu_iter_alloc(it, n * d.esz);
 	if (!buf)
 		return NPU_TASK_INTERNAL;
 	npu_kern_fill(buf, d.esz, n, value);
-	st = npu_view_store(ctx, &d, buf);
+	st = npu_view_store(it, &d, buf);
 	if (st)
 		return st;
-	dtdu_cost(ctx, NULL, &d);
+	dtdu_cost(it, NULL, &d);
 	return NPU_TASK_OK;
 }
 
-static int exec_transpose(struct npu_exec_ctx *ctx)
+static int exec_transpose(struct npu_iteration *it)
 {
 	struct npu_view s, d;
 	const void *x;
@@ -358,59 +358,59 @@ static int exec_transpose(struct npu_exec_ctx *ctx)
 	void *y;
 	int st;
 
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &s);
-	npu_opnd_view(ctx, NPU_OPND_DST, &d);
+	npu_opnd_view(it, NPU_OPND_SRC0, &s);
+	npu_opnd_view(it, NPU_OPND_DST, &d);
 	if (s.ndims != 2 || d.ndims != 2 || s.esz != d.esz ||
 	    d.dims[0] != s.dims[1] || d.dims[1] != s.dims[0])
-		return shape_fault(ctx);
+		return shape_fault(it);
 	cols = s.dims[0];
 	rows = s.dims[1];
-	x = npu_view_load(ctx, &s, &st);
+	x = npu_view_load(it, &s, &st);
 	if (!x)
 		return st;
 	/* y is scratch, so an overlapping destination is harmless. */
-	y = npu_ctx_alloc(ctx, rows * cols * s.esz);
+	y = npu_iter_alloc(it, rows * cols * s.esz);
 	if (!y)
 		return NPU_TASK_INTERNAL;
 	npu_kern_transpose(y, x, s.esz, rows, cols);
-	st = npu_view_store(ctx, &d, y);
+	st = npu_view_store(it, &d, y);
 	if (st)
 		return st;
-	dtdu_cost(ctx, &s, &d);
+	dtdu_cost(it, &s, &d);
 	return NPU_TASK_OK;
 }
 
-static int exec_pad(struct npu_exec_ctx *ctx)
+static int exec_pad(struct npu_iteration *it)
 {
-	const struct npu_hw_dtdu_params *p = &ctx->di->raw.params.dtdu;
+	const struct npu_hw_dtdu_params *p = &it->di->raw.params.dtdu;
 	struct npu_view s, d;
 	uint8_t value[4];
 	const void *x;
 	void *y;
 	int st;
 
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &s);
-	npu_opnd_view(ctx, NPU_OPND_DST, &d);
+	npu_opnd_view(it, NPU_OPND_SRC0, &s);
+	npu_opnd_view(it, NPU_OPND_DST, &d);
 	if (s.ndims != 3 || d.ndims != 3 || s.esz != d.esz ||
 	    s.esz > sizeof(value) || d.dims[0] != s.dims[0] ||
 	    (uint64_t)d.dims[1] != (uint64_t)s.dims[1] + p->pad_left + p->pad_right ||
 	    (uint64_t)d.dims[2] != (uint64_t)s.dims[2] + p->pad_top + p->pad_bottom)
-		return shape_fault(ctx);
+		return shape_fault(it);
 	elem_from_bits(value, d.esz, p->value);
-	x = npu_view_load(ctx, &s, &st);
+	x = npu_view_load(it, &s, &st);
 	if (!x)
 		return st;
-	y = npu_ctx_alloc(ctx, npu_view_elems(&d) * d.esz);
+	y = npu_iter_alloc(it, npu_view_elems(&d) * d.esz);
 	if (!y)
 		return NPU_TASK_INTERNAL;
 	/* views list [C, W, H] innermost first, the kernel takes H, W, C */
 	npu_kern_pad_hwc(y, x, s.esz, s.dims[2], s.dims[1], s.dims[0],
 			 p->pad_top, p->pad_left, p->pad_bottom, p->pad_right,
 			 p->pad_mode, value);
-	st = npu_view_store(ctx, &d, y);
+	st = npu_view_store(it, &d, y);
 	if (st)
 		return st;
-	dtdu_cost(ctx, &s, &d);
+	dtdu_cost(it, &s, &d);
 	return NPU_TASK_OK;
 }
 

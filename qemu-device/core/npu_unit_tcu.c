@@ -53,7 +53,7 @@ static bool in_range(unsigned dt, int32_t v)
  * number of output channels (N or OC) comes from the caller, which has
  * already checked the shapes.
  */
-static int check_common(struct npu_job *job, struct npu_dinsn *di,
+static int check_common(struct npu_task *task, struct npu_dinsn *di,
 			uint32_t nchan)
 {
 	const struct npu_hw_tcu_params *p = &di->raw.params.tcu;
@@ -114,7 +114,7 @@ static int check_common(struct npu_job *job, struct npu_dinsn *di,
 	if (scale && !isfinite(npu_f32_from_bits(p->out_scale)))
 		return NPU_IE_PARAM;
 	if (pc && (uint64_t)p->qscale_addr + (uint64_t)nchan * sizeof(float) >
-			  npu_job_hbsm_size(job))
+			  npu_task_hbsm_size(task))
 		return NPU_IE_PARAM;
 	/* The output zero point exists only for int8/uint8 results. */
 	if (c == NPU_DT_INT8 || c == NPU_DT_UINT8) {
@@ -165,7 +165,7 @@ static int check_frame(const struct npu_dinsn *di, struct npu_shape sh[NPU_OPNDS
 	return 0;
 }
 
-static int validate_matmul(struct npu_job *job, struct npu_dinsn *di)
+static int validate_matmul(struct npu_task *task, struct npu_dinsn *di)
 {
 	const struct npu_hw_tcu_params *p = &di->raw.params.tcu;
 	struct npu_shape sh[NPU_OPNDS];
@@ -188,7 +188,7 @@ static int validate_matmul(struct npu_job *job, struct npu_dinsn *di)
 	    p->pad_top || p->pad_left || p->pad_bottom || p->pad_right ||
 	    p->groups)
 		return NPU_IE_PARAM;
-	return check_common(job, di, B->d[0]);
+	return check_common(task, di, B->d[0]);
 }
 
 /* Output extent of one spatial axis, or -1 if no window fits. */
@@ -200,7 +200,7 @@ static int64_t conv_out(uint32_t in, unsigned pad0, unsigned pad1,
 	return span < 0 ? -1 : span / stride + 1;
 }
 
-static int validate_conv2d(struct npu_job *job, struct npu_dinsn *di)
+static int validate_conv2d(struct npu_task *task, struct npu_dinsn *di)
 {
 	const struct npu_hw_tcu_params *p = &di->raw.params.tcu;
 	struct npu_shape sh[NPU_OPNDS];
@@ -235,7 +235,7 @@ static int validate_conv2d(struct npu_job *job, struct npu_dinsn *di)
 		return NPU_IE_SHAPE;
 	if (di->used[NPU_OPND_SRC2] && (Z->nd != 1 || Z->d[0] != OC))
 		return NPU_IE_SHAPE;
-	return check_common(job, di, OC);
+	return check_common(task, di, OC);
 }
 
 /* ---- execution helpers ---- */
@@ -250,11 +250,11 @@ static int status_or_internal(int st)
  * dereference as their element type: a dense view at an odd HBSM address
  * comes back as an unaligned pointer into the HBSM, which is copied.
  */
-static const void *load_aligned(struct npu_exec_ctx *ctx,
+static const void *load_aligned(struct npu_iteration *it,
 				const struct npu_view *v, int *st)
 {
 	size_t bytes = (size_t)npu_view_elems(v) * v->esz;
-	const void *p = npu_view_load(ctx, v, st);
+	const void *p = npu_view_load(it, v, st);
 	void *q;
 
 	if (!p) {
@@ -263,7 +263,7 @@ static const void *load_aligned(struct npu_exec_ctx *ctx,
 	}
 	if ((uintptr_t)p % v->esz == 0)
 		return p;
-	q = npu_ctx_alloc(ctx, bytes);
+	q = npu_iter_alloc(it, bytes);
 	if (!q) {
 		*st = NPU_TASK_INTERNAL;
 		return NULL;
@@ -272,10 +272,10 @@ static const void *load_aligned(struct npu_exec_ctx *ctx,
 	return q;
 }
 
-static float *load_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
+static float *load_f32(struct npu_iteration *it, const struct npu_view *v,
 		       int *st)
 {
-	float *f = npu_view_load_f32(ctx, v, st);
+	float *f = npu_view_load_f32(it, v, st);
 
 	if (!f)
 		*st = status_or_internal(*st);
@@ -288,10 +288,10 @@ static float *load_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
  * are read in place with ld = row stride, which npu_view_dense() would
  * refuse; anything else is packed densely by the walker layer.
  */
-static const void *load_matrix(struct npu_exec_ctx *ctx,
+static const void *load_matrix(struct npu_iteration *it,
 			       const struct npu_view *v, long *ld, int *st)
 {
-	uint8_t *hbsm = npu_ctx_hbsm(ctx);
+	uint8_t *hbsm = npu_iter_hbsm(it);
 	int64_t esz = v->esz, row = (int64_t)v->dims[0] * esz;
 	int64_t s1 = v->dims[1] == 1 ? row : v->strides[1];
 
@@ -300,11 +300,11 @@ static const void *load_matrix(struct npu_exec_ctx *ctx,
 	    s1 >= row && s1 % esz == 0 &&
 	    (uintptr_t)(hbsm + v->base) % (uintptr_t)esz == 0) {
 		*ld = (long)(s1 / esz);
-		npu_cost_load(ctx->cost, npu_view_elems(v) * v->esz);
+		npu_cost_load(it->cost, npu_view_elems(v) * v->esz);
 		return hbsm + v->base;
 	}
 	*ld = (long)v->dims[0];
-	return load_aligned(ctx, v, st);
+	return load_aligned(it, v, st);
 }
 
 /* Wrapping int32 addition (an int32 accumulator wraps; C's int does UB). */
@@ -317,10 +317,10 @@ static int32_t add_wrap(int32_t a, int32_t b)
  * The output stage on n = rows * nchan raw accumulators (channel = index
  * % nchan), then the store.  @acc is int32 (integer inputs) or fp32.
  */
-static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
+static int output_stage(struct npu_iteration *it, void *acc, size_t n,
 			size_t nchan)
 {
-	const struct npu_dinsn *di = ctx->di;
+	const struct npu_dinsn *di = it->di;
 	const struct npu_hw_tcu_params *p = &di->raw.params.tcu;
 	bool int_acc = di->priv[TCU_PRIV_KIND] == TCU_INT8;
 	struct npu_view cv;
@@ -329,13 +329,13 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 
 	if (n && !nchan)
 		return NPU_TASK_INTERNAL;	/* walker counts are >= 1 */
-	npu_opnd_view(ctx, NPU_OPND_DST, &cv);
+	npu_opnd_view(it, NPU_OPND_DST, &cv);
 	if (di->used[NPU_OPND_SRC2]) {
 		struct npu_view zv;
 		const void *z;
 
-		npu_opnd_view(ctx, NPU_OPND_SRC2, &zv);
-		z = load_aligned(ctx, &zv, &st);
+		npu_opnd_view(it, NPU_OPND_SRC2, &zv);
+		z = load_aligned(it, &zv, &st);
 		if (!z)
 			return st;
 		/* Row by row (channel = index % nchan): the inner loops vectorize. */
@@ -364,7 +364,7 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 
 	if (p->flags & NPU_TCU_F_ACCUMULATE) {
 		/* dst (INT32 or FP32) += raw accumulator */
-		const void *old = load_aligned(ctx, &cv, &st);
+		const void *old = load_aligned(it, &cv, &st);
 
 		if (!old)
 			return st;
@@ -381,18 +381,18 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 			for (size_t i = 0; i < n; i++)
 				a[i] = d[i] + a[i];
 		}
-		return npu_view_store(ctx, &cv, acc);
+		return npu_view_store(it, &cv, acc);
 	}
 	if (cv.dtype == NPU_DT_INT32 ||
 	    (cv.dtype == NPU_DT_FP32 && p->act == NPU_FN_IDENTITY &&
 	     !(p->flags & (NPU_TCU_F_SCALE | NPU_TCU_F_PER_CHANNEL))))
-		return npu_view_store(ctx, &cv, acc);
+		return npu_view_store(it, &cv, acc);
 
 	/* v = acc * scale, in fp32 */
 	if (int_acc) {
 		const int32_t *a = acc;
 
-		v = npu_ctx_alloc(ctx, n * sizeof(float));
+		v = npu_iter_alloc(it, n * sizeof(float));
 		if (!v)
 			return NPU_TASK_INTERNAL;
 		for (size_t i = 0; i < n; i++)
@@ -406,14 +406,14 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 		for (size_t i = 0; i < n; i++)
 			v[i] *= s;
 	} else if (p->flags & NPU_TCU_F_PER_CHANNEL) {
-		const uint8_t *hbsm = npu_ctx_hbsm(ctx);
-		float *sc = npu_ctx_alloc(ctx, nchan * sizeof(float));
+		const uint8_t *hbsm = npu_iter_hbsm(it);
+		float *sc = npu_iter_alloc(it, nchan * sizeof(float));
 
 		if (!hbsm || !sc)
 			return NPU_TASK_INTERNAL;
 		/* bounds checked by validate; memcpy: any alignment */
 		memcpy(sc, hbsm + p->qscale_addr, nchan * sizeof(float));
-		npu_cost_load(ctx->cost, nchan * sizeof(float));
+		npu_cost_load(it->cost, nchan * sizeof(float));
 		for (size_t r = 0; r < n; r += nchan) {
 			size_t m = n - r < nchan ? n - r : nchan;
 
@@ -423,7 +423,7 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 	}
 	if (p->act != NPU_FN_IDENTITY) {
 		/* separate output buffer: the kernel makes no aliasing promise */
-		w = npu_ctx_alloc(ctx, n * sizeof(float));
+		w = npu_iter_alloc(it, n * sizeof(float));
 		if (!w)
 			return NPU_TASK_INTERNAL;
 		npu_kern_unary(w, v, n, p->act, npu_f32_from_bits(p->act_alpha),
@@ -432,7 +432,7 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 	}
 
 	if (cv.dtype == NPU_DT_INT8 || cv.dtype == NPU_DT_UINT8) {
-		uint8_t *q = npu_ctx_alloc(ctx, n);
+		uint8_t *q = npu_iter_alloc(it, n);
 		int32_t lo, hi;
 
 		if (!q)
@@ -444,9 +444,9 @@ static int output_stage(struct npu_exec_ctx *ctx, void *acc, size_t n,
 			/* two's complement byte for int8, plain for uint8 */
 			q[i] = (uint8_t)(r & 0xff);
 		}
-		return npu_view_store(ctx, &cv, q);
+		return npu_view_store(it, &cv, q);
 	}
-	return npu_view_store_f32(ctx, &cv, v, p->round);
+	return npu_view_store_f32(it, &cv, v, p->round);
 }
 
 static uint64_t div_up(uint64_t a, uint64_t b)
@@ -461,10 +461,10 @@ static uint64_t div_up(uint64_t a, uint64_t b)
  * weights from the HBSM; plus the HBSM latency and the bank conflicts of
  * every operand's access pattern (stall cycles).
  */
-static void tcu_cost(struct npu_exec_ctx *ctx, uint64_t M, uint64_t N,
+static void tcu_cost(struct npu_iteration *it, uint64_t M, uint64_t N,
 		     uint64_t K, uint64_t groups, unsigned esz)
 {
-	const struct npu_dinsn *di = ctx->di;
+	const struct npu_dinsn *di = it->di;
 	uint64_t dot = di->priv[TCU_PRIV_KIND] == TCU_INT8 ?
 			       NPU_M100_TCU_DOT : NPU_M100_TCU_DOT / 2;
 	uint64_t t, conf = 0;
@@ -481,59 +481,59 @@ static void tcu_cost(struct npu_exec_ctx *ctx, uint64_t M, uint64_t N,
 
 		if (!di->used[o])
 			continue;
-		npu_opnd_view(ctx, o, &v);
+		npu_opnd_view(it, o, &v);
 		conf += npu_cycles_hbsm_conflicts(&v, NPU_M100_HBSM_BANKS,
 						  NPU_M100_HBSM_BANK_BYTES);
 	}
-	if (ctx->cost) {
-		ctx->cost->cycles += t + NPU_M100_HBSM_LATENCY + conf;
-		ctx->cost->conflicts += conf;
+	if (it->cost) {
+		it->cost->cycles += t + NPU_M100_HBSM_LATENCY + conf;
+		it->cost->conflicts += conf;
 		if (di->priv[TCU_PRIV_KIND] == TCU_INT8)
-			ctx->cost->macs_int8 += M * N * K * groups;
+			it->cost->macs_int8 += M * N * K * groups;
 		else
-			ctx->cost->macs_float += M * N * K * groups;
+			it->cost->macs_float += M * N * K * groups;
 	}
 }
 
 /* ---- execution ---- */
 
-static int exec_matmul(struct npu_exec_ctx *ctx)
+static int exec_matmul(struct npu_iteration *it)
 {
-	const struct npu_dinsn *di = ctx->di;
+	const struct npu_dinsn *di = it->di;
 	const struct npu_hw_tcu_params *p = &di->raw.params.tcu;
 	struct npu_view av, bv;
 	unsigned kind = (unsigned)di->priv[TCU_PRIV_KIND];
 	int M, N, K, st = 0;
 	void *acc;
 
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &av);
-	npu_opnd_view(ctx, NPU_OPND_SRC1, &bv);
+	npu_opnd_view(it, NPU_OPND_SRC0, &av);
+	npu_opnd_view(it, NPU_OPND_SRC1, &bv);
 	K = (int)av.dims[0];
 	M = (int)av.dims[1];
 	N = (int)bv.dims[0];
-	tcu_cost(ctx, (uint64_t)M, (uint64_t)N, (uint64_t)K, 1, av.esz);
+	tcu_cost(it, (uint64_t)M, (uint64_t)N, (uint64_t)K, 1, av.esz);
 
 	/* int32 and fp32 accumulators are both 4 bytes */
-	acc = npu_ctx_alloc(ctx, (size_t)av.dims[1] * bv.dims[0] * 4);
+	acc = npu_iter_alloc(it, (size_t)av.dims[1] * bv.dims[0] * 4);
 	if (!acc)
 		return NPU_TASK_INTERNAL;
 	if (kind == TCU_FP16) {
 		/* no fp16 GEMM: widen both (exactly) and use the fp32 one */
-		const float *A = load_f32(ctx, &av, &st), *B;
+		const float *A = load_f32(it, &av, &st), *B;
 
 		if (!A)
 			return st;
-		B = load_f32(ctx, &bv, &st);
+		B = load_f32(it, &bv, &st);
 		if (!B)
 			return st;
 		npu_kern_gemm_f32(M, N, K, A, K, B, N, acc, N, false);
 	} else {
 		long lda, ldb;
-		const void *A = load_matrix(ctx, &av, &lda, &st), *B;
+		const void *A = load_matrix(it, &av, &lda, &st), *B;
 
 		if (!A)
 			return st;
-		B = load_matrix(ctx, &bv, &ldb, &st);
+		B = load_matrix(it, &bv, &ldb, &st);
 		if (!B)
 			return st;
 		if (kind == TCU_INT8)
@@ -545,13 +545,13 @@ static int exec_matmul(struct npu_exec_ctx *ctx)
 			npu_kern_gemm_bf16(M, N, K, A, lda, B, ldb, acc, N,
 					   false);
 	}
-	return output_stage(ctx, acc, (size_t)av.dims[1] * bv.dims[0],
+	return output_stage(it, acc, (size_t)av.dims[1] * bv.dims[0],
 			    bv.dims[0]);
 }
 
-static int exec_conv2d(struct npu_exec_ctx *ctx)
+static int exec_conv2d(struct npu_iteration *it)
 {
-	const struct npu_dinsn *di = ctx->di;
+	const struct npu_dinsn *di = it->di;
 	const struct npu_hw_tcu_params *p = &di->raw.params.tcu;
 	struct npu_view xv, wv, yv;
 	unsigned kind = (unsigned)di->priv[TCU_PRIV_KIND];
@@ -560,9 +560,9 @@ static int exec_conv2d(struct npu_exec_ctx *ctx)
 	void *acc;
 	int st = 0;
 
-	npu_opnd_view(ctx, NPU_OPND_SRC0, &xv);
-	npu_opnd_view(ctx, NPU_OPND_SRC1, &wv);
-	npu_opnd_view(ctx, NPU_OPND_DST, &yv);
+	npu_opnd_view(it, NPU_OPND_SRC0, &xv);
+	npu_opnd_view(it, NPU_OPND_SRC1, &wv);
+	npu_opnd_view(it, NPU_OPND_DST, &yv);
 	memset(&kp, 0, sizeof(kp));
 	kp.C = (int)xv.dims[0];
 	kp.W = (int)xv.dims[1];
@@ -581,31 +581,31 @@ static int exec_conv2d(struct npu_exec_ctx *ctx)
 	kp.groups = p->groups;
 
 	/* one GEMM per group: M = OH*OW, K = KH*KW*C/g, N = OC/g */
-	tcu_cost(ctx, (uint64_t)kp.OH * (uint64_t)kp.OW,
+	tcu_cost(it, (uint64_t)kp.OH * (uint64_t)kp.OW,
 		 (uint64_t)kp.OC / (uint64_t)kp.groups,
 		 (uint64_t)kp.KH * (uint64_t)kp.KW * (uint64_t)kp.C /
 			 (uint64_t)kp.groups,
 		 (uint64_t)kp.groups, xv.esz);
 
 	n = (size_t)yv.dims[2] * yv.dims[1] * yv.dims[0];
-	acc = npu_ctx_alloc(ctx, n * 4);
+	acc = npu_iter_alloc(it, n * 4);
 	if (!acc)
 		return NPU_TASK_INTERNAL;
 	if (kind == TCU_FP16) {
-		const float *X = load_f32(ctx, &xv, &st), *Wt;
+		const float *X = load_f32(it, &xv, &st), *Wt;
 
 		if (!X)
 			return st;
-		Wt = load_f32(ctx, &wv, &st);
+		Wt = load_f32(it, &wv, &st);
 		if (!Wt)
 			return st;
 		npu_kern_conv2d_f32(&kp, X, Wt, acc, false);
 	} else {
-		const void *X = load_aligned(ctx, &xv, &st), *Wt;
+		const void *X = load_aligned(it, &xv, &st), *Wt;
 
 		if (!X)
 			return st;
-		Wt = load_aligned(ctx, &wv, &st);
+		Wt = load_aligned(it, &wv, &st);
 		if (!Wt)
 			return st;
 		if (kind == TCU_INT8)
@@ -615,7 +615,7 @@ static int exec_conv2d(struct npu_exec_ctx *ctx)
 		else
 			npu_kern_conv2d_bf16(&kp, X, Wt, acc, false);
 	}
-	return output_stage(ctx, acc, n, yv.dims[0]);
+	return output_stage(it, acc, n, yv.dims[0]);
 }
 
 static const struct npu_unit_ops tcu_matmul_ops = {

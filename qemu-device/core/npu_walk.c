@@ -91,14 +91,14 @@ uint64_t npu_walk_elems(const struct npu_walk *w, unsigned nlevels)
 	return n;
 }
 
-void npu_opnd_view(const struct npu_exec_ctx *ctx, unsigned o,
+void npu_opnd_view(const struct npu_iteration *it, unsigned o,
 		   struct npu_view *v)
 {
-	const struct npu_dinsn *di = ctx->di;
+	const struct npu_dinsn *di = it->di;
 	const struct npu_walk *w = &di->opnd[o];
 	unsigned nsem = w->nlevels - di->nrep;
 	int64_t addr = (int64_t)w->base;
-	uint64_t r = ctx->iter;
+	uint64_t r = it->iter;
 
 	memset(v, 0, sizeof(*v));
 	for (unsigned j = 0; j < di->nrep; j++) {
@@ -166,14 +166,14 @@ void npu_view_span(const struct npu_view *v, int64_t *lo, int64_t *hi)
 	*hi = mx + (int64_t)v->esz;
 }
 
-void *npu_ctx_alloc(struct npu_exec_ctx *ctx, size_t bytes)
+void *npu_iter_alloc(struct npu_iteration *it, size_t bytes)
 {
-	struct npu_scratch_cache *k = ctx->keep;
+	struct npu_scratch_cache *k = it->keep;
 	size_t want = bytes ? bytes : 1, size = want;
 	unsigned best = NPU_SCRATCH_KEEP;
 	void *p = NULL;
 
-	if (ctx->nscratch == sizeof(ctx->scratch) / sizeof(ctx->scratch[0]))
+	if (it->nscratch == sizeof(it->scratch) / sizeof(it->scratch[0]))
 		return NULL;
 	/* The smallest kept block that fits. */
 	for (unsigned i = 0; k && i < NPU_SCRATCH_KEEP; i++)
@@ -188,8 +188,8 @@ void *npu_ctx_alloc(struct npu_exec_ctx *ctx, size_t bytes)
 		p = malloc(want);
 	}
 	if (p) {
-		ctx->scratch[ctx->nscratch] = p;
-		ctx->scratch_size[ctx->nscratch++] = size;
+		it->scratch[it->nscratch] = p;
+		it->scratch_size[it->nscratch++] = size;
 	}
 	return p;
 }
@@ -221,11 +221,11 @@ static void keep_or_free(struct npu_scratch_cache *k, void *p, size_t size)
 	k->size[slot] = size;
 }
 
-void npu_ctx_release(struct npu_exec_ctx *ctx)
+void npu_iter_release(struct npu_iteration *it)
 {
-	for (unsigned s = 0; s < ctx->nscratch; s++)
-		keep_or_free(ctx->keep, ctx->scratch[s], ctx->scratch_size[s]);
-	ctx->nscratch = 0;
+	for (unsigned s = 0; s < it->nscratch; s++)
+		keep_or_free(it->keep, it->scratch[s], it->scratch_size[s]);
+	it->nscratch = 0;
 }
 
 void npu_scratch_cache_free(struct npu_scratch_cache *keep)
@@ -237,7 +237,7 @@ void npu_scratch_cache_free(struct npu_scratch_cache *keep)
 }
 
 /* Host pointer for a (space, cluster, tpb) target, or NULL for DDR. */
-static uint8_t *space_ptr(struct npu_exec_ctx *ctx, unsigned space,
+static uint8_t *space_ptr(struct npu_iteration *it, unsigned space,
 			  unsigned lcluster, unsigned tpb, uint64_t *limit)
 {
 	uint32_t size;
@@ -245,13 +245,13 @@ static uint8_t *space_ptr(struct npu_exec_ctx *ctx, unsigned space,
 
 	switch (space) {
 	case NPU_SPACE_HBSM:
-		*limit = npu_job_hbsm_size(ctx->job);
-		return npu_ctx_hbsm(ctx);
+		*limit = npu_task_hbsm_size(it->task);
+		return npu_iter_hbsm(it);
 	case NPU_SPACE_HBSM_REMOTE:
-		*limit = npu_job_hbsm_size(ctx->job);
-		return npu_job_hbsm(ctx->job, lcluster, tpb);
+		*limit = npu_task_hbsm_size(it->task);
+		return npu_task_hbsm(it->task, lcluster, tpb);
 	case NPU_SPACE_SRAM:
-		p = npu_job_sram(ctx->job, &size);
+		p = npu_task_sram(it->task, &size);
 		*limit = size;
 		return p;
 	default:
@@ -260,17 +260,17 @@ static uint8_t *space_ptr(struct npu_exec_ctx *ctx, unsigned space,
 	}
 }
 
-uint8_t *npu_ddr_map(struct npu_exec_ctx *ctx, uint64_t va, size_t len,
+uint8_t *npu_ddr_map(struct npu_iteration *it, uint64_t va, size_t len,
 		     bool write)
 {
-	return npu_mmu_map(npu_job_core_job(ctx->job), ctx->tlb, va, len, write);
+	return npu_mmu_map(npu_task_fetched(it->task), it->tlb, va, len, write);
 }
 
-static int ddr_access(struct npu_exec_ctx *ctx, uint64_t va, void *buf,
+static int ddr_access(struct npu_iteration *it, uint64_t va, void *buf,
 		      size_t len, bool write)
 {
-	struct npu_core_job *cj = npu_job_core_job(ctx->job);
-	uint8_t *p = npu_ddr_map(ctx, va, len, write);
+	struct npu_core_task *ft = npu_task_fetched(it->task);
+	uint8_t *p = npu_ddr_map(it, va, len, write);
 	int ret;
 
 	/* In place when the host maps the range; memmove: GSDU pieces may
@@ -282,18 +282,18 @@ static int ddr_access(struct npu_exec_ctx *ctx, uint64_t va, void *buf,
 			memmove(buf, p, len);
 		return 0;
 	}
-	ret = write ? npu_mmu_write(cj, ctx->tlb, va, buf, len, &ctx->fault_addr,
-				    &ctx->detail) :
-		      npu_mmu_read(cj, ctx->tlb, va, buf, len, &ctx->fault_addr,
-				   &ctx->detail);
+	ret = write ? npu_mmu_write(ft, it->tlb, va, buf, len, &it->fault_addr,
+				    &it->detail) :
+		      npu_mmu_read(ft, it->tlb, va, buf, len, &it->fault_addr,
+				   &it->detail);
 	if (ret == NPU_TASK_MMU_FAULT) {
-		cj->mmu_fault = true;
-		cj->mmu_fault_write = write;
+		ft->mmu_fault = true;
+		ft->mmu_fault_write = write;
 	}
 	return ret;
 }
 
-const uint8_t *npu_space_at(struct npu_exec_ctx *ctx, unsigned space,
+const uint8_t *npu_space_at(struct npu_iteration *it, unsigned space,
 			    unsigned lcluster, unsigned tpb, uint64_t addr,
 			    size_t len, int *status)
 {
@@ -303,47 +303,47 @@ const uint8_t *npu_space_at(struct npu_exec_ctx *ctx, unsigned space,
 	*status = 0;
 	if (space == NPU_SPACE_DDR)
 		return NULL;
-	p = space_ptr(ctx, space, lcluster, tpb, &limit);
+	p = space_ptr(it, space, lcluster, tpb, &limit);
 	if (!p || addr > limit || len > limit - addr) {
-		ctx->fault_addr = addr;
-		ctx->detail = NPU_IE_RANGE;
+		it->fault_addr = addr;
+		it->detail = NPU_IE_RANGE;
 		*status = NPU_TASK_ILLEGAL_INSN;
 		return NULL;
 	}
 	return p + addr;
 }
 
-int npu_space_read(struct npu_exec_ctx *ctx, unsigned space,
+int npu_space_read(struct npu_iteration *it, unsigned space,
 		   unsigned lcluster, unsigned tpb, uint64_t addr,
 		   void *buf, size_t len)
 {
 	const uint8_t *p;
 	int st;
 
-	npu_cost_load(ctx->cost, len);
+	npu_cost_load(it->cost, len);
 	if (space == NPU_SPACE_DDR)
-		return ddr_access(ctx, addr, buf, len, false);
-	p = npu_space_at(ctx, space, lcluster, tpb, addr, len, &st);
+		return ddr_access(it, addr, buf, len, false);
+	p = npu_space_at(it, space, lcluster, tpb, addr, len, &st);
 	if (!p)
 		return st;
 	memcpy(buf, p, len);
 	return 0;
 }
 
-int npu_space_write(struct npu_exec_ctx *ctx, unsigned space,
+int npu_space_write(struct npu_iteration *it, unsigned space,
 		    unsigned lcluster, unsigned tpb, uint64_t addr,
 		    const void *buf, size_t len)
 {
 	uint64_t limit;
 	uint8_t *p;
 
-	npu_cost_store(ctx->cost, len);
+	npu_cost_store(it->cost, len);
 	if (space == NPU_SPACE_DDR)
-		return ddr_access(ctx, addr, (void *)buf, len, true);
-	p = space_ptr(ctx, space, lcluster, tpb, &limit);
+		return ddr_access(it, addr, (void *)buf, len, true);
+	p = space_ptr(it, space, lcluster, tpb, &limit);
 	if (!p || addr > limit || len > limit - addr) {
-		ctx->fault_addr = addr;
-		ctx->detail = NPU_IE_RANGE;
+		it->fault_addr = addr;
+		it->detail = NPU_IE_RANGE;
 		return NPU_TASK_ILLEGAL_INSN;
 	}
 	memmove(p + addr, buf, len);
@@ -389,7 +389,7 @@ static int for_each_run(const struct npu_view *v, run_fn fn, void *arg)
 }
 
 struct run_arg {
-	struct npu_exec_ctx *ctx;
+	struct npu_iteration *it;
 	uint8_t *host;		/* space pointer, NULL for DDR */
 	uint8_t *buf;		/* dense buffer */
 	unsigned space;
@@ -407,7 +407,7 @@ static int run_copy(void *arg, uint64_t addr, size_t off, size_t len)
 			memcpy(a->buf + off, a->host + addr, len);
 		return 0;
 	}
-	return ddr_access(a->ctx, addr, a->buf + off, len, a->write);
+	return ddr_access(a->it, addr, a->buf + off, len, a->write);
 }
 
 /* Fast gather for the common 2-D/1-D strided cases on host memory. */
@@ -580,10 +580,10 @@ static void host_view_copy(const struct npu_view *v, uint8_t *host,
  * by run, which reports the fault exactly as before (this attempt
  * records none).
  */
-static bool ddr_gather(struct npu_exec_ctx *ctx, const struct npu_view *v,
+static bool ddr_gather(struct npu_iteration *it, const struct npu_view *v,
 		       uint8_t *buf)
 {
-	struct npu_core_job *cj = npu_job_core_job(ctx->job);
+	struct npu_core_task *ft = npu_task_fetched(it->task);
 	uint64_t bytes = npu_view_elems(v) * v->esz, fault_addr;
 	struct npu_view local;
 	uint32_t detail;
@@ -599,7 +599,7 @@ static bool ddr_gather(struct npu_exec_ctx *ctx, const struct npu_view *v,
 	span = malloc((size_t)(hi - lo));
 	if (!span)
 		return false;
-	if (npu_mmu_read(cj, ctx->tlb, (uint64_t)lo, span, (size_t)(hi - lo),
+	if (npu_mmu_read(ft, it->tlb, (uint64_t)lo, span, (size_t)(hi - lo),
 			 &fault_addr, &detail)) {
 		free(span);
 		return false;
@@ -644,7 +644,7 @@ static uint64_t view_runs(const struct npu_view *v)
  * path would fault on none of them either: the same bytes, written in
  * the same order where order matters.
  */
-static uint8_t *ddr_map_view(struct npu_exec_ctx *ctx, const struct npu_view *v,
+static uint8_t *ddr_map_view(struct npu_iteration *it, const struct npu_view *v,
 			     bool write, struct npu_view *local)
 {
 	int64_t lo, hi;
@@ -662,7 +662,7 @@ static uint8_t *ddr_map_view(struct npu_exec_ctx *ctx, const struct npu_view *v,
 	if ((uint64_t)(hi - lo) > 2 * npu_view_elems(v) * v->esz + 2 * NPU_MMU_PAGE_SIZE &&
 	    (uint64_t)(hi - lo) / NPU_MMU_PAGE_SIZE > 16 * view_runs(v))
 		return NULL;
-	p = npu_ddr_map(ctx, (uint64_t)lo, (size_t)(hi - lo), write);
+	p = npu_ddr_map(it, (uint64_t)lo, (size_t)(hi - lo), write);
 	if (!p)
 		return NULL;
 	*local = *v;
@@ -670,19 +670,19 @@ static uint8_t *ddr_map_view(struct npu_exec_ctx *ctx, const struct npu_view *v,
 	return p;
 }
 
-static int view_io(struct npu_exec_ctx *ctx, const struct npu_view *v,
+static int view_io(struct npu_iteration *it, const struct npu_view *v,
 		   unsigned lcluster, unsigned tpb, uint8_t *buf, bool write)
 {
-	struct run_arg a = { .ctx = ctx, .buf = buf, .space = v->space,
+	struct run_arg a = { .it = it, .buf = buf, .space = v->space,
 			     .write = write };
 	struct npu_view local;
 	uint64_t limit = 0;
 	uint8_t *host;
 
 	if (v->space != NPU_SPACE_DDR) {
-		a.host = space_ptr(ctx, v->space, lcluster, tpb, &limit);
+		a.host = space_ptr(it, v->space, lcluster, tpb, &limit);
 		if (!a.host) {
-			ctx->detail = NPU_IE_DEST;
+			it->detail = NPU_IE_DEST;
 			return NPU_TASK_ILLEGAL_INSN;
 		}
 		if (!write && gather_fast(v, a.host, buf))
@@ -693,19 +693,19 @@ static int view_io(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		}
 		return for_each_run(v, run_copy, &a);
 	}
-	host = ddr_map_view(ctx, v, write, &local);
+	host = ddr_map_view(it, v, write, &local);
 	if (host && !overlaps(&local, host, buf)) {
 		if (!write && gather_fast(&local, host, buf))
 			return 0;
 		host_view_copy(&local, host, buf, write);
 		return 0;
 	}
-	if (!write && ddr_gather(ctx, v, buf))
+	if (!write && ddr_gather(it, v, buf))
 		return 0;
 	return for_each_run(v, run_copy, &a);
 }
 
-const void *npu_view_load(struct npu_exec_ctx *ctx, const struct npu_view *v,
+const void *npu_view_load(struct npu_iteration *it, const struct npu_view *v,
 			  int *status)
 {
 	uint64_t n = npu_view_elems(v), limit;
@@ -713,14 +713,14 @@ const void *npu_view_load(struct npu_exec_ctx *ctx, const struct npu_view *v,
 	uint8_t *buf;
 
 	*status = 0;
-	npu_cost_load(ctx->cost, n * v->esz);
+	npu_cost_load(it->cost, n * v->esz);
 	if (v->space == NPU_SPACE_HBSM_REMOTE) {
 		/* A remote source names exactly one TPB. */
 		lc = (unsigned)__builtin_ctz(v->cluster_mask | 0x10000);
 		tpb = (unsigned)__builtin_ctz(v->tpb_mask | 0x100);
 	}
 	if (v->space != NPU_SPACE_DDR && npu_view_dense(v)) {
-		uint8_t *host = space_ptr(ctx, v->space, lc, tpb, &limit);
+		uint8_t *host = space_ptr(it, v->space, lc, tpb, &limit);
 
 		if (host)
 			return host + v->base;
@@ -728,7 +728,7 @@ const void *npu_view_load(struct npu_exec_ctx *ctx, const struct npu_view *v,
 	if (v->space == NPU_SPACE_DDR && npu_view_dense(v) && n <= NPU_VIEW_MAX_ELEMS) {
 		/* The DDR bytes themselves, not a copy (valid for the
 		 * iteration: the host's bracket spans it). */
-		uint8_t *host = npu_ddr_map(ctx, v->base, n * v->esz, false);
+		uint8_t *host = npu_ddr_map(it, v->base, n * v->esz, false);
 
 		if (host)
 			return host;
@@ -737,25 +737,25 @@ const void *npu_view_load(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		*status = NPU_TASK_INTERNAL;
 		return NULL;
 	}
-	buf = npu_ctx_alloc(ctx, n * v->esz);
+	buf = npu_iter_alloc(it, n * v->esz);
 	if (!buf) {
 		*status = NPU_TASK_INTERNAL;
 		return NULL;
 	}
-	*status = view_io(ctx, v, lc, tpb, buf, false);
+	*status = view_io(it, v, lc, tpb, buf, false);
 	return *status ? NULL : buf;
 }
 
-float *npu_view_load_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
+float *npu_view_load_f32(struct npu_iteration *it, const struct npu_view *v,
 			 int *status)
 {
 	uint64_t n = npu_view_elems(v);
-	const void *raw = npu_view_load(ctx, v, status);
+	const void *raw = npu_view_load(it, v, status);
 	float *f;
 
 	if (!raw)
 		return NULL;
-	f = npu_ctx_alloc(ctx, n * sizeof(float));
+	f = npu_iter_alloc(it, n * sizeof(float));
 	if (!f) {
 		*status = NPU_TASK_INTERNAL;
 		return NULL;
@@ -764,15 +764,15 @@ float *npu_view_load_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
 	return f;
 }
 
-int npu_view_store(struct npu_exec_ctx *ctx, const struct npu_view *v,
+int npu_view_store(struct npu_iteration *it, const struct npu_view *v,
 		   const void *data)
 {
-	unsigned ncl = npu_job_nclusters(ctx->job), ntpb = npu_job_tpbs(ctx->job);
+	unsigned ncl = npu_task_nclusters(it->task), ntpb = npu_task_tpbs(it->task);
 	int ret;
 
 	if (v->space != NPU_SPACE_HBSM_REMOTE) {
-		npu_cost_store(ctx->cost, npu_view_elems(v) * v->esz);
-		return view_io(ctx, v, 0, 0, (uint8_t *)data, true);
+		npu_cost_store(it->cost, npu_view_elems(v) * v->esz);
+		return view_io(it, v, 0, 0, (uint8_t *)data, true);
 	}
 	/* Broadcast: every TPB of every masked cluster gets the data. */
 	for (unsigned c = 0; c < ncl; c++) {
@@ -781,8 +781,8 @@ int npu_view_store(struct npu_exec_ctx *ctx, const struct npu_view *v,
 		for (unsigned t = 0; t < ntpb; t++) {
 			if (!(v->tpb_mask & (1u << t)))
 				continue;
-			npu_cost_store(ctx->cost, npu_view_elems(v) * v->esz);
-			ret = view_io(ctx, v, c, t, (uint8_t *)data, true);
+			npu_cost_store(it->cost, npu_view_elems(v) * v->esz);
+			ret = view_io(it, v, c, t, (uint8_t *)data, true);
 			if (ret)
 				return ret;
 		}
@@ -807,10 +807,10 @@ static void copy_2d(uint8_t *dst, const struct flat_view *fd,
 		       src + fs->strides[1] * (int64_t)j, (size_t)fs->dims[0] * esz);
 }
 
-bool npu_view_copy(struct npu_exec_ctx *ctx, const struct npu_view *s,
+bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
 		   const struct npu_view *d, int *status)
 {
-	unsigned ncl = npu_job_nclusters(ctx->job), ntpb = npu_job_tpbs(ctx->job);
+	unsigned ncl = npu_task_nclusters(it->task), ntpb = npu_task_tpbs(it->task);
 	unsigned esz = s->esz;
 	uint64_t bytes = npu_view_elems(s) * esz;
 	struct flat_view fs, fd;
@@ -842,39 +842,39 @@ bool npu_view_copy(struct npu_exec_ctx *ctx, const struct npu_view *s,
 	else
 		return false;
 	if (s->space == NPU_SPACE_DDR) {
-		src = ddr_map_view(ctx, s, false, &local);
+		src = ddr_map_view(it, s, false, &local);
 		if (!src)
 			return false;
 		src += local.base;
 	} else {
-		src = space_ptr(ctx, s->space, 0, 0, &limit);
+		src = space_ptr(it, s->space, 0, 0, &limit);
 		if (!src)
 			return false;
 		src += s->base;
 	}
 	if (d->space == NPU_SPACE_DDR) {
-		uint8_t *dst = ddr_map_view(ctx, d, true, &local);
+		uint8_t *dst = ddr_map_view(it, d, true, &local);
 
 		if (!dst)
 			return false;
-		npu_cost_load(ctx->cost, bytes);
-		npu_cost_store(ctx->cost, bytes);
+		npu_cost_load(it->cost, bytes);
+		npu_cost_store(it->cost, bytes);
 		copy_2d(dst + local.base, &fd, src, &fs, esz, transpose);
 		return true;
 	}
 	if (d->space != NPU_SPACE_HBSM_REMOTE) {
-		uint8_t *dst = space_ptr(ctx, d->space, 0, 0, &limit);
+		uint8_t *dst = space_ptr(it, d->space, 0, 0, &limit);
 
 		if (!dst)
 			return false;
-		npu_cost_load(ctx->cost, bytes);
-		npu_cost_store(ctx->cost, bytes);
+		npu_cost_load(it->cost, bytes);
+		npu_cost_store(it->cost, bytes);
 		copy_2d(dst + d->base, &fd, src, &fs, esz, transpose);
 		return true;
 	}
 	/* Every TPB of every masked cluster, in npu_view_store's order
 	 * (the work counted as npu_view_load and npu_view_store count it). */
-	npu_cost_load(ctx->cost, bytes);
+	npu_cost_load(it->cost, bytes);
 	for (unsigned c = 0; c < ncl; c++) {
 		if (!(d->cluster_mask & (1u << c)))
 			continue;
@@ -883,20 +883,20 @@ bool npu_view_copy(struct npu_exec_ctx *ctx, const struct npu_view *s,
 
 			if (!(d->tpb_mask & (1u << t)))
 				continue;
-			dst = space_ptr(ctx, d->space, c, t, &limit);
+			dst = space_ptr(it, d->space, c, t, &limit);
 			if (!dst) {
-				ctx->detail = NPU_IE_DEST;
+				it->detail = NPU_IE_DEST;
 				*status = NPU_TASK_ILLEGAL_INSN;
 				return true;
 			}
-			npu_cost_store(ctx->cost, bytes);
+			npu_cost_store(it->cost, bytes);
 			copy_2d(dst + d->base, &fd, src, &fs, esz, transpose);
 		}
 	}
 	return true;
 }
 
-int npu_view_store_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
+int npu_view_store_f32(struct npu_iteration *it, const struct npu_view *v,
 		       const float *data, unsigned round_mode)
 {
 	uint64_t n = npu_view_elems(v);
@@ -910,7 +910,7 @@ int npu_view_store_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
 	if ((v->space == NPU_SPACE_HBSM || v->space == NPU_SPACE_SRAM) &&
 	    npu_view_dense(v)) {
 		uint64_t limit;
-		uint8_t *host = space_ptr(ctx, v->space, 0, 0, &limit);
+		uint8_t *host = space_ptr(it, v->space, 0, 0, &limit);
 		uintptr_t h, f = (uintptr_t)data;
 
 		if (host) {
@@ -918,30 +918,30 @@ int npu_view_store_f32(struct npu_exec_ctx *ctx, const struct npu_view *v,
 			if (f + n * sizeof(float) <= h || h + n * v->esz <= f) {
 				npu_kern_from_f32(host + v->base, v->dtype, data, n,
 						  round_mode);
-				npu_cost_store(ctx->cost, n * v->esz);
+				npu_cost_store(it->cost, n * v->esz);
 				return 0;
 			}
 		}
 	}
-	raw = npu_ctx_alloc(ctx, n * v->esz);
+	raw = npu_iter_alloc(it, n * v->esz);
 	if (!raw)
 		return NPU_TASK_INTERNAL;
 	npu_kern_from_f32(raw, v->dtype, data, n, round_mode);
-	return npu_view_store(ctx, v, raw);
+	return npu_view_store(it, v, raw);
 }
 
-const void *npu_opnd_load(struct npu_exec_ctx *ctx, unsigned o, int *status)
+const void *npu_opnd_load(struct npu_iteration *it, unsigned o, int *status)
 {
 	struct npu_view v;
 
-	npu_opnd_view(ctx, o, &v);
-	return npu_view_load(ctx, &v, status);
+	npu_opnd_view(it, o, &v);
+	return npu_view_load(it, &v, status);
 }
 
-float *npu_opnd_load_f32(struct npu_exec_ctx *ctx, unsigned o, int *status)
+float *npu_opnd_load_f32(struct npu_iteration *it, unsigned o, int *status)
 {
 	struct npu_view v;
 
-	npu_opnd_view(ctx, o, &v);
-	return npu_view_load_f32(ctx, &v, status);
+	npu_opnd_view(it, o, &v);
+	return npu_view_load_f32(it, &v, status);
 }

@@ -82,6 +82,26 @@ static struct npu_tracer *tracer(void *opaque, unsigned queue, uint64_t seqno)
 	return ((struct npu_tdev *)opaque)->tracer;
 }
 
+static void log_hook(void *opaque, const struct npu_core_log *rec)
+{
+	struct npu_tdev *d = opaque;
+
+	if ((unsigned)rec->event <= NPU_EV_HOST_ERROR)
+		d->log_count[rec->event]++;
+	d->log_last = *rec;
+	snprintf(d->log_msg, sizeof(d->log_msg), "%s", rec->msg);
+	d->log_last.msg = d->log_msg;
+	if (rec->comp) {
+		d->log_comp = *rec->comp;
+		d->log_last.comp = &d->log_comp;
+	}
+}
+
+static void reset_hook(void *opaque)
+{
+	((struct npu_tdev *)opaque)->resets++;
+}
+
 struct npu_tdev *npu_tdev_create(const struct npu_core_config *cfg,
 				 unsigned ddr_mb)
 {
@@ -90,7 +110,7 @@ struct npu_tdev *npu_tdev_create(const struct npu_core_config *cfg,
 	struct npu_core_host host = {
 		.mem_read = mem_read, .mem_write = mem_write, .irq = irq,
 		.mem_begin = mem_begin, .mem_end = mem_end, .mem_map = mem_map,
-		.tracer = tracer,
+		.tracer = tracer, .log = log_hook, .reset = reset_hook,
 	};
 	char err[200];
 

@@ -37,6 +37,14 @@ struct npu_tdev {
 	 * mem_write: tests run both ways and expect the same outcome. */
 	bool map_ddr;
 	atomic_uint mem_maps;		/* ranges the core got mapped */
+	/* The core's log hook: reports of each enum npu_core_event, and the
+	 * last report (its msg and comp point at log_msg and log_comp). */
+	unsigned log_count[NPU_EV_HOST_ERROR + 1];
+	struct npu_core_log log_last;
+	char log_msg[256];
+	struct npu_hw_completion log_comp;
+	/* The core's reset hook: how many times it was called. */
+	unsigned resets;
 };
 
 /* ddr_mb: size of the fake DDR; cfg NULL = M100 defaults. */

@@ -207,6 +207,11 @@ START_TEST(emu_job_fault)
 	/* Read an address nobody mapped: the job ends with an MMU fault. */
 	ck_assert_int_eq(run_copy(&r, 0x7000000000ull, 64), NPU_ERR_JOB_FAILED);
 	ck_assert_msg(strstr(npu_last_error(), "0x7000000000"), "%s", npu_last_error());
+	/* The device core's own account of it, with why. */
+	ck_assert_msg(strstr(npu_last_error(),
+			     "MMU fault: read of device address 0x7000000000"),
+		      "%s", npu_last_error());
+	ck_assert_msg(strstr(npu_last_error(), "not mapped"), "%s", npu_last_error());
 	/* The next job is fine. */
 	memset(r.a->host, 0x42, 64);
 	ck_assert_int_eq(run_copy(&r, r.a->dev_addr, 64), NPU_OK);

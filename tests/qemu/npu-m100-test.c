@@ -116,12 +116,15 @@ static void setup_msix(Npu *n)
     }
 }
 
-static Npu *npu_start(const char *props)
+/* A machine with the NPU (device properties @props), and @args for QEMU. */
+static Npu *npu_start_args(const char *args, const char *props)
 {
     Npu *n = g_new0(Npu, 1);
 
-    n->qts = qtest_initf("-m 128M -nic none -device npu-m100,addr=%02x.0%s%s",
-                         NPU_SLOT, props ? "," : "", props ? props : "");
+    n->qts = qtest_initf("-m 128M -nic none %s "
+                         "-device npu-m100,addr=%02x.0%s%s",
+                         args ? args : "", NPU_SLOT, props ? "," : "",
+                         props ? props : "");
     n->bus = qpci_new_pc(n->qts, NULL);
     n->dev = qpci_device_find(n->bus, NPU_DEVFN);
     g_assert(n->dev);
@@ -134,6 +137,11 @@ static Npu *npu_start(const char *props)
     n->fence_pa = alloc(n, 4096);
     setup_queues(n);
     return n;
+}
+
+static Npu *npu_start(const char *props)
+{
+    return npu_start_args(NULL, props);
 }
 
 static void npu_stop(Npu *n)
@@ -992,6 +1000,173 @@ static void test_migration_blocked(void)
     npu_stop(n);
 }
 
+/* ---- Guest errors and trace events ---- */
+
+/*
+ * A device whose guest errors (-d guest_errors) and npu_m100_* trace
+ * events go to a fresh log file, named in *path (free it, unlink it).
+ */
+static Npu *npu_start_logged(const char *props, char **path)
+{
+    g_autofree char *args = NULL;
+    int fd = g_file_open_tmp("npu-m100-log-XXXXXX", path, NULL);
+
+    g_assert_cmpint(fd, >=, 0);
+    close(fd);
+    args = g_strdup_printf("-d guest_errors -D %s -trace 'npu_m100_*'", *path);
+    return npu_start_args(args, props);
+}
+
+static unsigned log_count(const char *path, const char *text)
+{
+    g_autofree char *s = NULL;
+    unsigned count = 0;
+
+    if (!g_file_get_contents(path, &s, NULL, NULL)) {
+        return 0;
+    }
+    for (const char *p = strstr(s, text); p; p = strstr(p + 1, text)) {
+        count++;
+    }
+    return count;
+}
+
+/*
+ * Whether the log holds @text within a few seconds (QEMU flushes each
+ * line, but a completion is logged from the main loop).
+ */
+static bool log_has(const char *path, const char *text)
+{
+    for (int i = 0; i < 10000; i++) {
+        if (log_count(path, text)) {
+            return true;
+        }
+        g_usleep(500);
+    }
+    g_test_message("log %s lacks '%s'", path, text);
+    return false;
+}
+
+/*
+ * Bad register accesses, a stopped queue and failed tasks are guest
+ * errors (LOG_GUEST_ERROR) with what the core said about them, and trace
+ * events with their fields; good accesses and good tasks log nothing.
+ */
+static void test_guest_error_log(void)
+{
+    char *path = NULL;
+    Npu *n = npu_start_logged(NULL, &path);
+    struct npu_hw_completion c;
+    Task t;
+
+    run_good_copy(n, 0);
+    g_assert_cmpuint(rd(n, NPU_REG_SCRATCH), ==, 0);
+    g_assert_cmpuint(log_count(path, "npu-m100: "), ==, 0);
+    g_assert_cmpuint(log_count(path, "npu_m100_task_error"), ==, 0);
+    /* ... but the trace events of MMIO and of the task are there. */
+    g_assert_cmpuint(log_count(path, "npu_m100_task_fetch queue 0"), ==, 1);
+    g_assert_cmpuint(log_count(path, "npu_m100_task_complete queue 0 "
+                                     "status 0"), ==, 1);
+    g_assert_true(log_has(path, "npu_m100_mmio_read addr 0x10c size 4 "
+                                "val 0x0"));
+
+    /* A write to a read-only register. */
+    wr(n, NPU_REG_ID, 0x1234);
+    g_assert_true(log_has(path, "npu-m100: 4-byte write of 0x1234 at 0x0 "
+                                "refused: no writable register there\n"));
+    g_assert_true(log_has(path, "npu_m100_bad_access write at 0x0 size 4 "
+                                "value 0x1234"));
+    /* A 2-byte access, which the bus passes on as it is. */
+    qpci_io_readw(n->dev, n->bar, NPU_REG_SCRATCH);
+    g_assert_true(log_has(path, "npu-m100: 2-byte read at 0x10c refused: "
+                                "registers take aligned 4- or 8-byte "
+                                "accesses"));
+    /*
+     * A reset register write without the magic resets nothing (the one
+     * reset so far is the machine's, at start).
+     */
+    g_assert_cmpuint(log_count(path, "npu_m100_reset"), ==, 1);
+    wr(n, NPU_REG_RESET, 1);
+    g_assert_true(log_has(path, "a reset needs NPU_RESET_MAGIC"));
+    g_assert_cmpuint(rd(n, NPU_REG_BAD_ACCESS), ==, 3);
+    g_assert_cmpuint(log_count(path, "npu_m100_reset"), ==, 1);
+
+    /* A descriptor with a wrong magic: its fields are in the line. */
+    make_copy(n, &t, 4096, SRC_VA, true);
+    t.desc.magic = 0x12345678;
+    run(n, 1, &t.desc, &c);
+    g_assert_cmpuint(c.status, ==, NPU_TASK_BAD_DESCRIPTOR);
+    g_assert_true(log_has(path, "npu-m100: queue 1, task 2: bad task "
+                                "descriptor: magic 0x12345678"));
+    g_assert_true(log_has(path, "npu_m100_task_error queue 1 seqno 2 "
+                                "status 7"));
+
+    /* An MMU fault names the address and why. */
+    make_copy(n, &t, 4096, 0x40000000ull, true);
+    run(n, 2, &t.desc, &c);
+    g_assert_cmpuint(c.status, ==, NPU_TASK_MMU_FAULT);
+    g_assert_true(log_has(path, "npu-m100: queue 2, task 3: MMU fault: read "
+                                "of device address 0x40000000 in address "
+                                "space 1: not mapped (instruction 0)"));
+
+    /* A doorbell beyond the ring stops the queue. */
+    wr(n, NPU_REG_Q(3, NPU_Q_TAIL), 1000);
+    g_assert_true(log_has(path, "npu-m100: queue 3 stopped: doorbell TAIL "
+                                "1000 beyond its 16-entry ring"));
+    g_assert_true(log_has(path, "npu_m100_queue_error queue 3"));
+
+    /* Six guest errors in all, each logged once. */
+    g_assert_cmpuint(log_count(path, "npu-m100: "), ==, 6);
+    npu_stop(n);
+    unlink(path);
+    g_free(path);
+}
+
+/*
+ * The core decodes the reset register, whatever the access size, and the
+ * shell's reset hook orphans the job it holds: a 64-bit write of the magic
+ * with a task held in timing mode drops that task.
+ */
+static void test_reset_hook(void)
+{
+    char *path = NULL;
+    Npu *n = npu_start_logged("timing=on", &path);
+    struct npu_hw_completion c;
+    Task t;
+
+    make_copy(n, &t, 64 * 1024, SRC_VA, true);
+    submit(n, 1, &t.desc);
+    wait_running(n, 1);
+    g_assert_cmpuint(log_count(path, "npu_m100_reset"), ==, 1);
+    qpci_io_writeq(n->dev, n->bar, NPU_REG_RESET,
+                   NPU_RESET_MAGIC | (uint64_t)NPU_REG_STATUS << 32);
+    g_assert_cmpuint(log_count(path, "npu_m100_reset"), ==, 2);
+    /* The upper half went to the read-only STATUS register. */
+    g_assert_true(log_has(path, "npu-m100: 4-byte write of 0x104 at 0x104 "
+                                "refused"));
+    qtest_clock_step(n->qts, 1000000000);
+    /* Executed or stopped early, it is delivered to no one. */
+    g_assert_true(log_has(path, " orphan 1"));
+    g_assert_cmpuint(log_count(path, " orphan 0"), ==, 0);
+    read_fence(n, 1, &c);
+    g_assert_cmpuint(c.seqno, ==, 0);
+    g_assert_cmpuint(rd(n, NPU_REG_Q(1, NPU_Q_HEAD)), ==, 0);
+
+    /* The queue works again once set up. */
+    setup_queues(n);
+    make_copy(n, &t, 4096, SRC_VA, true);
+    submit(n, 1, &t.desc);
+    wait_running(n, 1);
+    qtest_clock_step(n->qts, 1000000000);
+    wait_head(n, 1, 1);
+    read_fence(n, 1, &c);
+    g_assert_cmpuint(c.status, ==, NPU_TASK_OK);
+    g_assert_true(log_has(path, " orphan 0"));
+    npu_stop(n);
+    unlink(path);
+    g_free(path);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1012,5 +1187,7 @@ int main(int argc, char **argv)
     qtest_add_func("/npu-m100/fuzz", test_fuzz);
     qtest_add_func("/npu-m100/hot-unplug", test_hot_unplug);
     qtest_add_func("/npu-m100/migration-blocked", test_migration_blocked);
+    qtest_add_func("/npu-m100/guest-error-log", test_guest_error_log);
+    qtest_add_func("/npu-m100/reset-hook", test_reset_hook);
     return g_test_run();
 }

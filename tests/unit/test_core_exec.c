@@ -1417,7 +1417,7 @@ END_TEST
 /*
  * Four clusters of four TPBs: the round of local copies touches 16 x 2 x
  * 16 Ki elements, twice what the task engine needs to hand a round to its
- * thread pool (PARALLEL_ROUND_WORK in npu_task.c) when it has one.
+ * thread pool (PARALLEL_ROUND_WORK in npu_rounds.c) when it has one.
  */
 #define MIXED_CLUSTERS 4
 #define MIXED_CMASK ((1u << MIXED_CLUSTERS) - 1)

@@ -2,7 +2,7 @@
 /*
  * Device core BAR0 registers: identity and geometry, configuration
  * checking, scratch and bad accesses, interrupts, reset, 64-bit latches,
- * queue configuration errors, the job lifecycle as seen through the
+ * queue configuration errors, the task lifecycle as seen through the
  * registers, and the performance counters.
  */
 #include <stdio.h>
@@ -807,8 +807,8 @@ START_TEST(test_queue_disabled_does_not_run)
 	npu_core_run_pending(d->core);
 	ck_assert_uint_eq(fence->seqno, 0);
 	ck_assert_uint_eq(rd64(d, NPU_REG_Q(2, NPU_Q_TASKS_LO)), 0);
-	ck_assert_ptr_null(npu_core_job_fetch(d->core, 2));
-	ck_assert_ptr_null(npu_core_job_fetch(d->core, NPU_HW_NUM_QUEUES));
+	ck_assert_ptr_null(npu_core_task_fetch(d->core, 2));
+	ck_assert_ptr_null(npu_core_task_fetch(d->core, NPU_HW_NUM_QUEUES));
 	npu_tprog_free(&p);
 	npu_tdev_destroy(d);
 }
@@ -896,34 +896,34 @@ START_TEST(test_fence_addresses)
 }
 END_TEST
 
-/* ---- the job lifecycle through the registers ---- */
+/* ---- the task lifecycle through the registers ---- */
 
-START_TEST(test_job_lifecycle_status)
+START_TEST(test_task_lifecycle_status)
 {
 	struct npu_tdev *d = small_dev(2, 2, 0);
 	struct npu_tprog p;
 	struct npu_hw_task desc;
 	struct npu_hw_completion *fence;
-	struct npu_core_job *job;
+	struct npu_core_task *task;
 
 	npu_tprog_init(&p);
 	add_fill(&p, 1, 1, 0, 64, 1);
 	prep_desc(d, &p, 1, &desc);
 	fence = npu_tdev_queue(d, 1, &desc);
-	job = npu_core_job_fetch(d->core, 1);
-	ck_assert_ptr_nonnull(job);
-	/* one job out per queue */
-	ck_assert_ptr_null(npu_core_job_fetch(d->core, 1));
+	task = npu_core_task_fetch(d->core, 1);
+	ck_assert_ptr_nonnull(task);
+	/* one task out per queue */
+	ck_assert_ptr_null(npu_core_task_fetch(d->core, 1));
 	ck_assert_uint_eq(NPU_Q_STATE(RD(d, NPU_REG_Q(1, NPU_Q_STATUS))),
 			  NPU_Q_STATE_RUNNING);
 	ck_assert(RD(d, NPU_REG_STATUS) & NPU_STATUS_QUEUE_BUSY(1));
-	npu_core_job_execute(job);
-	ck_assert_uint_eq(npu_core_job_status(job), NPU_TASK_OK);
-	ck_assert_uint_gt(npu_core_job_cycles(job), 0);
+	npu_core_task_execute(task);
+	ck_assert_uint_eq(npu_core_task_status(task), NPU_TASK_OK);
+	ck_assert_uint_gt(npu_core_task_cycles(task), 0);
 	/* HEAD moves only at completion, after the fence. */
 	ck_assert_uint_eq(RD(d, NPU_REG_Q(1, NPU_Q_HEAD)), 0);
 	ck_assert_uint_eq(fence->seqno, 0);
-	npu_core_job_complete(job);
+	npu_core_task_complete(task);
 	ck_assert_uint_eq(fence->seqno, desc.seqno);
 	ck_assert_uint_eq(RD(d, NPU_REG_Q(1, NPU_Q_HEAD)), 1);
 	ck_assert_uint_eq(NPU_Q_STATE(RD(d, NPU_REG_Q(1, NPU_Q_STATUS))),
@@ -931,26 +931,26 @@ START_TEST(test_job_lifecycle_status)
 	ck_assert_uint_eq(RD(d, NPU_REG_STATUS) & NPU_STATUS_QUEUE_BUSY(1), 0);
 	ck_assert_uint_eq(rd64(d, NPU_REG_Q(1, NPU_Q_BUSY_LO)), fence->cycles);
 
-	/* disabling with a job out: it completes, later entries wait */
+	/* disabling with a task out: it completes, later entries wait */
 	prep_desc(d, &p, 1, &desc);
 	fence = npu_tdev_queue(d, 1, &desc);
 	{
 		struct npu_hw_task desc2;
 		struct npu_hw_completion *f2;
 
-		job = npu_core_job_fetch(d->core, 1);
-		ck_assert_ptr_nonnull(job);
+		task = npu_core_task_fetch(d->core, 1);
+		ck_assert_ptr_nonnull(task);
 		prep_desc(d, &p, 1, &desc2);
 		f2 = npu_tdev_queue(d, 2, &desc2);	/* another queue: unaffected */
 		WR(d, NPU_REG_Q(1, NPU_Q_CTRL), 0);
 		ck_assert_uint_eq(NPU_Q_STATE(RD(d, NPU_REG_Q(1, NPU_Q_STATUS))),
 				  NPU_Q_STATE_RUNNING);
-		npu_core_job_execute(job);
-		npu_core_job_complete(job);
+		npu_core_task_execute(task);
+		npu_core_task_complete(task);
 		ck_assert_uint_eq(fence->seqno, desc.seqno);
 		ck_assert_uint_eq(NPU_Q_STATE(RD(d, NPU_REG_Q(1, NPU_Q_STATUS))),
 				  NPU_Q_STATE_DISABLED);
-		ck_assert_ptr_null(npu_core_job_fetch(d->core, 1));
+		ck_assert_ptr_null(npu_core_task_fetch(d->core, 1));
 		npu_core_run_pending(d->core);
 		ck_assert_uint_eq(f2->seqno, desc2.seqno);
 	}
@@ -959,25 +959,25 @@ START_TEST(test_job_lifecycle_status)
 }
 END_TEST
 
-START_TEST(test_job_abort_and_orphan)
+START_TEST(test_task_abort_and_orphan)
 {
 	struct npu_tdev *d = small_dev(2, 2, 0);
 	struct npu_tprog p;
 	struct npu_hw_task desc;
 	struct npu_hw_completion *fence;
-	struct npu_core_job *job;
+	struct npu_core_task *task;
 
 	npu_tprog_init(&p);
 	add_fill(&p, 1, 1, 0, 64, 1);
 
-	/* ABORT while the job is out: it ends NPU_TASK_ABORTED. */
+	/* ABORT while the task is out: it ends NPU_TASK_ABORTED. */
 	prep_desc(d, &p, 1, &desc);
 	fence = npu_tdev_queue(d, 0, &desc);
-	job = npu_core_job_fetch(d->core, 0);
-	ck_assert_ptr_nonnull(job);
+	task = npu_core_task_fetch(d->core, 0);
+	ck_assert_ptr_nonnull(task);
 	WR(d, NPU_REG_Q(0, NPU_Q_CTRL), NPU_Q_CTRL_ENABLE | NPU_Q_CTRL_ABORT);
-	npu_core_job_execute(job);
-	npu_core_job_complete(job);
+	npu_core_task_execute(task);
+	npu_core_task_complete(task);
 	ck_assert_uint_eq(fence->seqno, desc.seqno);
 	ck_assert_uint_eq(fence->status, NPU_TASK_ABORTED);
 	ck_assert_uint_eq(RD(d, NPU_REG_Q(0, NPU_Q_CTRL)), NPU_Q_CTRL_ENABLE);
@@ -988,14 +988,14 @@ START_TEST(test_job_abort_and_orphan)
 	ck_assert_uint_eq(fence->status, NPU_TASK_OK);
 	ck_assert_uint_eq(fence->seqno, desc.seqno);
 
-	/* Reset while a job is out: it completes silently. */
+	/* Reset while a task is out: it completes silently. */
 	prep_desc(d, &p, 1, &desc);
 	fence = npu_tdev_queue(d, 0, &desc);
-	job = npu_core_job_fetch(d->core, 0);
-	ck_assert_ptr_nonnull(job);
+	task = npu_core_task_fetch(d->core, 0);
+	ck_assert_ptr_nonnull(task);
 	WR(d, NPU_REG_RESET, NPU_RESET_MAGIC);
-	npu_core_job_execute(job);
-	npu_core_job_complete(job);
+	npu_core_task_execute(task);
+	npu_core_task_complete(task);
 	ck_assert_uint_eq(fence->seqno, 0);
 	ck_assert_uint_eq(rd64(d, NPU_REG_Q(0, NPU_Q_TASKS_LO)), 0);
 	ck_assert_uint_eq(RD(d, NPU_REG_IRQ_RAW), 0);
@@ -1289,8 +1289,8 @@ static Suite *core_regs_suite(void)
 	tcase_add_test(q, test_queue_disabled_does_not_run);
 	tcase_add_test(q, test_queue_ring_unbacked);
 	tcase_add_test(q, test_fence_addresses);
-	tcase_add_test(q, test_job_lifecycle_status);
-	tcase_add_test(q, test_job_abort_and_orphan);
+	tcase_add_test(q, test_task_lifecycle_status);
+	tcase_add_test(q, test_task_abort_and_orphan);
 	tcase_add_test(perf, test_perf_unit_and_cluster_busy);
 	tcase_add_test(perf, test_perf_cluster_busy_single_unit);
 	tcase_add_test(perf, test_perf_hbsm_conflicts);

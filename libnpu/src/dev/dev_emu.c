@@ -61,6 +61,8 @@ struct npu_dev_job {
 	struct npu_hw_completion comp;
 	struct npu_dev_job *next;	/* outstanding list */
 	struct npu_trace_job trace;	/* trace.rec NULL: not traced */
+	/* Why the device failed it, from the core's log hook ("" if not). */
+	char why[200];
 };
 
 struct emu_queue {
@@ -369,6 +371,35 @@ static struct npu_tracer *emu_tracer(void *opaque, unsigned queue, uint64_t seqn
 	}
 	pthread_mutex_unlock(&emu->lock);
 	return t;
+}
+
+/*
+ * The core's log hook.  libnpu drives the registers itself, so what
+ * matters is a failed task: its line (without the queue and task, which
+ * mean nothing to the caller) becomes the job's error message.  Called
+ * with the core's lock held, as emu_kick is.
+ */
+static void emu_log(void *opaque, const struct npu_core_log *rec)
+{
+	struct emu_dev *emu = opaque;
+	char prefix[64];
+	const char *msg = rec->msg;
+	size_t n;
+
+	if (rec->event == NPU_EV_BAD_ACCESS || rec->event == NPU_EV_QUEUE_ERROR)
+		return;
+	n = (size_t)snprintf(prefix, sizeof(prefix), "queue %u, task %llu: ",
+			     rec->queue, (unsigned long long)rec->seqno);
+	if (!strncmp(msg, prefix, n))
+		msg += n;
+	pthread_mutex_lock(&emu->lock);
+	for (struct npu_dev_job *j = emu->outstanding; j; j = j->next) {
+		if (j->queue == rec->queue && j->seqno == rec->seqno) {
+			snprintf(j->why, sizeof(j->why), "%s", msg);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&emu->lock);
 }
 
 static void emu_harvest_locked(struct emu_dev *emu)
@@ -767,6 +798,9 @@ static npu_status emu_job_wait(npu_dev_job *job, int64_t timeout_ns)
 				idx < 0 ? " (negative indices computed at run time are not supported)" :
 				" (an input, e.g. a token id or a cache row, is outside the tensor it indexes)");
 	}
+	if (job->comp.status != NPU_TASK_OK && job->why[0])
+		return npu_fail(NPU_ERR_JOB_FAILED, "the NPU ended the job with %s",
+				job->why);
 	if (job->comp.status != NPU_TASK_OK)
 		return npu_fail(NPU_ERR_JOB_FAILED,
 				"the NPU ended the job with '%s' (instruction %d, address 0x%llx)",
@@ -982,6 +1016,7 @@ npu_status npu_emu_open(const char *spec, struct npu_device **out)
 		.mem_end = emu_mem_end,
 		.mem_map = emu_mem_map,
 		.tracer = emu_tracer,
+		.log = emu_log,
 	};
 	struct emu_dev *emu;
 	npu_status st;

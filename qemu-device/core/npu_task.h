@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The task engine's state of one task, shared by its files: npu_task.c (the
+ * state, its accessors, failure reporting, what a queue keeps between its
+ * tasks, and npu_task_run()), npu_decode.c (descriptor checks, program
+ * loading, instruction decoding and validation), npu_rounds.c (dispatch to
+ * the unit queues and the dataflow rounds) and npu_noc_route.c (routing
+ * transfers over the link calendars of npu_noc_cal.c).
+ */
+#ifndef NPU_TASK_H
+#define NPU_TASK_H
+
+#include "npu_core_priv.h"
+#include "npu_noc_cal.h"
+
+#define CTIME_RING 64			/* signal times remembered per counter */
+#define BARRIER_FLAG 0x80000000u	/* unit-queue entry is a barrier marker */
+
+struct unit_q {
+	uint32_t *ent;			/* instruction indices or barrier markers */
+	uint32_t n, cap, pos;
+	uint64_t iter;			/* next iteration of the head instruction */
+	uint64_t free_at;		/* simulated time the unit is free */
+	uint64_t busy;
+	bool arrived;			/* at the head barrier */
+	/* The wait that last blocked head (pos, iter): see head_ready. */
+	bool blk_valid;
+	uint32_t blk_pos, blk_counter;
+	uint64_t blk_iter, blk_need;
+};
+
+/*
+ * time[c][v % CTIME_RING] is written when counter c reaches v and only
+ * read for values reached (reached_at), so it needs no clearing: a task's
+ * TPB states start zeroed up to ctr.time (task_reset), which saves
+ * clearing ~16 KiB per TPB of every task.
+ */
+struct counters {
+	uint64_t val[NPU_HW_SU_COUNTERS];
+	uint64_t time[NPU_HW_SU_COUNTERS][CTIME_RING];
+};
+
+struct npu_tpb_state {
+	unsigned lcluster, tpb, pcluster;
+	uint8_t *hbsm;
+	struct unit_q *unit;		/* NPU_TPB_UNITS, in task->uq */
+	uint64_t first_start, last_end;
+	bool started;			/* ran at least one iteration */
+	bool active;
+	/* Units (bits) whose blocked head waits on each counter: task->cand. */
+	uint8_t waiters[NPU_HW_SU_COUNTERS];
+	struct counters ctr;		/* last: time[] is left uncleared */
+};
+
+struct barrier {
+	uint32_t insn;
+	uint32_t expected, arrived;
+	bool released;
+};
+
+struct runnable {
+	struct npu_tpb_state *tpb;	/* NULL: CCB DMA engine */
+	struct unit_q *uq;
+	unsigned unit;
+	struct npu_dinsn *di;
+	uint64_t iter;
+	struct npu_cost cost;
+	int status;
+	uint64_t fault_addr;
+	uint32_t detail, detail2;
+};
+
+/*
+ * A decoded program kept for the queue's next tasks.  Most programs run
+ * many times unchanged (a model's steps, each inference): decoding and
+ * validating ~10^4 instructions of 512 bytes per inference cost more than
+ * running them.  Every task still reads its whole program and compares
+ * it with the entry, so a program changed in memory by anyone is seen,
+ * and only its changed instructions are decoded again.
+ */
+struct prog_entry {
+	uint64_t va, pt_base;
+	struct npu_hw_prog hdr;
+	struct npu_hw_task key;		/* the descriptor fields decode reads */
+	struct npu_dinsn *insns;
+	uint64_t used;			/* task->prog_tick of its last task */
+};
+
+struct npu_task {
+	struct npu_core_task *ft;
+	struct npu_core *core;
+	struct npu_dinsn *insns;
+	uint32_t ninsns;
+	bool insns_owned;		/* else they belong to a prog_entry */
+	struct prog_entry *prog;	/* the queue's decoded programs */
+	unsigned nprog;
+	uint64_t prog_bytes, prog_tick;
+	unsigned nclusters, tpbs;
+	struct npu_tpb_state *tpb;	/* nclusters * tpbs */
+	/*
+	 * Their unit queues, NPU_TPB_UNITS per TPB, side by side: every
+	 * round scans them all, and inside the TPB states (~17 KiB apart)
+	 * each one cost a cache miss.
+	 */
+	struct unit_q *uq;
+	/*
+	 * The round's candidates: bit k for uq[k] when its head may have
+	 * become runnable.  A queue whose head is blocked leaves the set and
+	 * waits in its TPB's waiters[] on the counter that blocked it; a
+	 * signal to that counter puts it back (wake).  A round scans only
+	 * the set, in uq order, as a scan of every queue would find them:
+	 * most queues wait most of the time.
+	 */
+	uint64_t *cand;
+	uint32_t undrained;		/* TPB unit queues with work left */
+	struct unit_q dma[NPU_HW_NUM_DMA_ENGINES];
+	struct counters ccb;
+	struct barrier *bar;
+	uint32_t nbar;
+	uint8_t *sram;
+	uint32_t sram_size;
+	struct npu_link_cal link[NPU_HW_MAX_LINKS];
+	/* The CCB's DDR port and broadcast path (enum npu_xfer_path). */
+	struct npu_link_cal path[NPU_PATHS];
+	uint64_t timeout;
+	uint64_t end_time;
+	uint64_t iterations;
+	struct runnable *run;
+	size_t run_cap;
+	struct npu_mmu_tlb *tlbs;	/* one per pool worker */
+	struct npu_scratch_cache *keep;	/* one per pool worker */
+	struct npu_tracer *tracer;	/* NULL: not traced (npu_trace.h) */
+	size_t max_tpbs;		/* tpb, uq and cand are sized for these */
+	unsigned workers;		/* tlbs and keep: one per pool worker */
+};
+
+/* npu_task.c: record the task's failure (the first one is kept). */
+void npu_task_fail(struct npu_task *task, unsigned status, uint32_t insn,
+		   uint32_t detail, uint32_t detail2, uint64_t addr);
+
+/* npu_decode.c: 0 or a task status, the failure recorded. */
+int npu_task_check_desc(struct npu_task *task);
+int npu_task_load_program(struct npu_task *task);
+/* Forget the queue's decoded program @i. */
+void npu_task_prog_drop(struct npu_task *task, unsigned i);
+
+/* npu_rounds.c: fill the unit queues (-1 when out of memory), then run
+ * the rounds to the end (0 or a task status, the failure recorded). */
+int npu_task_dispatch(struct npu_task *task);
+int npu_task_run_rounds(struct npu_task *task);
+
+/* npu_noc_route.c: mesh hops between two nodes, and the time a transfer
+ * started at @start takes (its links booked). */
+unsigned npu_noc_hops(const struct npu_task *task, unsigned a, unsigned b);
+uint64_t npu_noc_route(struct npu_task *task, const struct npu_xfer *x,
+		       uint64_t start);
+
+/* The host's memory bracket (npu_core_host.mem_begin/mem_end). */
+static inline void npu_task_mem_begin(struct npu_task *task)
+{
+	const struct npu_core_host *host = &task->core->host;
+
+	if (host->mem_begin)
+		host->mem_begin(host->opaque);
+}
+
+static inline void npu_task_mem_end(struct npu_task *task)
+{
+	const struct npu_core_host *host = &task->core->host;
+
+	if (host->mem_end)
+		host->mem_end(host->opaque);
+}
+
+#endif /* NPU_TASK_H */
