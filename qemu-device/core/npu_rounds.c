@@ -56,7 +56,6 @@ int npu_task_dispatch(struct npu_task *task)
 
 				if (!(in->tpb_mask & (1u << t)))
 					continue;
-				tp->active = true;
 				if (!barrier) {
 					if (uq_push(&tp->unit[in->unit], i))
 						return -1;

@@ -46,7 +46,6 @@ struct npu_tpb_state {
 	struct unit_q *unit;		/* NPU_TPB_UNITS, in task->uq */
 	uint64_t first_start, last_end;
 	bool started;			/* ran at least one iteration */
-	bool active;
 	/* Units (bits) whose blocked head waits on each counter: task->cand. */
 	uint8_t waiters[NPU_HW_SU_COUNTERS];
 	struct counters ctr;		/* last: time[] is left uncleared */
