@@ -103,6 +103,17 @@ struct npu_core_host {
 	 */
 	void *(*mem_map)(void *opaque, uint64_t pa, size_t len, bool write);
 	/*
+	 * Optional (may be NULL): a version of the @len bytes of DDR at
+	 * physical address @pa, one backed range, asked inside a bracket:
+	 * nonzero, and returned again for the range only while none of its
+	 * bytes has changed since; 0 when the host cannot tell.  A program
+	 * the queue keeps decoded whose bytes still have the version they
+	 * had when it was last read runs without reading them again.  A host
+	 * that cannot see every write to a range (a guest's memory, which
+	 * the guest CPU writes at will) returns 0 for it.
+	 */
+	uint64_t (*mem_version)(void *opaque, uint64_t pa, size_t len);
+	/*
 	 * Optional (may be NULL): the tracer for the task about to run from
 	 * @queue whose descriptor has @seqno, or NULL not to trace it
 	 * (npu_trace.h).  Called on the executing thread as the task starts.

@@ -136,6 +136,9 @@ int npu_mmu_write(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
  */
 void *npu_mmu_map(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		  uint64_t va, size_t len, bool write);
+/* npu_mmu_map, also giving the physical address of @va in *@pa. */
+void *npu_mmu_map_pa(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
+		     uint64_t va, size_t len, bool write, uint64_t *pa);
 
 /* npu_task.c: run a fetched, readable task descriptor to completion. */
 void npu_task_run(struct npu_core_task *task);

@@ -270,7 +270,8 @@ static struct prog_entry *prog_find(struct npu_task *task, const struct npu_hw_p
 }
 
 /* Keep the task's freshly decoded program for the next tasks, if it fits. */
-static void prog_keep(struct npu_task *task, const struct npu_hw_prog *hdr)
+static void prog_keep(struct npu_task *task, const struct npu_hw_prog *hdr,
+		      uint64_t insns_pa, uint64_t version)
 {
 	const struct npu_hw_task *d = &task->ft->desc;
 	size_t bytes = (size_t)hdr->insn_count * sizeof(struct npu_dinsn);
@@ -300,6 +301,8 @@ static void prog_keep(struct npu_task *task, const struct npu_hw_prog *hdr)
 	decode_key(d, &e->key);
 	e->insns = task->insns;
 	e->used = task->prog_tick;
+	e->insns_pa = insns_pa;
+	e->version = version;
 	task->prog_bytes += bytes;
 	task->insns_owned = false;
 }
@@ -310,8 +313,9 @@ int npu_task_load_program(struct npu_task *task)
 	struct npu_hw_prog hdr;
 	struct npu_mmu_tlb tlb = { 0 };
 	struct prog_entry *e = NULL;
+	const struct npu_core_host *host = &task->core->host;
 	const void *mapped;
-	uint64_t fa = 0;
+	uint64_t fa = 0, insns_pa = 0, version = 0;
 	uint32_t detail = 0;
 	int ret;
 
@@ -353,8 +357,18 @@ int npu_task_load_program(struct npu_task *task)
 	 * (every page of it translated, so no read could fault).
 	 */
 	mapped = hdr.insn_count ?
-		 npu_mmu_map(task->ft, &tlb, d->prog_va + hdr.insn_offset,
-			     (size_t)hdr.insn_count * NPU_INSN_SIZE, false) : NULL;
+		 npu_mmu_map_pa(task->ft, &tlb, d->prog_va + hdr.insn_offset,
+				(size_t)hdr.insn_count * NPU_INSN_SIZE, false,
+				&insns_pa) : NULL;
+	/*
+	 * The version is taken before the bytes are read: a write racing
+	 * with the read changes it, so the next task reads them again.
+	 */
+	if (mapped && host->mem_version)
+		version = host->mem_version(host->opaque, insns_pa,
+					    (size_t)hdr.insn_count * NPU_INSN_SIZE);
+	if (e && version && e->version == version && e->insns_pa == insns_pa)
+		return 0;	/* the very bytes it was decoded from */
 	for (uint32_t i = 0; i < hdr.insn_count; i++) {
 		struct npu_dinsn *di = &task->insns[i];
 		struct npu_hw_insn raw;
@@ -383,8 +397,12 @@ int npu_task_load_program(struct npu_task *task)
 		if (ret)
 			goto decode_fail;
 	}
-	if (!e)
-		prog_keep(task, &hdr);
+	if (e) {
+		e->insns_pa = insns_pa;
+		e->version = version;
+	} else {
+		prog_keep(task, &hdr, insns_pa, version);
+	}
 	return 0;
 mem_fail:
 	if (ret == NPU_TASK_MMU_FAULT) {

@@ -222,16 +222,18 @@ static bool range_contiguous(struct npu_core_task *task, struct npu_mmu_tlb *tlb
 	return true;
 }
 
-void *npu_mmu_map(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
-		  uint64_t va, size_t len, bool write)
+void *npu_mmu_map_pa(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
+		     uint64_t va, size_t len, bool write, uint64_t *pa)
 {
 	struct npu_core *core = task->core;
 	uint64_t first, last, vpn, pa0 = 0, page;
 
 	if (!core->host.mem_map || !len)
 		return NULL;
-	if (!task->mmu_on)
+	if (!task->mmu_on) {
+		*pa = va;
 		return core->host.mem_map(core->host.opaque, va, len, write);
+	}
 	if (va >> NPU_MMU_VA_BITS || len - 1 > (1ull << NPU_MMU_VA_BITS) - 1 - va)
 		return NULL;
 	first = va >> NPU_MMU_PAGE_SHIFT;
@@ -245,6 +247,14 @@ void *npu_mmu_map(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 	}
 	if (vpn <= last && !range_contiguous(task, tlb, first, vpn, last, write, &pa0))
 		return NULL;
-	return core->host.mem_map(core->host.opaque,
-				  pa0 | (va & (NPU_MMU_PAGE_SIZE - 1)), len, write);
+	*pa = pa0 | (va & (NPU_MMU_PAGE_SIZE - 1));
+	return core->host.mem_map(core->host.opaque, *pa, len, write);
+}
+
+void *npu_mmu_map(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
+		  uint64_t va, size_t len, bool write)
+{
+	uint64_t pa;
+
+	return npu_mmu_map_pa(task, tlb, va, len, write, &pa);
 }

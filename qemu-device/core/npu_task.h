@@ -75,7 +75,9 @@ struct runnable {
  * validating ~10^4 instructions of 512 bytes per inference cost more than
  * running them.  Every task still reads its whole program and compares
  * it with the entry, so a program changed in memory by anyone is seen,
- * and only its changed instructions are decoded again.
+ * and only its changed instructions are decoded again; unless the host
+ * vouches, through a version of its bytes (npu_core_host.mem_version),
+ * that they have not changed since they were last read.
  */
 struct prog_entry {
 	uint64_t va, pt_base;
@@ -83,6 +85,9 @@ struct prog_entry {
 	struct npu_hw_task key;		/* the descriptor fields decode reads */
 	struct npu_dinsn *insns;
 	uint64_t used;			/* task->prog_tick of its last task */
+	/* Where its instructions lay when last read, and the host's version
+	 * of those bytes then (0: none given, so they are read each time). */
+	uint64_t insns_pa, version;
 };
 
 struct npu_task {

@@ -67,6 +67,16 @@ static void *mem_map(void *opaque, uint64_t pa, size_t len, bool write)
 	return d->ddr + pa;
 }
 
+static uint64_t mem_version(void *opaque, uint64_t pa, size_t len)
+{
+	struct npu_tdev *d = opaque;
+
+	if (!d->map_ddr || !in_bracket || pa > d->ddr_size ||
+	    len > d->ddr_size - pa)
+		return 0;
+	return d->ddr_version;
+}
+
 static void irq(void *opaque, uint32_t pending)
 {
 	struct npu_tdev *d = opaque;
@@ -110,6 +120,7 @@ struct npu_tdev *npu_tdev_create(const struct npu_core_config *cfg,
 	struct npu_core_host host = {
 		.mem_read = mem_read, .mem_write = mem_write, .irq = irq,
 		.mem_begin = mem_begin, .mem_end = mem_end, .mem_map = mem_map,
+		.mem_version = mem_version,
 		.tracer = tracer, .log = log_hook, .reset = reset_hook,
 	};
 	char err[200];

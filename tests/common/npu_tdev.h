@@ -37,6 +37,10 @@ struct npu_tdev {
 	 * mem_write: tests run both ways and expect the same outcome. */
 	bool map_ddr;
 	atomic_uint mem_maps;		/* ranges the core got mapped */
+	/* While nonzero (with map_ddr), what the host's mem_version says of
+	 * any DDR range: a test that writes DDR and wants the core to see
+	 * it changes this, as a host tracking writes would. */
+	uint64_t ddr_version;
 	/* The core's log hook: reports of each enum npu_core_event, and the
 	 * last report (its msg and comp point at log_msg and log_comp). */
 	unsigned log_count[NPU_EV_HOST_ERROR + 1];

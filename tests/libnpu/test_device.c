@@ -3,6 +3,7 @@
  * Devices and the emulator backend: opening, buffers, partitions, running
  * a real program through a ring, job errors.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,12 +69,12 @@ static void rig_close(struct rig *r)
 	npu_device_close(r->dev);
 }
 
-static npu_status run_copy(struct rig *r, uint64_t src, uint32_t n)
+/* Run the program of @size bytes already in r->cmd. */
+static npu_status run_cmd(struct rig *r, uint32_t size)
 {
 	npu_dev_use uses[2] = {
 		{ r->a, NPU_DEV_USE_READ }, { r->b, NPU_DEV_USE_WRITE },
 	};
-	uint32_t size = write_copy(r->cmd, src, r->b->dev_addr, n);
 	npu_dev_job *job;
 	npu_status st;
 
@@ -85,6 +86,11 @@ static npu_status run_copy(struct rig *r, uint64_t src, uint32_t n)
 		ck_assert_uint_gt(r->dev->ops->job_cycles(job), 0);
 	r->dev->ops->job_free(job);
 	return st;
+}
+
+static npu_status run_copy(struct rig *r, uint64_t src, uint32_t n)
+{
+	return run_cmd(r, write_copy(r->cmd, src, r->b->dev_addr, n));
 }
 
 START_TEST(emu_info)
@@ -151,6 +157,50 @@ START_TEST(emu_runs_a_copy)
 	ck_assert_int_eq(run_copy(&r, r.a->dev_addr, 100000), NPU_OK);
 	ck_assert_mem_eq(a, b, 100000);
 	rig_close(&r);
+}
+END_TEST
+
+/*
+ * A sealed program (the host's promise not to write it again) runs again
+ * and again on the data of each run: the device keeps its decoding, not
+ * what the program read.
+ */
+START_TEST(emu_sealed_program_reruns)
+{
+	struct rig r;
+	uint32_t size;
+
+	rig_open(&r, "emu", 1);
+	size = write_copy(r.cmd, r.a->dev_addr, r.b->dev_addr, 4096);
+	npu_dev_bo_seal(r.dev, r.cmd);
+	for (int run = 0; run < 3; run++) {
+		memset(r.a->host, 0x30 + run, 4096);
+		ck_assert_int_eq(run_cmd(&r, size), NPU_OK);
+		ck_assert_mem_eq(r.a->host, r.b->host, 4096);
+	}
+	/* Sealing a writable buffer does nothing: it stays the host's. */
+	npu_dev_bo_seal(r.dev, r.a);
+	memset(r.a->host, 0x40, 4096);
+	ck_assert_int_eq(run_cmd(&r, size), NPU_OK);
+	ck_assert_mem_eq(r.a->host, r.b->host, 4096);
+	rig_close(&r);
+}
+END_TEST
+
+/* A write to a sealed buffer faults where it is made (not a stale run). */
+START_TEST(emu_sealed_buffer_is_read_only)
+{
+	struct rig r;
+
+	rig_open(&r, "emu", 1);
+	write_copy(r.cmd, r.a->dev_addr, r.b->dev_addr, 16);
+	npu_dev_bo_seal(r.dev, r.cmd);
+	ck_assert_uint_eq(((volatile uint8_t *)r.cmd->host)[0],
+			  NPU_PROG_MAGIC & 0xff);
+	/* The sanitizers' handler would turn the fault into an abort. */
+	signal(SIGSEGV, SIG_DFL);
+	((volatile uint8_t *)r.cmd->host)[0] = 0;
+	ck_abort_msg("a sealed buffer took a write");
 }
 END_TEST
 
@@ -343,6 +393,8 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, open_errors);
 	tcase_add_test(tc, device_list_has_emu);
 	tcase_add_test(tc, emu_runs_a_copy);
+	tcase_add_test(tc, emu_sealed_program_reruns);
+	tcase_add_test_raise_signal(tc, emu_sealed_buffer_is_read_only, SIGSEGV);
 	tcase_add_test(tc, emu_defect_masks);
 	tcase_add_test(tc, emu_partitions);
 	tcase_add_test(tc, emu_job_fault);

@@ -237,6 +237,66 @@ START_TEST(test_counters_start_at_zero_after_remote_signal)
 }
 END_TEST
 
+/*
+ * A host that vouches for its bytes (npu_core_host.mem_version): while
+ * the version holds, the kept program runs without being read again
+ * (shown by a write the host did not report); a new version, or the
+ * same one for other bytes at the program's address, is read again.
+ */
+START_TEST(test_host_version_skips_reading)
+{
+	struct npu_tdev *d = dev(1, 1);
+	struct npu_tdev_submit o = { .nclusters = 1 };
+	struct npu_hw_completion c;
+	struct npu_hw_task desc, desc2;
+	struct npu_hw_prog *hdr;
+	struct npu_tprog p, q;
+
+	d->ddr_version = 7;
+	o.root = npu_tdev_ctx(d);
+	npu_tprog_init(&p);
+	add_fill(&p, 1, 0, 32, 0x51);
+	hdr = npu_tdev_prepare(d, &p, &o, &desc);
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0), 32, 0x51));
+
+	/* Written behind the host's back: the promise says unchanged. */
+	insn_at(hdr, 0)->params.dtdu.value = 0x52;
+	memset(npu_tdev_hbsm(d, 0, 0), 0, 32);
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0), 32, 0x51));
+
+	/* Reported: read and decoded again. */
+	d->ddr_version = 8;
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0), 32, 0x52));
+
+	/* No version (0): read every time, as without the hook. */
+	d->ddr_version = 0;
+	insn_at(hdr, 0)->params.dtdu.value = 0x53;
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0), 32, 0x53));
+	insn_at(hdr, 0)->params.dtdu.value = 0x54;
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0), 32, 0x54));
+
+	/* Same address, same version, other physical pages (remapped): the
+	 * version speaks for the bytes where they lay, so read again. */
+	d->ddr_version = 9;
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	npu_tprog_init(&q);
+	add_fill(&q, 1, 0, 32, 0x55);
+	npu_tdev_prepare(d, &q, &o, &desc2);
+	ck_assert_uint_eq(desc2.prog_va, desc.prog_va);
+	ck_assert_uint_eq(desc2.pt_base, desc.pt_base);
+	ck_assert_int_eq(rerun(d, &desc, &c), NPU_TASK_OK);
+	ck_assert(all_bytes(npu_tdev_hbsm(d, 0, 0), 32, 0x55));
+	npu_tprog_free(&p);
+	npu_tprog_free(&q);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
 static Suite *core_resubmit_suite(void)
 {
 	Suite *s = suite_create("core_resubmit");
@@ -247,6 +307,7 @@ static Suite *core_resubmit_suite(void)
 	tcase_add_loop_test(t, test_same_bytes_other_partition, 0, 2);
 	tcase_add_loop_test(t, test_more_programs_than_kept, 0, 2);
 	tcase_add_loop_test(t, test_counters_start_at_zero_after_remote_signal, 0, 2);
+	tcase_add_test(t, test_host_version_skips_reading);
 	suite_add_tcase(s, t);
 	return s;
 }

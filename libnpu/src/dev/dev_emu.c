@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "npu_core.h"
 #include "npu/npu_hw_partition.h"
@@ -34,6 +36,13 @@ struct emu_chunk {
 	uint64_t pa;
 	size_t size;
 	uint8_t *host;
+	/*
+	 * Nonzero once sealed (emu_bo_seal): the bytes never change again,
+	 * and this is their version for the core (npu_core_host.mem_version),
+	 * unique to this chunk.  The host pages are then read-only, so a
+	 * write that breaks the promise faults where it is made.
+	 */
+	uint64_t version;
 };
 
 struct emu_bo {
@@ -107,6 +116,7 @@ struct emu_dev {
 	uint32_t cluster_pos[NPU_HW_MAX_CLUSTERS];
 	uint64_t jobs;			/* completed */
 	uint64_t bo_bytes;		/* in live buffers */
+	uint64_t versions;		/* the last sealed chunk's version */
 	/* The stats file for monitors; used by the worker and open/close. */
 	struct npu_emu_publisher stats;
 	pthread_mutex_t stats_lock;	/* serializes writes of the file */
@@ -171,7 +181,7 @@ static int emu_mem_access(void *opaque, uint64_t pa, void *buf, size_t len,
 		pthread_rwlock_rdlock(&emu->chunk_lock);
 	if (!c || pa < c->pa || pa - c->pa >= c->size)
 		c = chunk_find(emu, pa);
-	if (c && len <= c->size - (pa - c->pa)) {
+	if (c && len <= c->size - (pa - c->pa) && !(write && c->version)) {
 		if (write)
 			memcpy(c->host + (pa - c->pa), buf, len);
 		else
@@ -201,10 +211,27 @@ static void *emu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
 	c = emu_mem_last;
 	if (!c || pa < c->pa || pa - c->pa >= c->size)
 		c = chunk_find(emu, pa);
-	if (!c || len > c->size - (pa - c->pa))
+	if (!c || len > c->size - (pa - c->pa) || (write && c->version))
 		return NULL;
 	emu_mem_last = c;
 	return c->host + (pa - c->pa);
+}
+
+/* The core's mem_version: a sealed chunk's, inside a bracket. */
+static uint64_t emu_mem_version(void *opaque, uint64_t pa, size_t len)
+{
+	struct emu_dev *emu = opaque;
+	struct emu_chunk *c;
+
+	if (emu_mem_held != emu)
+		return 0;
+	c = emu_mem_last;
+	if (!c || pa < c->pa || pa - c->pa >= c->size)
+		c = chunk_find(emu, pa);
+	if (!c || len > c->size - (pa - c->pa))
+		return 0;
+	emu_mem_last = c;
+	return c->version;
 }
 
 static int emu_mem_read(void *opaque, uint64_t pa, void *buf, size_t len)
@@ -269,6 +296,9 @@ static void chunk_free(struct emu_dev *emu, struct emu_chunk *c)
 		}
 	}
 	pthread_rwlock_unlock(&emu->chunk_lock);
+	/* The allocator writes freed memory. */
+	if (c->version)
+		mprotect(c->host, c->size, PROT_READ | PROT_WRITE);
 	free(c->host);
 	free(c);
 }
@@ -518,6 +548,28 @@ static npu_status emu_bo_create(struct npu_device *dev, size_t size,
 	bo->pub.flags = flags;
 	*out = &bo->pub;
 	return NPU_OK;
+}
+
+/*
+ * The host will not write @pub again (npu_dev_ops.bo_seal): its chunk
+ * gets a version and read-only pages.  Only device read-only buffers: the
+ * device never writes those either.  Where the pages cannot be made
+ * read-only (a host page larger than the device's), it stays unsealed.
+ */
+static void emu_bo_seal(struct npu_device *dev, npu_dev_bo *pub)
+{
+	struct emu_dev *emu = (struct emu_dev *)dev;
+	struct emu_bo *bo = (struct emu_bo *)pub;
+	struct emu_chunk *c = bo->chunk;
+
+	if (!(pub->flags & NPU_DEV_BO_DEVICE_RO) || c->version ||
+	    (size_t)sysconf(_SC_PAGESIZE) > EMU_PAGE ||
+	    mprotect(c->host, c->size, PROT_READ))
+		return;
+	/* Under the write lock: no task reads the version meanwhile. */
+	pthread_rwlock_wrlock(&emu->chunk_lock);
+	c->version = ++emu->versions;
+	pthread_rwlock_unlock(&emu->chunk_lock);
 }
 
 static void emu_unmap_bo_locked(struct emu_dev *emu, struct emu_bo *bo,
@@ -921,6 +973,7 @@ static const struct npu_dev_ops emu_ops = {
 	.close = emu_close,
 	.bo_create = emu_bo_create,
 	.bo_free = emu_bo_free,
+	.bo_seal = emu_bo_seal,
 	.ctx_create = emu_ctx_create,
 	.ctx_destroy = emu_ctx_destroy,
 	.submit = emu_submit,
@@ -1015,6 +1068,7 @@ npu_status npu_emu_open(const char *spec, struct npu_device **out)
 		.mem_begin = emu_mem_begin,
 		.mem_end = emu_mem_end,
 		.mem_map = emu_mem_map,
+		.mem_version = emu_mem_version,
 		.tracer = emu_tracer,
 		.log = emu_log,
 	};

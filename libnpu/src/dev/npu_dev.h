@@ -64,6 +64,13 @@ struct npu_dev_ops {
 	npu_status (*bo_create)(struct npu_device *dev, size_t size,
 				uint32_t flags, npu_dev_bo **out);
 	void (*bo_free)(struct npu_device *dev, npu_dev_bo *bo);
+	/*
+	 * Optional: the host has written device read-only @bo for the last
+	 * time (a context's programs and constants, once relocated), so the
+	 * backend may keep what it derives from the contents.  A write to it
+	 * afterwards is a bug: the emulator makes its pages read-only.
+	 */
+	void (*bo_seal)(struct npu_device *dev, npu_dev_bo *bo);
 	npu_status (*ctx_create)(struct npu_device *dev, uint32_t clusters,
 				 npu_dev_ctx **out);
 	void (*ctx_destroy)(npu_dev_ctx *ctx);
@@ -98,6 +105,12 @@ static inline void npu_dev_bo_free(struct npu_device *dev, npu_dev_bo *bo)
 {
 	if (bo)
 		dev->ops->bo_free(dev, bo);
+}
+
+static inline void npu_dev_bo_seal(struct npu_device *dev, npu_dev_bo *bo)
+{
+	if (dev->ops->bo_seal && bo->flags & NPU_DEV_BO_DEVICE_RO)
+		dev->ops->bo_seal(dev, bo);
 }
 
 /* Backends. */

@@ -175,6 +175,11 @@ static npu_status alloc_segments(npu_context *ctx, npu_context *share)
 		le64((uint8_t *)ctx->bos[x->seg]->host + x->offset,
 		     ctx->bos[x->target]->dev_addr + x->addend);
 	}
+	/* Programs and constants are final: the device may keep what it
+	 * decodes from them (the emulator, its decoded programs). */
+	for (uint32_t i = 0; !st && i < cm->nsegs; i++)
+		if (ctx->bos[i]->flags & NPU_DEV_BO_DEVICE_RO)
+			npu_dev_bo_seal(dev, ctx->bos[i]);
 	return st;
 }
 
