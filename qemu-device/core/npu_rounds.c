@@ -20,7 +20,8 @@
 
 /* ---- dispatch ---- */
 
-static int uq_push(struct unit_q *q, uint32_t v)
+/* Append @v to @q, a queue of @task->uq (or, @task NULL, a DMA queue). */
+static int uq_push(struct npu_task *task, struct unit_q *q, uint32_t v)
 {
 	if (q->n == q->cap) {
 		uint32_t cap = q->cap ? q->cap * 2 : 16;
@@ -31,6 +32,8 @@ static int uq_push(struct unit_q *q, uint32_t v)
 		q->ent = e;
 		q->cap = cap;
 	}
+	if (!q->n && task)
+		task->used[task->nused++] = (uint32_t)(q - task->uq);
 	q->ent[q->n++] = v;
 	return 0;
 }
@@ -44,7 +47,7 @@ int npu_task_dispatch(struct npu_task *task)
 		uint32_t participants = 0;
 
 		if (in->unit == NPU_UNIT_DMA) {
-			if (uq_push(&task->dma[in->params.dma.engine], i))
+			if (uq_push(NULL, &task->dma[in->params.dma.engine], i))
 				return -1;
 			continue;
 		}
@@ -57,12 +60,12 @@ int npu_task_dispatch(struct npu_task *task)
 				if (!(in->tpb_mask & (1u << t)))
 					continue;
 				if (!barrier) {
-					if (uq_push(&tp->unit[in->unit], i))
+					if (uq_push(task, &tp->unit[in->unit], i))
 						return -1;
 					continue;
 				}
 				for (unsigned u = 0; u < NPU_TPB_UNITS; u++)
-					if (uq_push(&tp->unit[u], BARRIER_FLAG | task->nbar))
+					if (uq_push(task, &tp->unit[u], BARRIER_FLAG | task->nbar))
 						return -1;
 				participants += NPU_TPB_UNITS;
 			}
@@ -228,12 +231,21 @@ static void exec_iteration(struct npu_task *task, unsigned i)
 	const struct npu_unit_ops *ops = npu_unit_lookup(r->di->raw.unit,
 							 r->di->raw.opcode);
 	unsigned worker = npu_pool_worker_index();
-	struct npu_iteration it = {
-		.task = task, .tpb = r->tpb, .di = r->di, .iter = r->iter,
-		.cost = &r->cost,
-		.tlb = &task->tlbs[worker],
-		.keep = &task->keep[worker],
-	};
+	struct npu_iteration it;
+
+	/* Field by field: an initializer would also clear the 512-byte
+	 * scratch table, of which only the first nscratch entries are read. */
+	it.task = task;
+	it.tpb = r->tpb;
+	it.di = r->di;
+	it.iter = r->iter;
+	it.cost = &r->cost;
+	it.tlb = &task->tlbs[worker];
+	it.fault_addr = 0;
+	it.detail = 0;
+	it.detail2 = 0;
+	it.nscratch = 0;
+	it.keep = &task->keep[worker];
 
 	/* All but the transfer list, whose first nxfers entries are set. */
 	memset(&r->cost, 0, offsetof(struct npu_cost, xfer));
@@ -485,13 +497,12 @@ int npu_task_run_rounds(struct npu_task *task)
 
 	/* Every TPB unit queue with work starts as a candidate (task->cand). */
 	memset(task->cand, 0, nwords * sizeof(*task->cand));
-	task->undrained = 0;
-	for (size_t k = 0; k < nq; k++) {
-		if (!task->uq[k].n)
-			continue;
+	for (size_t i = 0; i < task->nused; i++) {
+		size_t k = task->used[i];
+
 		task->cand[k / 64] |= 1ull << (k % 64);
-		task->undrained++;
 	}
+	task->undrained = (uint32_t)task->nused;
 
 	for (;;) {
 		size_t n = 0;

@@ -124,6 +124,7 @@ static void task_free(struct npu_task *task)
 	free(task->tpb);
 	free(task->uq);
 	free(task->cand);
+	free(task->used);
 	free(task->bar);
 	free(task->run);
 	free(task->tlbs);
@@ -155,9 +156,11 @@ static struct npu_task *task_take(struct npu_core_task *ft)
 	task->tpb = malloc(tpbs * sizeof(*task->tpb));
 	task->uq = calloc(tpbs * NPU_TPB_UNITS, sizeof(*task->uq));
 	task->cand = calloc((tpbs * NPU_TPB_UNITS + 63) / 64, sizeof(*task->cand));
+	task->used = calloc(tpbs * NPU_TPB_UNITS, sizeof(*task->used));
 	task->tlbs = calloc(task->workers, sizeof(*task->tlbs));
 	task->keep = calloc(task->workers, sizeof(*task->keep));
-	if (!task->tpb || !task->uq || !task->cand || !task->tlbs || !task->keep) {
+	if (!task->tpb || !task->uq || !task->cand || !task->used || !task->tlbs ||
+	    !task->keep) {
 		task_free(task);
 		return NULL;
 	}
@@ -207,8 +210,10 @@ static void task_reset(struct npu_task *task, struct npu_core_task *ft)
 	memset(task->ccb.val, 0, sizeof(task->ccb.val));
 	for (size_t i = 0; i < ntpb; i++)
 		memset(&task->tpb[i], 0, offsetof(struct npu_tpb_state, ctr.time));
-	for (size_t k = 0; k < ntpb * NPU_TPB_UNITS; k++)
-		queue_reset(&task->uq[k]);
+	/* The others were left as reset: only a dispatched queue changes. */
+	for (size_t i = 0; i < task->nused; i++)
+		queue_reset(&task->uq[task->used[i]]);
+	task->nused = 0;
 	for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++)
 		queue_reset(&task->dma[e]);
 	for (unsigned l = 0; l < NPU_HW_MAX_LINKS; l++)

@@ -117,6 +117,13 @@ struct npu_task {
 	 */
 	uint64_t *cand;
 	uint32_t undrained;		/* TPB unit queues with work left */
+	/*
+	 * The uq indices given work by this task's dispatch (in dispatch
+	 * order): the only queues the rounds change, hence the only ones
+	 * the next task must reset.  Most tasks use a few of the units.
+	 */
+	uint32_t *used;
+	size_t nused;
 	struct unit_q dma[NPU_HW_NUM_DMA_ENGINES];
 	struct counters ccb;
 	struct barrier *bar;
