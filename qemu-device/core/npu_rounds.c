@@ -176,6 +176,8 @@ static void bump(struct counters *ctr, unsigned c, uint64_t when)
 	uint64_t v = ++ctr->val[c];
 	uint64_t prev = v == 1 ? 0 : ctr->time[c][(v - 1) % CTIME_RING];
 
+	ctr->touched |= 1u << c;
+
 	/* "reached v" is monotonic: never earlier than "reached v-1". */
 	ctr->time[c][v % CTIME_RING] = when > prev || v == 1 ? when : prev;
 }

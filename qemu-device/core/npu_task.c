@@ -208,8 +208,21 @@ static void task_reset(struct npu_task *task, struct npu_core_task *ft)
 	task->iterations = 0;
 	task->tracer = NULL;
 	memset(task->ccb.val, 0, sizeof(task->ccb.val));
-	for (size_t i = 0; i < ntpb; i++)
-		memset(&task->tpb[i], 0, offsetof(struct npu_tpb_state, ctr.time));
+	task->ccb.touched = 0;
+	for (size_t i = 0; i < ntpb; i++) {
+		struct npu_tpb_state *tp = &task->tpb[i];
+		uint32_t t = tp->ctr.touched;
+
+		/* A new state's counters hold garbage: all of them, once. */
+		if (i >= task->tpb_clean)
+			t = UINT32_MAX;
+		memset(tp, 0, offsetof(struct npu_tpb_state, ctr));
+		for (; t; t &= t - 1)
+			tp->ctr.val[__builtin_ctz(t)] = 0;
+		tp->ctr.touched = 0;
+	}
+	if (ntpb > task->tpb_clean)
+		task->tpb_clean = ntpb;
 	/* The others were left as reset: only a dispatched queue changes. */
 	for (size_t i = 0; i < task->nused; i++)
 		queue_reset(&task->uq[task->used[i]]);

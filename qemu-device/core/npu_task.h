@@ -36,6 +36,7 @@ struct unit_q {
  * clearing ~16 KiB per TPB of every task.
  */
 struct counters {
+	uint32_t touched;		/* bit c: val[c] may be nonzero */
 	uint64_t val[NPU_HW_SU_COUNTERS];
 	uint64_t time[NPU_HW_SU_COUNTERS][CTIME_RING];
 };
@@ -48,7 +49,8 @@ struct npu_tpb_state {
 	bool started;			/* ran at least one iteration */
 	/* Units (bits) whose blocked head waits on each counter: task->cand. */
 	uint8_t waiters[NPU_HW_SU_COUNTERS];
-	struct counters ctr;		/* last: time[] is left uncleared */
+	/* Last: only its touched counters are cleared, time[] never. */
+	struct counters ctr;
 };
 
 struct barrier {
@@ -142,6 +144,7 @@ struct npu_task {
 	struct npu_scratch_cache *keep;	/* one per pool worker */
 	struct npu_tracer *tracer;	/* NULL: not traced (npu_trace.h) */
 	size_t max_tpbs;		/* tpb, uq and cand are sized for these */
+	size_t tpb_clean;		/* tpb[i < this]: ctr.touched is valid */
 	unsigned workers;		/* tlbs and keep: one per pool worker */
 };
 

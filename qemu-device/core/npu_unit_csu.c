@@ -12,6 +12,7 @@
  * service overhead on top of its work.  Checks and semantics are those of
  * Documentation/hw/isa.md ("CSU"), costs those of cycle-model.md.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "npu_exec.h"
@@ -117,16 +118,21 @@ static int validate_gsdu(struct npu_task *task, struct npu_dinsn *di)
 	return 0;
 }
 
+#define TRAFFIC_PAIRS (NPU_HW_MAX_MESH_NODES * NPU_HW_MAX_MESH_NODES)
+
 struct gsdu_run {
 	struct npu_iteration *it;
 	unsigned own_cl, own_tpb;	/* the executing TPB */
 	unsigned ncl, ntpb;		/* partition geometry */
 	unsigned own_node;
 	uint8_t *bounce;
+	/* Bit from * NODES + to: traffic[from][to] is set (else garbage). */
+	uint64_t set[(TRAFFIC_PAIRS + 63) / 64];
 	/*
 	 * NoC traffic, summed per (source node, destination node) over the
 	 * whole chain so a long chain does not exhaust the cost's transfer
-	 * slots.
+	 * slots.  Last: only the entries in set[] are written, so the
+	 * 2 KiB table is neither cleared nor scanned whole per iteration.
 	 */
 	uint64_t traffic[NPU_HW_MAX_MESH_NODES][NPU_HW_MAX_MESH_NODES];
 };
@@ -137,6 +143,12 @@ static void traffic_add(struct gsdu_run *g, unsigned from, unsigned to,
 	if (from == to || from >= NPU_HW_MAX_MESH_NODES ||
 	    to >= NPU_HW_MAX_MESH_NODES)
 		return;
+	unsigned k = from * NPU_HW_MAX_MESH_NODES + to;
+
+	if (!(g->set[k / 64] & 1ull << (k % 64))) {
+		g->set[k / 64] |= 1ull << (k % 64);
+		g->traffic[from][to] = 0;
+	}
 	g->traffic[from][to] += bytes;
 }
 
@@ -502,7 +514,7 @@ static int exec_gsdu(struct npu_iteration *it)
 	g = npu_iter_alloc(it, sizeof(*g));
 	if (!g)
 		return NPU_TASK_INTERNAL;
-	memset(g, 0, sizeof(*g));
+	memset(g, 0, offsetof(struct gsdu_run, traffic));
 	g->it = it;
 	g->own_cl = npu_iter_lcluster(it);
 	g->own_tpb = npu_iter_tpb_index(it);
@@ -559,14 +571,20 @@ static int exec_gsdu(struct npu_iteration *it)
 		addr = d.next;
 	}
 	ddr = npu_task_ddr_node(it->task);
-	for (unsigned i = 0; i < NPU_HW_MAX_MESH_NODES; i++)
-		for (unsigned j = 0; j < NPU_HW_MAX_MESH_NODES; j++)
-			if (g->traffic[i][j]) {
-				npu_cost_xfer(cost, i, j, g->traffic[i][j]);
-				/* DDR bytes also cross the DDR port. */
-				if (i == ddr || j == ddr)
-					ddr_bytes += g->traffic[i][j];
-			}
+	/* In (from, to) order, as a scan of the whole table would go. */
+	for (unsigned w = 0; w < sizeof(g->set) / sizeof(g->set[0]); w++) {
+		for (uint64_t b = g->set[w]; b; b &= b - 1) {
+			unsigned k = w * 64 + (unsigned)__builtin_ctzll(b);
+			unsigned i = k / NPU_HW_MAX_MESH_NODES, j = k % NPU_HW_MAX_MESH_NODES;
+
+			if (!g->traffic[i][j])
+				continue;
+			npu_cost_xfer(cost, i, j, g->traffic[i][j]);
+			/* DDR bytes also cross the DDR port. */
+			if (i == ddr || j == ddr)
+				ddr_bytes += g->traffic[i][j];
+		}
+	}
 	npu_cost_path(cost, NPU_PATH_DDR_PORT, ddr_bytes);
 	return st;
 }
