@@ -9,7 +9,8 @@
  *   in that bottom half, never inside the MMIO callback.
  * - Each task queue has a worker thread that runs npu_core_task_execute()
  *   without the BQL.  Its DMA goes straight to guest RAM (see npu_dma()),
- *   so a worker never waits for the BQL and unrealize can join it.
+ *   so a worker never waits for the BQL and unrealize can join it; inside
+ *   the core's memory brackets it maps guest RAM in place (npu_mem_map()).
  * - Completion (fence writeback, HEAD, interrupt) is delivered from done_bh
  *   or, in timing mode, from a timer on the virtual clock.
  * - A PCI power-management capability offers D3hot, in which the device
@@ -31,6 +32,7 @@
 #include "qemu/range.h"
 #include "qemu/thread.h"
 #include "qemu/timer.h"
+#include "qemu/units.h"
 #include "qemu/rcu.h"
 #include "qapi/error.h"
 #include "exec/memory.h"
@@ -145,6 +147,130 @@ static int npu_dma(NpuM100State *s, uint64_t pa, void *buf, size_t len,
         len -= plen;
     }
     return 0;
+}
+
+/*
+ * In-place DMA (npu_core_host.mem_map): the core reads and writes views,
+ * descriptors and programs where they lie in guest RAM instead of through
+ * a copy per row.  A range is mapped with address_space_map, as npu_dma()
+ * does, and kept until the end of the core's memory bracket, then
+ * unmapped: that marks written pages dirty and drops translated code they
+ * held, before the task completes.  Brackets are per thread (the core may
+ * bracket on several execution threads at once), so the table is too.
+ * When it is full, or the range is not RAM in one piece, the core copies
+ * through npu_mem_read/npu_mem_write, which also report the bus error.
+ */
+#define NPU_BRACKET_MAPS 256
+/* Mappings looked through for one that holds a range (newest first). */
+#define NPU_BRACKET_LOOKBACK 16
+/*
+ * A read maps the whole aligned window around the range, where it is RAM
+ * in one piece, so the next views of the same buffer find it mapped: a
+ * mapping costs the same whatever its length, and a read marks nothing.
+ * Writes map exactly their range, which unmapping then marks dirty.
+ */
+#define NPU_READ_WINDOW (256 * KiB)
+
+typedef struct NpuMapping {
+    hwaddr pa, len;
+    void *host;
+    bool write;
+} NpuMapping;
+
+static __thread NpuM100State *npu_bracket_dev;
+static __thread unsigned npu_bracket_nmaps;
+static __thread NpuMapping npu_bracket_maps[NPU_BRACKET_MAPS];
+
+static void npu_mem_begin(void *opaque)
+{
+    npu_bracket_dev = opaque;
+    npu_bracket_nmaps = 0;
+}
+
+static void npu_mem_end(void *opaque)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(opaque));
+
+    for (unsigned i = 0; i < npu_bracket_nmaps; i++) {
+        NpuMapping *m = &npu_bracket_maps[i];
+
+        address_space_unmap(as, m->host, m->len, m->write,
+                            m->write ? m->len : 0);
+    }
+    npu_bracket_nmaps = 0;
+    npu_bracket_dev = NULL;
+}
+
+/* @len bytes of guest RAM at @pa in one piece, mapped; NULL if not. */
+static void *npu_map_range(AddressSpace *as, hwaddr pa, hwaddr len, bool write)
+{
+    hwaddr xlat, plen = len;
+    bool direct;
+    void *host;
+
+    WITH_RCU_READ_LOCK_GUARD() {
+        MemoryRegion *mr = address_space_translate(as, pa, &xlat, &plen, write,
+                                                   MEMTXATTRS_UNSPECIFIED);
+        direct = memory_access_is_direct(mr, write);
+    }
+    if (!direct || plen < len) {
+        return NULL;
+    }
+    plen = len;
+    host = address_space_map(as, pa, &plen, write, MEMTXATTRS_UNSPECIFIED);
+    if (host && plen < len) {
+        address_space_unmap(as, host, plen, write, 0);
+        host = NULL;
+    }
+    return host;
+}
+
+static uint8_t *npu_keep_mapping(hwaddr pa, hwaddr len, void *host,
+                                 bool write)
+{
+    NpuMapping *m = &npu_bracket_maps[npu_bracket_nmaps++];
+
+    m->pa = pa;
+    m->len = len;
+    m->host = host;
+    m->write = write;
+    return host;
+}
+
+static void *npu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
+{
+    NpuM100State *s = opaque;
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    NpuMapping *m;
+    void *host;
+
+    if (npu_bracket_dev != s || !len) {
+        return NULL;
+    }
+    /* A range already mapped in this bracket (a buffer many views use). */
+    for (unsigned i = npu_bracket_nmaps, n = 0;
+         i-- > 0 && n < NPU_BRACKET_LOOKBACK; n++) {
+        m = &npu_bracket_maps[i];
+        if (pa >= m->pa && pa - m->pa < m->len &&
+            len <= m->len - (pa - m->pa) && (m->write || !write)) {
+            return (uint8_t *)m->host + (pa - m->pa);
+        }
+    }
+    if (npu_bracket_nmaps == NPU_BRACKET_MAPS) {
+        return NULL;
+    }
+    if (!write) {
+        hwaddr start = QEMU_ALIGN_DOWN(pa, NPU_READ_WINDOW);
+        hwaddr end = QEMU_ALIGN_UP(pa + len, NPU_READ_WINDOW);
+
+        host = npu_map_range(as, start, end - start, false);
+        if (host) {
+            return npu_keep_mapping(start, end - start, host, false) +
+                   (pa - start);
+        }
+    }
+    host = npu_map_range(as, pa, len, write);
+    return host ? npu_keep_mapping(pa, len, host, write) : NULL;
 }
 
 static int npu_mem_read(void *opaque, uint64_t pa, void *buf, size_t len)
@@ -563,6 +689,9 @@ static void npu_m100_realize(PCIDevice *pdev, Error **errp)
     struct npu_core_host host = {
         .mem_read = npu_mem_read,
         .mem_write = npu_mem_write,
+        .mem_begin = npu_mem_begin,
+        .mem_end = npu_mem_end,
+        .mem_map = npu_mem_map,
         .irq = npu_irq,
         .kick = npu_kick,
         .log = npu_log,
