@@ -16,6 +16,23 @@ static unsigned tlb_slot(uint64_t vpn)
 	return (unsigned)((vpn ^ vpn >> 6 ^ vpn >> 12) % NPU_MMU_TLB_ENTRIES);
 }
 
+/*
+ * Page-table entries at physical @pa: read in place where the host maps
+ * them (inside a memory bracket), which costs no callback per entry,
+ * else through mem_read.  0, or -1 where there is no memory.
+ */
+static int pt_read(struct npu_core *core, uint64_t pa, void *buf, size_t len)
+{
+	const void *p = core->host.mem_map ?
+			core->host.mem_map(core->host.opaque, pa, len, false) : NULL;
+
+	if (p) {
+		memcpy(buf, p, len);
+		return 0;
+	}
+	return core->host.mem_read(core->host.opaque, pa, buf, len);
+}
+
 static int walk(struct npu_core_task *task, uint64_t va, uint64_t *page_pa,
 		uint8_t *perm, uint32_t *detail, uint64_t *fault_pa)
 {
@@ -25,7 +42,7 @@ static int walk(struct npu_core_task *task, uint64_t va, uint64_t *page_pa,
 	for (int level = NPU_MMU_LEVELS - 1; level >= 0; level--) {
 		uint64_t ea = table + 8 * NPU_MMU_INDEX(va, level);
 
-		if (core->host.mem_read(core->host.opaque, ea, &pte, sizeof(pte))) {
+		if (pt_read(core, ea, &pte, sizeof(pte))) {
 			/* The table itself is not in memory: a bus error at
 			 * the entry's physical address, not a translation fault. */
 			*detail = 0;
@@ -183,9 +200,8 @@ static bool range_contiguous(struct npu_core_task *task, struct npu_mmu_tlb *tlb
 		for (int level = NPU_MMU_LEVELS - 1; level >= 1; level--) {
 			uint64_t pte;
 
-			if (core->host.mem_read(core->host.opaque,
-						table + 8 * NPU_MMU_INDEX(va, level),
-						&pte, sizeof(pte)) ||
+			if (pt_read(core, table + 8 * NPU_MMU_INDEX(va, level),
+				    &pte, sizeof(pte)) ||
 			    !(pte & NPU_PTE_VALID) || (pte & ~NPU_PTE_TABLE_KNOWN))
 				return false;
 			table = pte & NPU_PTE_ADDR_MASK;
@@ -194,8 +210,7 @@ static bool range_contiguous(struct npu_core_task *task, struct npu_mmu_tlb *tlb
 			n = last - vpn + 1;
 		if (n > MAP_PTES)
 			n = MAP_PTES;
-		if (core->host.mem_read(core->host.opaque, table + 8 * idx, ptes,
-					n * sizeof(ptes[0])))
+		if (pt_read(core, table + 8 * idx, ptes, n * sizeof(ptes[0])))
 			return false;
 		for (uint64_t i = 0; i < n; i++, vpn++) {
 			uint64_t pte = ptes[i], page = pte & NPU_PTE_ADDR_MASK;
