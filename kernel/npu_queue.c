@@ -302,6 +302,23 @@ static void npu_queue_write_locked(struct npu_queue *q, struct npu_job *job,
 		npu_wr(ndev, NPU_REG_Q(q->index, NPU_Q_TAIL), q->tail);
 }
 
+/*
+ * A job that ends with @error without reaching the device (its context
+ * died or was banned, a dependency failed, the device is gone): counted
+ * as completed and failed, as a job the device failed is, so that a
+ * context whose jobs_failed is 0 has had no job end in error.
+ */
+static struct dma_fence *npu_job_refused(struct npu_job *job, int error)
+{
+	struct npu_queue *q = job->ctx->queue;
+
+	atomic64_inc(&q->ndev->stats.jobs_completed);
+	atomic64_inc(&q->ndev->stats.jobs_failed);
+	atomic64_inc(&job->ctx->jobs_completed);
+	atomic64_inc(&job->ctx->jobs_failed);
+	return npu_fence_signalled(q, error);
+}
+
 static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 {
 	struct npu_job *job = to_npu_job(sched_job);
@@ -322,21 +339,21 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 	else if (sched_job->s_fence->finished.error)
 		err = sched_job->s_fence->finished.error;
 	if (err)
-		return npu_fence_signalled(q, err);
+		return npu_job_refused(job, err);
 	if (!drm_dev_enter(&ndev->drm, &idx))
-		return npu_fence_signalled(q, -ENODEV);
+		return npu_job_refused(job, -ENODEV);
 
 	fence = kzalloc(sizeof(*fence), GFP_KERNEL);
 	if (!fence) {
 		drm_dev_exit(idx);
-		return ERR_PTR(-ENOMEM);
+		return npu_job_refused(job, -ENOMEM);
 	}
 	/* Held while the job is in flight: dropped in npu_job_signal_locked. */
 	err = npu_pm_get(ndev);
 	if (err) {
 		kfree(fence);
 		drm_dev_exit(idx);
-		return npu_fence_signalled(q, err);
+		return npu_job_refused(job, err);
 	}
 	bad_pt = npu_fault_hit(&ndev->inject_fault);
 	scoped_guard(spinlock_irqsave, &q->lock)

@@ -291,7 +291,10 @@ enum drm_npu_ctx_state {
  * @state:	out: enum drm_npu_ctx_state.
  * @jobs_submitted: out.
  * @jobs_completed: out: done, with or without error.
- * @jobs_failed: out: done with an error.
+ * @jobs_failed: out: done with an error, whether the device failed the job
+ *		or it never reached the device (cancelled behind a ban, a
+ *		failed dependency, no device): while it is 0, every
+ *		completed job of the context succeeded.
  * @last_error:	out: errno (positive) of the job that got it banned, else 0.
  * @pad:	must be zero.
  * @device_cycles: out: simulated device cycles of the context's completed jobs.

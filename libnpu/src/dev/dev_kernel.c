@@ -380,8 +380,17 @@ static npu_status kernel_job_wait(npu_dev_job *job, int64_t timeout_ns)
 	{
 		struct drm_npu_ctx_query cq = { .ctx_id = job->ctx_id, .job_seqno = job->seqno };
 
-		if (!kioctl(kd, DRM_IOCTL_NPU_CTX_QUERY, &cq) && cq.job_found)
-			job->cycles = cq.job_cycles;
+		if (!kioctl(kd, DRM_IOCTL_NPU_CTX_QUERY, &cq)) {
+			if (cq.job_found)
+				job->cycles = cq.job_cycles;
+			/*
+			 * No job of the context ever ended in error, this
+			 * one included (it is done): the fence can only say
+			 * success.  Saves three syscalls per job.
+			 */
+			if (!cq.jobs_failed)
+				return NPU_OK;
+		}
 	}
 	/* The fence's error says how the job ended. */
 	if (drmSyncobjExportSyncFile(kd->fd, job->syncobj, &sync_fd))
