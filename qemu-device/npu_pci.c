@@ -164,10 +164,11 @@ static int npu_dma(NpuM100State *s, uint64_t pa, void *buf, size_t len,
 /* Mappings looked through for one that holds a range (newest first). */
 #define NPU_BRACKET_LOOKBACK 16
 /*
- * A read maps the whole aligned window around the range, where it is RAM
- * in one piece, so the next views of the same buffer find it mapped: a
- * mapping costs the same whatever its length, and a read marks nothing.
- * Writes map exactly their range, which unmapping then marks dirty.
+ * Without an IOMMU, a read maps the whole aligned window around the range,
+ * where it is RAM in one piece, so the next views of the same buffer find
+ * it mapped: a mapping costs the same whatever its length, and a read
+ * marks nothing.  Writes map exactly their range, which unmapping then
+ * marks dirty.
  */
 #define NPU_READ_WINDOW (256 * KiB)
 
@@ -259,7 +260,14 @@ static void *npu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
     if (npu_bracket_nmaps == NPU_BRACKET_MAPS) {
         return NULL;
     }
-    if (!write) {
+    /*
+     * Behind an IOMMU, only what the device was asked to reach is looked
+     * up: a window around it may cross addresses the guest did not map,
+     * and the IOMMU would report those to the guest as DMA faults (and
+     * raise its fault interrupt from this thread, which holds no BQL).
+     */
+    if (!write && pci_device_iommu_address_space(PCI_DEVICE(s)) ==
+                  &address_space_memory) {
         hwaddr start = QEMU_ALIGN_DOWN(pa, NPU_READ_WINDOW);
         hwaddr end = QEMU_ALIGN_UP(pa + len, NPU_READ_WINDOW);
 
