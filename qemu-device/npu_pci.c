@@ -161,8 +161,10 @@ static int npu_dma(NpuM100State *s, uint64_t pa, void *buf, size_t len,
  * through npu_mem_read/npu_mem_write, which also report the bus error.
  */
 #define NPU_BRACKET_MAPS 256
-/* Mappings looked through for one that holds a range (newest first). */
-#define NPU_BRACKET_LOOKBACK 16
+/* Recent mappings looked through for one that holds a range. */
+#define NPU_BRACKET_LOOKBACK 4
+/* Read windows found by their address: window number % this. */
+#define NPU_WINDOW_SLOTS 64
 /*
  * Without an IOMMU, a read maps the whole aligned window around the range,
  * where it is RAM in one piece, so the next views of the same buffer find
@@ -181,11 +183,14 @@ typedef struct NpuMapping {
 static __thread NpuM100State *npu_bracket_dev;
 static __thread unsigned npu_bracket_nmaps;
 static __thread NpuMapping npu_bracket_maps[NPU_BRACKET_MAPS];
+/* Per slot: 1 + the index of the read window mapped last there, or 0. */
+static __thread uint16_t npu_bracket_window[NPU_WINDOW_SLOTS];
 
 static void npu_mem_begin(void *opaque)
 {
     npu_bracket_dev = opaque;
     npu_bracket_nmaps = 0;
+    memset(npu_bracket_window, 0, sizeof(npu_bracket_window));
 }
 
 static void npu_mem_end(void *opaque)
@@ -226,6 +231,13 @@ static void *npu_map_range(AddressSpace *as, hwaddr pa, hwaddr len, bool write)
     return host;
 }
 
+static bool npu_mapping_holds(const NpuMapping *m, hwaddr pa, hwaddr len,
+                              bool write)
+{
+    return pa >= m->pa && pa - m->pa < m->len &&
+           len <= m->len - (pa - m->pa) && (m->write || !write);
+}
+
 static uint8_t *npu_keep_mapping(hwaddr pa, hwaddr len, void *host,
                                  bool write)
 {
@@ -243,17 +255,26 @@ static void *npu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
     NpuM100State *s = opaque;
     AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
     NpuMapping *m;
+    uint16_t *slot;
     void *host;
 
     if (npu_bracket_dev != s || !len) {
         return NULL;
     }
-    /* A range already mapped in this bracket (a buffer many views use). */
+    /*
+     * A range already mapped in this bracket (a buffer many views use):
+     * the read window of its address, then the last few mappings.
+     */
+    slot = &npu_bracket_window[(pa / NPU_READ_WINDOW) % NPU_WINDOW_SLOTS];
+    if (*slot && npu_mapping_holds(&npu_bracket_maps[*slot - 1], pa, len,
+                                   write)) {
+        m = &npu_bracket_maps[*slot - 1];
+        return (uint8_t *)m->host + (pa - m->pa);
+    }
     for (unsigned i = npu_bracket_nmaps, n = 0;
          i-- > 0 && n < NPU_BRACKET_LOOKBACK; n++) {
         m = &npu_bracket_maps[i];
-        if (pa >= m->pa && pa - m->pa < m->len &&
-            len <= m->len - (pa - m->pa) && (m->write || !write)) {
+        if (npu_mapping_holds(m, pa, len, write)) {
             return (uint8_t *)m->host + (pa - m->pa);
         }
     }
@@ -273,6 +294,7 @@ static void *npu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
 
         host = npu_map_range(as, start, end - start, false);
         if (host) {
+            *slot = npu_bracket_nmaps + 1;
             return npu_keep_mapping(start, end - start, host, false) +
                    (pa - start);
         }
