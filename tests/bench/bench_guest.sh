@@ -13,8 +13,8 @@
 #    program (submit + syncobj wait), against the driver's null ioctl in
 #    the same guest (tests/guest/bench/npu_submit_latency.c);
 #  - guest_libnpu_job_latency: the same empty job with what libnpu's kernel
-#    backend does around every job (syncobj per job, context query, fence
-#    status), against the bare empty job.
+#    backend does around every job (a pooled syncobj, the context query,
+#    the fence status only after a failed job), against the bare empty job.
 # A guest that does not boot, or a bench in it that fails, makes every
 # figure say "not measured: why" and the script exit 1.
 # Usage: bench_guest.sh MODEL PHOTO.raw NPU_RUN     (from the repository
