@@ -155,6 +155,23 @@ struct npu_tdev *npu_tdev_create(const struct npu_core_config *cfg,
 	return d;
 }
 
+struct npu_tdev *npu_tdev_small(unsigned clusters, unsigned tpbs,
+				uint32_t defect, unsigned threads)
+{
+	struct npu_core_config cfg;
+
+	npu_core_config_default(&cfg);
+	cfg.clusters = clusters;
+	cfg.tpbs_per_cluster = tpbs;
+	cfg.mesh_x = 4;
+	cfg.mesh_y = (clusters + 2 + 3) / 4;
+	cfg.defect_mask = defect;
+	cfg.hbsm_size = 64u << 10;
+	cfg.sram_size = 1u << 20;
+	cfg.threads = threads;
+	return npu_tdev_create(&cfg, 64);
+}
+
 void npu_tdev_destroy(struct npu_tdev *d)
 {
 	if (!d)

@@ -55,6 +55,14 @@ struct npu_tdev {
 struct npu_tdev *npu_tdev_create(const struct npu_core_config *cfg,
 				 unsigned ddr_mb);
 void npu_tdev_destroy(struct npu_tdev *d);
+/*
+ * The unit tests' small device: @clusters x @tpbs with the clusters in
+ * @defect fused, on the fewest 4-wide mesh rows that hold them with the
+ * CCB and the DDR port, 64 KiB HBSM per TPB, 1 MiB SRAM, @threads
+ * execution threads and 64 MiB of DDR.  NULL (with a message) on failure.
+ */
+struct npu_tdev *npu_tdev_small(unsigned clusters, unsigned tpbs,
+				uint32_t defect, unsigned threads);
 
 uint64_t npu_tdev_alloc(struct npu_tdev *d, size_t bytes);	/* PA, zeroed */
 void *npu_tdev_ptr(struct npu_tdev *d, uint64_t pa);

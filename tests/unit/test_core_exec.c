@@ -16,8 +16,8 @@
 #define RD(d, off) npu_core_mmio_read((d)->core, (off))
 #define WR(d, off, v) npu_core_mmio_write((d)->core, (off), (v))
 
-#define HBSM_SIZE (64u << 10)
-#define SRAM_SIZE (1u << 20)
+#define HBSM_SIZE (64u << 10)	/* npu_tdev_small's */
+#define SRAM_SIZE (1u << 20)	/* npu_tdev_small's */
 #define DDR_VA 0x20000000ull
 
 /* ---- helpers ---- */
@@ -25,19 +25,8 @@
 static struct npu_tdev *dev_threads(unsigned clusters, unsigned tpbs,
 				    uint32_t defect, unsigned threads)
 {
-	struct npu_core_config cfg;
-	struct npu_tdev *d;
+	struct npu_tdev *d = npu_tdev_small(clusters, tpbs, defect, threads);
 
-	npu_core_config_default(&cfg);
-	cfg.clusters = clusters;
-	cfg.tpbs_per_cluster = tpbs;
-	cfg.mesh_x = 4;
-	cfg.mesh_y = (clusters + 2 + 3) / 4;
-	cfg.defect_mask = defect;
-	cfg.hbsm_size = HBSM_SIZE;
-	cfg.sram_size = SRAM_SIZE;
-	cfg.threads = threads;
-	d = npu_tdev_create(&cfg, 64);
 	ck_assert_ptr_nonnull(d);
 	return d;
 }

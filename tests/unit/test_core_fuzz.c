@@ -17,8 +17,8 @@
 #define RD(d, off) npu_core_mmio_read((d)->core, (off))
 #define WR(d, off, v) npu_core_mmio_write((d)->core, (off), (v))
 
-#define HBSM_SIZE (64u << 10)
-#define SRAM_SIZE (1u << 20)
+#define HBSM_SIZE (64u << 10)	/* npu_tdev_small's */
+#define SRAM_SIZE (1u << 20)	/* npu_tdev_small's */
 #define DDR_VA 0x20000000ull
 #define DDR_LEN (64u << 10)
 #define GSDU_CHAIN 0x8000u
@@ -39,19 +39,8 @@ static uint32_t rnd(void)
 
 static struct npu_tdev *fuzz_dev(void)
 {
-	struct npu_core_config cfg;
-	struct npu_tdev *d;
+	struct npu_tdev *d = npu_tdev_small(3, 2, 0x4, 1);
 
-	npu_core_config_default(&cfg);
-	cfg.clusters = 3;
-	cfg.tpbs_per_cluster = 2;
-	cfg.mesh_x = 4;
-	cfg.mesh_y = 2;
-	cfg.defect_mask = 0x4;
-	cfg.hbsm_size = HBSM_SIZE;
-	cfg.sram_size = SRAM_SIZE;
-	cfg.threads = 1;
-	d = npu_tdev_create(&cfg, 64);
 	ck_assert_ptr_nonnull(d);
 	return d;
 }

@@ -27,18 +27,8 @@
 
 static struct npu_tdev *small_dev_map(int map)
 {
-	struct npu_core_config cfg;
-	struct npu_tdev *d;
+	struct npu_tdev *d = npu_tdev_small(2, 2, 0, 1);
 
-	npu_core_config_default(&cfg);
-	cfg.clusters = 2;
-	cfg.tpbs_per_cluster = 2;
-	cfg.mesh_x = 4;
-	cfg.mesh_y = 1;
-	cfg.hbsm_size = 64u << 10;
-	cfg.sram_size = 1u << 20;
-	cfg.threads = 1;
-	d = npu_tdev_create(&cfg, 64);
 	ck_assert_ptr_nonnull(d);
 	d->map_ddr = map;
 	return d;

@@ -20,19 +20,8 @@
 static struct npu_tdev *small_dev(unsigned clusters, unsigned tpbs,
 				  uint32_t defect)
 {
-	struct npu_core_config cfg;
-	struct npu_tdev *d;
+	struct npu_tdev *d = npu_tdev_small(clusters, tpbs, defect, 1);
 
-	npu_core_config_default(&cfg);
-	cfg.clusters = clusters;
-	cfg.tpbs_per_cluster = tpbs;
-	cfg.mesh_x = 4;
-	cfg.mesh_y = (clusters + 2 + 3) / 4;
-	cfg.defect_mask = defect;
-	cfg.hbsm_size = 64u << 10;
-	cfg.sram_size = 1u << 20;
-	cfg.threads = 1;
-	d = npu_tdev_create(&cfg, 64);
 	ck_assert_ptr_nonnull(d);
 	return d;
 }

@@ -11,24 +11,12 @@
 #include "npu_tdev.h"
 #include "npu_test.h"
 
-#define HBSM_SIZE (64u << 10)
-
 /* _i of every test: 1 runs it with DDR also mapped in place (the
  * programs compared where they lie, npu_tdev.map_ddr). */
 static struct npu_tdev *dev(unsigned clusters, int map)
 {
-	struct npu_core_config cfg;
-	struct npu_tdev *d;
+	struct npu_tdev *d = npu_tdev_small(clusters, 1, 0, 1);
 
-	npu_core_config_default(&cfg);
-	cfg.clusters = clusters;
-	cfg.tpbs_per_cluster = 1;
-	cfg.mesh_x = 4;
-	cfg.mesh_y = (clusters + 2 + 3) / 4;
-	cfg.hbsm_size = HBSM_SIZE;
-	cfg.sram_size = 1u << 20;
-	cfg.threads = 1;
-	d = npu_tdev_create(&cfg, 64);
 	ck_assert_ptr_nonnull(d);
 	d->map_ddr = map;
 	return d;

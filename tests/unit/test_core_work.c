@@ -12,7 +12,7 @@
 #include "npu_tdev.h"
 #include "npu_test.h"
 
-#define HBSM_SIZE (64u << 10)
+#define HBSM_SIZE (64u << 10)	/* npu_tdev_small's */
 #define DDR_VA 0x20000000ull
 
 struct work {
@@ -48,17 +48,8 @@ static struct work work(struct npu_tdev *d)
 
 static struct npu_tdev *dev(unsigned clusters, unsigned tpbs)
 {
-	struct npu_core_config cfg;
-	struct npu_tdev *d;
+	struct npu_tdev *d = npu_tdev_small(clusters, tpbs, 0, 1);
 
-	npu_core_config_default(&cfg);
-	cfg.clusters = clusters;
-	cfg.tpbs_per_cluster = tpbs;
-	cfg.mesh_x = 4;
-	cfg.mesh_y = (clusters + 2 + 3) / 4;
-	cfg.hbsm_size = HBSM_SIZE;
-	cfg.threads = 1;
-	d = npu_tdev_create(&cfg, 64);
 	ck_assert_ptr_nonnull(d);
 	return d;
 }
