@@ -807,6 +807,24 @@ static void copy_2d(uint8_t *dst, const struct flat_view *fd,
 		       src + fs->strides[1] * (int64_t)j, (size_t)fs->dims[0] * esz);
 }
 
+/*
+ * A dense one-level view @f as two levels shaped like @like (rows of
+ * like->dims[0] elements), when the counts agree; else @f is left as is
+ * (and the caller's checks refuse the pair).
+ */
+static void as_rows(struct flat_view *f, const struct flat_view *like,
+		    unsigned esz)
+{
+	if (f->strides[0] != (int64_t)esz ||
+	    (uint64_t)like->dims[0] * like->dims[1] != f->dims[0])
+		return;
+	f->dims[0] = like->dims[0];
+	f->dims[1] = like->dims[1];
+	f->strides[0] = (int64_t)esz;
+	f->strides[1] = (int64_t)esz * like->dims[0];
+	f->ndims = 2;
+}
+
 bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
 		   const struct npu_view *d, int *status)
 {
@@ -825,6 +843,15 @@ bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
 		return false;
 	flatten(s, &fs);
 	flatten(d, &fd);
+	/*
+	 * A dense side flattens to one level: give it the other side's two
+	 * (a strided tile of DDR into dense HBSM, the weights' usual DMA),
+	 * the same elements in the same order.
+	 */
+	if (fd.ndims == 1 && fs.ndims == 2)
+		as_rows(&fd, &fs, esz);
+	else if (fs.ndims == 1 && fd.ndims == 2)
+		as_rows(&fs, &fd, esz);
 	if (fs.ndims != 2 || fd.ndims != 2 || fs.dims[0] != fd.dims[0] ||
 	    fs.dims[1] != fd.dims[1] || fs.strides[0] != (int64_t)esz ||
 	    fs.strides[1] <= 0 || fd.strides[0] <= 0 || fd.strides[1] <= 0)
