@@ -106,12 +106,27 @@ struct npu_core_task {
  * plain vpn % size index and walk the tables on every element.
  */
 #define NPU_MMU_TLB_ENTRIES 64
+/*
+ * Besides, the last few page ranges npu_mmu_map found physically
+ * contiguous: the tiles of one large matrix span the same megabytes of
+ * pages, far more than the TLB holds, and each would otherwise read all
+ * their entries again.
+ */
+#define NPU_MMU_TLB_RANGES 4
+
+struct npu_mmu_range {
+	uint64_t first, last;	/* page numbers, inclusive */
+	uint64_t pa;		/* physical address of page @first */
+	uint8_t perm;		/* held by every page of the range */
+};
 
 struct npu_mmu_tlb {
 	uint64_t vpn[NPU_MMU_TLB_ENTRIES];
 	uint64_t pa[NPU_MMU_TLB_ENTRIES];
 	uint8_t perm[NPU_MMU_TLB_ENTRIES];
 	bool valid[NPU_MMU_TLB_ENTRIES];
+	struct npu_mmu_range range[NPU_MMU_TLB_RANGES];	/* perm 0: empty */
+	unsigned range_next;	/* the entry a new range replaces */
 };
 int npu_mmu_translate(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		      uint64_t va, bool write, uint64_t *pa,

@@ -849,6 +849,92 @@ static bool gemm_blocked(const struct gemm_job *j)
 out:
 	return ok;
 }
+
+/*
+ * bf16 with M = 1 (a decode step's matrix-vector products): B read where
+ * it lies, two rows at a time, with no packing.  Each column sees exactly
+ * gemm_blocked's vdpbf16ps sequence, so C is bit for bit the same: per KC
+ * block of KGB groups an accumulator from zero, the groups in increasing
+ * k (pair g = rows 2g and 2g+1 of the block; an odd block's last pair
+ * completed by zeros on both sides, as the packers do), then the block's
+ * sum added to C (store_f32: the sum first, C second) or stored.
+ *
+ * The two rows are interleaved as pack_b_bf16 interleaves them, minus
+ * its permute: lane L of the word unpacks holds columns 8L..8L+3 (lo) and
+ * 8L+4..8L+7 (hi) of the 32 a vector covers.  Every lane gets the same
+ * broadcast A pair, so the accumulators stay in that order and are put
+ * in column order once per block, with pack_b_bf16's permutes.
+ */
+#define GEMV_VECS	4	/* 32-column vectors a pass over B covers */
+
+static void TGT_BF16 gemv_bf16(int N, int K, const uint16_t *A,
+			       const uint16_t *B, long ldb, float *C,
+			       bool accumulate)
+{
+	const long kc_max = KGB * 2;	/* bf16 elements of a KC block */
+	const __m512i idx0 = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+	const __m512i idx1 = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+
+	for (long j0 = 0; j0 < N; j0 += 32 * GEMV_VECS) {
+		const int nv = (int)lmin(GEMV_VECS, (N - j0 + 31) / 32);
+		__mmask32 m[GEMV_VECS];
+
+		for (int v = 0; v < GEMV_VECS; v++) {
+			const long cols = lmin(32, N - j0 - 32 * v);
+
+			m[v] = cols <= 0 ? 0 : cols >= 32 ? ~(__mmask32)0 :
+			       ((__mmask32)1 << cols) - 1;
+		}
+		for (long pc = 0; pc < K; pc += kc_max) {
+			const long kc = lmin(kc_max, K - pc);
+			const bool load_c = pc > 0 || accumulate;
+			__m512 lo[GEMV_VECS], hi[GEMV_VECS];
+			const uint16_t *b = B + pc * ldb + j0;
+			long k;
+
+			for (int v = 0; v < GEMV_VECS; v++)
+				lo[v] = hi[v] = _mm512_setzero_ps();
+			for (k = 0; k + 1 < kc; k += 2, b += 2 * ldb) {
+				const __m512bh a = (__m512bh)_mm512_set1_epi32(
+					(int)ld32(A + pc + k));
+
+				for (int v = 0; v < nv; v++) {
+					const __m512i r0 = _mm512_maskz_loadu_epi16(m[v], b + 32 * v);
+					const __m512i r1 = _mm512_maskz_loadu_epi16(m[v], b + ldb + 32 * v);
+
+					lo[v] = _mm512_dpbf16_ps(lo[v], a,
+						(__m512bh)_mm512_unpacklo_epi16(r0, r1));
+					hi[v] = _mm512_dpbf16_ps(hi[v], a,
+						(__m512bh)_mm512_unpackhi_epi16(r0, r1));
+				}
+			}
+			if (k < kc) {
+				/* odd: the last row with a zero row, A with a zero */
+				const __m512bh a = (__m512bh)_mm512_set1_epi32(
+					(int)(uint32_t)A[pc + k]);
+				const __m512i z = _mm512_setzero_si512();
+
+				for (int v = 0; v < nv; v++) {
+					const __m512i r0 = _mm512_maskz_loadu_epi16(m[v], b + 32 * v);
+
+					lo[v] = _mm512_dpbf16_ps(lo[v], a,
+						(__m512bh)_mm512_unpacklo_epi16(r0, z));
+					hi[v] = _mm512_dpbf16_ps(hi[v], a,
+						(__m512bh)_mm512_unpackhi_epi16(r0, z));
+				}
+			}
+			for (int v = 0; v < nv; v++) {
+				const __m512i l = _mm512_castps_si512(lo[v]);
+				const __m512i h = _mm512_castps_si512(hi[v]);
+				float *c = C + j0 + 32 * v;
+
+				store_f32(c, _mm512_castsi512_ps(_mm512_permutex2var_epi64(l, idx0, h)),
+					  _mm512_castsi512_ps(_mm512_permutex2var_epi64(l, idx1, h)),
+					  (__mmask16)m[v], (__mmask16)(m[v] >> 16), load_c);
+			}
+		}
+	}
+}
 #endif /* GEMM_HAVE_X86 */
 
 /* ------------------------------------------------------------------------
@@ -907,6 +993,10 @@ void npu_kern_gemm_bf16(int M, int N, int K,
 		return;
 	}
 #ifdef GEMM_HAVE_X86
+	if (use_fast(ISA_AVX512 | ISA_BF16) && M == 1) {
+		gemv_bf16(N, K, A, B, ldb, C, accumulate);
+		return;
+	}
 	if (use_fast(ISA_AVX512 | ISA_BF16)) {
 		struct gemm_job j = {
 			.kind = KIND_BF16, .M = M, .N = N, .K = K, .esz = 2,

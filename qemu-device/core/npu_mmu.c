@@ -237,11 +237,50 @@ static bool range_contiguous(struct npu_core_task *task, struct npu_mmu_tlb *tlb
 	return true;
 }
 
+/* The known range holding page @vpn at @write's permission, or NULL. */
+static struct npu_mmu_range *range_find(struct npu_mmu_tlb *tlb, uint64_t vpn,
+					bool write)
+{
+	const uint8_t need = write ? PERM_W : PERM_R;
+
+	for (unsigned i = 0; tlb && i < NPU_MMU_TLB_RANGES; i++) {
+		struct npu_mmu_range *r = &tlb->range[i];
+
+		if ((r->perm & need) && vpn >= r->first && vpn <= r->last)
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * Pages [first, last] are contiguous from @pa0 at @write's permission:
+ * grow @r (which held @first) to @last, or take the oldest entry.
+ * Ranges of one page are left to the TLB.
+ */
+static void range_note(struct npu_mmu_tlb *tlb, struct npu_mmu_range *r,
+		       uint64_t first, uint64_t last, uint64_t pa0, bool write)
+{
+	if (!tlb || first == last)
+		return;
+	if (r) {
+		if (last > r->last)
+			r->last = last;
+		return;
+	}
+	r = &tlb->range[tlb->range_next];
+	tlb->range_next = (tlb->range_next + 1) % NPU_MMU_TLB_RANGES;
+	r->first = first;
+	r->last = last;
+	r->pa = pa0;
+	r->perm = write ? PERM_W : PERM_R;
+}
+
 void *npu_mmu_map_pa(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		     uint64_t va, size_t len, bool write, uint64_t *pa)
 {
 	struct npu_core *core = task->core;
 	uint64_t first, last, vpn, pa0 = 0, page;
+	struct npu_mmu_range *r;
 
 	if (!core->host.mem_map || !len)
 		return NULL;
@@ -253,8 +292,20 @@ void *npu_mmu_map_pa(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		return NULL;
 	first = va >> NPU_MMU_PAGE_SHIFT;
 	last = (va + len - 1) >> NPU_MMU_PAGE_SHIFT;
-	/* The pages the TLB holds, then the rest from the tables. */
-	for (vpn = first; vpn <= last && tlb_hit(tlb, vpn, write, &page); vpn++) {
+	/*
+	 * The pages a known range holds, then those the TLB holds, then the
+	 * rest from the tables.  Pages found in a range were translated in
+	 * this task as a walk would translate them (mmu.md: a task may or may
+	 * not see table changes made while it runs).
+	 */
+	r = range_find(tlb, first, write);
+	if (r) {
+		pa0 = r->pa + ((first - r->first) << NPU_MMU_PAGE_SHIFT);
+		vpn = (last < r->last ? last : r->last) + 1;
+	} else {
+		vpn = first;
+	}
+	for (; vpn <= last && tlb_hit(tlb, vpn, write, &page); vpn++) {
 		if (vpn == first)
 			pa0 = page;
 		else if (page != pa0 + ((vpn - first) << NPU_MMU_PAGE_SHIFT))
@@ -262,6 +313,7 @@ void *npu_mmu_map_pa(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 	}
 	if (vpn <= last && !range_contiguous(task, tlb, first, vpn, last, write, &pa0))
 		return NULL;
+	range_note(tlb, r, first, last, pa0, write);
 	*pa = pa0 | (va & (NPU_MMU_PAGE_SIZE - 1));
 	return core->host.mem_map(core->host.opaque, *pa, len, write);
 }

@@ -790,21 +790,74 @@ int npu_view_store(struct npu_iteration *it, const struct npu_view *v,
 	return 0;
 }
 
+/* copy_2d's prefetching: rows this narrow, this many bytes apart... */
+#define COPY_NARROW_ROW 256
+#define COPY_FAR_ROWS 4096
+/* ... asked for this many rows ahead, with this many tiles' columns. */
+#define COPY_PREFETCH_ROWS 16
+#define COPY_TILES_AHEAD 4
+
 /* One destination of a view copy (npu_view_copy): from @src, two levels
  * as flattened, @transpose or row by row. */
 static void copy_2d(uint8_t *dst, const struct flat_view *fd,
 		    const uint8_t *src, const struct flat_view *fs,
 		    unsigned esz, bool transpose)
 {
+	const size_t row = (size_t)fs->dims[0] * esz;
+	const int64_t ss = fs->strides[1];
+
 	if (transpose) {
 		npu_kern_transpose_strided(dst, (size_t)fd->strides[0], src,
 					   (size_t)fs->strides[1], esz,
 					   fs->dims[1], fs->dims[0]);
 		return;
 	}
+	if (row <= COPY_NARROW_ROW && ss >= COPY_FAR_ROWS) {
+		/*
+		 * A column tile of a wide matrix (a weight's DMA): each row a
+		 * line or two on its own page, which the hardware prefetcher
+		 * does not follow.  Ask for rows ahead, and once every
+		 * COPY_TILES_AHEAD tiles for the next tiles' part of them too
+		 * (the DMAs that follow read them; the lines share a DRAM
+		 * page and a translation).  Prefetches never fault.
+		 */
+		const bool ahead = (uintptr_t)src / row % COPY_TILES_AHEAD == 0;
+		const size_t span = ahead ? COPY_TILES_AHEAD * row : row;
+
+		for (uint32_t j = 0; j < fs->dims[1]; j++) {
+			/* an address, not a pointer: it may lie past the view */
+			const uintptr_t p = (uintptr_t)src +
+				(uintptr_t)(ss * (int64_t)(j + COPY_PREFETCH_ROWS));
+			size_t x;
+
+			for (x = 0; x < row; x += 64)
+				__builtin_prefetch((const void *)(p + x), 0, 3);
+			for (; x < span; x += 64)
+				__builtin_prefetch((const void *)(p + x), 0, 2);
+			memcpy(dst + fd->strides[1] * (int64_t)j, src + ss * (int64_t)j, row);
+		}
+		return;
+	}
 	for (uint32_t j = 0; j < fs->dims[1]; j++)
-		memcpy(dst + fd->strides[1] * (int64_t)j,
-		       src + fs->strides[1] * (int64_t)j, (size_t)fs->dims[0] * esz);
+		memcpy(dst + fd->strides[1] * (int64_t)j, src + ss * (int64_t)j, row);
+}
+
+/*
+ * A dense one-level view @f as two levels shaped like @like (rows of
+ * like->dims[0] elements), when the counts agree; else @f is left as is
+ * (and the caller's checks refuse the pair).
+ */
+static void as_rows(struct flat_view *f, const struct flat_view *like,
+		    unsigned esz)
+{
+	if (f->strides[0] != (int64_t)esz ||
+	    (uint64_t)like->dims[0] * like->dims[1] != f->dims[0])
+		return;
+	f->dims[0] = like->dims[0];
+	f->dims[1] = like->dims[1];
+	f->strides[0] = (int64_t)esz;
+	f->strides[1] = (int64_t)esz * like->dims[0];
+	f->ndims = 2;
 }
 
 bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
@@ -825,6 +878,15 @@ bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
 		return false;
 	flatten(s, &fs);
 	flatten(d, &fd);
+	/*
+	 * A dense side flattens to one level: give it the other side's two
+	 * (a strided tile of DDR into dense HBSM, the weights' usual DMA),
+	 * the same elements in the same order.
+	 */
+	if (fd.ndims == 1 && fs.ndims == 2)
+		as_rows(&fd, &fs, esz);
+	else if (fs.ndims == 1 && fd.ndims == 2)
+		as_rows(&fs, &fd, esz);
 	if (fs.ndims != 2 || fd.ndims != 2 || fs.dims[0] != fd.dims[0] ||
 	    fs.dims[1] != fd.dims[1] || fs.strides[0] != (int64_t)esz ||
 	    fs.strides[1] <= 0 || fd.strides[0] <= 0 || fd.strides[1] <= 0)

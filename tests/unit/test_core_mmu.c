@@ -240,6 +240,147 @@ START_TEST(test_planar_to_interleaved)
 }
 END_TEST
 
+/*
+ * Column tiles of a 20 x 1024-byte matrix at VA_IN into dense HBSM, as
+ * a weight's DMAs read it: each tile's span covers most of the same
+ * pages.  The first four pages are physically contiguous, the fifth is
+ * not: the pages npu_mmu_map remembers as one range grow from tile to
+ * tile, stop at the discontiguity (that tile is read row by row) and are
+ * met again from their middle.  Every tile lands whole, both ways.
+ */
+START_TEST(test_tiles_share_pages)
+{
+	static const struct { uint32_t row0, rows, col0; } tile[] = {
+		{ 0, 8, 0 }, { 0, 16, 256 }, { 0, 20, 512 }, { 4, 12, 768 },
+		{ 0, 16, 0 },
+	};
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_tdev_submit o = { .root = root, .nclusters = 2 };
+	struct npu_hw_completion c;
+	uint64_t pa = npu_tdev_alloc(d, 4 * 4096), pa4;
+	static uint8_t m[20 * 1024];
+	const uint8_t *h = npu_tdev_hbsm(d, 1, 1);
+	struct npu_tprog p;
+	uint32_t off = 0;
+	bool ok = true;
+
+	npu_tdev_alloc(d, 4096);	/* a hole */
+	pa4 = npu_tdev_alloc(d, 4096);
+	npu_tdev_map(d, root, VA_IN, pa, 4 * 4096, true, false);
+	npu_tdev_map(d, root, VA_IN + 4 * 4096, pa4, 4096, true, false);
+	pattern(m, sizeof(m), 5);
+	memcpy(npu_tdev_ptr(d, pa), m, 4 * 4096);
+	memcpy(npu_tdev_ptr(d, pa4), m + 4 * 4096, 4096);
+	npu_tprog_init(&p);
+	for (unsigned t = 0; t < sizeof(tile) / sizeof(tile[0]); t++) {
+		struct npu_hw_insn *in = npu_tprog_add(&p, NPU_UNIT_DMA, NPU_DMA_COPY, 0, 0);
+		uint32_t dims[2] = { 256, tile[t].rows };
+
+		npu_twu_dense(&in->opnd[NPU_OPND_SRC0], NPU_SPACE_DDR, NPU_DT_UINT8,
+			      VA_IN + tile[t].row0 * 1024 + tile[t].col0, 2, dims);
+		npu_twu_level(&in->opnd[NPU_OPND_SRC0], 1, 0, 1024,
+			      1024 * (int32_t)(tile[t].rows - 1));
+		npu_twu_dense(&in->opnd[NPU_OPND_DST], NPU_SPACE_HBSM_REMOTE,
+			      NPU_DT_UINT8, off, 2, dims);
+		in->opnd[NPU_OPND_DST].cluster_mask = 0x2;
+		in->opnd[NPU_OPND_DST].tpb_mask = 0x2;
+		off += 256 * tile[t].rows;
+	}
+	ck_assert_int_eq(npu_tdev_run(d, &p, &o, &c), NPU_TASK_OK);
+	npu_tprog_free(&p);
+	off = 0;
+	for (unsigned t = 0; t < sizeof(tile) / sizeof(tile[0]); t++)
+		for (uint32_t r = 0; r < tile[t].rows; r++, off += 256)
+			ok = ok && !memcmp(h + off, m + (tile[t].row0 + r) * 1024 +
+					   tile[t].col0, 256);
+	ck_assert(ok);
+	ck_assert(_i ? d->mem_maps > 0 : d->mem_maps == 0);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+/*
+ * Pages mapped for reading do not become writable because a read found
+ * them contiguous, nor pages mapped for writing readable: read-only
+ * pages read whole, then written by a DMA, fault on the write;
+ * write-only pages written whole, then read, fault on the read.
+ */
+START_TEST(test_range_keeps_permissions)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_tdev_submit o = { .root = root };
+	struct npu_hw_completion c;
+	uint64_t ro = npu_tdev_alloc(d, 8192), wo = npu_tdev_alloc(d, 8192);
+	struct npu_tprog p;
+
+	npu_tdev_map(d, root, VA_IN, ro, 8192, true, false);
+	npu_tdev_map(d, root, VA_OUT, wo, 8192, false, true);
+	pattern(npu_tdev_ptr(d, ro), 8192, 11);
+	npu_tprog_init(&p);
+	add_dma(&p, NPU_SPACE_DDR, VA_IN, NPU_SPACE_SRAM, 0, 8192);
+	add_dma(&p, NPU_SPACE_SRAM, 0, NPU_SPACE_DDR, VA_IN, 8192);
+	ck_assert_int_eq(npu_tdev_run(d, &p, &o, &c), NPU_TASK_MMU_FAULT);
+	npu_tprog_free(&p);
+	ck_assert_uint_eq(c.fault_addr, VA_IN);
+	ck_assert_uint_eq(c.detail, NPU_FAULT_DETAIL_WRITE | NPU_FAULT_DETAIL_PERM);
+	ck_assert_uint_eq(c.insn_index, 1);
+
+	npu_tprog_init(&p);
+	add_dma(&p, NPU_SPACE_SRAM, 0, NPU_SPACE_DDR, VA_OUT, 8192);
+	add_dma(&p, NPU_SPACE_DDR, VA_OUT, NPU_SPACE_SRAM, 8192, 8192);
+	ck_assert_int_eq(npu_tdev_run(d, &p, &o, &c), NPU_TASK_MMU_FAULT);
+	npu_tprog_free(&p);
+	ck_assert_uint_eq(c.fault_addr, VA_OUT);
+	ck_assert_uint_eq(c.detail, NPU_FAULT_DETAIL_PERM);
+	ck_assert_uint_eq(c.insn_index, 1);
+	/* the first DMA did write them */
+	ck_assert_mem_eq(npu_tdev_ptr(d, wo), npu_tdev_ptr(d, ro), 8192);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+/*
+ * Dense SRAM rows into a strided DDR tile (rows 1024 bytes apart): the
+ * walker layer's direct copy gives the dense side the tile's rows.  The
+ * bytes between the rows stay as they were.
+ */
+START_TEST(test_dense_rows_to_strided)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_tdev_submit o = { .root = root };
+	struct npu_hw_completion c;
+	uint8_t *in = npu_tdev_buf(d, root, VA_IN, 12 * 256, false);
+	uint8_t *out = npu_tdev_buf(d, root, VA_OUT, 12 * 1024, true);
+	uint32_t dims[2] = { 256, 12 };
+	struct npu_hw_insn *dma;
+	struct npu_tprog p;
+	bool ok = true;
+
+	pattern(in, 12 * 256, 21);
+	memset(out, 0xa5, 12 * 1024);
+	npu_tprog_init(&p);
+	add_dma(&p, NPU_SPACE_DDR, VA_IN, NPU_SPACE_SRAM, 0x100, 12 * 256);
+	dma = npu_tprog_add(&p, NPU_UNIT_DMA, NPU_DMA_COPY, 0, 0);
+	npu_twu_dense(&dma->opnd[NPU_OPND_SRC0], NPU_SPACE_SRAM, NPU_DT_UINT8,
+		      0x100, 2, dims);
+	npu_twu_dense(&dma->opnd[NPU_OPND_DST], NPU_SPACE_DDR, NPU_DT_UINT8,
+		      VA_OUT + 32, 2, dims);
+	npu_twu_level(&dma->opnd[NPU_OPND_DST], 1, 0, 1024, 1024 * 11);
+	ck_assert_int_eq(npu_tdev_run(d, &p, &o, &c), NPU_TASK_OK);
+	npu_tprog_free(&p);
+	for (unsigned r = 0; r < 12; r++) {
+		ok = ok && !memcmp(out + r * 1024 + 32, in + r * 256, 256);
+		ok = ok && all_bytes(out + r * 1024, 32, 0xa5) &&
+		     all_bytes(out + r * 1024 + 288, 1024 - 288, 0xa5);
+	}
+	ck_assert(ok);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
 START_TEST(test_fault_unmapped_read)
 {
 	struct npu_tdev *d = small_dev();
@@ -759,6 +900,9 @@ static Suite *core_mmu_suite(void)
 	tcase_add_loop_test(t, test_planar_to_interleaved, 0, 2);
 	tcase_add_loop_test(t, test_remap_between_tasks, 0, 2);
 	tcase_add_loop_test(t, test_mmu_disabled_physical, 0, 2);
+	tcase_add_loop_test(t, test_tiles_share_pages, 0, 2);
+	tcase_add_loop_test(t, test_range_keeps_permissions, 0, 2);
+	tcase_add_loop_test(t, test_dense_rows_to_strided, 0, 2);
 	suite_add_tcase(s, f);
 	suite_add_tcase(s, t);
 	return s;

@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -463,6 +464,76 @@ START_TEST(test_gemm_bf16_portable)
 }
 END_TEST
 
+/*
+ * A bf16 of any kind: a special value one time in eight (NaNs quiet and
+ * signalling, infinities, denormals, zeros of both signs, the extremes),
+ * else a normal number of either sign between 2^-12 and 2^12.
+ */
+static uint16_t rnd_bf16_any(void)
+{
+	static const uint16_t special[] = {
+		0x7fc0, 0xffc1, 0x7f81, 0x7f80, 0xff80, 0x0001, 0x807f,
+		0x0000, 0x8000, 0x7f7f, 0xff7f, 0x0080,
+	};
+	uint32_t r = rnd();
+
+	if (r % 8 == 0)
+		return special[(r >> 3) % (sizeof(special) / sizeof(special[0]))];
+	return (uint16_t)(((r >> 3) & 0x8000) | (uint32_t)(127 + rnd_range(-12, 12)) << 7 |
+			  (r >> 20 & 0x7f));
+}
+
+/*
+ * M = 1 has its own path (B read in place, no packing), which must give
+ * what a row of a larger GEMM gives, bit for bit: a row of the blocked
+ * path depends on that row alone.  Row 0 of an M = 2 GEMM is the
+ * reference, on odd N, K across KC blocks (512 deep) and odd, ldb > N,
+ * accumulating or not, with special values among the inputs.
+ */
+START_TEST(test_gemm_bf16_row_vector)
+{
+	static const int ns[] = { 1, 15, 16, 17, 31, 33, 100, 129, 257, 2100 };
+	static const int ks[] = { 1, 2, 3, 511, 512, 513, 1025, 1100 };
+	long bad = 0;
+
+	for (unsigned a = 0; a < sizeof(ns) / sizeof(ns[0]); a++)
+		for (unsigned b = 0; b < sizeof(ks) / sizeof(ks[0]); b++)
+			for (int v = 0; v < 4; v++) {
+				const int N = ns[a], K = ks[b];
+				const bool acc = v & 1;
+				const long lda = K + (v >> 1), ldb = N + 3 * (v >> 1);
+				const long ldc = N + 2;
+				uint16_t *A = xmalloc((size_t)2 * lda * 2);
+				uint16_t *B = xmalloc((size_t)K * ldb * 2);
+				float *C1 = xmalloc((size_t)ldc * 4);
+				float *C2 = xmalloc((size_t)2 * ldc * 4);
+
+				for (long i = 0; i < 2 * lda; i++)
+					A[i] = rnd_bf16_any();
+				for (long i = 0; i < K * ldb; i++)
+					B[i] = rnd_bf16_any();
+				fill_sentinel(C1, (size_t)ldc);
+				if (acc)
+					for (long j = 0; j < N; j++)
+						C1[j] = (float)rnd_range(-1000, 1000) / 7.0f;
+				memcpy(C2, C1, (size_t)ldc * 4);
+				memcpy(C2 + ldc, C1, (size_t)ldc * 4);
+				npu_kern_gemm_bf16(1, N, K, A, lda, B, ldb, C1, ldc, acc);
+				npu_kern_gemm_bf16(2, N, K, A, lda, B, ldb, C2, ldc, acc);
+				if (memcmp(C1, C2, (size_t)ldc * 4)) {
+					bad++;
+					fprintf(stderr, "gemm_bf16 M=1 N=%d K=%d acc=%d ldb=%ld: differs from a row of M=2\n",
+						N, K, acc, ldb);
+				}
+				free(A);
+				free(B);
+				free(C1);
+				free(C2);
+			}
+	ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(test_gemm_f32_shapes)
 {
 	for (int a = 0; a < NODD; a += 2)
@@ -809,6 +880,7 @@ static Suite *kern_gemm_suite(void)
 	tcase_add_test(g, test_gemm_bf16_exact);
 	tcase_add_test(g, test_gemm_bf16_random);
 	tcase_add_test(g, test_gemm_bf16_portable);
+	tcase_add_test(g, test_gemm_bf16_row_vector);
 	tcase_add_test(g, test_gemm_f32_shapes);
 	tcase_add_test(g, test_gemm_f32_accumulate_portable);
 	tcase_add_test(c, test_conv_i8_basic);
