@@ -111,6 +111,27 @@ struct NpuM100State {
  * with a bus error.  address_space_map/unmap keep dirty tracking and TCG's
  * translated code coherent with what the device writes.
  */
+/*
+ * The guest RAM at @pa, up to *@len bytes of it in one piece, mapped, and
+ * *@len set to what was; NULL where @pa is not RAM the device reaches.
+ */
+static void *npu_map_ram(AddressSpace *as, hwaddr pa, hwaddr *len, bool write)
+{
+    hwaddr xlat, plen = *len;
+    bool direct;
+
+    WITH_RCU_READ_LOCK_GUARD() {
+        MemoryRegion *mr = address_space_translate(as, pa, &xlat, &plen, write,
+                                                   MEMTXATTRS_UNSPECIFIED);
+        direct = memory_access_is_direct(mr, write);
+    }
+    if (!direct || plen == 0) {
+        return NULL;
+    }
+    *len = plen;
+    return address_space_map(as, pa, len, write, MEMTXATTRS_UNSPECIFIED);
+}
+
 static int npu_dma(NpuM100State *s, uint64_t pa, void *buf, size_t len,
                    bool is_write)
 {
@@ -118,21 +139,9 @@ static int npu_dma(NpuM100State *s, uint64_t pa, void *buf, size_t len,
     uint8_t *p = buf;
 
     while (len) {
-        hwaddr xlat, plen = len;
-        bool direct;
-        void *host;
+        hwaddr plen = len;
+        void *host = npu_map_ram(as, pa, &plen, is_write);
 
-        WITH_RCU_READ_LOCK_GUARD() {
-            MemoryRegion *mr = address_space_translate(as, pa, &xlat, &plen,
-                                                       is_write,
-                                                       MEMTXATTRS_UNSPECIFIED);
-            direct = memory_access_is_direct(mr, is_write);
-        }
-        if (!direct || plen == 0) {
-            return -1;
-        }
-        host = address_space_map(as, pa, &plen, is_write,
-                                 MEMTXATTRS_UNSPECIFIED);
         if (!host) {
             return -1;
         }
@@ -210,20 +219,9 @@ static void npu_mem_end(void *opaque)
 /* @len bytes of guest RAM at @pa in one piece, mapped; NULL if not. */
 static void *npu_map_range(AddressSpace *as, hwaddr pa, hwaddr len, bool write)
 {
-    hwaddr xlat, plen = len;
-    bool direct;
-    void *host;
+    hwaddr plen = len;
+    void *host = npu_map_ram(as, pa, &plen, write);
 
-    WITH_RCU_READ_LOCK_GUARD() {
-        MemoryRegion *mr = address_space_translate(as, pa, &xlat, &plen, write,
-                                                   MEMTXATTRS_UNSPECIFIED);
-        direct = memory_access_is_direct(mr, write);
-    }
-    if (!direct || plen < len) {
-        return NULL;
-    }
-    plen = len;
-    host = address_space_map(as, pa, &plen, write, MEMTXATTRS_UNSPECIFIED);
     if (host && plen < len) {
         address_space_unmap(as, host, plen, write, 0);
         host = NULL;

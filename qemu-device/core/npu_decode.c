@@ -315,6 +315,7 @@ int npu_task_load_program(struct npu_task *task)
 	struct prog_entry *e = NULL;
 	const struct npu_core_host *host = &task->core->host;
 	const void *mapped;
+	size_t insns_bytes;
 	uint64_t fa = 0, insns_pa = 0, version = 0;
 	uint32_t detail = 0;
 	int ret;
@@ -356,17 +357,16 @@ int npu_task_load_program(struct npu_task *task)
 	 * Where the host maps the whole array, it is compared in place
 	 * (every page of it translated, so no read could fault).
 	 */
+	insns_bytes = (size_t)hdr.insn_count * NPU_INSN_SIZE;
 	mapped = hdr.insn_count ?
 		 npu_mmu_map_pa(task->ft, &tlb, d->prog_va + hdr.insn_offset,
-				(size_t)hdr.insn_count * NPU_INSN_SIZE, false,
-				&insns_pa) : NULL;
+				insns_bytes, false, &insns_pa) : NULL;
 	/*
 	 * The version is taken before the bytes are read: a write racing
 	 * with the read changes it, so the next task reads them again.
 	 */
 	if (mapped && host->mem_version)
-		version = host->mem_version(host->opaque, insns_pa,
-					    (size_t)hdr.insn_count * NPU_INSN_SIZE);
+		version = host->mem_version(host->opaque, insns_pa, insns_bytes);
 	if (e && version && e->version == version && e->insns_pa == insns_pa)
 		return 0;	/* the very bytes it was decoded from */
 	for (uint32_t i = 0; i < hdr.insn_count; i++) {

@@ -153,7 +153,8 @@ static struct npu_task *task_take(struct npu_core_task *ft)
 	task->core = core;
 	task->max_tpbs = tpbs = (size_t)core->cfg.clusters * core->cfg.tpbs_per_cluster;
 	task->workers = npu_pool_size(core->pool) + 1;
-	task->tpb = malloc(tpbs * sizeof(*task->tpb));
+	/* Zeroed: a state's counters are then clear, and touched says so. */
+	task->tpb = calloc(tpbs, sizeof(*task->tpb));
 	task->uq = calloc(tpbs * NPU_TPB_UNITS, sizeof(*task->uq));
 	task->cand = calloc((tpbs * NPU_TPB_UNITS + 63) / 64, sizeof(*task->cand));
 	task->used = calloc(tpbs * NPU_TPB_UNITS, sizeof(*task->used));
@@ -213,16 +214,11 @@ static void task_reset(struct npu_task *task, struct npu_core_task *ft)
 		struct npu_tpb_state *tp = &task->tpb[i];
 		uint32_t t = tp->ctr.touched;
 
-		/* A new state's counters hold garbage: all of them, once. */
-		if (i >= task->tpb_clean)
-			t = UINT32_MAX;
 		memset(tp, 0, offsetof(struct npu_tpb_state, ctr));
 		for (; t; t &= t - 1)
 			tp->ctr.val[__builtin_ctz(t)] = 0;
 		tp->ctr.touched = 0;
 	}
-	if (ntpb > task->tpb_clean)
-		task->tpb_clean = ntpb;
 	/* The others were left as reset: only a dispatched queue changes. */
 	for (size_t i = 0; i < task->nused; i++)
 		queue_reset(&task->uq[task->used[i]]);

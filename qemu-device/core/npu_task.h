@@ -31,9 +31,9 @@ struct unit_q {
 
 /*
  * time[c][v % CTIME_RING] is written when counter c reaches v and only
- * read for values reached (reached_at), so it needs no clearing: a task's
- * TPB states start zeroed up to ctr.time (task_reset), which saves
- * clearing ~16 KiB per TPB of every task.
+ * read for values reached (reached_at), so it needs no clearing: a task
+ * clears a TPB state's fields before ctr and the counters the last task
+ * touched (task_reset), which saves clearing ~16 KiB per TPB per task.
  */
 struct counters {
 	uint32_t touched;		/* bit c: val[c] may be nonzero */
@@ -144,7 +144,6 @@ struct npu_task {
 	struct npu_scratch_cache *keep;	/* one per pool worker */
 	struct npu_tracer *tracer;	/* NULL: not traced (npu_trace.h) */
 	size_t max_tpbs;		/* tpb, uq and cand are sized for these */
-	size_t tpb_clean;		/* tpb[i < this]: ctr.touched is valid */
 	unsigned workers;		/* tlbs and keep: one per pool worker */
 };
 

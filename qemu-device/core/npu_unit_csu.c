@@ -140,11 +140,11 @@ struct gsdu_run {
 static void traffic_add(struct gsdu_run *g, unsigned from, unsigned to,
 			uint64_t bytes)
 {
+	unsigned k = from * NPU_HW_MAX_MESH_NODES + to;
+
 	if (from == to || from >= NPU_HW_MAX_MESH_NODES ||
 	    to >= NPU_HW_MAX_MESH_NODES)
 		return;
-	unsigned k = from * NPU_HW_MAX_MESH_NODES + to;
-
 	if (!(g->set[k / 64] & 1ull << (k % 64))) {
 		g->set[k / 64] |= 1ull << (k % 64);
 		g->traffic[from][to] = 0;

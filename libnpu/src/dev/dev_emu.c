@@ -169,6 +169,16 @@ static void emu_mem_end(void *opaque)
 	pthread_rwlock_unlock(&emu->chunk_lock);
 }
 
+/* The chunk holding @pa: @last (the one this bracket found last), or a
+ * lookup; NULL if none. */
+static struct emu_chunk *chunk_at(struct emu_dev *emu, struct emu_chunk *last,
+				  uint64_t pa)
+{
+	if (last && pa >= last->pa && pa - last->pa < last->size)
+		return last;
+	return chunk_find(emu, pa);
+}
+
 static int emu_mem_access(void *opaque, uint64_t pa, void *buf, size_t len,
 			  bool write)
 {
@@ -179,8 +189,7 @@ static int emu_mem_access(void *opaque, uint64_t pa, void *buf, size_t len,
 
 	if (!held)
 		pthread_rwlock_rdlock(&emu->chunk_lock);
-	if (!c || pa < c->pa || pa - c->pa >= c->size)
-		c = chunk_find(emu, pa);
+	c = chunk_at(emu, c, pa);
 	if (c && len <= c->size - (pa - c->pa) && !(write && c->version)) {
 		if (write)
 			memcpy(c->host + (pa - c->pa), buf, len);
@@ -205,12 +214,9 @@ static void *emu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
 	struct emu_dev *emu = opaque;
 	struct emu_chunk *c;
 
-	(void)write;
 	if (emu_mem_held != emu)
 		return NULL;
-	c = emu_mem_last;
-	if (!c || pa < c->pa || pa - c->pa >= c->size)
-		c = chunk_find(emu, pa);
+	c = chunk_at(emu, emu_mem_last, pa);
 	if (!c || len > c->size - (pa - c->pa) || (write && c->version))
 		return NULL;
 	emu_mem_last = c;
@@ -225,9 +231,7 @@ static uint64_t emu_mem_version(void *opaque, uint64_t pa, size_t len)
 
 	if (emu_mem_held != emu)
 		return 0;
-	c = emu_mem_last;
-	if (!c || pa < c->pa || pa - c->pa >= c->size)
-		c = chunk_find(emu, pa);
+	c = chunk_at(emu, emu_mem_last, pa);
 	if (!c || len > c->size - (pa - c->pa))
 		return 0;
 	emu_mem_last = c;

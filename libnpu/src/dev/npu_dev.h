@@ -109,7 +109,7 @@ static inline void npu_dev_bo_free(struct npu_device *dev, npu_dev_bo *bo)
 
 static inline void npu_dev_bo_seal(struct npu_device *dev, npu_dev_bo *bo)
 {
-	if (dev->ops->bo_seal && bo->flags & NPU_DEV_BO_DEVICE_RO)
+	if (dev->ops->bo_seal)
 		dev->ops->bo_seal(dev, bo);
 }
 
