@@ -653,3 +653,10 @@ uint8_t *npu_core_debug_sram(struct npu_core *core, size_t *size)
 		*size = core->cfg.sram_size;
 	return core->sram;
 }
+
+void npu_core_debug_replays(struct npu_core *core, uint64_t *replays,
+			    uint64_t *divergences)
+{
+	*replays = atomic_load(&core->replays);
+	*divergences = atomic_load(&core->replay_divergences);
+}

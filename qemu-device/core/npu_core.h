@@ -192,6 +192,13 @@ void npu_core_run_pending(struct npu_core *core);
 uint8_t *npu_core_debug_hbsm(struct npu_core *core, unsigned cluster,
 			     unsigned tpb, size_t *size);
 uint8_t *npu_core_debug_sram(struct npu_core *core, size_t *size);
+/*
+ * Tasks that ran from their program's record of an earlier run (costs
+ * checked, cycle model skipped), and of those, how many diverged from it
+ * and caught up through the full cycle model.  Tests and benchmarks.
+ */
+void npu_core_debug_replays(struct npu_core *core, uint64_t *replays,
+			    uint64_t *divergences);
 
 /* Human-readable name of an enum npu_hw_task_status. */
 const char *npu_core_status_str(unsigned status);

@@ -78,6 +78,9 @@ struct npu_core {
 	 * leaves them: they hold no device state.
 	 */
 	_Atomic(struct npu_task *) task_spare[NPU_HW_NUM_QUEUES];
+	/* Tasks run from their program's record, and replays that diverged
+	 * (npu_replay.c); for npu_core_debug_replays. */
+	atomic_uint_fast64_t replays, replay_divergences;
 };
 
 /* A fetched task. */

@@ -242,13 +242,15 @@ static void decode_key(const struct npu_hw_task *d, struct npu_hw_task *k)
 
 static size_t prog_bytes(const struct prog_entry *e)
 {
-	return (size_t)e->hdr.insn_count * sizeof(struct npu_dinsn);
+	return (size_t)e->hdr.insn_count * sizeof(struct npu_dinsn) +
+	       npu_replay_bytes(e->replay);
 }
 
 void npu_task_prog_drop(struct npu_task *task, unsigned i)
 {
 	task->prog_bytes -= prog_bytes(&task->prog[i]);
 	free(task->prog[i].insns);
+	npu_replay_free(task->prog[i].replay);
 	task->prog[i] = task->prog[--task->nprog];
 }
 
@@ -303,8 +305,10 @@ static void prog_keep(struct npu_task *task, const struct npu_hw_prog *hdr,
 	e->used = task->prog_tick;
 	e->insns_pa = insns_pa;
 	e->version = version;
+	e->replay = NULL;
 	task->prog_bytes += bytes;
 	task->insns_owned = false;
+	task->prog_cur = e;
 }
 
 int npu_task_load_program(struct npu_task *task)
@@ -318,6 +322,7 @@ int npu_task_load_program(struct npu_task *task)
 	size_t insns_bytes;
 	uint64_t fa = 0, insns_pa = 0, version = 0;
 	uint32_t detail = 0;
+	bool changed = false;
 	int ret;
 
 	ret = npu_mmu_read(task->ft, &tlb, d->prog_va, &hdr, sizeof(hdr), &fa, &detail);
@@ -335,6 +340,7 @@ int npu_task_load_program(struct npu_task *task)
 	}
 	task->ninsns = hdr.insn_count;
 	task->prog_tick++;
+	task->prog_cur = NULL;
 	e = prog_find(task, &hdr);
 	if (e) {
 		e->used = task->prog_tick;
@@ -367,8 +373,10 @@ int npu_task_load_program(struct npu_task *task)
 	 */
 	if (mapped && host->mem_version)
 		version = host->mem_version(host->opaque, insns_pa, insns_bytes);
-	if (e && version && e->version == version && e->insns_pa == insns_pa)
+	if (e && version && e->version == version && e->insns_pa == insns_pa) {
+		task->prog_cur = e;
 		return 0;	/* the very bytes it was decoded from */
+	}
 	for (uint32_t i = 0; i < hdr.insn_count; i++) {
 		struct npu_dinsn *di = &task->insns[i];
 		struct npu_hw_insn raw;
@@ -385,6 +393,7 @@ int npu_task_load_program(struct npu_task *task)
 		}
 		if (e && !memcmp(in, &di->raw, sizeof(*in)))
 			continue;
+		changed = true;
 		memset(di, 0, sizeof(*di));
 		memcpy(&di->raw, in, sizeof(di->raw));
 		di->index = UINT32_MAX;
@@ -400,6 +409,13 @@ int npu_task_load_program(struct npu_task *task)
 	if (e) {
 		e->insns_pa = insns_pa;
 		e->version = version;
+		task->prog_cur = e;
+		/* Its record is of other instructions. */
+		if (changed && e->replay) {
+			task->prog_bytes -= npu_replay_bytes(e->replay);
+			npu_replay_free(e->replay);
+			e->replay = NULL;
+		}
 	} else {
 		prog_keep(task, &hdr, insns_pa, version);
 	}

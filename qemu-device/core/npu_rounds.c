@@ -226,10 +226,9 @@ static void apply_signals(struct npu_task *task, struct runnable *r, uint64_t en
 
 /* ---- execution ---- */
 
-/* One iteration of run[i]; DDR accesses bracketed by the caller. */
-static void exec_iteration(struct npu_task *task, unsigned i)
+/* One iteration of @r; DDR accesses bracketed by the caller. */
+static void exec_iteration(struct npu_task *task, struct runnable *r)
 {
-	struct runnable *r = &task->run[i];
 	const struct npu_unit_ops *ops = npu_unit_lookup(r->di->raw.unit,
 							 r->di->raw.opcode);
 	unsigned worker = npu_pool_worker_index();
@@ -258,14 +257,52 @@ static void exec_iteration(struct npu_task *task, unsigned i)
 	npu_iter_release(&it);
 }
 
-/* Pool callback: one iteration on a worker, bracketed on its own. */
+/* Pool callback: one iteration of the round on a worker, bracketed on its own. */
 static void exec_one(void *arg, unsigned i)
 {
 	struct npu_task *task = arg;
 
 	npu_task_mem_begin(task);
-	exec_iteration(task, i);
+	exec_iteration(task, &task->exec_set[i]);
 	npu_task_mem_end(task);
+}
+
+void npu_task_exec_round(struct npu_task *task, struct runnable *set, size_t n,
+			 uint64_t work)
+{
+	/*
+	 * Small rounds run inline: a thread hand-off costs more.  On
+	 * BlazeFace with threads=2, handing off rounds from 64 Ki elements
+	 * made it slower than threads=1 (best 6.4 vs 5.9 ms); from 256 Ki
+	 * elements it is no slower.
+	 */
+	if (n > 1 && work >= PARALLEL_ROUND_WORK) {
+		task->exec_set = set;
+		npu_pool_run(task->core->pool, (unsigned)n, exec_one, task);
+		return;
+	}
+	/* One bracket for the round's iterations on this thread. */
+	npu_task_mem_begin(task);
+	for (size_t i = 0; i < n; i++)
+		exec_iteration(task, &set[i]);
+	npu_task_mem_end(task);
+}
+
+int npu_task_run_reserve(struct runnable **set, size_t *cap, size_t n)
+{
+	size_t c = *cap ? *cap : 64;
+	struct runnable *r;
+
+	if (n <= *cap)
+		return 0;
+	while (c < n)
+		c *= 2;
+	r = realloc(*set, c * sizeof(*r));
+	if (!r)
+		return -1;
+	*set = r;
+	*cap = c;
+	return 0;
 }
 
 static int add_run(struct npu_task *task, size_t *n, struct npu_tpb_state *tp,
@@ -273,15 +310,8 @@ static int add_run(struct npu_task *task, size_t *n, struct npu_tpb_state *tp,
 {
 	struct runnable *r;
 
-	if (*n == task->run_cap) {
-		size_t cap = task->run_cap ? task->run_cap * 2 : 64;
-
-		r = realloc(task->run, cap * sizeof(*r));
-		if (!r)
-			return -1;
-		task->run = r;
-		task->run_cap = cap;
-	}
+	if (npu_task_run_reserve(&task->run, &task->run_cap, *n + 1))
+		return -1;
 	/* Field by field: a compound literal would also clear the ~1 KiB
 	 * cost record, which exec_iteration clears as far as it is used. */
 	r = &task->run[(*n)++];
@@ -493,7 +523,7 @@ static bool step_barriers(struct npu_task *task)
 
 int npu_task_run_rounds(struct npu_task *task)
 {
-	struct npu_pool *pool = task->core->pool;
+	uint32_t round = 0;
 	size_t nq = (size_t)task->nclusters * task->tpbs * NPU_TPB_UNITS;
 	size_t nwords = (nq + 63) / 64;
 
@@ -541,7 +571,7 @@ int npu_task_run_rounds(struct npu_task *task)
 					continue;
 				}
 				if (add_run(task, &n, tp, q, u, di))
-					goto oom;
+					goto internal;
 				work += di->work;
 			}
 		}
@@ -555,7 +585,7 @@ int npu_task_run_rounds(struct npu_task *task)
 			if (!head_ready(task, &task->ccb, q, &di))
 				continue;
 			if (add_run(task, &n, NULL, q, NPU_UNIT_DMA, di))
-				goto oom;
+				goto internal;
 			work += di->work;
 		}
 		if (!pending)
@@ -566,21 +596,17 @@ int npu_task_run_rounds(struct npu_task *task)
 			report_deadlock(task);
 			return NPU_TASK_SYNC_DEADLOCK;
 		}
-		/*
-		 * Small rounds run inline: a thread hand-off costs more.  On
-		 * BlazeFace with threads=2, handing off rounds from 64 Ki
-		 * elements made it slower than threads=1 (best 6.4 vs 5.9 ms);
-		 * from 256 Ki elements it is no slower.
-		 */
-		if (n > 1 && work >= PARALLEL_ROUND_WORK) {
-			npu_pool_run(pool, (unsigned)n, exec_one, task);
+		/* After a diverged replay, its rounds are not executed again. */
+		if (task->catchup && round <= task->catchup_round) {
+			if (npu_replay_fill(task, round, task->run, n))
+				goto internal;
+			if (round == task->catchup_round)
+				task->catchup = NULL;
 		} else {
-			/* One bracket for the round's iterations on this thread. */
-			npu_task_mem_begin(task);
-			for (size_t i = 0; i < n; i++)
-				exec_iteration(task, (unsigned)i);
-			npu_task_mem_end(task);
+			npu_task_exec_round(task, task->run, n, work);
 		}
+		npu_replay_round(task, task->run, n);
+		round++;
 		for (size_t i = 0; i < n; i++) {
 			struct runnable *r = &task->run[i];
 
@@ -597,7 +623,7 @@ int npu_task_run_rounds(struct npu_task *task)
 			return NPU_TASK_TIMEOUT;
 		}
 	}
-oom:
+internal:
 	npu_task_fail(task, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
 	return NPU_TASK_INTERNAL;
 }

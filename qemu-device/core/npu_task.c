@@ -127,6 +127,8 @@ static void task_free(struct npu_task *task)
 	free(task->used);
 	free(task->bar);
 	free(task->run);
+	free(task->rrun);
+	npu_replay_free(task->rec);
 	free(task->tlbs);
 	if (task->keep)
 		for (unsigned w = 0; w < task->workers; w++)
@@ -177,6 +179,8 @@ static void task_put(struct npu_task *task, struct npu_core_task *ft)
 	task->insns_owned = false;
 	task->ft = NULL;
 	task->tracer = NULL;
+	task->prog_cur = NULL;
+	task->catchup = NULL;
 	task_free(atomic_exchange(&task->core->task_spare[ft->queue], task));
 }
 
@@ -188,14 +192,12 @@ static void queue_reset(struct unit_q *q)
 }
 
 /*
- * Everything a task reads zeroed, as a fresh calloc would give it, but
- * the counters' time rings (only read for values reached, which the task
- * writes first) and the buffers' capacities.
+ * What every task reads zeroed, as a fresh calloc would give it; the
+ * rounds' state is reset apart (rounds_reset), only when they run.
  */
 static void task_reset(struct npu_task *task, struct npu_core_task *ft)
 {
 	const struct npu_hw_task *d = &ft->desc;
-	size_t ntpb = (size_t)d->nclusters * task->core->cfg.tpbs_per_cluster;
 
 	task->ft = ft;
 	task->nclusters = d->nclusters;
@@ -208,13 +210,30 @@ static void task_reset(struct npu_task *task, struct npu_core_task *ft)
 	task->end_time = 0;
 	task->iterations = 0;
 	task->tracer = NULL;
+	/* Translations are the task's own: its page tables may have changed. */
+	memset(task->tlbs, 0, task->workers * sizeof(*task->tlbs));
+}
+
+/*
+ * The state of the rounds and the cycle model zeroed but the counters'
+ * time rings (only read for values reached, which the task writes first)
+ * and the buffers' capacities.  A replayed task leaves all of it as the
+ * last task that ran the rounds left it.
+ */
+static void rounds_reset(struct npu_task *task)
+{
+	size_t ntpb = (size_t)task->nclusters * task->tpbs;
+
 	memset(task->ccb.val, 0, sizeof(task->ccb.val));
 	task->ccb.touched = 0;
 	for (size_t i = 0; i < ntpb; i++) {
 		struct npu_tpb_state *tp = &task->tpb[i];
 		uint32_t t = tp->ctr.touched;
 
-		memset(tp, 0, offsetof(struct npu_tpb_state, ctr));
+		tp->first_start = 0;
+		tp->last_end = 0;
+		tp->started = false;
+		memset(tp->waiters, 0, sizeof(tp->waiters));
 		for (; t; t &= t - 1)
 			tp->ctr.val[__builtin_ctz(t)] = 0;
 		tp->ctr.touched = 0;
@@ -229,8 +248,6 @@ static void task_reset(struct npu_task *task, struct npu_core_task *ft)
 		npu_link_cal_clear(&task->link[l]);
 	for (unsigned l = 0; l < NPU_PATHS; l++)
 		npu_link_cal_clear(&task->path[l]);
-	/* Translations are the task's own: its page tables may have changed. */
-	memset(task->tlbs, 0, task->workers * sizeof(*task->tlbs));
 }
 
 void npu_task_free_spares(struct npu_core *core)
@@ -280,13 +297,17 @@ void npu_task_run(struct npu_core_task *ft)
 	npu_task_mem_end(task);
 	if (ret)
 		goto out;
+	if (core->host.tracer)
+		task->tracer = core->host.tracer(core->host.opaque, ft->queue, d->seqno);
+	if (npu_replay_try(task))
+		goto out;
+	rounds_reset(task);
 	if (npu_task_dispatch(task)) {
 		npu_task_fail(task, NPU_TASK_INTERNAL, UINT32_MAX, 0, 0, 0);
 		goto out;
 	}
-	if (core->host.tracer)
-		task->tracer = core->host.tracer(core->host.opaque, ft->queue, d->seqno);
-	npu_task_run_rounds(task);
+	npu_replay_begin(task);
+	ret = npu_task_run_rounds(task);
 	/* A cluster is busy from its first TPB's start to its last TPB's end. */
 	for (unsigned c = 0; c < task->nclusters; c++) {
 		uint64_t first = UINT64_MAX, last = 0;
@@ -304,6 +325,8 @@ void npu_task_run(struct npu_core_task *ft)
 		if (last > first)
 			ft->perf.cluster_busy[d->cluster_map[c]] += last - first;
 	}
+	if (!ret)
+		npu_replay_keep(task);
 out:
 	ft->cycles = task->end_time;
 	task_put(task, ft);

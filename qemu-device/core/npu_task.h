@@ -90,6 +90,39 @@ struct prog_entry {
 	/* Where its instructions lay when last read, and the host's version
 	 * of those bytes then (0: none given, so they are read each time). */
 	uint64_t insns_pa, version;
+	/* Its last successful run's rounds and costs (npu_replay.c), or NULL;
+	 * dropped as soon as any of its instructions is decoded again. */
+	struct npu_replay *replay;
+};
+
+/*
+ * A recorded run of a program (npu_replay.c): the iterations of each of
+ * its rounds in run order, what each cost, and what the cycle model made
+ * of them.  Which iterations run in which round depends only on the
+ * program (counters count signals; time never decides readiness), and the
+ * cycle model only on the rounds and the costs: a run whose every cost
+ * equals the record's has the record's cycles and counters.
+ */
+struct npu_replay_step {
+	uint32_t q;			/* uq index; nq + engine for a DMA engine */
+	uint32_t insn;
+	uint64_t iter;
+	uint32_t xfer;			/* its transfers: xfer[xfer, xfer + nxfers) */
+	uint32_t nxfers;
+	uint64_t cycles, conflicts, dma_bytes, gsdu_bytes;
+	uint64_t load_bytes, store_bytes, macs_float, macs_int8;
+};
+
+struct npu_replay {
+	struct npu_replay_step *step;
+	uint32_t nsteps, cap_steps;
+	uint32_t *round_end;		/* step index past each round's last */
+	uint32_t nrounds, cap_rounds;
+	uint32_t widest;		/* steps in its largest round */
+	struct npu_xfer *xfer;
+	uint32_t nxfers, cap_xfers;
+	uint64_t end_time, iterations;
+	struct npu_perf perf;		/* the task's, cluster busy time included */
 };
 
 struct npu_task {
@@ -140,6 +173,22 @@ struct npu_task {
 	uint64_t iterations;
 	struct runnable *run;
 	size_t run_cap;
+	struct runnable *exec_set;	/* the round being executed: run or rrun */
+	/*
+	 * Replay (npu_replay.c).  prog_cur: the kept program this task runs
+	 * (NULL: a program not kept).  rec: this run's recording, kept into
+	 * prog_cur when the task succeeds.  rrun: the replayed round.
+	 * catchup: after a replay diverged at round catchup_round, the normal
+	 * rounds take the costs of the rounds before from it, and those of
+	 * round catchup_round from rrun, instead of executing them again.
+	 */
+	struct prog_entry *prog_cur;
+	struct npu_replay *rec;
+	bool recording;
+	struct runnable *rrun;
+	size_t rrun_cap;
+	const struct npu_replay *catchup;
+	uint32_t catchup_round;
 	struct npu_mmu_tlb *tlbs;	/* one per pool worker */
 	struct npu_scratch_cache *keep;	/* one per pool worker */
 	struct npu_tracer *tracer;	/* NULL: not traced (npu_trace.h) */
@@ -161,6 +210,30 @@ void npu_task_prog_drop(struct npu_task *task, unsigned i);
  * the rounds to the end (0 or a task status, the failure recorded). */
 int npu_task_dispatch(struct npu_task *task);
 int npu_task_run_rounds(struct npu_task *task);
+/* Grow @task's runnable array @set to @n entries (-1: out of memory). */
+int npu_task_run_reserve(struct runnable **set, size_t *cap, size_t n);
+/* Execute set[0, n) as one round (on the pool when worth it). */
+void npu_task_exec_round(struct npu_task *task, struct runnable *set, size_t n,
+			 uint64_t work);
+
+/* npu_replay.c. */
+void npu_replay_free(struct npu_replay *rp);
+/* The memory @rp holds (the program cache's budget counts it). */
+size_t npu_replay_bytes(const struct npu_replay *rp);
+/* Run the task from its program's record: 1 when it did (end time and
+ * counters set, or the task failed), 0 when the task must run the rounds
+ * (catching up from task->catchup if the replay diverged). */
+int npu_replay_try(struct npu_task *task);
+/* Start recording the rounds (when the program is kept). */
+void npu_replay_begin(struct npu_task *task);
+/* Record round set[0, n), executed or taken from the catch-up. */
+void npu_replay_round(struct npu_task *task, const struct runnable *set, size_t n);
+/* Round @round of the catch-up: set[0, n)'s costs and outcomes from the
+ * record or the replayed round; -1 if the rounds differ (an engine bug). */
+int npu_replay_fill(struct npu_task *task, uint32_t round, struct runnable *set,
+		    size_t n);
+/* The task succeeded: its recording becomes its program's record. */
+void npu_replay_keep(struct npu_task *task);
 
 /* npu_noc_route.c: mesh hops between two nodes, and the time a transfer
  * started at @start takes (its links booked). */
