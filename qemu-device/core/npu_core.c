@@ -386,18 +386,15 @@ static uint32_t queue_read(struct npu_core *core, unsigned qi, uint32_t r)
 	}
 }
 
-uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t off)
+static uint32_t mmio_read_locked(struct npu_core *core, uint32_t off)
 {
 	uint32_t v = 0;
 	const struct npu_core_config *c = &core->cfg;
 
 	if (off & 3 || off >= NPU_BAR0_SIZE) {
-		pthread_mutex_lock(&core->lock);
 		bad_access_locked(core, off, 4, false, 0, NOT_ALIGNED);
-		pthread_mutex_unlock(&core->lock);
 		return 0;
 	}
-	pthread_mutex_lock(&core->lock);
 	switch (off) {
 	case NPU_REG_ID: v = NPU_ID_MAGIC; break;
 	case NPU_REG_VERSION:
@@ -473,8 +470,26 @@ uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t off)
 		}
 		break;
 	}
+	return v;
+}
+
+uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t off)
+{
+	uint32_t v;
+
+	pthread_mutex_lock(&core->lock);
+	v = mmio_read_locked(core, off);
 	pthread_mutex_unlock(&core->lock);
 	return v;
+}
+
+void npu_core_mmio_read_block(struct npu_core *core, uint32_t off,
+			      uint32_t *vals, unsigned n)
+{
+	pthread_mutex_lock(&core->lock);
+	for (unsigned i = 0; i < n; i++)
+		vals[i] = mmio_read_locked(core, off + 4 * i);
+	pthread_mutex_unlock(&core->lock);
 }
 
 static void queue_write(struct npu_core *core, unsigned qi, uint32_t r,

@@ -148,6 +148,14 @@ struct npu_core *npu_core_create(const struct npu_core_config *cfg,
 void npu_core_destroy(struct npu_core *core);
 
 uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t offset);
+/*
+ * @n consecutive registers from @offset, as @n reads in a row would give
+ * them but under one acquisition of the core's lock: a 64-bit counter's
+ * _LO and _HI read in one block are of the same value.  For a host that
+ * reads many counters at once (the in-process backend's counters).
+ */
+void npu_core_mmio_read_block(struct npu_core *core, uint32_t offset,
+			      uint32_t *vals, unsigned n);
 void npu_core_mmio_write(struct npu_core *core, uint32_t offset, uint32_t value);
 /* An access of @size bytes at @offset the host bus could not pass on as
  * aligned 4-byte accesses (e.g. a 1- or 2-byte access): counted in

@@ -268,7 +268,7 @@ static void exec_one(void *arg, unsigned i)
 }
 
 void npu_task_exec_round(struct npu_task *task, struct runnable *set, size_t n,
-			 uint64_t work)
+			 uint64_t work, bool bracketed)
 {
 	/*
 	 * Small rounds run inline: a thread hand-off costs more.  On
@@ -282,10 +282,12 @@ void npu_task_exec_round(struct npu_task *task, struct runnable *set, size_t n,
 		return;
 	}
 	/* One bracket for the round's iterations on this thread. */
-	npu_task_mem_begin(task);
+	if (!bracketed)
+		npu_task_mem_begin(task);
 	for (size_t i = 0; i < n; i++)
 		exec_iteration(task, &set[i]);
-	npu_task_mem_end(task);
+	if (!bracketed)
+		npu_task_mem_end(task);
 }
 
 int npu_task_run_reserve(struct runnable **set, size_t *cap, size_t n)
@@ -603,7 +605,7 @@ int npu_task_run_rounds(struct npu_task *task)
 			if (round == task->catchup_round)
 				task->catchup = NULL;
 		} else {
-			npu_task_exec_round(task, task->run, n, work);
+			npu_task_exec_round(task, task->run, n, work, false);
 		}
 		npu_replay_round(task, task->run, n);
 		round++;

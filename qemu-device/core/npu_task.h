@@ -212,9 +212,10 @@ int npu_task_dispatch(struct npu_task *task);
 int npu_task_run_rounds(struct npu_task *task);
 /* Grow @task's runnable array @set to @n entries (-1: out of memory). */
 int npu_task_run_reserve(struct runnable **set, size_t *cap, size_t n);
-/* Execute set[0, n) as one round (on the pool when worth it). */
+/* Execute set[0, n) as one round (on the pool when worth it); @bracketed:
+ * this thread is inside a memory bracket already. */
 void npu_task_exec_round(struct npu_task *task, struct runnable *set, size_t n,
-			 uint64_t work);
+			 uint64_t work, bool bracketed);
 
 /* npu_replay.c. */
 void npu_replay_free(struct npu_replay *rp);

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,7 @@ struct npu_dev_job {
 	uint64_t seqno;
 	uint32_t slot;
 	bool done;
+	bool awaited;			/* a thread waits for it (emu_wait_done) */
 	struct npu_hw_completion comp;
 	struct npu_dev_job *next;	/* outstanding list */
 	struct npu_trace_job trace;	/* trace.rec NULL: not traced */
@@ -110,6 +112,10 @@ struct emu_dev {
 	uint8_t *sram_used;		/* one byte per 4 KiB bank */
 	struct emu_queue q[NPU_HW_NUM_QUEUES];
 	struct npu_dev_job *outstanding;
+	unsigned slot_waiters;		/* submitters waiting for a ring slot */
+	/* Outstanding jobs that record a trace: emu_tracer looks for one
+	 * only while any is (read without the lock). */
+	atomic_uint traced;
 	struct emu_ctx *ctxs[EMU_MAX_CTX];	/* by context id */
 	struct emu_bo *bos;
 	bool worker_started;
@@ -396,6 +402,9 @@ static struct npu_tracer *emu_tracer(void *opaque, unsigned queue, uint64_t seqn
 	struct emu_dev *emu = opaque;
 	struct npu_tracer *t = NULL;
 
+	/* Counted before the doorbell rang for it, so seen here. */
+	if (!atomic_load(&emu->traced))
+		return NULL;
 	pthread_mutex_lock(&emu->lock);
 	for (struct npu_dev_job *j = emu->outstanding; j; j = j->next) {
 		if (j->queue == queue && j->seqno == seqno) {
@@ -436,9 +445,16 @@ static void emu_log(void *opaque, const struct npu_core_log *rec)
 	pthread_mutex_unlock(&emu->lock);
 }
 
-static void emu_harvest_locked(struct emu_dev *emu)
+/*
+ * Collect the completed jobs; true if a thread waits for one of them (or
+ * for the ring slots they free).  A program's steps complete a few at a
+ * time while its caller waits for the last: waking it at each harvest
+ * cost it and the worker a futex call and a context switch for nothing.
+ */
+static bool emu_harvest_locked(struct emu_dev *emu)
 {
 	struct npu_dev_job **pp = &emu->outstanding;
+	bool wake = false;
 
 	while (*pp) {
 		struct npu_dev_job *j = *pp;
@@ -446,8 +462,11 @@ static void emu_harvest_locked(struct emu_dev *emu)
 			(emu->q[j->queue].comp->host + j->slot * sizeof(*c));
 
 		if (c->seqno == j->seqno) {
+			if (j->trace.rec)
+				atomic_fetch_sub(&emu->traced, 1);
 			j->comp = *c;
 			j->done = true;
+			wake |= j->awaited || emu->slot_waiters;
 			emu->jobs++;
 			emu->q[j->queue].outstanding--;
 			*pp = j->next;
@@ -455,6 +474,7 @@ static void emu_harvest_locked(struct emu_dev *emu)
 			pp = &j->next;
 		}
 	}
+	return wake;
 }
 
 static npu_status emu_counters(struct npu_device *dev, npu_device_counters *out);
@@ -501,8 +521,8 @@ static void *emu_worker(void *arg)
 		pthread_mutex_unlock(&emu->lock);
 		npu_core_run_pending(emu->core);
 		pthread_mutex_lock(&emu->lock);
-		emu_harvest_locked(emu);
-		pthread_cond_broadcast(&emu->done);
+		if (emu_harvest_locked(emu))
+			pthread_cond_broadcast(&emu->done);
 		pthread_mutex_unlock(&emu->lock);
 		emu_publish(emu, false);
 		pthread_mutex_lock(&emu->lock);
@@ -775,14 +795,19 @@ static npu_status emu_submit(npu_dev_ctx *pub, npu_dev_bo *cmd, uint32_t offset,
 		}
 	}
 	/* Wait for a free ring slot. */
-	while (q->outstanding >= EMU_RING_ENTRIES - 1)
+	while (q->outstanding >= EMU_RING_ENTRIES - 1) {
+		emu->slot_waiters++;
 		pthread_cond_wait(&emu->done, &emu->lock);
+		emu->slot_waiters--;
+	}
 
 	job->emu = emu;
 	job->queue = pub->queue;
 	job->seqno = ++emu->seqno;
-	if (ctx->trace)
+	if (ctx->trace) {
 		npu_trace_job_init(&job->trace, ctx->trace);
+		atomic_fetch_add(&emu->traced, 1);
+	}
 	job->slot = q->tail;
 	d = (struct npu_hw_task *)(q->ring->host + q->tail * sizeof(*d));
 	memset(d, 0, sizeof(*d));
@@ -830,6 +855,7 @@ static bool emu_wait_done(npu_dev_job *job, int64_t timeout_ns)
 		}
 	}
 	pthread_mutex_lock(&emu->lock);
+	job->awaited = true;
 	while (!job->done && err != ETIMEDOUT)
 		err = timeout_ns < 0 ? pthread_cond_wait(&emu->done, &emu->lock) :
 		      pthread_cond_timedwait(&emu->done, &emu->lock, &until);
@@ -928,45 +954,55 @@ _Static_assert(NPU_MAX_LINKS == NPU_HW_MAX_LINKS, "link count");
 _Static_assert(NPU_UNITS == NPU_PERF_UNITS, "unit count");
 _Static_assert(NPU_DMA_ENGINES == NPU_HW_NUM_DMA_ENGINES, "DMA engines");
 
-static uint64_t perf64(struct emu_dev *emu, uint32_t off)
+/*
+ * @n 64-bit counters from @off into @out, in one locked block: a run of
+ * the in-process backend reads them all before and after each run, and a
+ * lock per register (thousands) held up the device's worker.
+ */
+_Static_assert(NPU_UNITS == NPU_PERF_UNITS && NPU_MAX_LINKS == NPU_HW_MAX_LINKS,
+	       "npu_device_counters mirrors the counter registers' arrays");
+
+static void perf_block(struct emu_dev *emu, uint32_t off, unsigned n, uint64_t *out)
 {
-	uint32_t hi = npu_core_mmio_read(emu->core, off + 4), lo;
+	uint32_t v[2 * NPU_HW_MAX_LINKS];
 
-	/* The high half first, then again if the low half wrapped. */
-	for (;;) {
-		uint32_t hi2;
+	while (n) {
+		unsigned k = n < NPU_HW_MAX_LINKS ? n : NPU_HW_MAX_LINKS;
 
-		lo = npu_core_mmio_read(emu->core, off);
-		hi2 = npu_core_mmio_read(emu->core, off + 4);
-		if (hi2 == hi)
-			return (uint64_t)hi << 32 | lo;
-		hi = hi2;
+		npu_core_mmio_read_block(emu->core, off, v, 2 * k);
+		for (unsigned i = 0; i < k; i++)
+			out[i] = (uint64_t)v[2 * i + 1] << 32 | v[2 * i];
+		off += 8 * k;
+		out += k;
+		n -= k;
 	}
 }
 
-/* The performance registers, exactly as a driver would read them. */
 static npu_status emu_counters(struct npu_device *dev, npu_device_counters *out)
 {
 	struct emu_dev *emu = (struct emu_dev *)dev;
+	/* Only the device's own clusters and mesh links: the rest stay 0. */
+	unsigned ncl = emu->cfg.clusters;
+	unsigned nlinks = emu->cfg.mesh_x * emu->cfg.mesh_y * NPU_HW_LINK_DIRS;
+	uint64_t work[4];
 
-	out->cycles = perf64(emu, NPU_REG_PERF_CYCLES);
-	for (unsigned c = 0; c < NPU_HW_MAX_CLUSTERS; c++) {
-		out->cluster_busy[c] = perf64(emu, NPU_REG_PERF_CLUSTER_BUSY(c));
-		out->hbsm_conflicts[c] = perf64(emu, NPU_REG_PERF_HBSM_CONFLICTS(c));
-		for (unsigned u = 0; u < NPU_PERF_UNITS; u++)
-			out->unit_busy[c][u] = perf64(emu, NPU_REG_PERF_UNIT_BUSY(c, u));
-	}
-	for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++)
-		out->dma_bytes[e] = perf64(emu, NPU_REG_PERF_DMA_BYTES(e));
-	out->gsdu_bytes = perf64(emu, NPU_REG_PERF_GSDU_BYTES);
-	for (unsigned l = 0; l < NPU_HW_MAX_LINKS; l++) {
-		out->link_bytes[l] = perf64(emu, NPU_REG_PERF_LINK_BYTES(l));
-		out->link_stalls[l] = perf64(emu, NPU_REG_PERF_LINK_STALLS(l));
-	}
-	out->load_bytes = perf64(emu, NPU_REG_PERF_LOAD_BYTES);
-	out->store_bytes = perf64(emu, NPU_REG_PERF_STORE_BYTES);
-	out->macs_float = perf64(emu, NPU_REG_PERF_MACS_FLOAT);
-	out->macs_int8 = perf64(emu, NPU_REG_PERF_MACS_INT8);
+	perf_block(emu, NPU_REG_PERF_CYCLES, 1, &out->cycles);
+	perf_block(emu, NPU_REG_PERF_CLUSTER_BUSY(0), ncl, out->cluster_busy);
+	perf_block(emu, NPU_REG_PERF_HBSM_CONFLICTS(0), ncl, out->hbsm_conflicts);
+	perf_block(emu, NPU_REG_PERF_UNIT_BUSY(0, 0), ncl * NPU_PERF_UNITS,
+		   &out->unit_busy[0][0]);
+	perf_block(emu, NPU_REG_PERF_DMA_BYTES(0), NPU_HW_NUM_DMA_ENGINES, out->dma_bytes);
+	perf_block(emu, NPU_REG_PERF_GSDU_BYTES, 1, &out->gsdu_bytes);
+	perf_block(emu, NPU_REG_PERF_LINK_BYTES(0), nlinks, out->link_bytes);
+	perf_block(emu, NPU_REG_PERF_LINK_STALLS(0), nlinks, out->link_stalls);
+	perf_block(emu, NPU_REG_PERF_LOAD_BYTES, 1, &work[0]);
+	perf_block(emu, NPU_REG_PERF_STORE_BYTES, 1, &work[1]);
+	perf_block(emu, NPU_REG_PERF_MACS_FLOAT, 1, &work[2]);
+	perf_block(emu, NPU_REG_PERF_MACS_INT8, 1, &work[3]);
+	out->load_bytes = work[0];
+	out->store_bytes = work[1];
+	out->macs_float = work[2];
+	out->macs_int8 = work[3];
 	out->have = NPU_HAVE_CYCLES | NPU_HAVE_CLUSTERS | NPU_HAVE_UNITS | NPU_HAVE_TRAFFIC |
 		    NPU_HAVE_WORK;
 	return NPU_OK;
