@@ -426,7 +426,8 @@ static void npu_complete(NpuM100State *s, NpuQueueSlot *slot)
     timer_del(&slot->gate);
     timer_del(&slot->finish);
     trace_npu_m100_task_complete(slot->index, npu_core_task_status(task),
-                                 npu_core_task_cycles(task), slot->orphan);
+                                 npu_core_task_cycles(task),
+                                 npu_core_task_replayed(task), slot->orphan);
     slot->task = NULL;
     slot->orphan = false;
     /* Writes the completion record, moves HEAD, raises the interrupt. */
@@ -566,7 +567,8 @@ static void npu_reset_hook(void *opaque)
             struct npu_core_task *task = slot->task;
 
             trace_npu_m100_task_complete(q, npu_core_task_status(task),
-                                         npu_core_task_cycles(task), true);
+                                         npu_core_task_cycles(task),
+                                         npu_core_task_replayed(task), true);
             slot->task = NULL;
             slot->orphan = false;
             npu_core_task_complete(task);

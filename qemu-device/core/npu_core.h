@@ -187,6 +187,9 @@ struct npu_core_task *npu_core_task_fetch(struct npu_core *core, unsigned queue)
 void npu_core_task_execute(struct npu_core_task *task);
 uint64_t npu_core_task_cycles(const struct npu_core_task *task);
 unsigned npu_core_task_status(const struct npu_core_task *task);
+/* Whether the task ran from its program's record of an earlier run, its
+ * cycle model skipped (costs checked; see npu_core_debug_replays). */
+bool npu_core_task_replayed(const struct npu_core_task *task);
 void npu_core_task_complete(struct npu_core_task *task);
 
 /* Run every queue until idle, synchronously (in-process backend, tests). */

@@ -98,6 +98,7 @@ struct npu_core_task {
 	bool mmu_fault;
 	bool mmu_fault_write;
 	bool mmu_on;			/* NPU_MMU_CTRL_ENABLE at fetch */
+	bool replayed;			/* ran from its program's record */
 };
 
 /* npu_mmu.c: translate a device VA for a task; 0 or NPU_TASK_MMU_FAULT /

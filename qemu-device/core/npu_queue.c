@@ -84,6 +84,11 @@ unsigned npu_core_task_status(const struct npu_core_task *task)
 	return task->comp.status;
 }
 
+bool npu_core_task_replayed(const struct npu_core_task *task)
+{
+	return task->replayed;
+}
+
 static void add_perf(struct npu_perf *dst, const struct npu_perf *src)
 {
 	const uint64_t *s = (const uint64_t *)src;

@@ -271,6 +271,7 @@ static int replay_rounds(struct npu_task *task, const struct npu_replay *rp)
 		first = end;
 	}
 	task->ft->perf = rp->perf;
+	task->ft->replayed = true;
 	task->end_time = rp->end_time;
 	task->iterations = rp->iterations;
 	return 1;
