@@ -24,6 +24,7 @@
  * of executing them again, and executes from the next round on.  Nothing
  * runs twice and the result is the normal run's.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,12 +205,21 @@ static void cost_from(const struct npu_replay *rp,
 		memcpy(c->xfer, &rp->xfer[s->xfer], s->nxfers * sizeof(*c->xfer));
 }
 
-/* Most instructions run once per task: each is a cold ~1 KiB read. */
+/*
+ * Most instructions run once per task: each is a cold ~1 KiB read.  An
+ * iteration reads the instruction's first line (unit, opcode, masks), its
+ * parameters and the decoded part after the raw copy, not the raw
+ * operands and sync fields between them (those are the engine's, which a
+ * replay skips).
+ */
 static void prefetch_insn(const struct npu_dinsn *di)
 {
 	const char *p = (const char *)di;
 
-	for (size_t off = 0; off < sizeof(*di); off += 64)
+	__builtin_prefetch(p);
+#pragma GCC unroll 16
+	for (size_t off = offsetof(struct npu_dinsn, raw.params) & ~(size_t)63;
+	     off < sizeof(*di); off += 64)
 		__builtin_prefetch(p + off);
 }
 
