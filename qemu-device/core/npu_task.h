@@ -107,6 +107,7 @@ struct npu_replay_step {
 	uint32_t q;			/* uq index; nq + engine for a DMA engine */
 	uint32_t insn;
 	uint64_t iter;
+	uint64_t work;			/* its instruction's (threading) */
 	uint32_t xfer;			/* its transfers: xfer[xfer, xfer + nxfers) */
 	uint32_t nxfers;
 	uint64_t cycles, conflicts, dma_bytes, gsdu_bytes;
