@@ -151,6 +151,29 @@ void npu_replay_round(struct npu_task *task, const struct runnable *set, size_t 
 		rec->widest = (uint32_t)n;
 }
 
+/* The nonzero words of @perf into @rec. */
+static void perf_keep(struct npu_replay *rec, const struct npu_perf *perf)
+{
+	const uint64_t *w = (const uint64_t *)perf;
+
+	rec->nperf = 0;
+	for (uint32_t i = 0; i < NPU_PERF_WORDS; i++) {
+		if (!w[i])
+			continue;
+		rec->perf_word[rec->nperf] = (uint16_t)i;
+		rec->perf_val[rec->nperf++] = w[i];
+	}
+}
+
+/* @rp's counters into @perf, zero as a fetched task's is (calloc). */
+static void perf_put(const struct npu_replay *rp, struct npu_perf *perf)
+{
+	uint64_t *w = (uint64_t *)perf;
+
+	for (uint32_t i = 0; i < rp->nperf; i++)
+		w[rp->perf_word[i]] = rp->perf_val[i];
+}
+
 void npu_replay_keep(struct npu_task *task)
 {
 	struct npu_replay *rec = task->rec;
@@ -161,7 +184,7 @@ void npu_replay_keep(struct npu_task *task)
 	task->recording = false;
 	rec->end_time = task->end_time;
 	rec->iterations = task->iterations;
-	rec->perf = task->ft->perf;
+	perf_keep(rec, &task->ft->perf);
 	/* The record it replaces lends its buffers to the next recording. */
 	task->prog_bytes += npu_replay_bytes(rec);
 	task->prog_bytes -= npu_replay_bytes(e->replay);
@@ -287,7 +310,7 @@ static int replay_rounds(struct npu_task *task, const struct npu_replay *rp)
 		}
 		first = end;
 	}
-	task->ft->perf = rp->perf;
+	perf_put(rp, &task->ft->perf);
 	task->ft->replayed = true;
 	task->end_time = rp->end_time;
 	task->iterations = rp->iterations;

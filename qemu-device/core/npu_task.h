@@ -103,6 +103,9 @@ struct prog_entry {
  * cycle model only on the rounds and the costs: a run whose every cost
  * equals the record's has the record's cycles and counters.
  */
+/* struct npu_perf is an array of uint64_t counters in disguise. */
+#define NPU_PERF_WORDS (sizeof(struct npu_perf) / sizeof(uint64_t))
+
 struct npu_replay_step {
 	uint32_t q;			/* uq index; nq + engine for a DMA engine */
 	uint32_t insn;
@@ -123,7 +126,14 @@ struct npu_replay {
 	struct npu_xfer *xfer;
 	uint32_t nxfers, cap_xfers;
 	uint64_t end_time, iterations;
-	struct npu_perf perf;		/* the task's, cluster busy time included */
+	/*
+	 * The task's counters (struct npu_perf, cluster busy time included)
+	 * as its nonzero words: a task touches a few of its ~230, and the
+	 * replay writes only those into the fetched task's zeroed copy.
+	 */
+	uint32_t nperf;
+	uint16_t perf_word[NPU_PERF_WORDS];
+	uint64_t perf_val[NPU_PERF_WORDS];
 };
 
 struct npu_task {
