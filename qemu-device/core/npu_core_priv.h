@@ -24,6 +24,9 @@ struct npu_perf {
 	uint64_t link_stalls[NPU_HW_MAX_LINKS];
 };
 
+/* struct npu_perf is an array of uint64_t counters in disguise. */
+#define NPU_PERF_WORDS (sizeof(struct npu_perf) / sizeof(uint64_t))
+
 struct npu_queue {
 	uint64_t base;
 	uint32_t size_log2;

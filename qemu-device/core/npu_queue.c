@@ -94,8 +94,7 @@ static void add_perf(struct npu_perf *dst, const struct npu_perf *src)
 	const uint64_t *s = (const uint64_t *)src;
 	uint64_t *d = (uint64_t *)dst;
 
-	/* struct npu_perf is an array of uint64_t counters in disguise. */
-	for (size_t i = 0; i < sizeof(*src) / sizeof(uint64_t); i++)
+	for (size_t i = 0; i < NPU_PERF_WORDS; i++)
 		d[i] += s[i];
 }
 

@@ -47,34 +47,14 @@ size_t npu_replay_bytes(const struct npu_replay *rp)
 {
 	if (!rp)
 		return 0;
-	return sizeof(*rp) + (size_t)rp->cap_steps * sizeof(*rp->step) +
-	       (size_t)rp->cap_rounds * sizeof(*rp->round_end) +
-	       (size_t)rp->cap_xfers * sizeof(*rp->xfer);
+	return sizeof(*rp) + rp->cap_steps * sizeof(*rp->step) +
+	       rp->cap_rounds * sizeof(*rp->round_end) +
+	       rp->cap_xfers * sizeof(*rp->xfer);
 }
 
 static size_t nqueues(const struct npu_task *task)
 {
 	return (size_t)task->nclusters * task->tpbs * NPU_TPB_UNITS;
-}
-
-/* Make room for @need elements of @size bytes in *@p; false when out of memory. */
-static bool grow(void **p, uint32_t *cap, uint64_t need, size_t size)
-{
-	uint64_t c = *cap ? *cap : 64;
-	void *n;
-
-	if (need <= *cap)
-		return true;
-	while (c < need)
-		c *= 2;
-	if (c > UINT32_MAX)
-		return false;
-	n = realloc(*p, (size_t)c * size);
-	if (!n)
-		return false;
-	*p = n;
-	*cap = (uint32_t)c;
-	return true;
 }
 
 /* The queue a runnable came from, as a step records it. */
@@ -105,23 +85,29 @@ void npu_replay_begin(struct npu_task *task)
 void npu_replay_round(struct npu_task *task, const struct runnable *set, size_t n)
 {
 	struct npu_replay *rec = task->rec;
-	uint64_t nx = 0;
+	size_t nx = 0;
+	void *p;
 
 	if (!task->recording)
 		return;
 	for (size_t i = 0; i < n; i++)
 		nx += set[i].cost.nxfers;
-	/* Out of memory or too long: the run is simply not recorded. */
-	if (rec->nsteps + n > REPLAY_MAX_STEPS ||
-	    !grow((void **)&rec->step, &rec->cap_steps, rec->nsteps + n,
-		  sizeof(*rec->step)) ||
-	    !grow((void **)&rec->round_end, &rec->cap_rounds, rec->nrounds + 1ull,
-		  sizeof(*rec->round_end)) ||
-	    !grow((void **)&rec->xfer, &rec->cap_xfers, rec->nxfers + nx,
-		  sizeof(*rec->xfer))) {
-		task->recording = false;
-		return;
-	}
+	/* Too long or out of memory: the run is simply not recorded. */
+	if (rec->nsteps + n > REPLAY_MAX_STEPS)
+		goto stop;
+	p = npu_grow(rec->step, &rec->cap_steps, rec->nsteps + n, sizeof(*rec->step));
+	if (!p)
+		goto stop;
+	rec->step = p;
+	p = npu_grow(rec->round_end, &rec->cap_rounds, rec->nrounds + 1,
+		     sizeof(*rec->round_end));
+	if (!p)
+		goto stop;
+	rec->round_end = p;
+	p = npu_grow(rec->xfer, &rec->cap_xfers, rec->nxfers + nx, sizeof(*rec->xfer));
+	if (!p)
+		goto stop;
+	rec->xfer = p;
 	for (size_t i = 0; i < n; i++) {
 		const struct runnable *r = &set[i];
 		const struct npu_cost *c = &r->cost;
@@ -149,6 +135,9 @@ void npu_replay_round(struct npu_task *task, const struct runnable *set, size_t 
 	rec->round_end[rec->nrounds++] = rec->nsteps;
 	if (n > rec->widest)
 		rec->widest = (uint32_t)n;
+	return;
+stop:
+	task->recording = false;
 }
 
 /* The nonzero words of @perf into @rec. */
@@ -191,6 +180,10 @@ void npu_replay_keep(struct npu_task *task)
 	task->rec = e->replay;
 	e->replay = rec;
 }
+
+/* A step holds every count of struct npu_cost: the eight before nxfers. */
+_Static_assert(offsetof(struct npu_cost, nxfers) == 8 * sizeof(uint64_t),
+	       "struct npu_cost changed: record, compare and restore its counts here");
 
 static bool xfer_equal(const struct npu_xfer *a, const struct npu_xfer *b)
 {
@@ -320,6 +313,7 @@ static int replay_rounds(struct npu_task *task, const struct npu_replay *rp)
 int npu_replay_try(struct npu_task *task)
 {
 	const struct npu_replay *rp = task->prog_cur ? task->prog_cur->replay : NULL;
+	struct runnable *rrun;
 	int ret;
 
 	task->catchup = NULL;
@@ -329,9 +323,12 @@ int npu_replay_try(struct npu_task *task)
 	 * is decoded again, and the partition is part of the program's key),
 	 * so its steps name queues and instructions of this task.
 	 */
-	if (!rp || task->tracer || rp->end_time > task->timeout ||
-	    npu_task_run_reserve(&task->rrun, &task->rrun_cap, rp->widest))
+	if (!rp || task->tracer || rp->end_time > task->timeout)
 		return 0;
+	rrun = npu_grow(task->rrun, &task->rrun_cap, rp->widest, sizeof(*rrun));
+	if (!rrun)
+		return 0;
+	task->rrun = rrun;
 	atomic_fetch_add(&task->core->replays, 1);
 	/* One memory bracket for the whole replay on this thread, rather
 	 * than one per round: most rounds of small programs are one

@@ -290,30 +290,15 @@ void npu_task_exec_round(struct npu_task *task, struct runnable *set, size_t n,
 		npu_task_mem_end(task);
 }
 
-int npu_task_run_reserve(struct runnable **set, size_t *cap, size_t n)
-{
-	size_t c = *cap ? *cap : 64;
-	struct runnable *r;
-
-	if (n <= *cap)
-		return 0;
-	while (c < n)
-		c *= 2;
-	r = realloc(*set, c * sizeof(*r));
-	if (!r)
-		return -1;
-	*set = r;
-	*cap = c;
-	return 0;
-}
-
 static int add_run(struct npu_task *task, size_t *n, struct npu_tpb_state *tp,
 		   struct unit_q *uq, unsigned unit, struct npu_dinsn *di)
 {
 	struct runnable *r;
 
-	if (npu_task_run_reserve(&task->run, &task->run_cap, *n + 1))
+	r = npu_grow(task->run, &task->run_cap, *n + 1, sizeof(*r));
+	if (!r)
 		return -1;
+	task->run = r;
 	/* Field by field: a compound literal would also clear the ~1 KiB
 	 * cost record, which exec_iteration clears as far as it is used. */
 	r = &task->run[(*n)++];

@@ -9,6 +9,7 @@
  * tasks, and npu_task_run(), which takes a fetched task through it all.
  */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,24 @@ unsigned npu_iter_tpb_index(const struct npu_iteration *it)
 uint8_t *npu_iter_hbsm(const struct npu_iteration *it)
 {
 	return it->tpb ? it->tpb->hbsm : NULL;
+}
+
+void *npu_grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 64;
+
+	/* An empty array is allocated too: NULL only means out of memory. */
+	if (p && need <= *cap)
+		return p;
+	while (c < need) {
+		if (c > SIZE_MAX / 2 / size)
+			return NULL;
+		c *= 2;
+	}
+	p = realloc(p, c * size);
+	if (p)
+		*cap = c;
+	return p;
 }
 
 /* ---- failure reporting ---- */

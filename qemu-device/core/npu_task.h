@@ -103,9 +103,6 @@ struct prog_entry {
  * cycle model only on the rounds and the costs: a run whose every cost
  * equals the record's has the record's cycles and counters.
  */
-/* struct npu_perf is an array of uint64_t counters in disguise. */
-#define NPU_PERF_WORDS (sizeof(struct npu_perf) / sizeof(uint64_t))
-
 struct npu_replay_step {
 	uint32_t q;			/* uq index; nq + engine for a DMA engine */
 	uint32_t insn;
@@ -119,12 +116,15 @@ struct npu_replay_step {
 
 struct npu_replay {
 	struct npu_replay_step *step;
-	uint32_t nsteps, cap_steps;
+	uint32_t nsteps;
+	size_t cap_steps;
 	uint32_t *round_end;		/* step index past each round's last */
-	uint32_t nrounds, cap_rounds;
+	uint32_t nrounds;
+	size_t cap_rounds;
 	uint32_t widest;		/* steps in its largest round */
 	struct npu_xfer *xfer;
-	uint32_t nxfers, cap_xfers;
+	uint32_t nxfers;
+	size_t cap_xfers;
 	uint64_t end_time, iterations;
 	/*
 	 * The task's counters (struct npu_perf, cluster busy time included)
@@ -207,6 +207,13 @@ struct npu_task {
 	unsigned workers;		/* tlbs and keep: one per pool worker */
 };
 
+/*
+ * npu_task.c: the array @p of *@cap elements of @size bytes (NULL: none
+ * yet), grown by doubling to hold @need; NULL, @p left as it was, only
+ * when out of memory.
+ */
+void *npu_grow(void *p, size_t *cap, size_t need, size_t size);
+
 /* npu_task.c: record the task's failure (the first one is kept). */
 void npu_task_fail(struct npu_task *task, unsigned status, uint32_t insn,
 		   uint32_t detail, uint32_t detail2, uint64_t addr);
@@ -221,8 +228,6 @@ void npu_task_prog_drop(struct npu_task *task, unsigned i);
  * the rounds to the end (0 or a task status, the failure recorded). */
 int npu_task_dispatch(struct npu_task *task);
 int npu_task_run_rounds(struct npu_task *task);
-/* Grow @task's runnable array @set to @n entries (-1: out of memory). */
-int npu_task_run_reserve(struct runnable **set, size_t *cap, size_t n);
 /* Execute set[0, n) as one round (on the pool when worth it); @bracketed:
  * this thread is inside a memory bracket already. */
 void npu_task_exec_round(struct npu_task *task, struct runnable *set, size_t n,

@@ -959,9 +959,6 @@ _Static_assert(NPU_DMA_ENGINES == NPU_HW_NUM_DMA_ENGINES, "DMA engines");
  * the in-process backend reads them all before and after each run, and a
  * lock per register (thousands) held up the device's worker.
  */
-_Static_assert(NPU_UNITS == NPU_PERF_UNITS && NPU_MAX_LINKS == NPU_HW_MAX_LINKS,
-	       "npu_device_counters mirrors the counter registers' arrays");
-
 static void perf_block(struct emu_dev *emu, uint32_t off, unsigned n, uint64_t *out)
 {
 	uint32_t v[2 * NPU_HW_MAX_LINKS];
@@ -984,7 +981,6 @@ static npu_status emu_counters(struct npu_device *dev, npu_device_counters *out)
 	/* Only the device's own clusters and mesh links: the rest stay 0. */
 	unsigned ncl = emu->cfg.clusters;
 	unsigned nlinks = emu->cfg.mesh_x * emu->cfg.mesh_y * NPU_HW_LINK_DIRS;
-	uint64_t work[4];
 
 	perf_block(emu, NPU_REG_PERF_CYCLES, 1, &out->cycles);
 	perf_block(emu, NPU_REG_PERF_CLUSTER_BUSY(0), ncl, out->cluster_busy);
@@ -995,14 +991,10 @@ static npu_status emu_counters(struct npu_device *dev, npu_device_counters *out)
 	perf_block(emu, NPU_REG_PERF_GSDU_BYTES, 1, &out->gsdu_bytes);
 	perf_block(emu, NPU_REG_PERF_LINK_BYTES(0), nlinks, out->link_bytes);
 	perf_block(emu, NPU_REG_PERF_LINK_STALLS(0), nlinks, out->link_stalls);
-	perf_block(emu, NPU_REG_PERF_LOAD_BYTES, 1, &work[0]);
-	perf_block(emu, NPU_REG_PERF_STORE_BYTES, 1, &work[1]);
-	perf_block(emu, NPU_REG_PERF_MACS_FLOAT, 1, &work[2]);
-	perf_block(emu, NPU_REG_PERF_MACS_INT8, 1, &work[3]);
-	out->load_bytes = work[0];
-	out->store_bytes = work[1];
-	out->macs_float = work[2];
-	out->macs_int8 = work[3];
+	perf_block(emu, NPU_REG_PERF_LOAD_BYTES, 1, &out->load_bytes);
+	perf_block(emu, NPU_REG_PERF_STORE_BYTES, 1, &out->store_bytes);
+	perf_block(emu, NPU_REG_PERF_MACS_FLOAT, 1, &out->macs_float);
+	perf_block(emu, NPU_REG_PERF_MACS_INT8, 1, &out->macs_int8);
 	out->have = NPU_HAVE_CYCLES | NPU_HAVE_CLUSTERS | NPU_HAVE_UNITS | NPU_HAVE_TRAFFIC |
 		    NPU_HAVE_WORK;
 	return NPU_OK;
