@@ -11,8 +11,12 @@
  *   without the BQL.  Its DMA goes straight to guest RAM (see npu_dma()),
  *   so a worker never waits for the BQL and unrealize can join it; inside
  *   the core's memory brackets it maps guest RAM in place (npu_mem_map()).
- * - Completion (fence writeback, HEAD, interrupt) is delivered from done_bh
- *   or, in timing mode, from a timer on the virtual clock.
+ * - Completion (fence writeback, HEAD) and the fetch of the queue's next
+ *   entry happen on the worker itself, so a queue's tasks run back to back
+ *   without a trip through the main loop; only the interrupt waits for the
+ *   BQL (irq_bh).  Two cases keep the main loop in that path: timing mode,
+ *   whose completion waits for a timer on the virtual clock, and an IOMMU,
+ *   whose faults must be raised under the BQL (done_bh).
  * - A PCI power-management capability offers D3hot, in which the device
  *   loses its on-chip state (npu_enter_d3()).
  * - The core decodes every register, the reset register included; it
@@ -57,17 +61,18 @@ typedef struct NpuQueueSlot {
     QemuThread thread;
     QemuCond wake;          /* worker waits here for a task */
 
-    /*
-     * The task the shell owns, from npu_core_task_fetch() until
-     * npu_core_task_complete().  Set and cleared under the BQL only.
-     */
-    struct npu_core_task *task;
-    int64_t submit_ns;      /* virtual time at fetch (timing mode) */
-    bool orphan;            /* the device was reset after fetch */
+    int64_t submit_ns;      /* virtual time at fetch (timing mode, BQL) */
     QEMUTimer gate;         /* timing mode: hold virtual time until executed */
     QEMUTimer finish;       /* timing mode: completion at the simulated end */
 
-    /* Protected by NpuM100State.lock: the hand-off to and from the worker. */
+    /*
+     * Protected by NpuM100State.lock: the task the shell owns, from
+     * npu_core_task_fetch() until npu_core_task_complete(), and its
+     * hand-off to and from the worker.  While executing is set only the
+     * worker touches the task.
+     */
+    struct npu_core_task *task;
+    bool orphan;            /* the device was reset after fetch */
     bool executing;         /* given to the worker, not finished yet */
     bool executed;          /* finished, not yet seen by the main loop */
 } NpuQueueSlot;
@@ -79,7 +84,24 @@ struct NpuM100State {
     struct npu_core *core;
     QEMUBH *kick_bh;        /* fetch new ring entries */
     QEMUBH *done_bh;        /* collect tasks the workers finished */
-    uint32_t irq_level;     /* last IRQ_STATUS the core reported (BQL) */
+    QEMUBH *irq_bh;         /* deliver what a worker's completion raised */
+    /*
+     * Workers complete and fetch tasks themselves (npu_worker_complete()):
+     * not in timing mode, and not behind an IOMMU.  Fixed at realize.
+     */
+    bool worker_completes;
+
+    /*
+     * The interrupt status as the core last reported it, and what happened
+     * since it was last delivered: the core reports it from any thread
+     * (npu_irq()), the interrupt is raised under the BQL (npu_irq_flush()).
+     * Protected by irq_lock.
+     */
+    QemuMutex irq_lock;
+    uint32_t irq_status;    /* the latest masked IRQ_STATUS */
+    uint32_t irq_rose;      /* bits that rose since the last delivery */
+    bool irq_left_zero;     /* the status left zero since then (MSI) */
+
     bool intx_level;        /* INTx line as last driven (BQL) */
     uint8_t pm_cap;         /* config offset of the PM capability */
     bool d3;                /* in D3hot: BAR0 does not respond (BQL) */
@@ -313,34 +335,40 @@ static int npu_mem_write(void *opaque, uint64_t pa, const void *buf,
 }
 
 /*
- * The core reports the masked interrupt status as a level.  MSI-X sends a
- * message when a bit of a vector's group rises, MSI when the status leaves
- * zero; INTx follows the level.  Runs under the BQL.
+ * Raise what the core reported since the last delivery.  The core reports
+ * the masked interrupt status as a level.  MSI-X sends a message when a
+ * bit of a vector's group rose and is still set, MSI when the status left
+ * zero and is not zero now; INTx follows the level.  Under the BQL.
  */
-static void npu_irq(void *opaque, uint32_t pending)
+static void npu_irq_flush(NpuM100State *s)
 {
-    NpuM100State *s = opaque;
     PCIDevice *pdev = PCI_DEVICE(s);
-    uint32_t rising = pending & ~s->irq_level;
-    bool was_set = s->irq_level != 0;
-    bool intx = false;
+    uint32_t status, rose;
+    bool left_zero, intx = false;
 
-    s->irq_level = pending;
+    qemu_mutex_lock(&s->irq_lock);
+    status = s->irq_status;
+    rose = s->irq_rose & status;
+    left_zero = s->irq_left_zero;
+    s->irq_rose = 0;
+    s->irq_left_zero = false;
+    qemu_mutex_unlock(&s->irq_lock);
+
     if (msix_enabled(pdev)) {
         for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
-            if (rising & NPU_IRQ_QUEUE(q)) {
+            if (rose & NPU_IRQ_QUEUE(q)) {
                 msix_notify(pdev, q);
             }
         }
-        if (rising & (NPU_IRQ_ERROR | NPU_IRQ_MMU_FAULT)) {
+        if (rose & (NPU_IRQ_ERROR | NPU_IRQ_MMU_FAULT)) {
             msix_notify(pdev, NPU_MSIX_VEC_ERROR);
         }
     } else if (msi_enabled(pdev)) {
-        if (pending && !was_set) {
+        if (status && left_zero) {
             msi_notify(pdev, 0);
         }
     } else {
-        intx = pending != 0;
+        intx = status != 0;
     }
     if (intx != s->intx_level) {
         s->intx_level = intx;
@@ -348,10 +376,46 @@ static void npu_irq(void *opaque, uint32_t pending)
     }
 }
 
+static void npu_irq_bh(void *opaque)
+{
+    npu_irq_flush(opaque);
+}
+
+/*
+ * The core's interrupt hook, called with its register lock held: from
+ * MMIO and reset under the BQL, which delivers at once, or from a worker
+ * completing a task, which leaves delivery to irq_bh.  Rises are kept
+ * until then, so a bit that rises while another thread lowers the level
+ * still sends its message.
+ */
+static void npu_irq(void *opaque, uint32_t pending)
+{
+    NpuM100State *s = opaque;
+
+    qemu_mutex_lock(&s->irq_lock);
+    s->irq_rose |= pending & ~s->irq_status;
+    s->irq_left_zero |= pending && !s->irq_status;
+    s->irq_status = pending;
+    qemu_mutex_unlock(&s->irq_lock);
+    if (qemu_mutex_iothread_locked()) {
+        npu_irq_flush(s);
+    } else {
+        qemu_bh_schedule(s->irq_bh);
+    }
+}
+
+/* The queue slot whose worker this thread is, or NULL. */
+static __thread NpuQueueSlot *npu_worker_slot;
+
 static void npu_kick(void *opaque, unsigned queue)
 {
     NpuM100State *s = opaque;
 
+    /* A worker completing a task of its queue fetches the next itself. */
+    if (npu_worker_slot && npu_worker_slot->s == s &&
+        npu_worker_slot->index == queue && s->worker_completes) {
+        return;
+    }
     qemu_bh_schedule(s->kick_bh);
 }
 
@@ -388,11 +452,33 @@ static void npu_log(void *opaque, const struct npu_core_log *rec)
     }
 }
 
+static bool npu_fetch_locked(NpuM100State *s, NpuQueueSlot *slot);
+
+/*
+ * The worker's own completion of a task it executed, with s->lock held:
+ * the completion record and HEAD, then the queue's next entry, which the
+ * worker runs next.  The interrupt goes to irq_bh (npu_irq()).  A task
+ * orphaned by a reset meanwhile is only freed by npu_core_task_complete().
+ */
+static void npu_worker_complete(NpuM100State *s, NpuQueueSlot *slot)
+{
+    struct npu_core_task *task = slot->task;
+
+    trace_npu_m100_task_complete(slot->index, npu_core_task_status(task),
+                                 npu_core_task_cycles(task),
+                                 npu_core_task_replayed(task), slot->orphan);
+    slot->task = NULL;
+    slot->orphan = false;
+    npu_core_task_complete(task);
+    npu_fetch_locked(s, slot);
+}
+
 static void *npu_worker(void *opaque)
 {
     NpuQueueSlot *slot = opaque;
     NpuM100State *s = slot->s;
 
+    npu_worker_slot = slot;
     qemu_mutex_lock(&s->lock);
     for (;;) {
         struct npu_core_task *task;
@@ -403,15 +489,19 @@ static void *npu_worker(void *opaque)
         if (s->stopping) {
             break;
         }
-        /* The main loop does not touch slot->task while executing is set. */
         task = slot->task;
         qemu_mutex_unlock(&s->lock);
         npu_core_task_execute(task);
         qemu_mutex_lock(&s->lock);
         slot->executing = false;
-        slot->executed = true;
+        if (s->worker_completes) {
+            /* Sets executing again if the queue has another entry. */
+            npu_worker_complete(s, slot);
+        } else {
+            slot->executed = true;
+            qemu_bh_schedule(s->done_bh);
+        }
         qemu_cond_broadcast(&s->idle);
-        qemu_bh_schedule(s->done_bh);
     }
     qemu_mutex_unlock(&s->lock);
     return NULL;
@@ -419,43 +509,52 @@ static void *npu_worker(void *opaque)
 
 static void npu_fetch(NpuM100State *s, NpuQueueSlot *slot);
 
+/* Main loop: deliver an executed task, then fetch the next. */
 static void npu_complete(NpuM100State *s, NpuQueueSlot *slot)
 {
-    struct npu_core_task *task = slot->task;
+    struct npu_core_task *task;
+    bool orphan;
 
     timer_del(&slot->gate);
     timer_del(&slot->finish);
-    trace_npu_m100_task_complete(slot->index, npu_core_task_status(task),
-                                 npu_core_task_cycles(task),
-                                 npu_core_task_replayed(task), slot->orphan);
+    qemu_mutex_lock(&s->lock);
+    task = slot->task;
+    orphan = slot->orphan;
     slot->task = NULL;
     slot->orphan = false;
+    qemu_mutex_unlock(&s->lock);
+    if (!task) {
+        return;
+    }
+    trace_npu_m100_task_complete(slot->index, npu_core_task_status(task),
+                                 npu_core_task_cycles(task),
+                                 npu_core_task_replayed(task), orphan);
     /* Writes the completion record, moves HEAD, raises the interrupt. */
     npu_core_task_complete(task);
-    if (!s->stopping) {
-        npu_fetch(s, slot);
-    }
+    npu_fetch(s, slot);
 }
 
 /* Main loop: take a finished task off the worker and deliver it. */
 static void npu_collect(NpuM100State *s, NpuQueueSlot *slot)
 {
     int64_t end, now;
-    bool executed;
+    bool executed, orphan;
+    uint64_t cycles;
 
     qemu_mutex_lock(&s->lock);
-    executed = slot->executed;
+    executed = slot->executed && slot->task;
     slot->executed = false;
+    orphan = slot->orphan;
+    cycles = executed ? npu_core_task_cycles(slot->task) : 0;
     qemu_mutex_unlock(&s->lock);
-    if (!executed || !slot->task) {
+    if (!executed) {
         return;
     }
-    if (!s->timing || slot->orphan) {
+    if (!s->timing || orphan) {
         npu_complete(s, slot);
         return;
     }
-    end = slot->submit_ns + (int64_t)muldiv64(npu_core_task_cycles(slot->task),
-                                              1000, s->clock_mhz);
+    end = slot->submit_ns + (int64_t)muldiv64(cycles, 1000, s->clock_mhz);
     now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     timer_del(&slot->gate);
     if (end <= now) {
@@ -497,33 +596,48 @@ static void npu_finish_cb(void *opaque)
 {
     NpuQueueSlot *slot = opaque;
 
-    if (slot->task) {
-        npu_complete(slot->s, slot);
-    }
+    npu_complete(slot->s, slot);
 }
 
-static void npu_fetch(NpuM100State *s, NpuQueueSlot *slot)
+/*
+ * The queue's next entry, given to its worker; false if there is none.
+ * With s->lock held: from the main loop, or from the worker that just
+ * completed the queue's task (npu_worker_complete()).
+ */
+static bool npu_fetch_locked(NpuM100State *s, NpuQueueSlot *slot)
 {
     struct npu_core_task *task;
 
     if (slot->task || s->stopping) {
-        return;
+        return false;
     }
     task = npu_core_task_fetch(s->core, slot->index);
     if (!task) {
-        return;
+        return false;
     }
     trace_npu_m100_task_fetch(slot->index);
     slot->task = task;
     slot->orphan = false;
-    slot->submit_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    qemu_mutex_lock(&s->lock);
     slot->executing = true;
     slot->executed = false;
-    qemu_cond_signal(&slot->wake);
+    return true;
+}
+
+/* Main loop: fetch the queue's next entry and wake its worker. */
+static void npu_fetch(NpuM100State *s, NpuQueueSlot *slot)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    bool fetched;
+
+    qemu_mutex_lock(&s->lock);
+    fetched = npu_fetch_locked(s, slot);
+    if (fetched) {
+        slot->submit_ns = now;
+        qemu_cond_signal(&slot->wake);
+    }
     qemu_mutex_unlock(&s->lock);
-    if (s->timing) {
-        timer_mod(&slot->gate, slot->submit_ns);
+    if (fetched && s->timing) {
+        timer_mod(&slot->gate, now);
     }
 }
 
@@ -548,24 +662,20 @@ static void npu_reset_hook(void *opaque)
     NpuM100State *s = opaque;
 
     trace_npu_m100_reset();
+    qemu_mutex_lock(&s->lock);
     for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
         NpuQueueSlot *slot = &s->slot[q];
-        bool running;
+        struct npu_core_task *task = slot->task;
 
-        if (!slot->task) {
+        if (!task) {
             continue;
         }
         slot->orphan = true;
         timer_del(&slot->gate);
         timer_del(&slot->finish);
-        qemu_mutex_lock(&s->lock);
-        running = slot->executing;
         slot->executed = false;
-        qemu_mutex_unlock(&s->lock);
-        if (!running) {
+        if (!slot->executing) {
             /* Executed and waiting for delivery: drop it now. */
-            struct npu_core_task *task = slot->task;
-
             trace_npu_m100_task_complete(q, npu_core_task_status(task),
                                          npu_core_task_cycles(task),
                                          npu_core_task_replayed(task), true);
@@ -574,6 +684,7 @@ static void npu_reset_hook(void *opaque)
             npu_core_task_complete(task);
         }
     }
+    qemu_mutex_unlock(&s->lock);
 }
 
 /*
@@ -777,9 +888,12 @@ static void npu_m100_realize(PCIDevice *pdev, Error **errp)
         }
     }
 
+    /* The core reports its interrupt status as it is created. */
+    qemu_mutex_init(&s->irq_lock);
     s->core = npu_core_create(&cfg, &host, err, sizeof(err));
     if (!s->core) {
         error_setg(errp, "%s: %s", TYPE_NPU_M100, err);
+        qemu_mutex_destroy(&s->irq_lock);
         goto fail_msi;
     }
 
@@ -788,6 +902,15 @@ static void npu_m100_realize(PCIDevice *pdev, Error **errp)
                                      &dev->mem_reentrancy_guard);
     s->done_bh = qemu_bh_new_guarded(npu_done_bh, s,
                                      &dev->mem_reentrancy_guard);
+    s->irq_bh = qemu_bh_new_guarded(npu_irq_bh, s,
+                                    &dev->mem_reentrancy_guard);
+    /*
+     * Behind an IOMMU a DMA may fault, and the IOMMU raises its fault
+     * interrupt at once, which needs the BQL: the fence and ring accesses
+     * of completion and fetch stay in the main loop there.
+     */
+    s->worker_completes = !s->timing &&
+        pci_device_iommu_address_space(pdev) == &address_space_memory;
     qemu_mutex_init(&s->lock);
     qemu_cond_init(&s->idle);
     s->stopping = false;
@@ -845,10 +968,12 @@ static void npu_m100_exit(PCIDevice *pdev)
     }
     qemu_bh_delete(s->kick_bh);
     qemu_bh_delete(s->done_bh);
+    qemu_bh_delete(s->irq_bh);
     npu_core_destroy(s->core);
     s->core = NULL;
     qemu_cond_destroy(&s->idle);
     qemu_mutex_destroy(&s->lock);
+    qemu_mutex_destroy(&s->irq_lock);
     msi_uninit(pdev);
     if (s->use_msix) {
         msix_uninit_exclusive_bar(pdev);
