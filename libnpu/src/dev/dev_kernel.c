@@ -34,9 +34,21 @@
 struct kernel_dev {
 	struct npu_device base;
 	int fd;
-	pthread_mutex_t pool_lock;
+	pthread_mutex_t pool_lock;	/* protects pool, npool */
 	uint32_t pool[KERNEL_SYNCOBJ_POOL];
 	unsigned npool;
+	/*
+	 * Context @ok_ctx's jobs up to seqno @ok_seqno are known to have
+	 * succeeded: a wait for its job @ok_seqno returned, and no job of
+	 * the context had failed then.  A context's jobs complete in
+	 * submission order, so a run's earlier steps need no wait of their
+	 * own (kernel_job_wait()): one ioctl each instead of two, which
+	 * in a TCG guest is ~30 ioctls per BlazeFace run.  Protected by
+	 * ok_lock; ok_seqno 0 when nothing is known.
+	 */
+	pthread_mutex_t ok_lock;
+	uint32_t ok_ctx;
+	uint64_t ok_seqno;
 };
 
 struct kernel_ctx {
@@ -190,6 +202,7 @@ static void kernel_close(struct npu_device *dev)
 	while (kd->npool)
 		drmSyncobjDestroy(kd->fd, kd->pool[--kd->npool]);
 	pthread_mutex_destroy(&kd->pool_lock);
+	pthread_mutex_destroy(&kd->ok_lock);
 	close(kd->fd);
 	free(kd);
 }
@@ -245,6 +258,36 @@ static void kernel_bo_free(struct npu_device *dev, npu_dev_bo *bo)
 	free(bo);
 }
 
+/* Whether @job is known to have succeeded (see kernel_dev.ok_seqno). */
+static bool known_ok(struct kernel_dev *kd, const npu_dev_job *job)
+{
+	bool ok;
+
+	pthread_mutex_lock(&kd->ok_lock);
+	ok = kd->ok_seqno && kd->ok_ctx == job->ctx_id && job->seqno <= kd->ok_seqno;
+	pthread_mutex_unlock(&kd->ok_lock);
+	return ok;
+}
+
+static void note_ok(struct kernel_dev *kd, const npu_dev_job *job)
+{
+	pthread_mutex_lock(&kd->ok_lock);
+	if (kd->ok_ctx != job->ctx_id || job->seqno > kd->ok_seqno) {
+		kd->ok_ctx = job->ctx_id;
+		kd->ok_seqno = job->seqno;
+	}
+	pthread_mutex_unlock(&kd->ok_lock);
+}
+
+/* Forget what is known of context @ctx_id's jobs: its id may be reused. */
+static void forget_ok(struct kernel_dev *kd, uint32_t ctx_id)
+{
+	pthread_mutex_lock(&kd->ok_lock);
+	if (kd->ok_ctx == ctx_id)
+		kd->ok_seqno = 0;
+	pthread_mutex_unlock(&kd->ok_lock);
+}
+
 static npu_status kernel_ctx_create(struct npu_device *dev, uint32_t clusters,
 				    npu_dev_ctx **out)
 {
@@ -292,6 +335,7 @@ static void kernel_ctx_destroy(npu_dev_ctx *ctx)
 	if (!ctx)
 		return;
 	kd = (struct kernel_dev *)ctx->dev;
+	forget_ok(kd, ctx->id);
 	d = (struct drm_npu_ctx_destroy){ .ctx_id = ctx->id };
 	drmIoctl(kd->fd, DRM_IOCTL_NPU_CTX_DESTROY, &d);
 	free(ctx);
@@ -363,6 +407,14 @@ static npu_status kernel_job_wait(npu_dev_job *job, int64_t timeout_ns)
 	int64_t abs;
 	int sync_fd = -1, ret;
 
+	if (known_ok(kd, job)) {
+		/* Done and succeeded: only its cycles are still to read. */
+		struct drm_npu_ctx_query cq = { .ctx_id = job->ctx_id, .job_seqno = job->seqno };
+
+		if (!kioctl(kd, DRM_IOCTL_NPU_CTX_QUERY, &cq) && cq.job_found)
+			job->cycles = cq.job_cycles;
+		return NPU_OK;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	abs = timeout_ns < 0 ? INT64_MAX :
 	      (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + timeout_ns;
@@ -388,8 +440,10 @@ static npu_status kernel_job_wait(npu_dev_job *job, int64_t timeout_ns)
 			 * one included (it is done): the fence can only say
 			 * success.  Saves three syscalls per job.
 			 */
-			if (!cq.jobs_failed)
+			if (!cq.jobs_failed) {
+				note_ok(kd, job);
 				return NPU_OK;
+			}
 		}
 	}
 	/* The fence's error says how the job ended. */
@@ -472,6 +526,7 @@ npu_status npu_kernel_open(const char *path, struct npu_device **out)
 	}
 	kd->fd = fd;
 	pthread_mutex_init(&kd->pool_lock, NULL);
+	pthread_mutex_init(&kd->ok_lock, NULL);
 	kd->base.ops = &kernel_ops;
 	kd->base.info = info;
 	kd->base.isa_version = isa;
