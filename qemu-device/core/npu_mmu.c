@@ -119,6 +119,36 @@ fault:
 	return ret;
 }
 
+/*
+ * The host access of @len bytes at @pa: one call, or page by page when it
+ * fails, so that a bus error names the first page that is not backed.
+ */
+static int host_copy(struct npu_core *core, uint64_t pa, uint8_t *p, size_t len,
+		     bool write, uint64_t *fault_addr)
+{
+	int ret = write ? core->host.mem_write(core->host.opaque, pa, p, len) :
+			  core->host.mem_read(core->host.opaque, pa, p, len);
+
+	for (size_t off = 0; ret && off < len;) {
+		size_t chunk = NPU_MMU_PAGE_SIZE - ((pa + off) & (NPU_MMU_PAGE_SIZE - 1));
+
+		if (chunk > len - off)
+			chunk = len - off;
+		if (write ? core->host.mem_write(core->host.opaque, pa + off, p + off, chunk) :
+			    core->host.mem_read(core->host.opaque, pa + off, p + off, chunk)) {
+			*fault_addr = pa + off;
+			return NPU_TASK_BUS_ERROR;
+		}
+		off += chunk;
+	}
+	return 0;
+}
+
+/*
+ * Copy through the MMU, one host access per run of pages that lie together
+ * in DDR: a host whose every access is costly (QEMU behind an IOMMU, where
+ * the main loop makes it) pays once per run, not once per page.
+ */
 static int copy(struct npu_core_task *task, struct npu_mmu_tlb *tlb, uint64_t va,
 		void *buf, size_t len, bool write, uint64_t *fault_addr,
 		uint32_t *detail)
@@ -127,25 +157,32 @@ static int copy(struct npu_core_task *task, struct npu_mmu_tlb *tlb, uint64_t va
 	uint8_t *p = buf;
 
 	while (len) {
-		size_t chunk = NPU_MMU_PAGE_SIZE - (va & (NPU_MMU_PAGE_SIZE - 1));
+		size_t run = NPU_MMU_PAGE_SIZE - (va & (NPU_MMU_PAGE_SIZE - 1));
 		uint64_t pa;
 		int ret;
 
-		if (chunk > len)
-			chunk = len;
+		if (run > len)
+			run = len;
 		ret = npu_mmu_translate(task, tlb, va, write, &pa, fault_addr, detail);
 		if (ret)
 			return ret;
-		ret = write ? core->host.mem_write(core->host.opaque, pa, p, chunk) :
-			      core->host.mem_read(core->host.opaque, pa, p, chunk);
-		if (ret) {
-			/* Mapped, but the physical page is not backed. */
-			*fault_addr = pa;
-			return NPU_TASK_BUS_ERROR;
+		/* A page that does not translate ends the run; it faults below. */
+		while (run < len) {
+			size_t chunk = len - run < NPU_MMU_PAGE_SIZE ? len - run : NPU_MMU_PAGE_SIZE;
+			uint64_t next_pa, fa;
+			uint32_t det;
+
+			if (npu_mmu_translate(task, tlb, va + run, write, &next_pa, &fa, &det) ||
+			    next_pa != pa + run)
+				break;
+			run += chunk;
 		}
-		va += chunk;
-		p += chunk;
-		len -= chunk;
+		ret = host_copy(core, pa, p, run, write, fault_addr);
+		if (ret)
+			return ret;	/* mapped, but the physical page is not backed */
+		va += run;
+		p += run;
+		len -= run;
 	}
 	return 0;
 }
