@@ -9,8 +9,12 @@
  *   in that bottom half, never inside the MMIO callback.
  * - Each task queue has a worker thread that runs npu_core_task_execute()
  *   without the BQL.  Its DMA goes straight to guest RAM (see npu_dma()),
- *   so a worker never waits for the BQL and unrealize can join it; inside
- *   the core's memory brackets it maps guest RAM in place (npu_mem_map()).
+ *   and inside the core's memory brackets it maps guest RAM in place
+ *   (npu_mem_map()).  Behind an IOMMU a translation may fault and raise
+ *   the IOMMU's interrupt, so there the main loop accesses memory for the
+ *   workers (npu_access()); every wait of the BQL's holder for a worker
+ *   makes those accesses (npu_wait_idle_locked()), so neither waits for
+ *   the other.
  * - Completion (fence writeback, HEAD) and the fetch of the queue's next
  *   entry happen on the worker itself, so a queue's tasks run back to back
  *   without a trip through the main loop; only the interrupt waits for the
@@ -55,6 +59,24 @@ OBJECT_DECLARE_SIMPLE_TYPE(NpuM100State, NPU_M100)
 
 #define NPU_MSIX_BAR 2
 
+/*
+ * Guest memory access a thread without the BQL asks the BQL's holder to
+ * make, behind an IOMMU (npu_access()): a DMA (npu_dma_now()) or a
+ * mapping in one piece (npu_map_range_now()).  It lives on the asking
+ * thread's stack.
+ */
+typedef struct NpuAccess {
+    bool dma;
+    hwaddr pa;
+    hwaddr len;
+    bool write;
+    void *buf;              /* DMA: the bytes read or written */
+    int ret;                /* DMA: 0, or -1 if not all RAM it reaches */
+    void *host;             /* mapping: NULL if not RAM in one piece */
+    bool done;
+    QSIMPLEQ_ENTRY(NpuAccess) next;
+} NpuAccess;
+
 typedef struct NpuQueueSlot {
     NpuM100State *s;
     unsigned index;
@@ -86,6 +108,12 @@ struct NpuM100State {
     QEMUBH *done_bh;        /* collect tasks the workers finished */
     QEMUBH *irq_bh;         /* deliver what a worker's completion raised */
     /*
+     * The device's DMA goes through an IOMMU, whose translation may fault
+     * and raise the IOMMU's interrupt, which needs the BQL: workers ask
+     * the main loop to access memory (npu_access()).  Fixed at realize.
+     */
+    bool behind_iommu;
+    /*
      * Workers complete and fetch tasks themselves (npu_worker_complete()):
      * not in timing mode, and not behind an IOMMU.  Fixed at realize.
      */
@@ -106,10 +134,17 @@ struct NpuM100State {
     uint8_t pm_cap;         /* config offset of the PM capability */
     bool d3;                /* in D3hot: BAR0 does not respond (BQL) */
 
-    /* Protects the executing/executed flags of every slot and stopping. */
+    /*
+     * Protects every slot's task hand-off, stopping, workers and the
+     * access requests.
+     */
     QemuMutex lock;
-    QemuCond idle;          /* a worker finished a task */
+    QemuCond idle;          /* a worker finished a task, or asks for access */
     bool stopping;
+    unsigned workers;       /* worker threads not yet returned */
+    QSIMPLEQ_HEAD(, NpuAccess) accesses;  /* for access_bh */
+    QemuCond accessed;      /* an access was made */
+    QEMUBH *access_bh;      /* make the accesses under the BQL */
 
     NpuQueueSlot slot[NPU_HW_NUM_QUEUES];
 
@@ -136,12 +171,17 @@ struct NpuM100State {
 /*
  * The guest RAM at @pa, up to *@len bytes of it in one piece, mapped, and
  * *@len set to what was; NULL where @pa is not RAM the device reaches.
+ * Behind an IOMMU this translates, and a fault raises the IOMMU's
+ * interrupt: only under the BQL.
  */
-static void *npu_map_ram(AddressSpace *as, hwaddr pa, hwaddr *len, bool write)
+static void *npu_map_ram_now(NpuM100State *s, hwaddr pa, hwaddr *len,
+                             bool write)
 {
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
     hwaddr xlat, plen = *len;
     bool direct;
 
+    assert(!s->behind_iommu || qemu_mutex_iothread_locked());
     WITH_RCU_READ_LOCK_GUARD() {
         MemoryRegion *mr = address_space_translate(as, pa, &xlat, &plen, write,
                                                    MEMTXATTRS_UNSPECIFIED);
@@ -154,30 +194,132 @@ static void *npu_map_ram(AddressSpace *as, hwaddr pa, hwaddr *len, bool write)
     return address_space_map(as, pa, len, write, MEMTXATTRS_UNSPECIFIED);
 }
 
-static int npu_dma(NpuM100State *s, uint64_t pa, void *buf, size_t len,
-                   bool is_write)
+static int npu_dma_now(NpuM100State *s, hwaddr pa, uint8_t *buf, hwaddr len,
+                       bool write)
 {
     AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
-    uint8_t *p = buf;
 
     while (len) {
         hwaddr plen = len;
-        void *host = npu_map_ram(as, pa, &plen, is_write);
+        void *host = npu_map_ram_now(s, pa, &plen, write);
 
         if (!host) {
             return -1;
         }
-        if (is_write) {
-            memcpy(host, p, plen);
+        if (write) {
+            memcpy(host, buf, plen);
         } else {
-            memcpy(p, host, plen);
+            memcpy(buf, host, plen);
         }
-        address_space_unmap(as, host, plen, is_write, plen);
+        address_space_unmap(as, host, plen, write, plen);
         pa += plen;
-        p += plen;
+        buf += plen;
         len -= plen;
     }
     return 0;
+}
+
+/* @len bytes of guest RAM at @pa in one piece, mapped; NULL if not. */
+static void *npu_map_range_now(NpuM100State *s, hwaddr pa, hwaddr len,
+                               bool write)
+{
+    hwaddr plen = len;
+    void *host = npu_map_ram_now(s, pa, &plen, write);
+
+    if (host && plen < len) {
+        address_space_unmap(pci_get_address_space(PCI_DEVICE(s)), host, plen,
+                            write, 0);
+        host = NULL;
+    }
+    return host;
+}
+
+static void npu_access_now(NpuM100State *s, NpuAccess *acc)
+{
+    if (acc->dma) {
+        acc->ret = npu_dma_now(s, acc->pa, acc->buf, acc->len, acc->write);
+    } else {
+        acc->host = npu_map_range_now(s, acc->pa, acc->len, acc->write);
+    }
+}
+
+/* Make the accesses asked for, with s->lock and the BQL held. */
+static void npu_serve_accesses_locked(NpuM100State *s)
+{
+    NpuAccess *acc;
+
+    while ((acc = QSIMPLEQ_FIRST(&s->accesses))) {
+        QSIMPLEQ_REMOVE_HEAD(&s->accesses, next);
+        qemu_mutex_unlock(&s->lock);
+        npu_access_now(s, acc);
+        qemu_mutex_lock(&s->lock);
+        acc->done = true;
+        qemu_cond_broadcast(&s->accessed);
+    }
+}
+
+static void npu_access_bh(void *opaque)
+{
+    NpuM100State *s = opaque;
+
+    qemu_mutex_lock(&s->lock);
+    npu_serve_accesses_locked(s);
+    qemu_mutex_unlock(&s->lock);
+}
+
+/*
+ * npu_access_now() from any thread.  Behind an IOMMU a thread without the
+ * BQL (a worker, an execution thread of the core) hands the access to the
+ * BQL's holder and waits: access_bh makes it, and so does every wait of
+ * the BQL's holder for the workers (npu_wait_idle_locked()).  One request
+ * covers a whole DMA, which behind an IOMMU is a mapping per page.
+ */
+static void npu_access(NpuM100State *s, NpuAccess *acc)
+{
+    if (!s->behind_iommu || qemu_mutex_iothread_locked()) {
+        npu_access_now(s, acc);
+        return;
+    }
+    qemu_mutex_lock(&s->lock);
+    QSIMPLEQ_INSERT_TAIL(&s->accesses, acc, next);
+    qemu_bh_schedule(s->access_bh);
+    qemu_cond_broadcast(&s->idle);
+    while (!acc->done) {
+        qemu_cond_wait(&s->accessed, &s->lock);
+    }
+    qemu_mutex_unlock(&s->lock);
+}
+
+/*
+ * With the BQL and s->lock held: wait until a worker signals s->idle,
+ * making the accesses that may be what it waits for.
+ */
+static void npu_wait_idle_locked(NpuM100State *s)
+{
+    npu_serve_accesses_locked(s);
+    if (QSIMPLEQ_EMPTY(&s->accesses)) {
+        qemu_cond_wait(&s->idle, &s->lock);
+    }
+}
+
+static int npu_dma(NpuM100State *s, uint64_t pa, void *buf, size_t len,
+                   bool is_write)
+{
+    NpuAccess acc = {
+        .dma = true, .pa = pa, .len = len, .write = is_write, .buf = buf,
+    };
+
+    npu_access(s, &acc);
+    return acc.ret;
+}
+
+static void *npu_map_range(NpuM100State *s, hwaddr pa, hwaddr len,
+                           bool write)
+{
+    NpuAccess acc = { .pa = pa, .len = len, .write = write };
+
+    npu_access(s, &acc);
+    return acc.host;
 }
 
 /*
@@ -204,6 +346,8 @@ static int npu_dma(NpuM100State *s, uint64_t pa, void *buf, size_t len,
  * marks dirty.
  */
 #define NPU_READ_WINDOW (256 * KiB)
+/* The smallest page an IOMMU maps (VT-d's, virtio-iommu's). */
+#define NPU_IOMMU_PAGE (4 * KiB)
 
 typedef struct NpuMapping {
     hwaddr pa, len;
@@ -238,19 +382,6 @@ static void npu_mem_end(void *opaque)
     npu_bracket_dev = NULL;
 }
 
-/* @len bytes of guest RAM at @pa in one piece, mapped; NULL if not. */
-static void *npu_map_range(AddressSpace *as, hwaddr pa, hwaddr len, bool write)
-{
-    hwaddr plen = len;
-    void *host = npu_map_ram(as, pa, &plen, write);
-
-    if (host && plen < len) {
-        address_space_unmap(as, host, plen, write, 0);
-        host = NULL;
-    }
-    return host;
-}
-
 static bool npu_mapping_holds(const NpuMapping *m, hwaddr pa, hwaddr len,
                               bool write)
 {
@@ -273,7 +404,6 @@ static uint8_t *npu_keep_mapping(hwaddr pa, hwaddr len, void *host,
 static void *npu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
 {
     NpuM100State *s = opaque;
-    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
     NpuMapping *m;
     uint16_t *slot;
     void *host;
@@ -304,22 +434,27 @@ static void *npu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
     /*
      * Behind an IOMMU, only what the device was asked to reach is looked
      * up: a window around it may cross addresses the guest did not map,
-     * and the IOMMU would report those to the guest as DMA faults (and
-     * raise its fault interrupt from this thread, which holds no BQL).
+     * and the IOMMU would report those to the guest as DMA faults.  And
+     * a range across a page boundary is not asked for at all: its pages
+     * are seldom together in guest RAM, and each request is a trip to the
+     * main loop, which the copy the core then makes costs anyway.
      */
-    if (!write && pci_device_iommu_address_space(PCI_DEVICE(s)) ==
-                  &address_space_memory) {
+    if (s->behind_iommu && pa / NPU_IOMMU_PAGE !=
+                           (pa + len - 1) / NPU_IOMMU_PAGE) {
+        return NULL;
+    }
+    if (!write && !s->behind_iommu) {
         hwaddr start = QEMU_ALIGN_DOWN(pa, NPU_READ_WINDOW);
         hwaddr end = QEMU_ALIGN_UP(pa + len, NPU_READ_WINDOW);
 
-        host = npu_map_range(as, start, end - start, false);
+        host = npu_map_range(s, start, end - start, false);
         if (host) {
             *slot = npu_bracket_nmaps + 1;
             return npu_keep_mapping(start, end - start, host, false) +
                    (pa - start);
         }
     }
-    host = npu_map_range(as, pa, len, write);
+    host = npu_map_range(s, pa, len, write);
     return host ? npu_keep_mapping(pa, len, host, write) : NULL;
 }
 
@@ -503,6 +638,8 @@ static void *npu_worker(void *opaque)
         }
         qemu_cond_broadcast(&s->idle);
     }
+    s->workers--;
+    qemu_cond_broadcast(&s->idle);
     qemu_mutex_unlock(&s->lock);
     return NULL;
 }
@@ -586,7 +723,7 @@ static void npu_gate_cb(void *opaque)
 
     qemu_mutex_lock(&s->lock);
     while (slot->executing && !s->stopping) {
-        qemu_cond_wait(&s->idle, &s->lock);
+        npu_wait_idle_locked(s);
     }
     qemu_mutex_unlock(&s->lock);
     npu_collect(s, slot);
@@ -714,7 +851,7 @@ static void npu_enter_d3(NpuM100State *s)
             busy |= s->slot[q].executing;
         }
         if (busy) {
-            qemu_cond_wait(&s->idle, &s->lock);
+            npu_wait_idle_locked(s);
         }
     } while (busy);
     qemu_mutex_unlock(&s->lock);
@@ -906,14 +1043,22 @@ static void npu_m100_realize(PCIDevice *pdev, Error **errp)
                                     &dev->mem_reentrancy_guard);
     /*
      * Behind an IOMMU a DMA may fault, and the IOMMU raises its fault
-     * interrupt at once, which needs the BQL: the fence and ring accesses
-     * of completion and fetch stay in the main loop there.
+     * interrupt at once, which needs the BQL: completion and fetch, which
+     * access the fence and the ring with the core's register lock held,
+     * stay in the main loop there (a worker waiting for the BQL there
+     * would hold up the vCPU's register accesses, which hold the BQL).
      */
-    s->worker_completes = !s->timing &&
-        pci_device_iommu_address_space(pdev) == &address_space_memory;
+    s->behind_iommu =
+        pci_device_iommu_address_space(pdev) != &address_space_memory;
+    s->worker_completes = !s->timing && !s->behind_iommu;
+    s->access_bh = qemu_bh_new_guarded(npu_access_bh, s,
+                                       &dev->mem_reentrancy_guard);
+    QSIMPLEQ_INIT(&s->accesses);
+    qemu_cond_init(&s->accessed);
     qemu_mutex_init(&s->lock);
     qemu_cond_init(&s->idle);
     s->stopping = false;
+    s->workers = NPU_HW_NUM_QUEUES;
     for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
         NpuQueueSlot *slot = &s->slot[q];
         char name[16];
@@ -952,6 +1097,10 @@ static void npu_m100_exit(PCIDevice *pdev)
         qemu_cond_signal(&s->slot[q].wake);
     }
     qemu_cond_broadcast(&s->idle);
+    /* A worker may wait for an access before it can return. */
+    while (s->workers) {
+        npu_wait_idle_locked(s);
+    }
     qemu_mutex_unlock(&s->lock);
     for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
         NpuQueueSlot *slot = &s->slot[q];
@@ -969,6 +1118,8 @@ static void npu_m100_exit(PCIDevice *pdev)
     qemu_bh_delete(s->kick_bh);
     qemu_bh_delete(s->done_bh);
     qemu_bh_delete(s->irq_bh);
+    qemu_bh_delete(s->access_bh);
+    qemu_cond_destroy(&s->accessed);
     npu_core_destroy(s->core);
     s->core = NULL;
     qemu_cond_destroy(&s->idle);

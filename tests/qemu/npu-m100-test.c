@@ -1167,6 +1167,101 @@ static void test_reset_hook(void)
     g_free(path);
 }
 
+/*
+ * Behind an IOMMU (VT-d, translation on), a task whose page tables send a
+ * read to an IOVA the guest did not map there: the IOMMU records a DMA
+ * fault and raises its interrupt, which needs the BQL, from the mapping a
+ * worker asked the main loop for; the task ends with a bus error, and the
+ * device and QEMU go on.
+ */
+#define DMAR_BASE           0xfed90000ull
+#define DMAR_GCMD           0x18
+#define DMAR_GSTS           0x1c
+#define DMAR_RTADDR         0x20
+#define DMAR_FSTS           0x34
+#define DMAR_FECTL          0x38
+#define DMAR_FEDATA         0x3c
+#define DMAR_FEADDR         0x40
+#define DMAR_GCMD_TE        (1u << 31)
+#define DMAR_GCMD_SRTP      (1u << 30)
+#define DMAR_FSTS_PPF       (1u << 1)
+#define SL_READ             1ull
+#define SL_WRITE            2ull
+
+/* Identity-map the 4 KiB page at @iova in the 3-level table at @slpt. */
+static void sl_map(Npu *n, uint64_t slpt, uint64_t iova)
+{
+    uint64_t table = slpt;
+
+    for (int level = 3; level > 1; level--) {
+        uint64_t pte_pa = table + 8 * ((iova >> (12 + 9 * (level - 1))) & 511);
+        uint64_t pte = qtest_readq(n->qts, pte_pa);
+
+        if (!pte) {
+            pte = alloc(n, 4096) | SL_READ | SL_WRITE;
+            qtest_writeq(n->qts, pte_pa, pte);
+        }
+        table = pte & ~0xfffull;
+    }
+    qtest_writeq(n->qts, table + 8 * ((iova >> 12) & 511),
+                 (iova & ~0xfffull) | SL_READ | SL_WRITE);
+}
+
+static void dmar_command(Npu *n, uint32_t bit)
+{
+    qtest_writel(n->qts, DMAR_BASE + DMAR_GCMD,
+                 qtest_readl(n->qts, DMAR_BASE + DMAR_GSTS) | bit);
+    g_assert_cmphex(qtest_readl(n->qts, DMAR_BASE + DMAR_GSTS) & bit, ==, bit);
+}
+
+static void test_iommu_fault(void)
+{
+    Npu *n = npu_start_args("-M q35 -device intel-iommu,intremap=off", NULL);
+    uint64_t root, ctx, slpt, end;
+    struct npu_hw_completion c;
+    Task bad, good;
+
+    make_copy(n, &bad, 4096, SRC_VA, true);
+    make_copy(n, &good, 4096, SRC_VA, true);
+    end = n->next_pa;
+
+    /* Bus 0's context table gives the NPU a 39-bit, 3-level domain 1. */
+    root = alloc(n, 4096);
+    ctx = alloc(n, 4096);
+    slpt = alloc(n, 4096);
+    qtest_writeq(n->qts, root, ctx | 1);
+    qtest_writeq(n->qts, ctx + 16 * NPU_DEVFN, slpt | 1);
+    qtest_writeq(n->qts, ctx + 16 * NPU_DEVFN + 8, 1 | 1 << 8);
+    /* Everything the tests wrote, except the first task's source. */
+    for (uint64_t pa = MEM_BASE; pa < end; pa += 4096) {
+        if (pa < bad.src_pa || pa >= bad.src_pa + bad.bytes) {
+            sl_map(n, slpt, pa);
+        }
+    }
+    qtest_writeq(n->qts, DMAR_BASE + DMAR_RTADDR, root);
+    dmar_command(n, DMAR_GCMD_SRTP);
+    dmar_command(n, DMAR_GCMD_TE);
+    /* Fault events unmasked: the IOMMU raises its interrupt. */
+    qtest_writel(n->qts, DMAR_BASE + DMAR_FEDATA, 0x40);
+    qtest_writel(n->qts, DMAR_BASE + DMAR_FEADDR, 0xfee00000);
+    qtest_writel(n->qts, DMAR_BASE + DMAR_FECTL, 0);
+    g_assert_cmphex(qtest_readl(n->qts, DMAR_BASE + DMAR_FSTS) &
+                    DMAR_FSTS_PPF, ==, 0);
+
+    run(n, 0, &bad.desc, &c);
+    g_assert_cmpuint(c.status, ==, NPU_TASK_BUS_ERROR);
+    g_assert_cmpuint(c.seqno, ==, bad.desc.seqno);
+    g_assert_false(dst_matches(n, &bad));
+    g_assert_cmphex(qtest_readl(n->qts, DMAR_BASE + DMAR_FSTS) &
+                    DMAR_FSTS_PPF, ==, DMAR_FSTS_PPF);
+
+    /* The device goes on: the same copy from a mapped source works. */
+    run(n, 1, &good.desc, &c);
+    g_assert_cmpuint(c.status, ==, NPU_TASK_OK);
+    g_assert_true(dst_matches(n, &good));
+    npu_stop(n);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1189,5 +1284,6 @@ int main(int argc, char **argv)
     qtest_add_func("/npu-m100/migration-blocked", test_migration_blocked);
     qtest_add_func("/npu-m100/guest-error-log", test_guest_error_log);
     qtest_add_func("/npu-m100/reset-hook", test_reset_hook);
+    qtest_add_func("/npu-m100/iommu-fault", test_iommu_fault);
     return g_test_run();
 }
