@@ -801,6 +801,35 @@ START_TEST(test_unbacked_physical_page)
 }
 END_TEST
 
+/*
+ * Pages that follow each other in DDR are copied in one host access; when
+ * that access fails, the bus error still names the first page that is not
+ * backed, not the start of the run.
+ */
+START_TEST(test_unbacked_page_in_run)
+{
+	struct npu_tdev *d = small_dev();
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_hw_completion c;
+	const uint64_t end = d->ddr_size;	/* the first PA past DDR */
+	uint8_t *dst = npu_tdev_buf(d, root, VA_OUT, 3 * 4096, true);
+
+	npu_tdev_map(d, root, VA_IN, end - 2 * 4096, 3 * 4096, true, true);
+	pattern(d->ddr + end - 2 * 4096, 2 * 4096, 5);
+	ck_assert_int_eq(run_copy(d, root, 0, VA_IN, VA_OUT, 3 * 4096, &c),
+			 NPU_TASK_BUS_ERROR);
+	ck_assert_uint_eq(c.fault_addr, end);
+	/* The backed pages of the run copy as one. */
+	ck_assert_int_eq(run_copy(d, root, 0, VA_IN + 0x10, VA_OUT, 2 * 4096 - 0x10, &c),
+			 NPU_TASK_OK);
+	ck_assert_int_eq(memcmp(dst, d->ddr + end - 2 * 4096 + 0x10, 2 * 4096 - 0x10), 0);
+	ck_assert_int_eq(run_copy(d, root, 0, VA_OUT, VA_IN + 0x100, 3 * 4096 - 0x100, &c),
+			 NPU_TASK_BUS_ERROR);
+	ck_assert_uint_eq(c.fault_addr, end);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
 START_TEST(test_unbacked_page_table)
 {
 	struct npu_tdev *d = small_dev();
@@ -894,6 +923,7 @@ static Suite *core_mmu_suite(void)
 	tcase_add_loop_test(f, test_program_fault, 0, 2);
 	tcase_add_loop_test(f, test_next_task_after_fault, 0, 2);
 	tcase_add_loop_test(f, test_unbacked_physical_page, 0, 2);
+	tcase_add_loop_test(f, test_unbacked_page_in_run, 0, 2);
 	tcase_add_loop_test(f, test_unbacked_page_table, 0, 2);
 	tcase_add_loop_test(t, test_context_isolation, 0, 2);
 	tcase_add_loop_test(t, test_page_crossing_scattered, 0, 2);
