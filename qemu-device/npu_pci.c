@@ -342,10 +342,17 @@ static void *npu_map_range(NpuM100State *s, hwaddr pa, hwaddr len,
  * Without an IOMMU, a read maps the whole aligned window around the range,
  * where it is RAM in one piece, so the next views of the same buffer find
  * it mapped: a mapping costs the same whatever its length, and a read
- * marks nothing.  Writes map exactly their range, which unmapping then
- * marks dirty.
+ * marks nothing.  A write does the same through a MemoryRegionCache of
+ * the window (npu_write_window()), which marks dirty exactly the ranges
+ * written when the bracket ends: a guest's buffers are pages spread over
+ * its RAM, and mapping and unmapping each written page by itself was most
+ * of what a task cost beyond the core's own work when they were.  Behind
+ * an IOMMU, writes map exactly their range, which unmapping marks dirty.
  */
 #define NPU_READ_WINDOW (256 * KiB)
+/* Write windows one bracket keeps, and the written ranges it records. */
+#define NPU_WRITE_WINDOWS 32
+#define NPU_WRITTEN_MAX 1024
 /* The smallest page an IOMMU maps (VT-d's, virtio-iommu's). */
 #define NPU_IOMMU_PAGE (4 * KiB)
 
@@ -355,22 +362,54 @@ typedef struct NpuMapping {
     bool write;
 } NpuMapping;
 
+typedef struct NpuWriteWindow {
+    MemoryRegionCache cache;
+    hwaddr pa, len;
+} NpuWriteWindow;
+
+/* A range written through write window @window, marked dirty at the end. */
+typedef struct NpuWritten {
+    hwaddr pa, len;
+    unsigned window;
+} NpuWritten;
+
 static __thread NpuM100State *npu_bracket_dev;
 static __thread unsigned npu_bracket_nmaps;
 static __thread NpuMapping npu_bracket_maps[NPU_BRACKET_MAPS];
 /* Per slot: 1 + the index of the read window mapped last there, or 0. */
 static __thread uint16_t npu_bracket_window[NPU_WINDOW_SLOTS];
+static __thread unsigned npu_bracket_nwwin, npu_bracket_nwritten;
+static __thread NpuWriteWindow npu_bracket_wwin[NPU_WRITE_WINDOWS];
+static __thread NpuWritten npu_bracket_written[NPU_WRITTEN_MAX];
+/* Per slot: 1 + the index of the write window opened last there, or 0. */
+static __thread uint8_t npu_bracket_wslot[NPU_WINDOW_SLOTS];
 
 static void npu_mem_begin(void *opaque)
 {
     npu_bracket_dev = opaque;
     npu_bracket_nmaps = 0;
+    npu_bracket_nwwin = 0;
+    npu_bracket_nwritten = 0;
     memset(npu_bracket_window, 0, sizeof(npu_bracket_window));
+    memset(npu_bracket_wslot, 0, sizeof(npu_bracket_wslot));
 }
 
 static void npu_mem_end(void *opaque)
 {
     AddressSpace *as = pci_get_address_space(PCI_DEVICE(opaque));
+
+    /* Dirty and drop translated code where written, then let go. */
+    for (unsigned i = 0; i < npu_bracket_nwritten; i++) {
+        NpuWritten *w = &npu_bracket_written[i];
+        NpuWriteWindow *win = &npu_bracket_wwin[w->window];
+
+        address_space_cache_invalidate(&win->cache, w->pa - win->pa, w->len);
+    }
+    for (unsigned i = 0; i < npu_bracket_nwwin; i++) {
+        address_space_cache_destroy(&npu_bracket_wwin[i].cache);
+    }
+    npu_bracket_nwwin = 0;
+    npu_bracket_nwritten = 0;
 
     for (unsigned i = 0; i < npu_bracket_nmaps; i++) {
         NpuMapping *m = &npu_bracket_maps[i];
@@ -399,6 +438,56 @@ static uint8_t *npu_keep_mapping(hwaddr pa, hwaddr len, void *host,
     m->host = host;
     m->write = write;
     return host;
+}
+
+/*
+ * Where the core writes @len bytes at @pa in place: in the write window
+ * around it, opened on first use, with the range recorded for npu_mem_end()
+ * to mark.  NULL when the window is not RAM in one piece or the bracket's
+ * tables are full.
+ */
+static void *npu_write_window(NpuM100State *s, hwaddr pa, hwaddr len)
+{
+    uint8_t *slot = &npu_bracket_wslot[(pa / NPU_READ_WINDOW) %
+                                       NPU_WINDOW_SLOTS];
+    NpuWriteWindow *win = *slot ? &npu_bracket_wwin[*slot - 1] : NULL;
+    NpuWritten *last;
+    unsigned w;
+
+    if (npu_bracket_nwritten == NPU_WRITTEN_MAX) {
+        return NULL;
+    }
+    if (!win || pa < win->pa || pa - win->pa + len > win->len) {
+        hwaddr start = QEMU_ALIGN_DOWN(pa, NPU_READ_WINDOW);
+        hwaddr wlen = QEMU_ALIGN_UP(pa + len, NPU_READ_WINDOW) - start;
+
+        if (npu_bracket_nwwin == NPU_WRITE_WINDOWS) {
+            return NULL;
+        }
+        win = &npu_bracket_wwin[npu_bracket_nwwin];
+        if (address_space_cache_init(&win->cache,
+                                     pci_get_address_space(PCI_DEVICE(s)),
+                                     start, wlen, true) < (int64_t)wlen ||
+            !win->cache.ptr) {
+            address_space_cache_destroy(&win->cache);
+            return NULL;
+        }
+        win->pa = start;
+        win->len = wlen;
+        *slot = ++npu_bracket_nwwin;
+    }
+    w = win - npu_bracket_wwin;
+    last = npu_bracket_nwritten ?
+           &npu_bracket_written[npu_bracket_nwritten - 1] : NULL;
+    if (last && last->window == w && pa >= last->pa &&
+        pa <= last->pa + last->len) {
+        /* Within or right after the last range: grow it. */
+        last->len = MAX(last->len, pa + len - last->pa);
+    } else {
+        npu_bracket_written[npu_bracket_nwritten++] =
+            (NpuWritten){ .pa = pa, .len = len, .window = w };
+    }
+    return (uint8_t *)win->cache.ptr + (pa - win->pa);
 }
 
 static void *npu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
@@ -442,6 +531,12 @@ static void *npu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
     if (s->behind_iommu && pa / NPU_IOMMU_PAGE !=
                            (pa + len - 1) / NPU_IOMMU_PAGE) {
         return NULL;
+    }
+    if (write && !s->behind_iommu) {
+        host = npu_write_window(s, pa, len);
+        if (host) {
+            return host;
+        }
     }
     if (!write && !s->behind_iommu) {
         hwaddr start = QEMU_ALIGN_DOWN(pa, NPU_READ_WINDOW);
