@@ -517,6 +517,13 @@ static void *npu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
             return (uint8_t *)m->host + (pa - m->pa);
         }
     }
+    if (write && !s->behind_iommu) {
+        /* Needs no entry in the table. */
+        host = npu_write_window(s, pa, len);
+        if (host) {
+            return host;
+        }
+    }
     if (npu_bracket_nmaps == NPU_BRACKET_MAPS) {
         return NULL;
     }
@@ -531,12 +538,6 @@ static void *npu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
     if (s->behind_iommu && pa / NPU_IOMMU_PAGE !=
                            (pa + len - 1) / NPU_IOMMU_PAGE) {
         return NULL;
-    }
-    if (write && !s->behind_iommu) {
-        host = npu_write_window(s, pa, len);
-        if (host) {
-            return host;
-        }
     }
     if (!write && !s->behind_iommu) {
         hwaddr start = QEMU_ALIGN_DOWN(pa, NPU_READ_WINDOW);
