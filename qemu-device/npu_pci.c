@@ -686,6 +686,19 @@ static void npu_log(void *opaque, const struct npu_core_log *rec)
 static bool npu_fetch_locked(NpuM100State *s, NpuQueueSlot *slot);
 
 /*
+ * Hand @task, taken off @slot, back to the core: the completion record,
+ * HEAD and the interrupt, or, for an orphan, only its freeing.
+ */
+static void npu_deliver(NpuQueueSlot *slot, struct npu_core_task *task,
+                        bool orphan)
+{
+    trace_npu_m100_task_complete(slot->index, npu_core_task_status(task),
+                                 npu_core_task_cycles(task),
+                                 npu_core_task_replayed(task), orphan);
+    npu_core_task_complete(task);
+}
+
+/*
  * The worker's own completion of a task it executed, with s->lock held:
  * the completion record and HEAD, then the queue's next entry, which the
  * worker runs next.  The interrupt goes to irq_bh (npu_irq()).  A task
@@ -694,13 +707,11 @@ static bool npu_fetch_locked(NpuM100State *s, NpuQueueSlot *slot);
 static void npu_worker_complete(NpuM100State *s, NpuQueueSlot *slot)
 {
     struct npu_core_task *task = slot->task;
+    bool orphan = slot->orphan;
 
-    trace_npu_m100_task_complete(slot->index, npu_core_task_status(task),
-                                 npu_core_task_cycles(task),
-                                 npu_core_task_replayed(task), slot->orphan);
     slot->task = NULL;
     slot->orphan = false;
-    npu_core_task_complete(task);
+    npu_deliver(slot, task, orphan);
     npu_fetch_locked(s, slot);
 }
 
@@ -759,11 +770,7 @@ static void npu_complete(NpuM100State *s, NpuQueueSlot *slot)
     if (!task) {
         return;
     }
-    trace_npu_m100_task_complete(slot->index, npu_core_task_status(task),
-                                 npu_core_task_cycles(task),
-                                 npu_core_task_replayed(task), orphan);
-    /* Writes the completion record, moves HEAD, raises the interrupt. */
-    npu_core_task_complete(task);
+    npu_deliver(slot, task, orphan);
     npu_fetch(s, slot);
 }
 
@@ -909,12 +916,9 @@ static void npu_reset_hook(void *opaque)
         slot->executed = false;
         if (!slot->executing) {
             /* Executed and waiting for delivery: drop it now. */
-            trace_npu_m100_task_complete(q, npu_core_task_status(task),
-                                         npu_core_task_cycles(task),
-                                         npu_core_task_replayed(task), true);
             slot->task = NULL;
             slot->orphan = false;
-            npu_core_task_complete(task);
+            npu_deliver(slot, task, true);
         }
     }
     qemu_mutex_unlock(&s->lock);

@@ -123,19 +123,23 @@ fault:
  * The host access of @len bytes at @pa: one call, or page by page when it
  * fails, so that a bus error names the first page that is not backed.
  */
+static int host_rw(struct npu_core *core, uint64_t pa, uint8_t *p, size_t len, bool write)
+{
+	return write ? core->host.mem_write(core->host.opaque, pa, p, len) :
+		       core->host.mem_read(core->host.opaque, pa, p, len);
+}
+
 static int host_copy(struct npu_core *core, uint64_t pa, uint8_t *p, size_t len,
 		     bool write, uint64_t *fault_addr)
 {
-	int ret = write ? core->host.mem_write(core->host.opaque, pa, p, len) :
-			  core->host.mem_read(core->host.opaque, pa, p, len);
+	int ret = host_rw(core, pa, p, len, write);
 
 	for (size_t off = 0; ret && off < len;) {
 		size_t chunk = NPU_MMU_PAGE_SIZE - ((pa + off) & (NPU_MMU_PAGE_SIZE - 1));
 
 		if (chunk > len - off)
 			chunk = len - off;
-		if (write ? core->host.mem_write(core->host.opaque, pa + off, p + off, chunk) :
-			    core->host.mem_read(core->host.opaque, pa + off, p + off, chunk)) {
+		if (host_rw(core, pa + off, p + off, chunk, write)) {
 			*fault_addr = pa + off;
 			return NPU_TASK_BUS_ERROR;
 		}
