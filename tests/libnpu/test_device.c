@@ -290,7 +290,8 @@ END_TEST
 START_TEST(emu_many_jobs)
 {
 	npu_dev_use uses[2];
-	npu_dev_job *jobs[100];
+	enum { NJOBS = 600 };	/* more than twice the emulator's 255 ring slots */
+	npu_dev_job *jobs[NJOBS];
 	struct rig r;
 	uint32_t size;
 
@@ -300,9 +301,9 @@ START_TEST(emu_many_jobs)
 	uses[1] = (npu_dev_use){ r.b, NPU_DEV_USE_WRITE };
 	size = write_copy(r.cmd, r.a->dev_addr, r.b->dev_addr, 1000);
 	/* More jobs than ring entries: submit waits for room. */
-	for (int i = 0; i < 100; i++)
+	for (int i = 0; i < NJOBS; i++)
 		ck_assert_int_eq(r.dev->ops->submit(r.ctx, r.cmd, 0, size, uses, 2, 0, &jobs[i]), NPU_OK);
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < NJOBS; i++) {
 		ck_assert_int_eq(r.dev->ops->job_wait(jobs[i], -1), NPU_OK);
 		r.dev->ops->job_free(jobs[i]);
 	}
