@@ -346,7 +346,7 @@ DEFINE_STORE_I32(store_i32_away, round_half_away)
 #endif
 
 BF16_CLONES
-static void store_bf16(unsigned char *d, const float *s, size_t n)
+static void store_bf16_loop(unsigned char *d, const float *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint16_t v = f32_to_bf16(s[i]);
@@ -354,6 +354,58 @@ static void store_bf16(unsigned char *d, const float *s, size_t n)
 		memcpy(d + 2 * i, &v, 2);
 	}
 }
+
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#include <immintrin.h>
+
+/*
+ * f32_to_bf16 on 16 elements at a time.  GCC's AVX-512 clone of the loop
+ * above works on 8 (256-bit vectors, narrowed by pack and permute) and
+ * was 6-9% of BlazeFace; this one narrows with VPMOVDW and selects the
+ * NaNs with a mask register.  The same integer operations: the same bits
+ * (VCVTNEPS2BF16 would be shorter still but flushes subnormal inputs).
+ */
+__attribute__((target("avx512f")))
+static void store_bf16_avx512(unsigned char *d, const float *s, size_t n)
+{
+	const __m512i one = _mm512_set1_epi32(1);
+	const __m512i half = _mm512_set1_epi32(0x7fff);
+	const __m512i quiet = _mm512_set1_epi32(0x40);
+	const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
+	const __m512i inf = _mm512_set1_epi32(0x7f800000);
+	size_t i = 0;
+
+	for (;;) {
+		__mmask16 k = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+		__m512i u, top, r;
+		__mmask16 nan;
+
+		if (!k)
+			break;
+		u = _mm512_maskz_loadu_epi32(k, s + i);
+		top = _mm512_srli_epi32(u, 16);
+		r = _mm512_add_epi32(_mm512_add_epi32(u, half), _mm512_and_si512(top, one));
+		r = _mm512_srli_epi32(r, 16);
+		nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, magnitude), inf);
+		r = _mm512_mask_or_epi32(r, nan, top, quiet);
+		_mm512_mask_cvtepi32_storeu_epi16(d + 2 * i, k, r);
+		if (k != 0xffff)
+			break;
+		i += 16;
+	}
+}
+
+static void store_bf16(unsigned char *d, const float *s, size_t n)
+{
+	/* A load and a test of the CPU model libgcc filled in at start-up. */
+	if (__builtin_cpu_supports("avx512f"))
+		store_bf16_avx512(d, s, n);
+	else
+		store_bf16_loop(d, s, n);
+}
+#else
+#define store_bf16 store_bf16_loop
+#endif
 
 void npu_kern_from_f32(void *dst, unsigned dtype, const float *src, size_t n,
 		       unsigned round_mode_)

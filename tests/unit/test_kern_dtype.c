@@ -554,6 +554,47 @@ START_TEST(float_buffers_match_scalar)
 }
 END_TEST
 
+/*
+ * The bf16 buffer loop against the scalar conversion, for every length up
+ * to three 16-element vectors and every start modulo 16: edge patterns in
+ * every lane (NaN payloads that would round into the exponent, ties, the
+ * carry into inf, subnormals, signed zeros), and no byte written past n.
+ */
+START_TEST(bf16_buffer_lengths_and_edges)
+{
+	static const uint32_t edge[] = {
+		0x7f800001, 0xff80ffff, 0x7fffffff, 0x7fc00000, 0x7f800000,
+		0xff800000, 0x3f808000, 0x3f818000, 0xbf818000, 0x7f7fffff,
+		0x7f7f8000, 0x00000001, 0x807fffff, 0x00008000, 0x00000000,
+		0x80000000, 0x3f807fff, 0x3f808001, 0x4049ffff, 0xc0000000,
+	};
+	enum { NE = sizeof(edge) / sizeof(edge[0]), MAXN = 48 };
+	float in[16 + MAXN];
+	uint16_t out[16 + MAXN + 4];
+
+	EXPECT_BEGIN();
+	for (size_t i = 0; i < 16 + MAXN; i++)
+		in[i] = ffrom(edge[(i * 7) % NE]);
+	for (size_t start = 0; start < 16; start++) {
+		for (size_t n = 0; n <= MAXN; n++) {
+			memset(out, 0xa5, sizeof(out));
+			npu_kern_from_f32(out + start, NPU_DT_BF16, in + start, n, 0);
+			for (size_t i = 0; i < n; i++)
+				EXPECT(out[start + i] == npu_f32_to_bf16(in[start + i]),
+				       "start %zu n %zu lane %zu: %04x for %08x", start, n, i,
+				       out[start + i], fbits(in[start + i]));
+			for (size_t i = start + n; i < 16 + MAXN + 4; i++)
+				EXPECT(out[i] == 0xa5a5, "start %zu n %zu: wrote element %zu",
+				       start, n, i);
+			for (size_t i = 0; i < start; i++)
+				EXPECT(out[i] == 0xa5a5, "start %zu n %zu: wrote element %zu",
+				       start, n, i);
+		}
+	}
+	EXPECT_END();
+}
+END_TEST
+
 static Suite *kern_dtype_suite(void)
 {
 	Suite *s = suite_create("kern_dtype");
@@ -575,6 +616,7 @@ static Suite *kern_dtype_suite(void)
 	tcase_add_test(tc, from_f32_matches_round_sat);
 	tcase_add_test(tc, to_f32_all_dtypes);
 	tcase_add_test(tc, float_buffers_match_scalar);
+	tcase_add_test(tc, bf16_buffer_lengths_and_edges);
 	suite_add_tcase(s, tc);
 	return s;
 }
