@@ -868,9 +868,9 @@ bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
 	uint64_t bytes = npu_view_elems(s) * esz;
 	struct flat_view fs, fd;
 	struct npu_view local;
-	const uint8_t *src;
+	const uint8_t *src, *first = NULL;
 	uint64_t limit;
-	bool transpose;
+	bool transpose, block;
 
 	*status = 0;
 	if ((s->space != NPU_SPACE_DDR && s->space != NPU_SPACE_SRAM) ||
@@ -934,9 +934,18 @@ bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
 		copy_2d(dst + d->base, &fd, src, &fs, esz, transpose);
 		return true;
 	}
-	/* Every TPB of every masked cluster, in npu_view_store's order
-	 * (the work counted as npu_view_load and npu_view_store count it). */
+	/*
+	 * Every TPB of every masked cluster, in npu_view_store's order
+	 * (the work counted as npu_view_load and npu_view_store count it).
+	 * Where the destination is one block of @bytes (a dense tile, or a
+	 * transpose into one), the second TPB on copy the first's block:
+	 * the same bytes at the same offsets, without the source's strides
+	 * or the transpose again (broadcasts go to up to 56 TPBs).  The
+	 * source is DDR or SRAM, so no copy can change what it reads.
+	 */
 	npu_cost_load(it->cost, bytes);
+	block = transpose ? fd.strides[0] == (int64_t)fd.dims[1] * esz :
+			    fd.dims[1] == 1 || fd.strides[1] == (int64_t)fd.dims[0] * esz;
 	for (unsigned c = 0; c < ncl; c++) {
 		if (!(d->cluster_mask & (1u << c)))
 			continue;
@@ -952,7 +961,12 @@ bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
 				return true;
 			}
 			npu_cost_store(it->cost, bytes);
+			if (first && block) {
+				memcpy(dst + d->base, first, bytes);
+				continue;
+			}
 			copy_2d(dst + d->base, &fd, src, &fs, esz, transpose);
+			first = dst + d->base;
 		}
 	}
 	return true;

@@ -1511,6 +1511,82 @@ START_TEST(test_dma_broadcast_to_tpbs)
 }
 END_TEST
 
+/*
+ * A broadcast DMA writes each TPB's copy the way the first TPB's was
+ * written, or copies the first TPB's block when the destination is one:
+ * every masked TPB must end up with the same tile, and a destination with
+ * gaps must keep each TPB's own bytes in them.  Three shapes: rows of a
+ * strided DDR tile into a dense tile, the tile transposed into a dense
+ * one, and rows into rows with gaps.
+ */
+START_TEST(test_dma_broadcast_shapes)
+{
+	enum { R = 24, C = 40, PITCH = 256 };	/* a 24 x 40 tile of a 256-wide matrix */
+	struct npu_tdev *d = small_dev(3, 4, 0);
+	unsigned maps;
+	struct npu_tdev_submit o = { .nclusters = 3 };
+	struct npu_tprog p;
+	struct npu_hw_insn *in;
+	struct npu_hw_completion c;
+	uint8_t *src;
+
+	/* In place (the copy of view to view) and through mem_read. */
+	d->map_ddr = _i;
+	o.root = npu_tdev_ctx(d);
+	src = npu_tdev_buf(d, o.root, DDR_VA, R * PITCH, false);
+	pattern(src, R * PITCH, 11);
+	for (unsigned cl = 0; cl < 3; cl++)
+		for (unsigned t = 0; t < 4; t++)
+			pattern(hb(d, cl, t), HBSM_SIZE, 100 + cl * 4 + t);
+	npu_tprog_init(&p);
+	/* rows: dense R x C at 0x1000 */
+	in = add_dma(&p, 0, NPU_SPACE_DDR, DDR_VA + 8, NPU_SPACE_HBSM_REMOTE, 0x1000, C);
+	npu_twu_level(&in->opnd[NPU_OPND_SRC0], 1, 0, PITCH, (R - 1) * PITCH);
+	npu_twu_level(&in->opnd[NPU_OPND_DST], 1, 0, C, (R - 1) * C);
+	remote(&in->opnd[NPU_OPND_DST], 0x7, 0xf);
+	/* transposed: element (r, c) to c * R + r at 0x3000 */
+	in = add_dma(&p, 1, NPU_SPACE_DDR, DDR_VA + 8, NPU_SPACE_HBSM_REMOTE, 0x3000, C);
+	npu_twu_level(&in->opnd[NPU_OPND_SRC0], 1, 0, PITCH, (R - 1) * PITCH);
+	npu_twu_level(&in->opnd[NPU_OPND_DST], 0, 0, R, (C - 1) * R);
+	npu_twu_level(&in->opnd[NPU_OPND_DST], 1, 0, 1, R - 1);
+	remote(&in->opnd[NPU_OPND_DST], 0x5, 0xb);
+	/* rows with 24-byte gaps at 0x5000 (row pitch 64) */
+	in = add_dma(&p, 0, NPU_SPACE_DDR, DDR_VA + 8, NPU_SPACE_HBSM_REMOTE, 0x5000, C);
+	npu_twu_level(&in->opnd[NPU_OPND_SRC0], 1, 0, PITCH, (R - 1) * PITCH);
+	npu_twu_level(&in->opnd[NPU_OPND_DST], 1, 0, 64, (R - 1) * 64);
+	remote(&in->opnd[NPU_OPND_DST], 0x3, 0x6);
+	maps = d->mem_maps;
+	ck_assert_int_eq(run_opt(d, &p, &o, &c), NPU_TASK_OK);
+	ck_assert(_i ? d->mem_maps > maps : d->mem_maps == maps);
+	for (unsigned cl = 0; cl < 3; cl++) {
+		for (unsigned t = 0; t < 4; t++) {
+			uint8_t *h = hb(d, cl, t), before[HBSM_SIZE];
+			bool tr = (0x5 >> cl & 1) && (0xb >> t & 1);
+			bool gaps = (0x3 >> cl & 1) && (0x6 >> t & 1);
+
+			pattern(before, HBSM_SIZE, 100 + cl * 4 + t);
+			for (unsigned r = 0; r < R; r++) {
+				for (unsigned x = 0; x < C; x++) {
+					uint8_t v = src[8 + r * PITCH + x];
+
+					ck_assert_uint_eq(h[0x1000 + r * C + x], v);
+					ck_assert_uint_eq(h[0x3000 + x * R + r], tr ? v : before[0x3000 + x * R + r]);
+					ck_assert_uint_eq(h[0x5000 + r * 64 + x],
+							  gaps ? v : before[0x5000 + r * 64 + x]);
+				}
+				/* each TPB's own bytes between the rows */
+				ck_assert_mem_eq(h + 0x5000 + r * 64 + C, before + 0x5000 + r * 64 + C,
+						 64 - C);
+			}
+			ck_assert_mem_eq(h + 0x1000 + R * C, before + 0x1000 + R * C, 64);
+			ck_assert_mem_eq(h + 0x3000 + R * C, before + 0x3000 + R * C, 64);
+		}
+	}
+	npu_tprog_free(&p);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
 START_TEST(test_dma_sram_roundtrip)
 {
 	struct npu_tdev *d = small_dev(1, 1, 0);
@@ -1764,6 +1840,7 @@ static Suite *core_exec_suite(void)
 	tcase_add_test(q, test_four_queues);
 	tcase_add_test(q, test_timing_determinism);
 	tcase_add_test(m, test_dma_broadcast_to_tpbs);
+	tcase_add_loop_test(m, test_dma_broadcast_shapes, 0, 2);
 	tcase_add_test(m, test_dma_sram_roundtrip);
 	tcase_add_test(m, test_sram_window_isolation);
 	tcase_add_loop_test(m, test_gsdu_hbsm_to_ddr, 0, 2);
