@@ -105,7 +105,22 @@ struct npu_cost {
 	struct npu_xfer xfer[NPU_COST_MAX_XFERS];
 };
 
-/* Count @bytes read / written by an operand of the iteration (no cost: no count). */
+/*
+ * The part of a recorded iteration's cost that its unit's cost function
+ * computed alone, from the instruction and the iteration index only
+ * (TCU, CVU, DTDU: cycles from the operands' shapes, the HBSM bank
+ * conflicts of their access patterns, MACs).  A replay (npu_replay.c)
+ * hands it to the iteration it replays, whose cost function then adds it
+ * instead of building every operand's view and its conflicts again: the
+ * same numbers, as nothing else adds to these four for those units.
+ * Bytes and transfers are still counted as they happen, and the replay
+ * compares the whole cost with the record as before.
+ */
+struct npu_cost_known {
+	uint64_t cycles, conflicts, macs_float, macs_int8;
+};
+
+
 static inline void npu_cost_load(struct npu_cost *cost, uint64_t bytes)
 {
 	if (cost)
@@ -152,6 +167,8 @@ struct npu_iteration {
 	const struct npu_dinsn *di;
 	uint64_t iter;
 	struct npu_cost *cost;
+	/* Replayed: its cost function's recorded part (NULL otherwise). */
+	const struct npu_cost_known *known;
 	struct npu_mmu_tlb *tlb;	/* engine-owned translation cache */
 	/* failure details for the completion record */
 	uint64_t fault_addr;
@@ -162,6 +179,26 @@ struct npu_iteration {
 	unsigned nscratch;
 	struct npu_scratch_cache *keep;	/* NULL: malloc and free each */
 };
+
+/*
+ * For a cost function that alone adds the four counts of struct
+ * npu_cost_known: add the recorded ones, if the iteration is replayed.
+ * False: not replayed, compute them.
+ */
+static inline bool npu_cost_take_known(struct npu_iteration *it)
+{
+	const struct npu_cost_known *k = it->known;
+
+	if (!k)
+		return false;
+	if (it->cost) {
+		it->cost->cycles += k->cycles;
+		it->cost->conflicts += k->conflicts;
+		it->cost->macs_float += k->macs_float;
+		it->cost->macs_int8 += k->macs_int8;
+	}
+	return true;
+}
 
 struct npu_unit_ops {
 	int (*validate)(struct npu_task *task, struct npu_dinsn *di);

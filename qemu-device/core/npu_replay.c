@@ -256,6 +256,7 @@ static void step_runnable(struct npu_task *task, const struct npu_replay_step *s
 	}
 	r->di = &task->insns[s->insn];
 	r->iter = s->iter;
+	r->rec = s;
 	r->status = NPU_TASK_OK;
 	r->fault_addr = 0;
 	r->detail = 0;

@@ -232,6 +232,7 @@ static void exec_iteration(struct npu_task *task, struct runnable *r)
 	const struct npu_unit_ops *ops = npu_unit_lookup(r->di->raw.unit,
 							 r->di->raw.opcode);
 	unsigned worker = npu_pool_worker_index();
+	struct npu_cost_known known;
 	struct npu_iteration it;
 
 	/* Field by field: an initializer would also clear the 512-byte
@@ -241,6 +242,14 @@ static void exec_iteration(struct npu_task *task, struct runnable *r)
 	it.di = r->di;
 	it.iter = r->iter;
 	it.cost = &r->cost;
+	it.known = NULL;
+	if (r->rec) {
+		known.cycles = r->rec->cycles;
+		known.conflicts = r->rec->conflicts;
+		known.macs_float = r->rec->macs_float;
+		known.macs_int8 = r->rec->macs_int8;
+		it.known = &known;
+	}
 	it.tlb = &task->tlbs[worker];
 	it.fault_addr = 0;
 	it.detail = 0;
@@ -307,6 +316,7 @@ static int add_run(struct npu_task *task, size_t *n, struct npu_tpb_state *tp,
 	r->unit = unit;
 	r->di = di;
 	r->iter = uq->iter;
+	r->rec = NULL;
 	r->status = NPU_TASK_OK;
 	r->fault_addr = 0;
 	r->detail = 0;

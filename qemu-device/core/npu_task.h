@@ -65,6 +65,8 @@ struct runnable {
 	unsigned unit;
 	struct npu_dinsn *di;
 	uint64_t iter;
+	/* Replayed: its iteration in the record (NULL otherwise). */
+	const struct npu_replay_step *rec;
 	struct npu_cost cost;
 	int status;
 	uint64_t fault_addr;

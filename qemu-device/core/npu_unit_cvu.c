@@ -439,6 +439,8 @@ static void cvu_cost(struct npu_iteration *it)
 	const struct npu_hw_cvu_params *p = &di->raw.params.cvu;
 	uint64_t in = 0, out = 0, conf = 0, passes;
 
+	if (npu_cost_take_known(it))
+		return;
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {
 		struct npu_view v;
 		uint64_t bytes;
@@ -491,6 +493,8 @@ static void dequant_cost(struct npu_iteration *it)
 	const struct npu_dinsn *di = it->di;
 	uint64_t in = 0, out = 0, conf = 0;
 
+	if (npu_cost_take_known(it))
+		return;
 	for (unsigned o = 0; o < NPU_OPNDS; o++) {
 		struct npu_view v;
 

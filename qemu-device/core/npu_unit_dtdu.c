@@ -248,22 +248,24 @@ static void dtdu_cost(struct npu_iteration *it, const struct npu_view *src,
 	uint64_t dbytes = npu_view_elems(dst) * dst->esz;
 	uint64_t bytes = dbytes, conf;
 
-	conf = npu_cycles_hbsm_conflicts(dst, NPU_M100_HBSM_BANKS,
-					 NPU_M100_HBSM_BANK_BYTES);
-	if (src) {
-		uint64_t sbytes = npu_view_elems(src) * src->esz;
+	if (!npu_cost_take_known(it)) {
+		conf = npu_cycles_hbsm_conflicts(dst, NPU_M100_HBSM_BANKS,
+						 NPU_M100_HBSM_BANK_BYTES);
+		if (src) {
+			uint64_t sbytes = npu_view_elems(src) * src->esz;
 
-		if (sbytes > bytes)
-			bytes = sbytes;
-		conf += npu_cycles_hbsm_conflicts(src, NPU_M100_HBSM_BANKS,
-						  NPU_M100_HBSM_BANK_BYTES);
+			if (sbytes > bytes)
+				bytes = sbytes;
+			conf += npu_cycles_hbsm_conflicts(src, NPU_M100_HBSM_BANKS,
+							  NPU_M100_HBSM_BANK_BYTES);
+		}
+		/* cycles includes the conflict stalls; conflicts is their
+		 * count for the performance counters. */
+		c->cycles += (bytes + NPU_M100_DTDU_BYTES_PER_CYCLE - 1) /
+				     NPU_M100_DTDU_BYTES_PER_CYCLE +
+			     NPU_M100_HBSM_LATENCY + conf;
+		c->conflicts += conf;
 	}
-	/* cycles includes the conflict stalls; conflicts is their count
-	 * for the performance counters. */
-	c->cycles += (bytes + NPU_M100_DTDU_BYTES_PER_CYCLE - 1) /
-			     NPU_M100_DTDU_BYTES_PER_CYCLE +
-		     NPU_M100_HBSM_LATENCY + conf;
-	c->conflicts += conf;
 	if (dst->space == NPU_SPACE_HBSM_REMOTE) {
 		unsigned own = npu_iter_lcluster(it);
 		unsigned ncl = npu_task_nclusters(it->task);

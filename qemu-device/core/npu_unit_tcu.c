@@ -469,6 +469,8 @@ static void tcu_cost(struct npu_iteration *it, uint64_t M, uint64_t N,
 			       NPU_M100_TCU_DOT : NPU_M100_TCU_DOT / 2;
 	uint64_t t, conf = 0;
 
+	if (npu_cost_take_known(it))
+		return;
 	t = div_up(M, NPU_M100_TCU_ROWS) * div_up(N, NPU_M100_TCU_COLS) *
 	    div_up(K, dot);
 	if (div_up(M * K * esz, NPU_M100_TCU_ACT_BW) > t)
