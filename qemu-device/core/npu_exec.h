@@ -27,15 +27,16 @@ struct npu_mmu_tlb;
 /* A decoded Tensor Walker: levels[0] innermost. */
 struct npu_walk {
 	uint64_t base;
-	unsigned space;		/* enum npu_hw_space */
-	unsigned dtype;
-	unsigned esz;		/* element size in bytes */
-	unsigned nlevels;
-	int64_t initial[NPU_TWU_MAX_LEVELS];
-	int64_t step[NPU_TWU_MAX_LEVELS];	/* 0 for broadcast levels */
+	/* As the instruction gives them (32-bit), widened where used. */
+	int32_t initial[NPU_TWU_MAX_LEVELS];
+	int32_t step[NPU_TWU_MAX_LEVELS];	/* 0 for broadcast levels */
 	uint32_t count[NPU_TWU_MAX_LEVELS];
 	uint16_t cluster_mask;
 	uint8_t tpb_mask;
+	uint8_t space;		/* enum npu_hw_space */
+	uint8_t dtype;
+	uint8_t esz;		/* element size in bytes */
+	uint8_t nlevels;
 };
 
 /*
