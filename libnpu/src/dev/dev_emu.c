@@ -109,7 +109,17 @@ struct emu_dev {
 	pthread_mutex_t lock;
 	pthread_cond_t kick;		/* worker: a doorbell rang */
 	pthread_cond_t done;		/* waiters: jobs were harvested */
-	bool kicked, stop;
+	/*
+	 * A queue has work (set by emu_kick, cleared by the worker), and the
+	 * worker waits on @kick or is about to.  Atomics rather than under
+	 * @lock: the core kicks at every doorbell and every completion that
+	 * leaves work, and only a sleeping worker needs the lock and a
+	 * wake-up.  Dekker-style: the kicker sets @kicked then reads
+	 * @sleeping, the worker sets @sleeping then reads @kicked (both
+	 * sequentially consistent), so one of them sees the other.
+	 */
+	atomic_bool kicked, sleeping;
+	bool stop;
 	pthread_t worker;
 	uint64_t next_va;
 	uint64_t seqno;
@@ -391,11 +401,20 @@ static void emu_kick(void *opaque, unsigned queue)
 	struct emu_dev *emu = opaque;
 
 	(void)queue;
-	/* Called from inside the core's MMIO write: only flag the worker. */
-	pthread_mutex_lock(&emu->lock);
-	emu->kicked = true;
-	pthread_cond_signal(&emu->kick);
-	pthread_mutex_unlock(&emu->lock);
+	/* Called from inside the core's MMIO write and completions: flag
+	 * the worker; lock and signal only if it sleeps (or is about to). */
+	atomic_store(&emu->kicked, true);
+	if (atomic_load(&emu->sleeping)) {
+		/*
+		 * Once the lock is ours, a worker that set @sleeping is inside
+		 * pthread_cond_wait (it held the lock until then), so the
+		 * signal reaches it; sent after the unlock, it wakes the
+		 * worker to a free lock instead of one this thread holds.
+		 */
+		pthread_mutex_lock(&emu->lock);
+		pthread_mutex_unlock(&emu->lock);
+		pthread_cond_signal(&emu->kick);
+	}
 }
 
 /*
@@ -516,20 +535,28 @@ static void emu_publish(struct emu_dev *emu, bool force)
 static void *emu_worker(void *arg)
 {
 	struct emu_dev *emu = arg;
+	bool wake;
 
 	pthread_mutex_lock(&emu->lock);
 	for (;;) {
-		while (!emu->kicked && !emu->stop)
-			pthread_cond_wait(&emu->kick, &emu->lock);
+		while (!atomic_load(&emu->kicked) && !emu->stop) {
+			atomic_store(&emu->sleeping, true);
+			if (!atomic_load(&emu->kicked))
+				pthread_cond_wait(&emu->kick, &emu->lock);
+			atomic_store(&emu->sleeping, false);
+		}
 		if (emu->stop)
 			break;
-		emu->kicked = false;
+		atomic_store(&emu->kicked, false);
 		pthread_mutex_unlock(&emu->lock);
 		npu_core_run_pending(emu->core);
 		pthread_mutex_lock(&emu->lock);
-		if (emu_harvest_locked(emu))
-			pthread_cond_broadcast(&emu->done);
+		wake = emu_harvest_locked(emu);
 		pthread_mutex_unlock(&emu->lock);
+		/* After the unlock: a waiter woken under it went straight
+		 * back to sleep on the lock (three futex calls per run). */
+		if (wake)
+			pthread_cond_broadcast(&emu->done);
 		emu_publish(emu, false);
 		pthread_mutex_lock(&emu->lock);
 	}
