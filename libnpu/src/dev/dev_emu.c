@@ -82,7 +82,7 @@ struct npu_dev_job {
 	atomic_bool done;
 	bool awaited;			/* a thread waits for it (emu_wait_done) */
 	struct npu_hw_completion comp;
-	struct npu_dev_job *next;	/* outstanding list */
+	struct npu_dev_job *next;	/* its queue's outstanding jobs */
 	struct npu_trace_job trace;	/* trace.rec NULL: not traced */
 	/* Why the device failed it, from the core's log hook ("" if not). */
 	char why[200];
@@ -93,6 +93,14 @@ struct emu_queue {
 	struct emu_chunk *comp;
 	uint32_t tail;
 	uint32_t outstanding;
+	/*
+	 * Its jobs not yet harvested, oldest first: a queue completes its
+	 * tasks in order, so a harvest stops at the first not done rather
+	 * than reading every outstanding job's completion (a run queues all
+	 * its steps, 72 for a decode token, and the worker harvests each
+	 * time it runs dry).
+	 */
+	struct npu_dev_job *head, **tailp;
 	unsigned contexts;
 };
 
@@ -133,7 +141,6 @@ struct emu_dev {
 	uint64_t ctx_ids;		/* bit i: context id i in use */
 	uint8_t *sram_used;		/* one byte per 4 KiB bank */
 	struct emu_queue q[NPU_HW_NUM_QUEUES];
-	struct npu_dev_job *outstanding;
 	unsigned slot_waiters;		/* submitters waiting for a ring slot */
 	/* Outstanding jobs that record a trace: emu_tracer looks for one
 	 * only while any is (read without the lock). */
@@ -437,8 +444,8 @@ static struct npu_tracer *emu_tracer(void *opaque, unsigned queue, uint64_t seqn
 	if (!atomic_load(&emu->traced))
 		return NULL;
 	pthread_mutex_lock(&emu->lock);
-	for (struct npu_dev_job *j = emu->outstanding; j; j = j->next) {
-		if (j->queue == queue && j->seqno == seqno) {
+	for (struct npu_dev_job *j = emu->q[queue].head; j; j = j->next) {
+		if (j->seqno == seqno) {
 			t = j->trace.rec ? &j->trace.ops : NULL;
 			break;
 		}
@@ -466,9 +473,11 @@ static void emu_log(void *opaque, const struct npu_core_log *rec)
 			     rec->queue, (unsigned long long)rec->seqno);
 	if (!strncmp(msg, prefix, n))
 		msg += n;
+	if (rec->queue >= NPU_HW_NUM_QUEUES)
+		return;
 	pthread_mutex_lock(&emu->lock);
-	for (struct npu_dev_job *j = emu->outstanding; j; j = j->next) {
-		if (j->queue == rec->queue && j->seqno == rec->seqno) {
+	for (struct npu_dev_job *j = emu->q[rec->queue].head; j; j = j->next) {
+		if (j->seqno == rec->seqno) {
 			snprintf(j->why, sizeof(j->why), "%s", msg);
 			break;
 		}
@@ -484,25 +493,29 @@ static void emu_log(void *opaque, const struct npu_core_log *rec)
  */
 static bool emu_harvest_locked(struct emu_dev *emu)
 {
-	struct npu_dev_job **pp = &emu->outstanding;
 	bool wake = false;
 
-	while (*pp) {
-		struct npu_dev_job *j = *pp;
-		struct npu_hw_completion *c = (struct npu_hw_completion *)
-			(emu->q[j->queue].comp->host + j->slot * sizeof(*c));
+	for (unsigned qi = 0; qi < NPU_HW_NUM_QUEUES; qi++) {
+		struct emu_queue *q = &emu->q[qi];
+		struct npu_dev_job *j;
 
-		if (c->seqno == j->seqno) {
+		while ((j = q->head)) {
+			struct npu_hw_completion *c = (struct npu_hw_completion *)
+				(q->comp->host + j->slot * sizeof(*c));
+
+			if (c->seqno != j->seqno)
+				break;
 			if (j->trace.rec)
 				atomic_fetch_sub(&emu->traced, 1);
 			j->comp = *c;
-			atomic_store_explicit(&j->done, true, memory_order_release);
+			q->head = j->next;
+			if (!q->head)
+				q->tailp = &q->head;
 			wake |= j->awaited || emu->slot_waiters;
 			emu->jobs++;
-			emu->q[j->queue].outstanding--;
-			*pp = j->next;
-		} else {
-			pp = &j->next;
+			q->outstanding--;
+			/* Last: a waiter may free the job once it reads this. */
+			atomic_store_explicit(&j->done, true, memory_order_release);
 		}
 	}
 	return wake;
@@ -866,8 +879,9 @@ static npu_status emu_submit(npu_dev_ctx *pub, npu_dev_bo *cmd, uint32_t offset,
 	d->sram_size = ctx->sram_size;
 	q->tail = (q->tail + 1) % EMU_RING_ENTRIES;
 	q->outstanding++;
-	job->next = emu->outstanding;
-	emu->outstanding = job;
+	job->next = NULL;
+	*q->tailp = job;
+	q->tailp = &job->next;
 	pthread_mutex_unlock(&emu->lock);
 
 	/* The doorbell; the core calls emu_kick, which wakes the worker. */
@@ -964,11 +978,13 @@ static void emu_close(struct npu_device *dev)
 		chunk_free(emu, emu->q[i].ring);
 		chunk_free(emu, emu->q[i].comp);
 	}
-	while (emu->outstanding) {
-		struct npu_dev_job *j = emu->outstanding;
+	for (unsigned i = 0; i < NPU_HW_NUM_QUEUES; i++) {
+		while (emu->q[i].head) {
+			struct npu_dev_job *j = emu->q[i].head;
 
-		emu->outstanding = j->next;
-		free(j);
+			emu->q[i].head = j->next;
+			free(j);
+		}
 	}
 	/* Buffers the caller did not free: their chunks go below. */
 	while (emu->bos) {
@@ -1184,6 +1200,7 @@ npu_status npu_emu_open(const char *spec, struct npu_device **out)
 	emu->free_clusters = emu->base.info.healthy_mask;
 	emu->sram_used = calloc(emu->cfg.sram_size / NPU_M100_SRAM_INTERLEAVE, 1);
 	for (unsigned i = 0; i < NPU_HW_NUM_QUEUES; i++) {
+		emu->q[i].tailp = &emu->q[i].head;
 		emu->q[i].ring = chunk_alloc(emu, EMU_RING_ENTRIES * sizeof(struct npu_hw_task));
 		emu->q[i].comp = chunk_alloc(emu, EMU_RING_ENTRIES * sizeof(struct npu_hw_completion));
 	}
