@@ -883,10 +883,21 @@ bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
 	 * (a strided tile of DDR into dense HBSM, the weights' usual DMA),
 	 * the same elements in the same order.
 	 */
-	if (fd.ndims == 1 && fs.ndims == 2)
+	if (fd.ndims == 1 && fs.ndims == 2) {
 		as_rows(&fd, &fs, esz);
-	else if (fs.ndims == 1 && fd.ndims == 2)
+	} else if (fs.ndims == 1 && fd.ndims == 2) {
 		as_rows(&fs, &fd, esz);
+	} else if (fs.ndims == 1 && fd.ndims == 1) {
+		/*
+		 * One run to one run: a single row.  Most of a decode step's
+		 * DMAs are such (a few dense elements each), and went
+		 * through a load and a store instead.
+		 */
+		struct flat_view one = { .dims = { fs.dims[0], 1 }, .ndims = 2 };
+
+		as_rows(&fs, &one, esz);
+		as_rows(&fd, &one, esz);
+	}
 	if (fs.ndims != 2 || fd.ndims != 2 || fs.dims[0] != fd.dims[0] ||
 	    fs.dims[1] != fd.dims[1] || fs.strides[0] != (int64_t)esz ||
 	    fs.strides[1] <= 0 || fd.strides[0] <= 0 || fd.strides[1] <= 0)

@@ -1515,9 +1515,9 @@ END_TEST
  * A broadcast DMA writes each TPB's copy the way the first TPB's was
  * written, or copies the first TPB's block when the destination is one:
  * every masked TPB must end up with the same tile, and a destination with
- * gaps must keep each TPB's own bytes in them.  Three shapes: rows of a
+ * gaps must keep each TPB's own bytes in them.  Four shapes: rows of a
  * strided DDR tile into a dense tile, the tile transposed into a dense
- * one, and rows into rows with gaps.
+ * one, rows into rows with gaps, and one dense run.
  */
 START_TEST(test_dma_broadcast_shapes)
 {
@@ -1555,6 +1555,9 @@ START_TEST(test_dma_broadcast_shapes)
 	npu_twu_level(&in->opnd[NPU_OPND_SRC0], 1, 0, PITCH, (R - 1) * PITCH);
 	npu_twu_level(&in->opnd[NPU_OPND_DST], 1, 0, 64, (R - 1) * 64);
 	remote(&in->opnd[NPU_OPND_DST], 0x3, 0x6);
+	/* one dense run (a row of one) at 0x7000 */
+	in = add_dma(&p, 1, NPU_SPACE_DDR, DDR_VA + 8 + PITCH, NPU_SPACE_HBSM_REMOTE, 0x7000, 100);
+	remote(&in->opnd[NPU_OPND_DST], 0x6, 0x9);
 	maps = d->mem_maps;
 	ck_assert_int_eq(run_opt(d, &p, &o, &c), NPU_TASK_OK);
 	ck_assert(_i ? d->mem_maps > maps : d->mem_maps == maps);
@@ -1578,6 +1581,11 @@ START_TEST(test_dma_broadcast_shapes)
 				ck_assert_mem_eq(h + 0x5000 + r * 64 + C, before + 0x5000 + r * 64 + C,
 						 64 - C);
 			}
+			if ((0x6 >> cl & 1) && (0x9 >> t & 1))
+				ck_assert_mem_eq(h + 0x7000, src + 8 + PITCH, 100);
+			else
+				ck_assert_mem_eq(h + 0x7000, before + 0x7000, 100);
+			ck_assert_mem_eq(h + 0x7000 + 100, before + 0x7000 + 100, 64);
 			ck_assert_mem_eq(h + 0x1000 + R * C, before + 0x1000 + R * C, 64);
 			ck_assert_mem_eq(h + 0x3000 + R * C, before + 0x3000 + R * C, 64);
 		}
