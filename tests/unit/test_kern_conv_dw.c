@@ -82,7 +82,7 @@ static void ref_dw(const struct npu_kern_conv *p, const float *x,
 
 static struct npu_kern_conv dw_shape(void)
 {
-	static const int channels[] = { 1, 3, 7, 8, 9, 24, 28, 31, 32, 33, 42, 64, 72, 96 };
+	static const int channels[] = { 1, 3, 7, 8, 9, 16, 17, 24, 28, 31, 32, 33, 42, 64, 72, 80, 96, 127 };
 	struct npu_kern_conv p = { 0 };
 
 	p.C = channels[dw_rnd() % (sizeof(channels) / sizeof(channels[0]))];
