@@ -185,6 +185,8 @@ void npu_core_destroy(struct npu_core *core)
 	/* Tasks still out belong to the host; it must complete them first. */
 	npu_pool_destroy(core->pool);
 	npu_task_free_spares(core);
+	for (unsigned i = 0; i < NPU_HW_NUM_QUEUES; i++)
+		free(core->q[i].spare);
 	pthread_mutex_destroy(&core->lock);
 	free(core->hbsm);
 	free(core->sram);
@@ -202,9 +204,12 @@ static void reset_locked(struct npu_core *core)
 	core->generation++;
 	for (unsigned q = 0; q < NPU_HW_NUM_QUEUES; q++) {
 		/* A task still executing is orphaned: ask it to stop early. */
+		struct npu_core_task *spare = core->q[q].spare;
+
 		if (core->q[q].task_out && core->q[q].task)
 			atomic_store(&core->q[q].task->abort, true);
 		memset(&core->q[q], 0, sizeof(core->q[q]));
+		core->q[q].spare = spare;	/* memory, not state */
 	}
 	core->irq_status = 0;
 	core->irq_mask = 0;

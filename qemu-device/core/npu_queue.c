@@ -43,9 +43,15 @@ struct npu_core_task *npu_core_task_fetch(struct npu_core *core, unsigned qi)
 		q->state = NPU_Q_STATE_IDLE;
 		goto out;
 	}
-	task = calloc(1, sizeof(*task));
-	if (!task)
-		goto out;
+	task = q->spare;
+	if (task) {
+		q->spare = NULL;
+		memset(task, 0, offsetof(struct npu_core_task, perf));
+	} else {
+		task = calloc(1, sizeof(*task));
+		if (!task)
+			goto out;
+	}
 	task->core = core;
 	task->queue = qi;
 	task->generation = core->generation;
@@ -89,13 +95,16 @@ bool npu_core_task_replayed(const struct npu_core_task *task)
 	return task->replayed;
 }
 
-static void add_perf(struct npu_perf *dst, const struct npu_perf *src)
+/* @src into @dst, and @src zero again (a spare task's counters are). */
+static void add_perf(struct npu_perf *dst, struct npu_perf *src, bool add)
 {
-	const uint64_t *s = (const uint64_t *)src;
+	uint64_t *s = (uint64_t *)src;
 	uint64_t *d = (uint64_t *)dst;
 
-	for (size_t i = 0; i < NPU_PERF_WORDS; i++)
-		d[i] += s[i];
+	for (size_t i = 0; i < NPU_PERF_WORDS; i++) {
+		d[i] += add ? s[i] : 0;
+		s[i] = 0;
+	}
 }
 
 void npu_core_task_complete(struct npu_core_task *task)
@@ -131,10 +140,8 @@ void npu_core_task_complete(struct npu_core_task *task)
 	if (!fence_ok && c->status == NPU_TASK_OK)
 		c->status = NPU_TASK_BUS_ERROR;
 	npu_core_log_task_locked(task, !fence_ok);
-	if (core->perf_ctrl & NPU_PERF_CTRL_ENABLE) {
-		task->perf.cycles = task->cycles;
-		add_perf(&core->perf, &task->perf);
-	}
+	task->perf.cycles = task->cycles;
+	add_perf(&core->perf, &task->perf, core->perf_ctrl & NPU_PERF_CTRL_ENABLE);
 	if (task->mmu_fault && !(core->fault_status & NPU_FAULT_VALID)) {
 		core->fault_status = NPU_FAULT_VALID |
 			(task->mmu_fault_write ? NPU_FAULT_WRITE : 0) |
@@ -160,6 +167,10 @@ void npu_core_task_complete(struct npu_core_task *task)
 	npu_core_update_irq_locked(core);
 	if (q->head != q->tail && (q->ctrl & NPU_Q_CTRL_ENABLE) && core->host.kick)
 		core->host.kick(core->host.opaque, task->queue);
+	if (!q->spare) {
+		q->spare = task;
+		task = NULL;
+	}
 	pthread_mutex_unlock(&core->lock);
 	free(task);
 }
