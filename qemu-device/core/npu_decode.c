@@ -260,13 +260,19 @@ static struct prog_entry *prog_find(struct npu_task *task, const struct npu_hw_p
 	struct npu_hw_task key;
 
 	decode_key(d, &key);
-	for (unsigned i = 0; i < task->nprog; i++) {
-		struct prog_entry *e = &task->prog[i];
+	/* From the entry after the last one run, round the table. */
+	for (unsigned n = 0, i = task->prog_last + 1; n < task->nprog; n++, i++) {
+		struct prog_entry *e;
 
+		if (i >= task->nprog)
+			i = 0;
+		e = &task->prog[i];
 		if (e->va == d->prog_va && e->pt_base == d->pt_base &&
 		    !memcmp(&e->hdr, hdr, sizeof(*hdr)) &&
-		    !memcmp(&e->key, &key, sizeof(key)))
+		    !memcmp(&e->key, &key, sizeof(key))) {
+			task->prog_last = i;
 			return e;
+		}
 	}
 	return NULL;
 }

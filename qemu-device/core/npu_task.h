@@ -146,6 +146,9 @@ struct npu_task {
 	bool insns_owned;		/* else they belong to a prog_entry */
 	struct prog_entry *prog;	/* the queue's decoded programs */
 	unsigned nprog;
+	/* The entry the last task ran: a model's steps are kept in the
+	 * order they run, so the next is usually the entry after it. */
+	unsigned prog_last;
 	uint64_t prog_bytes, prog_tick;
 	unsigned nclusters, tpbs;
 	struct npu_tpb_state *tpb;	/* nclusters * tpbs */
