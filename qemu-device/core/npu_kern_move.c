@@ -387,7 +387,23 @@ void npu_kern_transpose_strided(void *y, size_t y_stride, const void *x,
 				block4_u32(yd, y_stride, xs, x_stride);
 		}
 	}
-	(void)wide;
+	if (wide) {
+		/*
+		 * The 8 x 8 blocks' edges in 4 x 4 blocks where four fit
+		 * (BlazeFace's 28-, 36- and 44-channel tensors left four rows
+		 * to the element loop), then the element loop for the rest.
+		 */
+		const size_t r4 = rows / 4 * 4, c4 = cols / 4 * 4;
+
+		for (size_t r = 0; r < r4; r += 4) {
+			for (size_t c = r < r8 ? c8 : 0; c < c4; c += 4)
+				block4_u32(yb + c * y_stride + r * esz, y_stride,
+					   xb + r * x_stride + c * esz, x_stride);
+		}
+		transpose_rest(yb, y_stride, xb, x_stride, esz, 0, r4, c4, cols);
+		transpose_rest(yb, y_stride, xb, x_stride, esz, r4, rows, 0, cols);
+		return;
+	}
 #endif
 	(void)b;
 	/* the right strip of the blocked rows, then all remaining rows */
