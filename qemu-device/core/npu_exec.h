@@ -121,7 +121,7 @@ struct npu_cost_known {
 	uint64_t cycles, conflicts, macs_float, macs_int8;
 };
 
-
+/* Count @bytes read / written by an operand of the iteration (no cost: no count). */
 static inline void npu_cost_load(struct npu_cost *cost, uint64_t bytes)
 {
 	if (cost)
