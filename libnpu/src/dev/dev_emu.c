@@ -117,6 +117,7 @@ struct emu_dev {
 	pthread_rwlock_t chunk_lock;
 	struct emu_chunk **chunks;	/* sorted by pa */
 	size_t nchunks, cap_chunks;
+	uint64_t chunk_gen;		/* bumped when a chunk goes */
 	uint64_t next_pa;
 
 	/* Protects everything below (bookkeeping, rings, jobs). */
@@ -180,11 +181,32 @@ static struct emu_chunk *chunk_find(struct emu_dev *emu, uint64_t pa)
 /*
  * The device whose chunk_lock this thread holds for reading between
  * emu_mem_begin and emu_mem_end: its accesses then skip the lock, taken
- * once per instruction iteration (or round) rather than once per access,
- * and start from the chunk last found (no chunk can go while held).
+ * once per instruction iteration (or round) rather than once per access.
  */
 static _Thread_local const struct emu_dev *emu_mem_held;
-static _Thread_local struct emu_chunk *emu_mem_last;
+
+/*
+ * The chunks this thread's brackets found, by page: a lookup that hits
+ * costs a few instructions instead of a binary search through the chunk
+ * list's pointers.  One round touches several chunks in turn (the three
+ * levels of page tables, weights, activations, a GSDU chain), which a
+ * single last-found chunk kept missing: ~150 instructions a lookup,
+ * 2,000 lookups per decode token.  Valid while @gen is the device's
+ * chunk_gen, which a freed chunk bumps under the write lock; new chunks
+ * take addresses never used before, so no entry can hide one.
+ */
+#define EMU_MAP_CACHE 64
+
+struct emu_map_cache {
+	const struct emu_dev *dev;
+	uint64_t gen;
+	struct {
+		uint64_t lo, hi;	/* the chunk's [pa, pa + size) */
+		struct emu_chunk *chunk;
+	} e[EMU_MAP_CACHE];
+};
+
+static _Thread_local struct emu_map_cache emu_map_cache;
 
 static void emu_mem_begin(void *opaque)
 {
@@ -192,7 +214,11 @@ static void emu_mem_begin(void *opaque)
 
 	pthread_rwlock_rdlock(&emu->chunk_lock);
 	emu_mem_held = emu;
-	emu_mem_last = NULL;
+	if (emu_map_cache.dev != emu || emu_map_cache.gen != emu->chunk_gen) {
+		memset(emu_map_cache.e, 0, sizeof(emu_map_cache.e));
+		emu_map_cache.dev = emu;
+		emu_map_cache.gen = emu->chunk_gen;
+	}
 }
 
 static void emu_mem_end(void *opaque)
@@ -200,18 +226,26 @@ static void emu_mem_end(void *opaque)
 	struct emu_dev *emu = opaque;
 
 	emu_mem_held = NULL;
-	emu_mem_last = NULL;
 	pthread_rwlock_unlock(&emu->chunk_lock);
 }
 
-/* The chunk holding @pa: @last (the one this bracket found last), or a
- * lookup; NULL if none. */
-static struct emu_chunk *chunk_at(struct emu_dev *emu, struct emu_chunk *last,
-				  uint64_t pa)
+/* The chunk holding @pa, inside this thread's bracket; NULL if none. */
+static struct emu_chunk *chunk_held(struct emu_dev *emu, uint64_t pa)
 {
-	if (last && pa >= last->pa && pa - last->pa < last->size)
-		return last;
-	return chunk_find(emu, pa);
+	unsigned slot = (unsigned)(pa / EMU_PAGE % EMU_MAP_CACHE);
+	struct emu_chunk *c;
+
+	/* An empty entry (lo == hi) holds nothing. */
+	if (pa - emu_map_cache.e[slot].lo <
+	    emu_map_cache.e[slot].hi - emu_map_cache.e[slot].lo)
+		return emu_map_cache.e[slot].chunk;
+	c = chunk_find(emu, pa);
+	if (c) {
+		emu_map_cache.e[slot].lo = c->pa;
+		emu_map_cache.e[slot].hi = c->pa + c->size;
+		emu_map_cache.e[slot].chunk = c;
+	}
+	return c;
 }
 
 static int emu_mem_access(void *opaque, uint64_t pa, void *buf, size_t len,
@@ -219,12 +253,12 @@ static int emu_mem_access(void *opaque, uint64_t pa, void *buf, size_t len,
 {
 	struct emu_dev *emu = opaque;
 	bool held = emu_mem_held == emu;
-	struct emu_chunk *c = held ? emu_mem_last : NULL;
+	struct emu_chunk *c;
 	int ret = -1;
 
 	if (!held)
 		pthread_rwlock_rdlock(&emu->chunk_lock);
-	c = chunk_at(emu, c, pa);
+	c = held ? chunk_held(emu, pa) : chunk_find(emu, pa);
 	if (c && len <= c->size - (pa - c->pa) && !(write && c->version)) {
 		if (write)
 			memcpy(c->host + (pa - c->pa), buf, len);
@@ -232,9 +266,7 @@ static int emu_mem_access(void *opaque, uint64_t pa, void *buf, size_t len,
 			memcpy(buf, c->host + (pa - c->pa), len);
 		ret = 0;
 	}
-	if (held)
-		emu_mem_last = c;
-	else
+	if (!held)
 		pthread_rwlock_unlock(&emu->chunk_lock);
 	return ret;
 }
@@ -251,10 +283,9 @@ static void *emu_mem_map(void *opaque, uint64_t pa, size_t len, bool write)
 
 	if (emu_mem_held != emu)
 		return NULL;
-	c = chunk_at(emu, emu_mem_last, pa);
+	c = chunk_held(emu, pa);
 	if (!c || len > c->size - (pa - c->pa) || (write && c->version))
 		return NULL;
-	emu_mem_last = c;
 	return c->host + (pa - c->pa);
 }
 
@@ -266,10 +297,9 @@ static uint64_t emu_mem_version(void *opaque, uint64_t pa, size_t len)
 
 	if (emu_mem_held != emu)
 		return 0;
-	c = chunk_at(emu, emu_mem_last, pa);
+	c = chunk_held(emu, pa);
 	if (!c || len > c->size - (pa - c->pa))
 		return 0;
-	emu_mem_last = c;
 	return c->version;
 }
 
@@ -331,6 +361,7 @@ static void chunk_free(struct emu_dev *emu, struct emu_chunk *c)
 			memmove(&emu->chunks[i], &emu->chunks[i + 1],
 				(emu->nchunks - i - 1) * sizeof(*emu->chunks));
 			emu->nchunks--;
+			emu->chunk_gen++;	/* brackets' caches forget it */
 			break;
 		}
 	}
