@@ -121,6 +121,17 @@ struct npu_cost_known {
 	uint64_t cycles, conflicts, macs_float, macs_int8;
 };
 
+/*
+ * The bits of a cluster or TPB mask below @n (the task's clusters, a
+ * cluster's TPBs), for loops that take them lowest first with ctz: a
+ * loop over all 14 x 4 TPBs testing each bit cost ~140 instructions for
+ * a transfer to one TPB, the usual destination of a decode step's DMAs.
+ */
+static inline uint32_t npu_mask_below(uint32_t mask, unsigned n)
+{
+	return n >= 32 ? mask : mask & ((1u << n) - 1);
+}
+
 /* Count @bytes read / written by an operand of the iteration (no cost: no count). */
 static inline void npu_cost_load(struct npu_cost *cost, uint64_t bytes)
 {

@@ -214,12 +214,12 @@ static int gsdu_put(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 	if (d->dst_space != NPU_SPACE_HBSM_REMOTE)
 		return npu_space_write(g->it, d->dst_space, g->own_cl,
 				       g->own_tpb, addr, buf, len);
-	for (unsigned c = 0; c < g->ncl; c++) {
-		if (!(d->dst_cluster_mask & (1u << c)))
-			continue;
-		for (unsigned t = 0; t < g->ntpb; t++) {
-			if (!(d->dst_tpb_mask & (1u << t)))
-				continue;
+	for (uint32_t cm = npu_mask_below(d->dst_cluster_mask, g->ncl); cm; cm &= cm - 1) {
+		unsigned c = (unsigned)__builtin_ctz(cm);
+
+		for (uint32_t tm = npu_mask_below(d->dst_tpb_mask, g->ntpb); tm; tm &= tm - 1) {
+			unsigned t = (unsigned)__builtin_ctz(tm);
+
 			st = npu_space_write(g->it, NPU_SPACE_HBSM_REMOTE, c, t,
 					     addr, buf, len);
 			if (st)
@@ -387,10 +387,14 @@ static void gsdu_account(struct gsdu_run *g, const struct npu_hw_gsdu_desc *d,
 		traffic_add(g, g->own_node, npu_task_ddr_node(task), bytes);
 		break;
 	case NPU_SPACE_HBSM_REMOTE:
-		for (unsigned c = 0; c < g->ncl; c++)
-			if (c != g->own_cl && (d->dst_cluster_mask & (1u << c)))
+		for (uint32_t cm = npu_mask_below(d->dst_cluster_mask, g->ncl); cm;
+		     cm &= cm - 1) {
+			unsigned c = (unsigned)__builtin_ctz(cm);
+
+			if (c != g->own_cl)
 				traffic_add(g, g->own_node,
 					    npu_task_cluster_node(task, c), bytes);
+		}
 		break;
 	default:
 		break;

@@ -775,12 +775,12 @@ int npu_view_store(struct npu_iteration *it, const struct npu_view *v,
 		return view_io(it, v, 0, 0, (uint8_t *)data, true);
 	}
 	/* Broadcast: every TPB of every masked cluster gets the data. */
-	for (unsigned c = 0; c < ncl; c++) {
-		if (!(v->cluster_mask & (1u << c)))
-			continue;
-		for (unsigned t = 0; t < ntpb; t++) {
-			if (!(v->tpb_mask & (1u << t)))
-				continue;
+	for (uint32_t cm = npu_mask_below(v->cluster_mask, ncl); cm; cm &= cm - 1) {
+		unsigned c = (unsigned)__builtin_ctz(cm);
+
+		for (uint32_t tm = npu_mask_below(v->tpb_mask, ntpb); tm; tm &= tm - 1) {
+			unsigned t = (unsigned)__builtin_ctz(tm);
+
 			npu_cost_store(it->cost, npu_view_elems(v) * v->esz);
 			ret = view_io(it, v, c, t, (uint8_t *)data, true);
 			if (ret)
@@ -957,14 +957,13 @@ bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
 	npu_cost_load(it->cost, bytes);
 	block = transpose ? fd.strides[0] == (int64_t)fd.dims[1] * esz :
 			    fd.dims[1] == 1 || fd.strides[1] == (int64_t)fd.dims[0] * esz;
-	for (unsigned c = 0; c < ncl; c++) {
-		if (!(d->cluster_mask & (1u << c)))
-			continue;
-		for (unsigned t = 0; t < ntpb; t++) {
+	for (uint32_t cm = npu_mask_below(d->cluster_mask, ncl); cm; cm &= cm - 1) {
+		unsigned c = (unsigned)__builtin_ctz(cm);
+
+		for (uint32_t tm = npu_mask_below(d->tpb_mask, ntpb); tm; tm &= tm - 1) {
+			unsigned t = (unsigned)__builtin_ctz(tm);
 			uint8_t *dst;
 
-			if (!(d->tpb_mask & (1u << t)))
-				continue;
 			dst = space_ptr(it, d->space, c, t, &limit);
 			if (!dst) {
 				it->detail = NPU_IE_DEST;
