@@ -299,16 +299,21 @@ void npu_task_run(struct npu_core_task *ft)
 	task_reset(task, ft);
 	task->sram = core->sram + d->sram_base;
 	task->sram_size = d->sram_size;
-	for (unsigned c = 0; c < task->nclusters; c++) {
-		for (unsigned t = 0; t < task->tpbs; t++) {
-			struct npu_tpb_state *tp = &task->tpb[c * task->tpbs + t];
+	if (task->placed_nclusters != d->nclusters ||
+	    memcmp(task->placed_map, d->cluster_map, d->nclusters)) {
+		for (unsigned c = 0; c < task->nclusters; c++) {
+			for (unsigned t = 0; t < task->tpbs; t++) {
+				struct npu_tpb_state *tp = &task->tpb[c * task->tpbs + t];
 
-			tp->lcluster = c;
-			tp->tpb = t;
-			tp->unit = &task->uq[(c * task->tpbs + t) * NPU_TPB_UNITS];
-			tp->pcluster = d->cluster_map[c];
-			tp->hbsm = npu_core_hbsm_of(core, tp->pcluster, t);
+				tp->lcluster = c;
+				tp->tpb = t;
+				tp->unit = &task->uq[(c * task->tpbs + t) * NPU_TPB_UNITS];
+				tp->pcluster = d->cluster_map[c];
+				tp->hbsm = npu_core_hbsm_of(core, tp->pcluster, t);
+			}
 		}
+		task->placed_nclusters = d->nclusters;
+		memcpy(task->placed_map, d->cluster_map, d->nclusters);
 	}
 	/* One memory bracket for the program's many reads. */
 	npu_task_mem_begin(task);

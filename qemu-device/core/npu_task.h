@@ -153,6 +153,14 @@ struct npu_task {
 	unsigned nclusters, tpbs;
 	struct npu_tpb_state *tpb;	/* nclusters * tpbs */
 	/*
+	 * The partition the TPB states' placement (logical and physical
+	 * cluster, HBSM, unit queues) was set for, nclusters 0 for none: a
+	 * queue's tasks mostly run on one, and setting 56 states per task
+	 * showed in a decode step's 72 tasks.
+	 */
+	uint8_t placed_nclusters;
+	uint8_t placed_map[NPU_HW_MAX_CLUSTERS];
+	/*
 	 * Their unit queues, NPU_TPB_UNITS per TPB, side by side: every
 	 * round scans them all, and inside the TPB states (~17 KiB apart)
 	 * each one cost a cache miss.
