@@ -26,6 +26,8 @@ struct npu_perf {
 
 /* struct npu_perf is an array of uint64_t counters in disguise. */
 #define NPU_PERF_WORDS (sizeof(struct npu_perf) / sizeof(uint64_t))
+/* Counters a task's completion adds one by one, at most (perf_sparse). */
+#define NPU_PERF_SPARSE_MAX 64
 
 struct npu_queue {
 	uint64_t base;
@@ -107,6 +109,14 @@ struct npu_core_task {
 	bool mmu_fault_write;
 	bool mmu_on;			/* NPU_MMU_CTRL_ENABLE at fetch */
 	bool replayed;			/* ran from its program's record */
+	/*
+	 * perf_sparse: besides cycles, only @perf's words perf_words[0,
+	 * nperf_words) can be nonzero (a replayed task's, from its record),
+	 * so completion adds and clears those rather than all ~230.
+	 */
+	bool perf_sparse;
+	uint8_t nperf_words;
+	uint16_t perf_words[NPU_PERF_SPARSE_MAX];
 	/* Last: a fetch clears what is before it (struct npu_queue.spare). */
 	struct npu_perf perf;		/* this task's contribution */
 };

@@ -95,12 +95,28 @@ bool npu_core_task_replayed(const struct npu_core_task *task)
 	return task->replayed;
 }
 
-/* @src into @dst, and @src zero again (a spare task's counters are). */
-static void add_perf(struct npu_perf *dst, struct npu_perf *src, bool add)
+/*
+ * @task's counters into @dst, and @task's zero again (a spare task's
+ * counters are): only the words it can have set where it says which.
+ */
+static void add_perf(struct npu_perf *dst, struct npu_core_task *task, bool add)
 {
-	uint64_t *s = (uint64_t *)src;
+	uint64_t *s = (uint64_t *)&task->perf;
 	uint64_t *d = (uint64_t *)dst;
 
+	if (task->perf_sparse) {
+		_Static_assert(offsetof(struct npu_perf, cycles) == 0,
+			       "cycles is word 0, added apart");
+		d[0] += add ? s[0] : 0;
+		s[0] = 0;
+		for (unsigned i = 0; i < task->nperf_words; i++) {
+			unsigned w = task->perf_words[i];
+
+			d[w] += add ? s[w] : 0;
+			s[w] = 0;
+		}
+		return;
+	}
 	for (size_t i = 0; i < NPU_PERF_WORDS; i++) {
 		d[i] += add ? s[i] : 0;
 		s[i] = 0;
@@ -141,7 +157,7 @@ void npu_core_task_complete(struct npu_core_task *task)
 		c->status = NPU_TASK_BUS_ERROR;
 	npu_core_log_task_locked(task, !fence_ok);
 	task->perf.cycles = task->cycles;
-	add_perf(&core->perf, &task->perf, core->perf_ctrl & NPU_PERF_CTRL_ENABLE);
+	add_perf(&core->perf, task, core->perf_ctrl & NPU_PERF_CTRL_ENABLE);
 	if (task->mmu_fault && !(core->fault_status & NPU_FAULT_VALID)) {
 		core->fault_status = NPU_FAULT_VALID |
 			(task->mmu_fault_write ? NPU_FAULT_WRITE : 0) |

@@ -305,6 +305,13 @@ static int replay_rounds(struct npu_task *task, const struct npu_replay *rp)
 		first = end;
 	}
 	perf_put(rp, &task->ft->perf);
+	if (rp->nperf <= NPU_PERF_SPARSE_MAX) {
+		struct npu_core_task *ft = task->ft;
+
+		memcpy(ft->perf_words, rp->perf_word, rp->nperf * sizeof(rp->perf_word[0]));
+		ft->nperf_words = (uint8_t)rp->nperf;
+		ft->perf_sparse = true;
+	}
 	task->ft->replayed = true;
 	task->end_time = rp->end_time;
 	task->iterations = rp->iterations;
