@@ -860,6 +860,64 @@ static void as_rows(struct flat_view *f, const struct flat_view *like,
 	f->ndims = 2;
 }
 
+/*
+ * npu_view_copy of one dense run (or one element) to another: a memcpy
+ * per destination, with the same mappings, counts and TPB order as the
+ * rows below, and false in the same cases (a DDR side the host does not
+ * map in one piece).  Most of a decode step's DMAs are such, a few
+ * elements each, and paid for the rows' setup; single elements went
+ * through a load and a store.  DDR and on-chip memory cannot overlap.
+ */
+static bool copy_run(struct npu_iteration *it, const struct npu_view *s,
+		     const struct npu_view *d, uint64_t bytes, int *status)
+{
+	unsigned ncl, ntpb;
+	const uint8_t *src;
+	uint64_t limit;
+	uint8_t *p;
+
+	if (s->space == NPU_SPACE_DDR) {
+		src = npu_ddr_map(it, s->base, bytes, false);
+	} else {
+		p = space_ptr(it, s->space, 0, 0, &limit);
+		src = p ? p + s->base : NULL;
+	}
+	if (!src)
+		return false;
+	if (d->space != NPU_SPACE_HBSM_REMOTE) {
+		if (d->space == NPU_SPACE_DDR) {
+			p = npu_ddr_map(it, d->base, bytes, true);
+		} else {
+			p = space_ptr(it, d->space, 0, 0, &limit);
+			p = p ? p + d->base : NULL;
+		}
+		if (!p)
+			return false;
+		npu_cost_load(it->cost, bytes);
+		npu_cost_store(it->cost, bytes);
+		memcpy(p, src, bytes);
+		return true;
+	}
+	npu_cost_load(it->cost, bytes);
+	ncl = npu_task_nclusters(it->task);
+	ntpb = npu_task_tpbs(it->task);
+	for (uint32_t cm = npu_mask_below(d->cluster_mask, ncl); cm; cm &= cm - 1) {
+		unsigned c = (unsigned)__builtin_ctz(cm);
+
+		for (uint32_t tm = npu_mask_below(d->tpb_mask, ntpb); tm; tm &= tm - 1) {
+			p = space_ptr(it, d->space, c, (unsigned)__builtin_ctz(tm), &limit);
+			if (!p) {
+				it->detail = NPU_IE_DEST;
+				*status = NPU_TASK_ILLEGAL_INSN;
+				return true;
+			}
+			npu_cost_store(it->cost, bytes);
+			memcpy(p + d->base, src, bytes);
+		}
+	}
+	return true;
+}
+
 bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
 		   const struct npu_view *d, int *status)
 {
@@ -878,6 +936,10 @@ bool npu_view_copy(struct npu_iteration *it, const struct npu_view *s,
 		return false;
 	flatten(s, &fs);
 	flatten(d, &fd);
+	if (fs.ndims == 1 && fd.ndims == 1 && fs.dims[0] == fd.dims[0] &&
+	    (fs.dims[0] == 1 ||
+	     (fs.strides[0] == (int64_t)esz && fd.strides[0] == (int64_t)esz)))
+		return copy_run(it, s, d, bytes, status);
 	/*
 	 * A dense side flattens to one level: give it the other side's two
 	 * (a strided tile of DDR into dense HBSM, the weights' usual DMA),

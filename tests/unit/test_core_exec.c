@@ -1595,6 +1595,63 @@ START_TEST(test_dma_broadcast_shapes)
 }
 END_TEST
 
+/*
+ * DMAs of one run or one element (a decode step's usual ones) take a
+ * copy per destination: to remote TPBs, SRAM and DDR, in place and
+ * through mem_read/mem_write, with the bytes counted as a load and a
+ * store per destination, and a DDR destination that is not mapped still
+ * faulting on its address.
+ */
+START_TEST(test_dma_runs)
+{
+	struct npu_tdev *d = small_dev(2, 4, 0);
+	struct npu_tdev_submit o = { .nclusters = 2, .sram_base = 0x10000,
+				     .sram_size = 0x4000 };
+	uint8_t *src, *dst, *sram = npu_core_debug_sram(d->core, NULL) + 0x10000;
+	struct npu_hw_completion c;
+	struct npu_hw_insn *in;
+	struct npu_tprog p;
+
+	d->map_ddr = _i;
+	o.root = npu_tdev_ctx(d);
+	src = npu_tdev_buf(d, o.root, DDR_VA, 4096, false);
+	dst = npu_tdev_buf(d, o.root, DDR_VA + 0x100000, 4096, true);
+	pattern(src, 4096, 23);
+	npu_tprog_init(&p);
+	/* one element to two TPBs of cluster 1 */
+	in = add_dma(&p, 1, NPU_SPACE_DDR, DDR_VA + 3, NPU_SPACE_HBSM_REMOTE, 0x100, 1);
+	remote(&in->opnd[NPU_OPND_DST], 0x2, 0x9);
+	/* engine 0, in order: five elements to SRAM, back to DDR, one more */
+	add_dma(&p, 0, NPU_SPACE_DDR, DDR_VA + 17, NPU_SPACE_SRAM, 0x40, 5);
+	add_dma(&p, 0, NPU_SPACE_SRAM, 0x40, NPU_SPACE_DDR, DDR_VA + 0x100000 + 7, 5);
+	add_dma(&p, 0, NPU_SPACE_SRAM, 0x44, NPU_SPACE_DDR, DDR_VA + 0x100000 + 100, 1);
+	ck_assert_int_eq(run_opt(d, &p, &o, &c), NPU_TASK_OK);
+	for (unsigned cl = 0; cl < 2; cl++)
+		for (unsigned t = 0; t < 4; t++)
+			ck_assert_uint_eq(hb(d, cl, t)[0x100],
+					  cl == 1 && (t == 0 || t == 3) ? src[3] : 0);
+	ck_assert_mem_eq(sram + 0x40, src + 17, 5);
+	ck_assert(all_bytes(dst, 7, 0));
+	ck_assert_mem_eq(dst + 7, src + 17, 5);
+	ck_assert(all_bytes(dst + 12, 88, 0));
+	ck_assert_uint_eq(dst[100], src[21]);
+	ck_assert(all_bytes(dst + 101, 64, 0));
+	/* read once, written once per destination */
+	ck_assert_uint_eq(RD(d, NPU_REG_PERF_LOAD_BYTES), 1 + 5 + 5 + 1);
+	ck_assert_uint_eq(RD(d, NPU_REG_PERF_STORE_BYTES), 2 + 5 + 5 + 1);
+	ck_assert_uint_eq(RD(d, NPU_REG_PERF_DMA_BYTES(0)), 11);
+	ck_assert_uint_eq(RD(d, NPU_REG_PERF_DMA_BYTES(1)), 1);
+	npu_tprog_free(&p);
+	/* an element to DDR nothing maps */
+	npu_tprog_init(&p);
+	add_dma(&p, 0, NPU_SPACE_SRAM, 0x40, NPU_SPACE_DDR, 0x7000000010ull, 1);
+	ck_assert_int_eq(run_opt(d, &p, &o, &c), NPU_TASK_MMU_FAULT);
+	ck_assert_uint_eq(c.fault_addr, 0x7000000010ull);
+	npu_tprog_free(&p);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
 START_TEST(test_dma_sram_roundtrip)
 {
 	struct npu_tdev *d = small_dev(1, 1, 0);
@@ -1849,6 +1906,7 @@ static Suite *core_exec_suite(void)
 	tcase_add_test(q, test_timing_determinism);
 	tcase_add_test(m, test_dma_broadcast_to_tpbs);
 	tcase_add_loop_test(m, test_dma_broadcast_shapes, 0, 2);
+	tcase_add_loop_test(m, test_dma_runs, 0, 2);
 	tcase_add_test(m, test_dma_sram_roundtrip);
 	tcase_add_test(m, test_sram_window_isolation);
 	tcase_add_loop_test(m, test_gsdu_hbsm_to_ddr, 0, 2);
