@@ -797,6 +797,15 @@ int npu_view_store(struct npu_iteration *it, const struct npu_view *v,
 #define COPY_PREFETCH_ROWS 16
 #define COPY_TILES_AHEAD 4
 
+/* @n rows of @row bytes (a constant where inlined). */
+static inline __attribute__((always_inline)) void
+copy_rows_fixed(uint8_t *dst, int64_t ds, const uint8_t *src, int64_t ss,
+		uint32_t n, size_t row)
+{
+	for (uint32_t j = 0; j < n; j++)
+		memcpy(dst + ds * (int64_t)j, src + ss * (int64_t)j, row);
+}
+
 /* One destination of a view copy (npu_view_copy): from @src, two levels
  * as flattened, @transpose or row by row. */
 static void copy_2d(uint8_t *dst, const struct flat_view *fd,
@@ -837,6 +846,20 @@ static void copy_2d(uint8_t *dst, const struct flat_view *fd,
 			memcpy(dst + fd->strides[1] * (int64_t)j, src + ss * (int64_t)j, row);
 		}
 		return;
+	}
+	/*
+	 * Rows of a weight tile's width (16 bf16 or fp32 elements, the TCU's
+	 * N) as fixed-size copies the compiler inlines, not a libc call each.
+	 */
+	switch (row) {
+	case 32:
+		copy_rows_fixed(dst, fd->strides[1], src, ss, fs->dims[1], 32);
+		return;
+	case 64:
+		copy_rows_fixed(dst, fd->strides[1], src, ss, fs->dims[1], 64);
+		return;
+	default:
+		break;
 	}
 	for (uint32_t j = 0; j < fs->dims[1]; j++)
 		memcpy(dst + fd->strides[1] * (int64_t)j, src + ss * (int64_t)j, row);
