@@ -741,7 +741,8 @@ static int cvu_exec(struct npu_iteration *it)
 	const float *src[NPU_OPND_SRC2 + 1] = { NULL };
 	size_t nsrc[NPU_OPND_SRC2 + 1] = { 0 };
 	struct npu_view xv, dv;
-	float *y, *cur;
+	const float *cur;
+	float *y;
 	size_t n, inner, outer;
 	int st = 0;
 
@@ -774,8 +775,19 @@ static int cvu_exec(struct npu_iteration *it)
 	inner = dims_prod(&xv, 0, p->reduce_levels);
 	outer = dims_prod(&xv, p->reduce_levels, xv.ndims);
 
+	cur = y;
 	switch (op) {
 	case NPU_CVU_UNARY:
+		/*
+		 * The identity's result is its source as loaded: stored (or
+		 * staged) from there, without copying it first.  No stage
+		 * writes its input, and a store reads all of an overlapping
+		 * source before it writes.
+		 */
+		if (p->fn == NPU_FN_IDENTITY) {
+			cur = src[0];
+			break;
+		}
 		npu_kern_unary(y, src[0], n, p->fn, npu_f32_from_bits(p->imm[0]),
 			       npu_f32_from_bits(p->imm[1]));
 		break;
@@ -844,7 +856,6 @@ static int cvu_exec(struct npu_iteration *it)
 	}
 
 	/* pipeline stages, ping-ponging between two buffers */
-	cur = y;
 	if (p->nstages) {
 		float *bufs[2] = { y, npu_iter_alloc(it, n * sizeof(float)) };
 

@@ -579,6 +579,74 @@ START_TEST(test_cvu_quant_dequant)
 }
 END_TEST
 
+/*
+ * IDENTITY stores its source as loaded: over an overlapping destination
+ * every element is read before any is written (memmove), through
+ * stages the source is not written, and bf16 NaN payloads and signs
+ * widen to fp32 bit for bit.
+ */
+START_TEST(test_cvu_identity_in_place)
+{
+	enum { N = 67 };
+	struct npu_tprog p;
+	struct npu_hw_insn *in;
+	struct npu_hw_completion c;
+	float x[N], y[N];
+	uint16_t *h;
+
+	for (int i = 0; i < N; i++)
+		x[i] = frnd() * 8;
+	/* fp32 moved two elements up over itself */
+	put_f32(0x1000, x, N);
+	in = one(&p, NPU_CVU_UNARY);
+	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_FP32, 0x1000, 1, (uint32_t[]){ N });
+	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x1008, 1, (uint32_t[]){ N });
+	in->params.cvu.fn = NPU_FN_IDENTITY;
+	c = run(&p);
+	ck_ok(c);
+	get_f32(y, 0x1008, N);
+	ck_assert_mem_eq(y, x, sizeof(x));
+	/* through two stages, (x + 1) * 2, the source left as it was */
+	put_f32(0x2000, x, N);
+	in = one(&p, NPU_CVU_UNARY);
+	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_FP32, 0x2000, 1, (uint32_t[]){ N });
+	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x2400, 1, (uint32_t[]){ N });
+	in->params.cvu.fn = NPU_FN_IDENTITY;
+	in->params.cvu.nstages = 2;
+	in->params.cvu.stage[0].fn = NPU_FN_ADD;
+	in->params.cvu.stage[0].imm = npu_f32_bits(1.0f);
+	in->params.cvu.stage[1].fn = NPU_FN_MUL;
+	in->params.cvu.stage[1].imm = npu_f32_bits(2.0f);
+	c = run(&p);
+	ck_ok(c);
+	get_f32(y, 0x2400, N);
+	for (int i = 0; i < N; i++)
+		ck_assert_msg(y[i] == (x[i] + 1.0f) * 2.0f, "stages [%d]: %g of %g", i, y[i], x[i]);
+	ck_assert_mem_eq(hb + 0x2000, x, sizeof(x));
+	/* bf16 to fp32: NaNs of both signs with payloads, infinities, zeros */
+	h = (uint16_t *)(void *)(hb + 0x3000);
+	for (int i = 0; i < N; i++)
+		h[i] = (uint16_t)(0x3f80 + i);
+	h[1] = 0x7fc1;
+	h[2] = 0xffa5;
+	h[3] = 0x7f80;
+	h[4] = 0x8000;
+	in = one(&p, NPU_CVU_UNARY);
+	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_BF16, 0x3000, 1, (uint32_t[]){ N });
+	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x4000, 1, (uint32_t[]){ N });
+	in->params.cvu.fn = NPU_FN_IDENTITY;
+	c = run(&p);
+	ck_ok(c);
+	for (int i = 0; i < N; i++) {
+		uint32_t bits;
+
+		memcpy(&bits, hb + 0x4000 + 4 * i, 4);
+		ck_assert_msg(bits == (uint32_t)h[i] << 16, "bf16 [%d]: %08x of %04x", i,
+			      bits, h[i]);
+	}
+}
+END_TEST
+
 START_TEST(test_cvu_validation)
 {
 	struct npu_tprog p;
@@ -638,6 +706,7 @@ static Suite *unit_cvu_suite(void)
 	tcase_add_test(tc, test_cvu_pool_max);
 	tcase_add_test(tc, test_cvu_pool_avg);
 	tcase_add_test(tc, test_cvu_quant_dequant);
+	tcase_add_test(tc, test_cvu_identity_in_place);
 	tcase_add_test(tc, test_cvu_validation);
 	suite_add_tcase(s, tc);
 	return s;
