@@ -232,6 +232,7 @@ START_TEST(session_protocol)
 	npu_generator *gen;
 	int64_t id, last = prompt[4], bad = FV;
 	unsigned steps = 0;
+	uint64_t dma = 0;
 	npu_status st;
 
 	ck_assert_int_eq(npu_device_open("emu", &dev), NPU_OK);
@@ -247,9 +248,13 @@ START_TEST(session_protocol)
 	/* The prefill's row of the last prompt token: 5 ones in its mask. */
 	check_row(gen, prompt[4], 4, 5);
 	for (;;) {
+		npu_device_counters c0, c1;
+
+		ck_assert_int_eq(npu_device_read_counters(dev, &c0), NPU_OK);
 		st = npu_generator_step(gen, &id);
 		if (st)
 			break;
+		ck_assert_int_eq(npu_device_read_counters(dev, &c1), NPU_OK);
 		steps++;
 		ck_assert_int_eq(id, fake_next(last));
 		npu_generator_get_stats(gen, &stats);
@@ -260,9 +265,16 @@ START_TEST(session_protocol)
 			/* Decode of the token before at row 3 + steps, mask rows 0..that. */
 			check_row(gen, last, 3 + steps, 4 + steps);
 			ck_assert_uint_gt(stats.step_cycles, 0);
+			/* The step's DMA bytes, as the device's counters give them. */
+			ck_assert_uint_gt(stats.step_dma_bytes, 0);
+			ck_assert_uint_eq(stats.step_dma_bytes,
+					  c1.dma_bytes[0] + c1.dma_bytes[1] -
+					  c0.dma_bytes[0] - c0.dma_bytes[1]);
+			dma += stats.step_dma_bytes;
 		}
 		last = id;
 	}
+	ck_assert_uint_eq(stats.decode_dma_bytes, dma);
 	ck_assert_int_eq(st, NPU_ERR_CONTEXT_FULL);
 	ck_assert_uint_eq(steps, 32 - 5 + 1);
 	npu_generator_get_stats(gen, &stats);

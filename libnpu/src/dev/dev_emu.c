@@ -1088,8 +1088,20 @@ static npu_status emu_counters(struct npu_device *dev, npu_device_counters *out)
 	return NPU_OK;
 }
 
+static uint64_t emu_dma_bytes(struct npu_device *dev)
+{
+	struct emu_dev *emu = (struct emu_dev *)dev;
+	uint64_t b[NPU_HW_NUM_DMA_ENGINES], sum = 0;
+
+	perf_block(emu, NPU_REG_PERF_DMA_BYTES(0), NPU_HW_NUM_DMA_ENGINES, b);
+	for (unsigned e = 0; e < NPU_HW_NUM_DMA_ENGINES; e++)
+		sum += b[e];
+	return sum;
+}
+
 static const struct npu_dev_ops emu_ops = {
 	.counters = emu_counters,
+	.dma_bytes = emu_dma_bytes,
 	.close = emu_close,
 	.bo_create = emu_bo_create,
 	.bo_free = emu_bo_free,

@@ -60,6 +60,17 @@ npu_status npu_device_read_counters(npu_device *dev, npu_device_counters *out)
 	return dev->ops->counters(dev, out);
 }
 
+uint64_t npu_dev_dma_bytes(struct npu_device *dev)
+{
+	npu_device_counters c;
+
+	if (dev->ops->dma_bytes)
+		return dev->ops->dma_bytes(dev);
+	if (npu_device_read_counters(dev, &c) || !(c.have & NPU_HAVE_TRAFFIC))
+		return 0;
+	return c.dma_bytes[0] + c.dma_bytes[1];
+}
+
 npu_status npu_device_get_info(const npu_device *dev, npu_device_info *info)
 {
 	if (!dev || !info)

@@ -93,6 +93,12 @@ struct npu_dev_ops {
 	void (*ctx_trace)(npu_dev_ctx *ctx, struct npu_trace_rec *rec);
 	/* Performance counters (npu_device_read_counters); out is zeroed. */
 	npu_status (*counters)(struct npu_device *dev, npu_device_counters *out);
+	/*
+	 * Optional: the bytes both DMA engines moved, as the counters give
+	 * them, without reading the rest (~220 registers, under the
+	 * device's lock); 0 when it cannot tell.
+	 */
+	uint64_t (*dma_bytes)(struct npu_device *dev);
 };
 
 static inline npu_status npu_dev_bo_create(struct npu_device *dev, size_t size,
@@ -112,6 +118,13 @@ static inline void npu_dev_bo_seal(struct npu_device *dev, npu_dev_bo *bo)
 	if (dev->ops->bo_seal)
 		dev->ops->bo_seal(dev, bo);
 }
+
+/*
+ * The bytes both DMA engines moved (npu_device_counters.dma_bytes),
+ * 0 when the device cannot tell: a decode step reads them before and
+ * after each token.
+ */
+uint64_t npu_dev_dma_bytes(struct npu_device *dev);
 
 /* Backends. */
 npu_status npu_emu_open(const char *spec, struct npu_device **out);

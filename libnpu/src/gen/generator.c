@@ -271,11 +271,7 @@ static npu_status load_logits(struct npu_generator *g)
 
 static uint64_t dma_total(npu_device *dev)
 {
-	npu_device_counters c;
-
-	if (npu_device_read_counters(dev, &c) || !(c.have & NPU_HAVE_TRAFFIC))
-		return 0;
-	return c.dma_bytes[0] + c.dma_bytes[1];
+	return npu_dev_dma_bytes(dev);
 }
 
 struct run_cost {
