@@ -222,6 +222,7 @@ static int decode_insn(struct npu_task *task, struct npu_dinsn *di)
 	err = ops->validate(task, di);
 	if (err)
 		goto bad;
+	di->ops = ops;
 	return 0;
 bad:
 	npu_task_fail(task, NPU_TASK_ILLEGAL_INSN, di->index, (uint32_t)err, 0, 0);

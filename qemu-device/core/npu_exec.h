@@ -156,6 +156,7 @@ struct npu_dinsn {
 	bool used[NPU_OPNDS];
 	uint64_t work;			/* elements touched per iteration (threading) */
 	uint64_t priv[8];		/* unit scratch filled by validate */
+	const struct npu_unit_ops *ops;	/* its unit's, found when decoded */
 };
 
 /*

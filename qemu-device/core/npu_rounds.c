@@ -229,8 +229,7 @@ static void apply_signals(struct npu_task *task, struct runnable *r, uint64_t en
 /* One iteration of @r; DDR accesses bracketed by the caller. */
 static void exec_iteration(struct npu_task *task, struct runnable *r)
 {
-	const struct npu_unit_ops *ops = npu_unit_lookup(r->di->raw.unit,
-							 r->di->raw.opcode);
+	const struct npu_unit_ops *ops = r->di->ops;
 	unsigned worker = npu_pool_worker_index();
 	struct npu_cost_known known;
 	struct npu_iteration it;
