@@ -266,6 +266,24 @@ uint8_t *npu_ddr_map(struct npu_iteration *it, uint64_t va, size_t len,
 	return npu_mmu_map(npu_task_fetched(it->task), it->tlb, va, len, write);
 }
 
+/*
+ * Where the @bytes of dense view @v lie on the host (a remote HBSM view:
+ * in TPB @tpb of cluster @lcluster): in its on-chip space, or DDR the
+ * host maps in one piece for @write (valid for the bracket); NULL when
+ * neither.
+ */
+static uint8_t *dense_ptr(struct npu_iteration *it, const struct npu_view *v,
+			  unsigned lcluster, unsigned tpb, uint64_t bytes, bool write)
+{
+	uint64_t limit;
+	uint8_t *p;
+
+	if (v->space == NPU_SPACE_DDR)
+		return npu_ddr_map(it, v->base, bytes, write);
+	p = space_ptr(it, v->space, lcluster, tpb, &limit);
+	return p ? p + v->base : NULL;
+}
+
 static int ddr_access(struct npu_iteration *it, uint64_t va, void *buf,
 		      size_t len, bool write)
 {
@@ -708,7 +726,7 @@ static int view_io(struct npu_iteration *it, const struct npu_view *v,
 const void *npu_view_load(struct npu_iteration *it, const struct npu_view *v,
 			  int *status)
 {
-	uint64_t n = npu_view_elems(v), limit;
+	uint64_t n = npu_view_elems(v);
 	unsigned lc = 0, tpb = 0;
 	uint8_t *buf;
 
@@ -719,16 +737,10 @@ const void *npu_view_load(struct npu_iteration *it, const struct npu_view *v,
 		lc = (unsigned)__builtin_ctz(v->cluster_mask | 0x10000);
 		tpb = (unsigned)__builtin_ctz(v->tpb_mask | 0x100);
 	}
-	if (v->space != NPU_SPACE_DDR && npu_view_dense(v)) {
-		uint8_t *host = space_ptr(it, v->space, lc, tpb, &limit);
-
-		if (host)
-			return host + v->base;
-	}
-	if (v->space == NPU_SPACE_DDR && npu_view_dense(v) && n <= NPU_VIEW_MAX_ELEMS) {
-		/* The DDR bytes themselves, not a copy (valid for the
+	if (npu_view_dense(v) && (v->space != NPU_SPACE_DDR || n <= NPU_VIEW_MAX_ELEMS)) {
+		/* The bytes themselves, not a copy (DDR's valid for the
 		 * iteration: the host's bracket spans it). */
-		uint8_t *host = npu_ddr_map(it, v->base, n * v->esz, false);
+		uint8_t *host = dense_ptr(it, v, lc, tpb, n * v->esz, false);
 
 		if (host)
 			return host;
@@ -894,26 +906,15 @@ static void as_rows(struct flat_view *f, const struct flat_view *like,
 static bool copy_run(struct npu_iteration *it, const struct npu_view *s,
 		     const struct npu_view *d, uint64_t bytes, int *status)
 {
+	const uint8_t *src = dense_ptr(it, s, 0, 0, bytes, false);
 	unsigned ncl, ntpb;
-	const uint8_t *src;
 	uint64_t limit;
 	uint8_t *p;
 
-	if (s->space == NPU_SPACE_DDR) {
-		src = npu_ddr_map(it, s->base, bytes, false);
-	} else {
-		p = space_ptr(it, s->space, 0, 0, &limit);
-		src = p ? p + s->base : NULL;
-	}
 	if (!src)
 		return false;
 	if (d->space != NPU_SPACE_HBSM_REMOTE) {
-		if (d->space == NPU_SPACE_DDR) {
-			p = npu_ddr_map(it, d->base, bytes, true);
-		} else {
-			p = space_ptr(it, d->space, 0, 0, &limit);
-			p = p ? p + d->base : NULL;
-		}
+		p = dense_ptr(it, d, 0, 0, bytes, true);
 		if (!p)
 			return false;
 		npu_cost_load(it->cost, bytes);
