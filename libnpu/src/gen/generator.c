@@ -269,11 +269,6 @@ static npu_status load_logits(struct npu_generator *g)
 	return NPU_OK;
 }
 
-static uint64_t dma_total(npu_device *dev)
-{
-	return npu_dev_dma_bytes(dev);
-}
-
 struct run_cost {
 	double wall_us;
 	uint64_t cycles, dma;
@@ -282,7 +277,7 @@ struct run_cost {
 static npu_status run_prog(struct npu_generator *g, struct gen_prog *p, unsigned row,
 			   struct run_cost *c)
 {
-	uint64_t d0 = dma_total(g->dev);
+	uint64_t d0 = npu_dev_dma_bytes(g->dev);
 	double t0 = now_us();
 	npu_run_stats rs = { 0 };
 	npu_status st = npu_run(p->ctx, NULL, 0, NULL, 0);
@@ -292,7 +287,7 @@ static npu_status run_prog(struct npu_generator *g, struct gen_prog *p, unsigned
 		return st;
 	npu_context_last_run(p->ctx, &rs);
 	c->cycles = rs.device_cycles;
-	c->dma = dma_total(g->dev) - d0;
+	c->dma = npu_dev_dma_bytes(g->dev) - d0;
 	g->last = p;
 	g->last_row = row;
 	g->have_logits = 1;
