@@ -34,6 +34,20 @@ static struct npu_hw_insn *one(struct npu_tprog *p, unsigned op)
 	return npu_tprog_add(p, NPU_UNIT_CVU, op, 1, 1);
 }
 
+/* A program of one UNARY @fn of @n dense elements in HBSM, @sdt at @src
+ * to @ddt at @dst. */
+static struct npu_hw_insn *unary_insn(struct npu_tprog *p, unsigned fn,
+				      unsigned sdt, uint32_t src, unsigned ddt,
+				      uint32_t dst, uint32_t n)
+{
+	struct npu_hw_insn *in = one(p, NPU_CVU_UNARY);
+
+	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, sdt, src, 1, (uint32_t[]){ n });
+	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, ddt, dst, 1, (uint32_t[]){ n });
+	in->params.cvu.fn = (uint8_t)fn;
+	return in;
+}
+
 static struct npu_hw_completion run(struct npu_tprog *p)
 {
 	struct npu_hw_completion c;
@@ -72,13 +86,10 @@ static void unary_f32(unsigned fn, float imm0, float imm1, const float *x, float
 		      unsigned n)
 {
 	struct npu_tprog p;
-	struct npu_hw_insn *in = one(&p, NPU_CVU_UNARY);
+	struct npu_hw_insn *in = unary_insn(&p, fn, NPU_DT_FP32, 0x1000, NPU_DT_FP32, 0x8000, n);
 	struct npu_hw_completion c;
 
 	put_f32(0x1000, x, n);
-	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_FP32, 0x1000, 1, (uint32_t[]){ n });
-	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x8000, 1, (uint32_t[]){ n });
-	in->params.cvu.fn = (uint8_t)fn;
 	in->params.cvu.imm[0] = npu_f32_bits(imm0);
 	in->params.cvu.imm[1] = npu_f32_bits(imm1);
 	c = run(&p);
@@ -547,10 +558,7 @@ START_TEST(test_cvu_quant_dequant)
 
 	put_f32(0x1000, x, N);
 	for (unsigned mode = 0; mode < 2; mode++) {
-		in = one(&p, NPU_CVU_UNARY);
-		npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_FP32, 0x1000, 1, (uint32_t[]){ N });
-		npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_INT8, 0x2000, 1, (uint32_t[]){ N });
-		in->params.cvu.fn = NPU_FN_IDENTITY;
+		in = unary_insn(&p, NPU_FN_IDENTITY, NPU_DT_FP32, 0x1000, NPU_DT_INT8, 0x2000, N);
 		in->params.cvu.flags = NPU_CVU_F_OUT_QUANT;
 		in->params.cvu.out_scale = npu_f32_bits(0.5f);
 		in->params.cvu.out_zp = 4;
@@ -564,10 +572,7 @@ START_TEST(test_cvu_quant_dequant)
 		}
 	}
 	/* dequantize the half-away result: (q - 4) * 0.5 */
-	in = one(&p, NPU_CVU_UNARY);
-	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_INT8, 0x2000, 1, (uint32_t[]){ N });
-	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x3000, 1, (uint32_t[]){ N });
-	in->params.cvu.fn = NPU_FN_IDENTITY;
+	in = unary_insn(&p, NPU_FN_IDENTITY, NPU_DT_INT8, 0x2000, NPU_DT_FP32, 0x3000, N);
 	in->params.cvu.flags = NPU_CVU_F_IN_QUANT;
 	in->params.cvu.in_scale = npu_f32_bits(0.5f);
 	in->params.cvu.in_zp = 4;
@@ -598,20 +603,14 @@ START_TEST(test_cvu_identity_in_place)
 		x[i] = frnd() * 8;
 	/* fp32 moved two elements up over itself */
 	put_f32(0x1000, x, N);
-	in = one(&p, NPU_CVU_UNARY);
-	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_FP32, 0x1000, 1, (uint32_t[]){ N });
-	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x1008, 1, (uint32_t[]){ N });
-	in->params.cvu.fn = NPU_FN_IDENTITY;
+	unary_insn(&p, NPU_FN_IDENTITY, NPU_DT_FP32, 0x1000, NPU_DT_FP32, 0x1008, N);
 	c = run(&p);
 	ck_ok(c);
 	get_f32(y, 0x1008, N);
 	ck_assert_mem_eq(y, x, sizeof(x));
 	/* through two stages, (x + 1) * 2, the source left as it was */
 	put_f32(0x2000, x, N);
-	in = one(&p, NPU_CVU_UNARY);
-	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_FP32, 0x2000, 1, (uint32_t[]){ N });
-	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x2400, 1, (uint32_t[]){ N });
-	in->params.cvu.fn = NPU_FN_IDENTITY;
+	in = unary_insn(&p, NPU_FN_IDENTITY, NPU_DT_FP32, 0x2000, NPU_DT_FP32, 0x2400, N);
 	in->params.cvu.nstages = 2;
 	in->params.cvu.stage[0].fn = NPU_FN_ADD;
 	in->params.cvu.stage[0].imm = npu_f32_bits(1.0f);
@@ -631,10 +630,7 @@ START_TEST(test_cvu_identity_in_place)
 	h[2] = 0xffa5;
 	h[3] = 0x7f80;
 	h[4] = 0x8000;
-	in = one(&p, NPU_CVU_UNARY);
-	npu_twu_dense(&in->opnd[0], NPU_SPACE_HBSM, NPU_DT_BF16, 0x3000, 1, (uint32_t[]){ N });
-	npu_twu_dense(&in->opnd[3], NPU_SPACE_HBSM, NPU_DT_FP32, 0x4000, 1, (uint32_t[]){ N });
-	in->params.cvu.fn = NPU_FN_IDENTITY;
+	unary_insn(&p, NPU_FN_IDENTITY, NPU_DT_BF16, 0x3000, NPU_DT_FP32, 0x4000, N);
 	c = run(&p);
 	ck_ok(c);
 	for (int i = 0; i < N; i++) {
