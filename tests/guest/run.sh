@@ -142,6 +142,12 @@ fail=0
 ok() { pass=$((pass + 1)); echo "ok - $*"; }
 not_ok() { fail=$((fail + 1)); echo "not ok - $*"; }
 show_log() {
+	# The failing checks first: a failure early in a long run is not in
+	# the tail.  Check prints FILE:LINE:F:TCASE:TEST:I: MSG (E: an error).
+	if grep -qE '^[^ ]+:[0-9]+:[FE]:' "$log"; then
+		echo "    --- failed checks in $log"
+		grep -E '^[^ ]+:[0-9]+:[FE]:|^[0-9]+%: Checks:' "$log" | head -n 20 | sed 's/^/    /'
+	fi
 	echo "    --- last 40 lines of $log"
 	tail -n 40 "$log" | sed 's/^/    /'
 	if [ -s "$err" ]; then
