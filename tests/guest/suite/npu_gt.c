@@ -694,6 +694,13 @@ int gt_batch_init(int fd, struct gt_batch *b, unsigned n, uint64_t bytes,
 
 int gt_batch_submit(struct gt_batch *b, unsigned k, uint32_t ctx_id)
 {
+	return gt_batch_submit_after(b, k, ctx_id, NULL, 0, 0);
+}
+
+int gt_batch_submit_after(struct gt_batch *b, unsigned k, uint32_t ctx_id,
+			  const struct drm_npu_sync *in, uint32_t nin,
+			  uint32_t timeout_ms)
+{
 	struct drm_npu_bo_ref refs[2] = {
 		{ b->src.handle, DRM_NPU_BO_REF_READ },
 		{ b->dst[k].handle, DRM_NPU_BO_REF_WRITE },
@@ -705,7 +712,10 @@ int gt_batch_submit(struct gt_batch *b, unsigned k, uint32_t ctx_id)
 		.cmd_size = (uint32_t)GT_COPY_PROG_SIZE,
 		.bos = (uintptr_t)refs,
 		.bo_count = 2,
+		.in_syncs = (uintptr_t)in,
+		.in_sync_count = nin,
 		.out_sync = b->sync[k],
+		.timeout_ms = timeout_ms,
 	};
 	int rc = gt_submit(b->fd, &s);
 
@@ -923,6 +933,39 @@ int gt_debugfs_write(const char *name, const char *val)
 	}
 	close(fd);
 	return 0;
+}
+
+/* drivers/dma-buf/sw_sync.c (not in the uAPI headers). */
+struct gt_sw_sync_create_fence {
+	uint32_t value;
+	char name[32];
+	int32_t fence;
+};
+
+#define GT_SW_SYNC_CREATE_FENCE	_IOWR('W', 0, struct gt_sw_sync_create_fence)
+#define GT_SW_SYNC_INC		_IOW('W', 1, uint32_t)
+#define GT_SW_SYNC_PATH		"/sys/kernel/debug/sync/sw_sync"
+
+int gt_sw_sync_open(void)
+{
+	int fd = open(GT_SW_SYNC_PATH, O_RDWR | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int gt_sw_sync_fence(int timeline, uint32_t value)
+{
+	struct gt_sw_sync_create_fence c = { .value = value };
+
+	strcpy(c.name, "npu-gt");
+	if (ioctl(timeline, GT_SW_SYNC_CREATE_FENCE, &c))
+		return -errno;
+	return c.fence;
+}
+
+int gt_sw_sync_inc(int timeline, uint32_t n)
+{
+	return ioctl(timeline, GT_SW_SYNC_INC, &n) ? -errno : 0;
 }
 
 long gt_debugfs_lines(const char *name)

@@ -198,6 +198,10 @@ struct gt_batch {
 int gt_batch_init(int fd, struct gt_batch *b, unsigned n, uint64_t bytes,
 		  unsigned seed);
 int gt_batch_submit(struct gt_batch *b, unsigned k, uint32_t ctx_id);
+/* gt_batch_submit after @nin in-syncs, with a task budget (0: default). */
+int gt_batch_submit_after(struct gt_batch *b, unsigned k, uint32_t ctx_id,
+			  const struct drm_npu_sync *in, uint32_t nin,
+			  uint32_t timeout_ms);
 /* Wait for every job; 0 or -errno (-ETIME). */
 int gt_batch_wait(struct gt_batch *b, int64_t rel_ns);
 /* 0 when dst[k] holds the source data, else -EIO with gt_msg. */
@@ -223,6 +227,17 @@ int gt_debugfs_path(const char *name, char *out, size_t len);
 int gt_debugfs_write(const char *name, const char *val);
 /* Lines in debugfs file @name, or -errno. */
 long gt_debugfs_lines(const char *name);
+
+/*
+ * sw_sync (debugfs sync/sw_sync, CONFIG_SW_SYNC: the debug guest kernel):
+ * fences that stay pending until the test signals them.  gt_sw_sync_open
+ * gives a timeline's fd or -errno; gt_sw_sync_fence a sync_file fd of a
+ * fence that signals when the timeline reaches @value, or -errno;
+ * gt_sw_sync_inc advances the timeline by @n, 0 or -errno.
+ */
+int gt_sw_sync_open(void);
+int gt_sw_sync_fence(int timeline, uint32_t value);
+int gt_sw_sync_inc(int timeline, uint32_t n);
 
 struct gt_fdinfo {
 	char driver[32];

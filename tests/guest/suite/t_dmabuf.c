@@ -30,17 +30,6 @@
 
 #include "npu_gt.h"
 
-/* drivers/dma-buf/sw_sync.c (not in the uAPI headers). */
-struct gt_sw_sync_create_fence {
-	uint32_t value;
-	char name[32];
-	int32_t fence;
-};
-
-#define GT_SW_SYNC_CREATE_FENCE	_IOWR('W', 0, struct gt_sw_sync_create_fence)
-#define GT_SW_SYNC_INC		_IOW('W', 1, uint32_t)
-#define GT_SW_SYNC_PATH		"/sys/kernel/debug/sync/sw_sync"
-
 /* ---- helpers ----------------------------------------------------------------------- */
 
 /* A sealed memfd of @size mapped at *@map and a udmabuf over it. */
@@ -331,7 +320,7 @@ static void blocker_init(struct blocker *b)
 {
 	memset(b, 0, sizeof(*b));
 	b->vfd = -1;
-	b->tl = open(GT_SW_SYNC_PATH, O_RDWR | O_CLOEXEC);
+	b->tl = gt_sw_sync_open();
 	if (b->tl >= 0) {
 		b->manual = true;
 		b->kind = "sw_sync";
@@ -367,12 +356,9 @@ static int blocker_fence(struct blocker *b)
 	int rc;
 
 	if (b->tl >= 0) {
-		struct gt_sw_sync_create_fence c = { .value = ++b->value };
-
-		strcpy(c.name, "npu-gt");
-		ck_assert_msg(ioctl(b->tl, GT_SW_SYNC_CREATE_FENCE, &c) == 0,
-			      "SW_SYNC_IOC_CREATE_FENCE: %s", strerror(errno));
-		return c.fence;
+		rc = gt_sw_sync_fence(b->tl, ++b->value);
+		ck_assert_msg(rc >= 0, "SW_SYNC_IOC_CREATE_FENCE: %s", strerror(-rc));
+		return rc;
 	}
 	if (b->vfd >= 0) {
 		struct dma_buf_export_sync_file e = { .flags = DMA_BUF_SYNC_READ, .fd = -1 };
@@ -393,13 +379,14 @@ static int blocker_fence(struct blocker *b)
 /* Let the last fence signal (a copy finishes by itself). */
 static void blocker_release(struct blocker *b)
 {
-	uint32_t one = 1;
+	int rc;
 
-	if (b->tl >= 0)
-		ck_assert_msg(ioctl(b->tl, GT_SW_SYNC_INC, &one) == 0, "SW_SYNC_IOC_INC: %s",
-			      strerror(errno));
-	else if (b->vfd >= 0)
+	if (b->tl >= 0) {
+		rc = gt_sw_sync_inc(b->tl, 1);
+		ck_assert_msg(rc == 0, "SW_SYNC_IOC_INC: %s", strerror(-rc));
+	} else if (b->vfd >= 0) {
 		vgem_signal(b->vfd, b->vfence);
+	}
 }
 
 /* The last fence has signalled, without error. */
