@@ -32,6 +32,7 @@ static void npu_ctx_release(struct kref *ref)
 
 	npu_vm_destroy(ctx->vm);
 	dma_fence_put(ctx->last_fence);
+	dma_fence_put(ctx->last_run_fence);
 	mutex_destroy(&ctx->submit_lock);
 	kfree(ctx);
 }
@@ -211,19 +212,29 @@ err_free:
 static void npu_ctx_destroy(struct npu_file *nfile, struct npu_ctx *ctx)
 {
 	struct npu_bo_binding *b;
-	struct dma_fence *fence;
+	struct dma_fence *fences[2];
 
 	/* Jobs not yet on the hardware end with -ECANCELED. */
 	atomic_set(&ctx->dead, 1);
 	drm_sched_entity_destroy(&ctx->entity);
 
+	/*
+	 * No run_job for this entity is in progress or to come.  The newest
+	 * job may have been refused and signalled while older ones still run
+	 * on the hardware, whose fences signal in ring order: wait for the
+	 * newest job written to the ring as well.  The partition is not
+	 * handed back, nor is destroy done, while any of them runs.
+	 */
 	spin_lock(&ctx->fence_lock);
-	fence = dma_fence_get(ctx->last_fence);
+	fences[0] = dma_fence_get(ctx->last_fence);
+	fences[1] = dma_fence_get(ctx->last_run_fence);
 	spin_unlock(&ctx->fence_lock);
-	if (fence) {
+	for (unsigned int i = 0; i < ARRAY_SIZE(fences); i++) {
+		if (!fences[i])
+			continue;
 		/* A hung job ends through the scheduler timeout and reset. */
-		dma_fence_wait_timeout(fence, false, NPU_CTX_DRAIN_TIMEOUT);
-		dma_fence_put(fence);
+		dma_fence_wait_timeout(fences[i], false, NPU_CTX_DRAIN_TIMEOUT);
+		dma_fence_put(fences[i]);
 	}
 
 	/* The id may be reused: no binding may claim a mapping in it. */

@@ -42,8 +42,12 @@ struct npu_vm;
  * @recent: cycles of the last DRM_NPU_CTX_RECENT_JOBS completed jobs, by
  *	    scheduler seqno modulo the size (DRM_IOCTL_NPU_CTX_QUERY).
  * @submit_lock: keeps arm and push of this context's jobs in one order.
- * @fence_lock: protects @last_fence.
+ * @fence_lock: protects @last_fence and @last_run_fence.
  * @last_fence: finished fence of the newest job (destroy waits for it).
+ * @last_run_fence: finished fence of the newest job written to the ring.
+ *	A job refused at run_job signals at once, before the jobs ahead of
+ *	it on the hardware, so @last_fence alone does not cover those:
+ *	destroy waits for this one too.
  * @scrub_flags: NPU_CTX_SCRUB_* bits (npu_scrub.c).
  */
 struct npu_ctx {
@@ -75,8 +79,9 @@ struct npu_ctx {
 		u64 cycles;
 	} recent[DRM_NPU_CTX_RECENT_JOBS];
 	struct mutex submit_lock;	/* orders arm + push of jobs */
-	spinlock_t fence_lock;		/* protects last_fence */
+	spinlock_t fence_lock;		/* protects last_fence, last_run_fence */
 	struct dma_fence *last_fence;
+	struct dma_fence *last_run_fence;
 	unsigned long scrub_flags;
 };
 

@@ -359,6 +359,11 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 	scoped_guard(spinlock_irqsave, &q->lock)
 		npu_queue_write_locked(q, job, fence, bad_pt);
 	drm_dev_exit(idx);
+	/* Destroy waits for it: see npu_ctx.last_run_fence. */
+	scoped_guard(spinlock, &ctx->fence_lock) {
+		dma_fence_put(ctx->last_run_fence);
+		ctx->last_run_fence = dma_fence_get(&sched_job->s_fence->finished);
+	}
 	return fence;
 }
 

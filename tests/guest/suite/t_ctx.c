@@ -276,8 +276,8 @@ START_TEST(ctx_destroy_cancels)
 	for (unsigned k = 0; k < N; k++)
 		ck_assert_msg(gt_batch_submit(&b, k, cc.ctx_id) == 0, "%s", gt_msg);
 	ck_assert_int_eq(gt_ctx_destroy(G.fd, cc.ctx_id), 0);
-	/* Every fence is signalled once destroy has returned. */
-	ck_assert_msg(gt_batch_wait(&b, 1000000000ll) == 0, "after CTX_DESTROY: %s", gt_msg);
+	/* Every fence is signalled once destroy has returned: no wait. */
+	ck_assert_msg(gt_batch_wait(&b, 0) == 0, "right after CTX_DESTROY: %s", gt_msg);
 	for (unsigned k = 0; k < N; k++) {
 		int st = gt_fence_status(G.fd, b.sync[k]);
 
@@ -296,6 +296,109 @@ START_TEST(ctx_destroy_cancels)
 	fprintf(stderr, "ctx_destroy_cancels: %u jobs completed, %u cancelled\n",
 		done, cancelled);
 	gt_batch_fini(&b);
+	ck_assert_msg(gt_good_job_new_ctx(G.fd) == 0, "%s", gt_msg);
+}
+END_TEST
+
+struct destroyer {
+	int fd;
+	uint32_t ctx_id;
+	int rc;
+};
+
+static void *destroy_main(void *arg)
+{
+	struct destroyer *d = arg;
+
+	d->rc = gt_ctx_destroy(d->fd, d->ctx_id);
+	return NULL;
+}
+
+/*
+ * Destroy returns only once the hardware is done with the context, even
+ * when its newest jobs were cancelled before they reached the hardware
+ * (and so signalled first) while an older one still runs there: here a
+ * hung job, which ends through the scheduler timeout.  Deterministic:
+ * jobs 1..N-1 wait for a sw_sync fence that the test signals only once
+ * destroy has taken the context out of the file (CTX_QUERY says ENOENT).
+ */
+START_TEST(ctx_destroy_waits_for_hardware)
+{
+	gt_begin("ctx_destroy_waits_for_hardware");
+	enum { N = 4 };
+	struct drm_npu_ctx_create cc;
+	struct drm_npu_ctx_query q;
+	struct drm_npu_sync in = { 0 };
+	struct drm_syncobj_handle h = {
+		.flags = DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE,
+	};
+	struct destroyer d = { .fd = G.fd };
+	struct gt_batch b;
+	pthread_t th;
+	int64_t t0;
+	int tl, st, rc;
+	char knob[256];
+
+	tl = gt_sw_sync_open();
+	if (tl < 0)
+		GT_SKIP("no sw_sync (%s): CONFIG_SW_SYNC, the debug guest kernel", strerror(-tl));
+	if (gt_debugfs_path("inject_hang", knob, sizeof(knob))) {
+		close(tl);
+		GT_SKIP("no debugfs knob \"inject_hang\"");
+	}
+	ck_assert_int_eq(gt_ctx_create_retry(G.fd, 1, DRM_NPU_PRIORITY_NORMAL, &cc, 2000), 0);
+	ck_assert_msg(gt_batch_init(G.fd, &b, N, 65536, 13) == 0, "%s", gt_msg);
+	ck_assert_int_eq(gt_syncobj_create(G.fd, 0, &in.handle), 0);
+	h.handle = in.handle;
+	h.fd = gt_sw_sync_fence(tl, 1);
+	ck_assert_msg(h.fd >= 0, "SW_SYNC_IOC_CREATE_FENCE: %s", strerror(-h.fd));
+	ck_assert_int_eq(gt_ioctl(G.fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h), 0);
+	close(h.fd);
+
+	/* Job 0 reaches the hardware and hangs there. */
+	ck_assert_int_eq(gt_debugfs_write("inject_hang", "1"), 0);
+	ck_assert_msg(gt_batch_submit(&b, 0, cc.ctx_id) == 0, "%s", gt_msg);
+	rc = gt_syncobj_wait(G.fd, &b.sync[0], 1, 200 * GT_NS_PER_MS);
+	ck_assert_msg(rc == -ETIME, "the hung job completed at once (%d)", rc);
+	for (unsigned k = 1; k < N; k++)
+		ck_assert_msg(gt_batch_submit_after(&b, k, cc.ctx_id, &in, 1, 0) == 0,
+			      "%s", gt_msg);
+
+	d.ctx_id = cc.ctx_id;
+	t0 = gt_now_ns();
+	ck_assert_int_eq(pthread_create(&th, NULL, destroy_main, &d), 0);
+	while (gt_ctx_query(G.fd, cc.ctx_id, &q) == 0) {
+		ck_assert_msg(gt_now_ns() - t0 < (int64_t)GT_WAIT_NS,
+			      "CTX_DESTROY did not take the context out within 10 s");
+		usleep(1000);
+	}
+	/*
+	 * Destroy marks the context dead just after.  Were the fence
+	 * signalled first, jobs 1..N-1 would queue behind the hung one and
+	 * still end -ECANCELED, at the reset, but the case would not be
+	 * exercised.
+	 */
+	usleep(50000);
+	rc = gt_sw_sync_inc(tl, 1);
+	ck_assert_msg(rc == 0, "SW_SYNC_IOC_INC: %s", strerror(-rc));
+	pthread_join(th, NULL);
+	ck_assert_int_eq(d.rc, 0);
+
+	ck_assert_msg(gt_batch_wait(&b, 0) == 0,
+		      "right after CTX_DESTROY (%.2f s): %s (the hung job still on the hardware?)",
+		      (double)(gt_now_ns() - t0) / 1e9, gt_msg);
+	st = gt_fence_status(G.fd, b.sync[0]);
+	ck_assert_msg(st == GT_NO_STATUS || st == -ETIMEDOUT,
+		      "the hung job: fence status %d, expected -ETIMEDOUT", st);
+	for (unsigned k = 1; k < N; k++) {
+		st = gt_fence_status(G.fd, b.sync[k]);
+		ck_assert_msg(st == GT_NO_STATUS || st == -ECANCELED,
+			      "job %u, held back until destroy: fence status %d, expected -ECANCELED",
+			      k, st);
+	}
+	gt_syncobj_destroy(G.fd, in.handle);
+	gt_batch_fini(&b);
+	close(tl);
 	ck_assert_msg(gt_good_job_new_ctx(G.fd) == 0, "%s", gt_msg);
 }
 END_TEST
@@ -432,6 +535,7 @@ Suite *gt_suite_ctx(void)
 	tc = tcase_create("lifecycle");
 	tcase_add_test(tc, ctx_destroy_query);
 	tcase_add_test(tc, ctx_destroy_cancels);
+	tcase_add_test(tc, ctx_destroy_waits_for_hardware);
 	gt_add_tcase(s, tc, 30);
 
 	tc = tcase_create("concurrent");
