@@ -935,39 +935,6 @@ int gt_debugfs_write(const char *name, const char *val)
 	return 0;
 }
 
-/* drivers/dma-buf/sw_sync.c (not in the uAPI headers). */
-struct gt_sw_sync_create_fence {
-	uint32_t value;
-	char name[32];
-	int32_t fence;
-};
-
-#define GT_SW_SYNC_CREATE_FENCE	_IOWR('W', 0, struct gt_sw_sync_create_fence)
-#define GT_SW_SYNC_INC		_IOW('W', 1, uint32_t)
-#define GT_SW_SYNC_PATH		"/sys/kernel/debug/sync/sw_sync"
-
-int gt_sw_sync_open(void)
-{
-	int fd = open(GT_SW_SYNC_PATH, O_RDWR | O_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
-int gt_sw_sync_fence(int timeline, uint32_t value)
-{
-	struct gt_sw_sync_create_fence c = { .value = value };
-
-	strcpy(c.name, "npu-gt");
-	if (ioctl(timeline, GT_SW_SYNC_CREATE_FENCE, &c))
-		return -errno;
-	return c.fence;
-}
-
-int gt_sw_sync_inc(int timeline, uint32_t n)
-{
-	return ioctl(timeline, GT_SW_SYNC_INC, &n) ? -errno : 0;
-}
-
 long gt_debugfs_lines(const char *name)
 {
 	char p[PATH_MAX], buf[4096];

@@ -228,17 +228,6 @@ int gt_debugfs_write(const char *name, const char *val);
 /* Lines in debugfs file @name, or -errno. */
 long gt_debugfs_lines(const char *name);
 
-/*
- * sw_sync (debugfs sync/sw_sync, CONFIG_SW_SYNC: the debug guest kernel):
- * fences that stay pending until the test signals them.  gt_sw_sync_open
- * gives a timeline's fd or -errno; gt_sw_sync_fence a sync_file fd of a
- * fence that signals when the timeline reaches @value, or -errno;
- * gt_sw_sync_inc advances the timeline by @n, 0 or -errno.
- */
-int gt_sw_sync_open(void);
-int gt_sw_sync_fence(int timeline, uint32_t value);
-int gt_sw_sync_inc(int timeline, uint32_t n);
-
 struct gt_fdinfo {
 	char driver[32];
 	bool has_client_id;
@@ -298,5 +287,53 @@ Suite *gt_suite_dmabuf(void);
 
 /* Add @tc to @s with the suite's fixture and @timeout seconds. */
 void gt_add_tcase(Suite *s, TCase *tc, double timeout);
+
+/* --- fences the test signals (gt_gate.c) -------------------------------------------- */
+
+/* PRIME_HANDLE_TO_FD: 0 and *@dmabuf, or -errno. */
+int gt_prime_export(int fd, uint32_t handle, uint32_t flags, int *dmabuf);
+
+/*
+ * sw_sync (debugfs sync/sw_sync, CONFIG_SW_SYNC: the debug guest kernel).
+ * gt_sw_sync_open gives a timeline's fd or -errno; gt_sw_sync_fence a
+ * sync_file fd of a fence that signals when the timeline reaches @value,
+ * or -errno; gt_sw_sync_inc advances the timeline by @n, 0 or -errno.
+ */
+int gt_sw_sync_open(void);
+int gt_sw_sync_fence(int timeline, uint32_t value);
+int gt_sw_sync_inc(int timeline, uint32_t n);
+
+/*
+ * vgem: a file of its primary node (dumb buffers need it), loading vgem.ko
+ * from the initramfs first if needed, or -1 when this kernel has none; a
+ * mapped dumb buffer of @size bytes (a multiple of 4 KiB); a pending fence
+ * (write or read) attached to a BO, by id; and its signal.
+ */
+int gt_vgem_open(void);
+uint32_t gt_vgem_bo(int vfd, uint64_t size, uint8_t **map);
+uint32_t gt_vgem_fence(int vfd, uint32_t bo, bool write);
+void gt_vgem_signal(int vfd, uint32_t fence);
+
+/*
+ * A gate: fences that stay pending until the test releases them, from
+ * sw_sync, else vgem (which signals its fences itself after 10 s at the
+ * latest).  gt_gate_init is false when the kernel has neither;
+ * gt_gate_fence gives a sync_file fd of a new pending fence, and
+ * gt_gate_release signals the newest one.
+ */
+struct gt_gate {
+	const char *kind;	/* "sw_sync" or "vgem" */
+	int tl;			/* sw_sync timeline, or -1 */
+	uint32_t value;		/* its newest fence's value */
+	int vfd;		/* vgem file, or -1 */
+	uint32_t vbo, vfence;	/* vgem BO (its dma-buf: vdmabuf), newest fence */
+	int vdmabuf;
+	uint8_t *vmap;
+};
+
+bool gt_gate_init(struct gt_gate *g);
+int gt_gate_fence(struct gt_gate *g);
+void gt_gate_release(struct gt_gate *g);
+void gt_gate_fini(struct gt_gate *g);
 
 #endif /* NPU_GT_H */

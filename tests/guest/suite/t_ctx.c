@@ -319,8 +319,9 @@ static void *destroy_main(void *arg)
  * when its newest jobs were cancelled before they reached the hardware
  * (and so signalled first) while an older one still runs there: here a
  * hung job, which ends through the scheduler timeout.  Deterministic:
- * jobs 1..N-1 wait for a sw_sync fence that the test signals only once
- * destroy has taken the context out of the file (CTX_QUERY says ENOENT).
+ * jobs 1..N-1 wait for a gate's fence (sw_sync or vgem) that the test
+ * signals only once destroy has taken the context out of the file
+ * (CTX_QUERY says ENOENT).
  */
 START_TEST(ctx_destroy_waits_for_hardware)
 {
@@ -334,24 +335,21 @@ START_TEST(ctx_destroy_waits_for_hardware)
 	};
 	struct destroyer d = { .fd = G.fd };
 	struct gt_batch b;
+	struct gt_gate gate;
 	pthread_t th;
 	int64_t t0;
-	int tl, st, rc;
+	int st, rc;
 	char knob[256];
 
-	tl = gt_sw_sync_open();
-	if (tl < 0)
-		GT_SKIP("no sw_sync (%s): CONFIG_SW_SYNC, the debug guest kernel", strerror(-tl));
-	if (gt_debugfs_path("inject_hang", knob, sizeof(knob))) {
-		close(tl);
+	if (gt_debugfs_path("inject_hang", knob, sizeof(knob)))
 		GT_SKIP("no debugfs knob \"inject_hang\"");
-	}
+	if (!gt_gate_init(&gate))
+		GT_SKIP("no sw_sync and no vgem: nothing to hold jobs back with");
 	ck_assert_int_eq(gt_ctx_create_retry(G.fd, 1, DRM_NPU_PRIORITY_NORMAL, &cc, 2000), 0);
 	ck_assert_msg(gt_batch_init(G.fd, &b, N, 65536, 13) == 0, "%s", gt_msg);
 	ck_assert_int_eq(gt_syncobj_create(G.fd, 0, &in.handle), 0);
 	h.handle = in.handle;
-	h.fd = gt_sw_sync_fence(tl, 1);
-	ck_assert_msg(h.fd >= 0, "SW_SYNC_IOC_CREATE_FENCE: %s", strerror(-h.fd));
+	h.fd = gt_gate_fence(&gate);
 	ck_assert_int_eq(gt_ioctl(G.fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h), 0);
 	close(h.fd);
 
@@ -379,8 +377,7 @@ START_TEST(ctx_destroy_waits_for_hardware)
 	 * exercised.
 	 */
 	usleep(50000);
-	rc = gt_sw_sync_inc(tl, 1);
-	ck_assert_msg(rc == 0, "SW_SYNC_IOC_INC: %s", strerror(-rc));
+	gt_gate_release(&gate);
 	pthread_join(th, NULL);
 	ck_assert_int_eq(d.rc, 0);
 
@@ -398,7 +395,7 @@ START_TEST(ctx_destroy_waits_for_hardware)
 	}
 	gt_syncobj_destroy(G.fd, in.handle);
 	gt_batch_fini(&b);
-	close(tl);
+	gt_gate_fini(&gate);
 	ck_assert_msg(gt_good_job_new_ctx(G.fd) == 0, "%s", gt_msg);
 }
 END_TEST

@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <linux/dma-buf.h>
@@ -84,16 +83,6 @@ static int prime_import(int fd, int dmabuf, uint32_t *handle)
 
 	if (!rc)
 		*handle = p.handle;
-	return rc;
-}
-
-static int prime_export(int fd, uint32_t handle, uint32_t flags, int *dmabuf)
-{
-	struct drm_prime_handle p = { .handle = handle, .flags = flags, .fd = -1 };
-	int rc = gt_ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p);
-
-	if (!rc)
-		*dmabuf = p.fd;
 	return rc;
 }
 
@@ -193,122 +182,17 @@ static void expect_pattern(const void *p, uint64_t bytes, unsigned seed,
 		      gt_pattern((uint64_t)(bad < 0 ? 0 : bad), seed));
 }
 
-/* ---- vgem: a second DRM driver that exports buffers and fences them ----------------- */
-
-/* include/uapi/drm/vgem_drm.h (not in libdrm's headers). */
-struct gt_vgem_fence_attach {
-	uint32_t handle;
-	uint32_t flags;
-	uint32_t out_fence;
-	uint32_t pad;
-};
-
-struct gt_vgem_fence_signal {
-	uint32_t fence;
-	uint32_t flags;
-};
-
-#define GT_VGEM_FENCE_WRITE	0x1
-#define GT_IOCTL_VGEM_FENCE_ATTACH \
-	DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct gt_vgem_fence_attach)
-#define GT_IOCTL_VGEM_FENCE_SIGNAL \
-	DRM_IOW(DRM_COMMAND_BASE + 0x2, struct gt_vgem_fence_signal)
-#define GT_VGEM_KO		"/lib/modules/opt/vgem.ko"
-
-/*
- * A file of vgem's primary node (dumb buffers need it), loading vgem.ko
- * from the initramfs first if needed; -1 when this kernel has no vgem.
- */
-static int vgem_open(void)
-{
-	char path[64], name[16];
-
-	if (access("/sys/module/vgem", F_OK)) {
-		int ko = open(GT_VGEM_KO, O_RDONLY | O_CLOEXEC);
-
-		if (ko < 0)
-			return -1;
-		if (syscall(SYS_finit_module, ko, "", 0) && errno != EEXIST) {
-			fprintf(stderr, "npu-guest-test: loading vgem: %s\n", strerror(errno));
-			close(ko);
-			return -1;
-		}
-		close(ko);
-	}
-	for (int i = 0; i < 16; i++) {
-		struct drm_version v = { 0 };
-		int fd;
-
-		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		memset(name, 0, sizeof(name));
-		v.name = name;
-		v.name_len = sizeof(name) - 1;
-		if (!ioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "vgem"))
-			return fd;
-		close(fd);
-	}
-	return -1;
-}
-
-/* A vgem dumb buffer of @size bytes (a multiple of 4 KiB), mapped. */
-static uint32_t vgem_bo(int vfd, uint64_t size, uint8_t **map)
-{
-	struct drm_mode_create_dumb c = {
-		.width = 1024, .height = (uint32_t)(size / 4096), .bpp = 32,
-	};
-	struct drm_mode_map_dumb m = { 0 };
-
-	ck_assert_msg(ioctl(vfd, DRM_IOCTL_MODE_CREATE_DUMB, &c) == 0,
-		      "vgem CREATE_DUMB: %s", strerror(errno));
-	ck_assert_uint_ge(c.size, size);
-	m.handle = c.handle;
-	ck_assert_msg(ioctl(vfd, DRM_IOCTL_MODE_MAP_DUMB, &m) == 0, "vgem MAP_DUMB: %s",
-		      strerror(errno));
-	*map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, vfd, (off_t)m.offset);
-	ck_assert_msg(*map != MAP_FAILED, "mmap of a vgem BO: %s", strerror(errno));
-	return c.handle;
-}
-
-/* Attach a pending vgem fence (write or read) to @bo; its id. */
-static uint32_t vgem_fence(int vfd, uint32_t bo, bool write)
-{
-	struct gt_vgem_fence_attach a = {
-		.handle = bo, .flags = write ? GT_VGEM_FENCE_WRITE : 0,
-	};
-
-	ck_assert_msg(ioctl(vfd, GT_IOCTL_VGEM_FENCE_ATTACH, &a) == 0,
-		      "VGEM_FENCE_ATTACH: %s", strerror(errno));
-	return a.out_fence;
-}
-
-static void vgem_signal(int vfd, uint32_t fence)
-{
-	struct gt_vgem_fence_signal sig = { .fence = fence };
-
-	ck_assert_msg(ioctl(vfd, GT_IOCTL_VGEM_FENCE_SIGNAL, &sig) == 0,
-		      "VGEM_FENCE_SIGNAL: %s", strerror(errno));
-}
-
 /* ---- blockers ------------------------------------------------------------------------ */
 
 /*
- * Something that holds a fence pending.  "manual": until blocker_release
- * (a sw_sync fence; else a vgem fence, which vgem itself signals after
- * 10 s at the latest).  Otherwise a 16 MiB copy on a context of its own
- * file, which finishes by itself.
+ * Something that holds a fence pending.  "manual": a gate, until
+ * blocker_release.  Otherwise a 16 MiB copy on a context of its own file,
+ * which finishes by itself.
  */
 struct blocker {
 	bool manual;
 	const char *kind;
-	int tl;			/* sw_sync timeline, or -1 */
-	uint32_t value;		/* its last fence's value */
-	int vfd;		/* vgem file, or -1 */
-	uint32_t vbo, vfence;	/* vgem BO (its dma-buf: vdmabuf), last fence */
-	int vdmabuf;
-	uint8_t *vmap;
+	struct gt_gate gate;
 	int fd;			/* the copy's file */
 	uint32_t ctx, so;
 	struct gt_bo cmd, src, dst;
@@ -319,19 +203,9 @@ struct blocker {
 static void blocker_init(struct blocker *b)
 {
 	memset(b, 0, sizeof(*b));
-	b->vfd = -1;
-	b->tl = gt_sw_sync_open();
-	if (b->tl >= 0) {
+	if (gt_gate_init(&b->gate)) {
 		b->manual = true;
-		b->kind = "sw_sync";
-		return;
-	}
-	b->vfd = vgem_open();
-	if (b->vfd >= 0) {
-		b->manual = true;
-		b->kind = "vgem";
-		b->vbo = vgem_bo(b->vfd, 4096, &b->vmap);
-		ck_assert_int_eq(prime_export(b->vfd, b->vbo, DRM_CLOEXEC, &b->vdmabuf), 0);
+		b->kind = b->gate.kind;
 		return;
 	}
 	b->kind = "copy";
@@ -355,19 +229,8 @@ static int blocker_fence(struct blocker *b)
 	};
 	int rc;
 
-	if (b->tl >= 0) {
-		rc = gt_sw_sync_fence(b->tl, ++b->value);
-		ck_assert_msg(rc >= 0, "SW_SYNC_IOC_CREATE_FENCE: %s", strerror(-rc));
-		return rc;
-	}
-	if (b->vfd >= 0) {
-		struct dma_buf_export_sync_file e = { .flags = DMA_BUF_SYNC_READ, .fd = -1 };
-
-		b->vfence = vgem_fence(b->vfd, b->vbo, true);
-		ck_assert_msg(ioctl(b->vdmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &e) == 0,
-			      "EXPORT_SYNC_FILE of the vgem BO: %s", strerror(errno));
-		return e.fd;
-	}
+	if (b->manual)
+		return gt_gate_fence(&b->gate);
 	rc = submit_copy(b->fd, b->ctx, &b->cmd, &b->src, &b->dst, BLOCK_BYTES, b->so,
 			 NULL, 0);
 	ck_assert_msg(rc == 0, "blocker SUBMIT: %s", strerror(-rc));
@@ -379,14 +242,8 @@ static int blocker_fence(struct blocker *b)
 /* Let the last fence signal (a copy finishes by itself). */
 static void blocker_release(struct blocker *b)
 {
-	int rc;
-
-	if (b->tl >= 0) {
-		rc = gt_sw_sync_inc(b->tl, 1);
-		ck_assert_msg(rc == 0, "SW_SYNC_IOC_INC: %s", strerror(-rc));
-	} else if (b->vfd >= 0) {
-		vgem_signal(b->vfd, b->vfence);
-	}
+	if (b->manual)
+		gt_gate_release(&b->gate);
 }
 
 /* The last fence has signalled, without error. */
@@ -399,14 +256,8 @@ static bool blocker_done(struct blocker *b)
 
 static void blocker_fini(struct blocker *b)
 {
-	if (b->tl >= 0) {
-		close(b->tl);
-		return;
-	}
-	if (b->vfd >= 0) {
-		munmap(b->vmap, 4096);
-		close(b->vdmabuf);
-		close(b->vfd);
+	if (b->manual) {
+		gt_gate_fini(&b->gate);
 		return;
 	}
 	gt_syncobj_wait(b->fd, &b->so, 1, GT_WAIT_NS);
@@ -546,13 +397,13 @@ START_TEST(dmabuf_vgem_import)
 	uint32_t ctx = new_ctx(G.fd), vbo, vf, so;
 	struct gt_bo cmd, src, dst, imp;
 	uint8_t *vmap;
-	int vfd = vgem_open(), dmabuf, rc;
+	int vfd = gt_vgem_open(), dmabuf, rc;
 
 	if (vfd < 0)
 		GT_SKIP("no vgem in this kernel (the stock kernel runs this)");
-	vbo = vgem_bo(vfd, UDMA_SIZE, &vmap);
+	vbo = gt_vgem_bo(vfd, UDMA_SIZE, &vmap);
 	memset(vmap, 0x5a, UDMA_SIZE);
-	ck_assert_int_eq(prime_export(vfd, vbo, DRM_CLOEXEC | DRM_RDWR, &dmabuf), 0);
+	ck_assert_int_eq(gt_prime_export(vfd, vbo, DRM_CLOEXEC | DRM_RDWR, &dmabuf), 0);
 	import_bo(G.fd, dmabuf, &imp);
 	ck_assert_uint_eq(imp.size, UDMA_SIZE);
 	npu_bo(G.fd, GT_COPY_PROG_SIZE, 0, &cmd);
@@ -563,14 +414,14 @@ START_TEST(dmabuf_vgem_import)
 	expect_pattern(vmap, UDMA_SIZE, 81, "vgem BO written by the npu");
 
 	ck_assert_int_eq(gt_syncobj_create(G.fd, 0, &so), 0);
-	vf = vgem_fence(vfd, vbo, true);
+	vf = gt_vgem_fence(vfd, vbo, true);
 	gt_fill(vmap, UDMA_SIZE, 82);
 	rc = submit_copy(G.fd, ctx, &cmd, &imp, &dst, UDMA_SIZE, so, NULL, 0);
 	ck_assert_msg(rc == 0, "SUBMIT: %s", strerror(-rc));
 	gt_msleep(300);
 	ck_assert_msg(!job_done(G.fd, so), "the job ran before vgem's write fence signalled");
 	ck_assert(gt_all_zero(dst.map, UDMA_SIZE));
-	vgem_signal(vfd, vf);
+	gt_vgem_signal(vfd, vf);
 	ck_assert_int_eq(gt_syncobj_wait(G.fd, &so, 1, GT_WAIT_NS), 0);
 	expect_pattern(dst.map, UDMA_SIZE, 82, "npu BO copied from the vgem BO");
 
@@ -635,7 +486,7 @@ START_TEST(dmabuf_import_accounting)
 		int again;
 		uint32_t h4;
 
-		ck_assert_int_eq(prime_export(G.fd, h1, DRM_CLOEXEC, &again), 0);
+		ck_assert_int_eq(gt_prime_export(G.fd, h1, DRM_CLOEXEC, &again), 0);
 		ck_assert_int_eq(prime_import(G.fd, again, &h4), 0);
 		ck_assert_uint_eq(h4, h1);
 		ck_assert_int_eq(prime_import(fd2, again, &h4), 0);
@@ -673,13 +524,13 @@ START_TEST(dmabuf_export_import)
 
 	ck_assert_int_ge(fd2, 0);
 	npu_bo(G.fd, 1 << 20, 41, &a);
-	ck_assert_int_eq(prime_export(G.fd, a.handle, DRM_CLOEXEC | DRM_RDWR, &dmabuf), 0);
+	ck_assert_int_eq(gt_prime_export(G.fd, a.handle, DRM_CLOEXEC | DRM_RDWR, &dmabuf), 0);
 	ck_assert_int_ge(dmabuf, 0);
 	/* Same file: the same handle. */
 	ck_assert_int_eq(prime_import(G.fd, dmabuf, &h), 0);
 	ck_assert_uint_eq(h, a.handle);
 	/* Exporting again gives the same dma-buf (same import). */
-	ck_assert_int_eq(prime_export(G.fd, a.handle, DRM_CLOEXEC, &dmabuf2), 0);
+	ck_assert_int_eq(gt_prime_export(G.fd, a.handle, DRM_CLOEXEC, &dmabuf2), 0);
 	ck_assert_int_eq(prime_import(G.fd, dmabuf2, &h), 0);
 	ck_assert_uint_eq(h, a.handle);
 	close(dmabuf2);
@@ -703,7 +554,7 @@ START_TEST(dmabuf_export_import)
 
 	/* Flags travel with the BO: NO_MMAP stays unmappable everywhere. */
 	ck_assert_int_eq(gt_bo_create(G.fd, 65536, DRM_NPU_BO_NO_MMAP, &nom), 0);
-	ck_assert_int_eq(prime_export(G.fd, nom.handle, DRM_CLOEXEC, &dmabuf), 0);
+	ck_assert_int_eq(gt_prime_export(G.fd, nom.handle, DRM_CLOEXEC, &dmabuf), 0);
 	p = mmap(NULL, 65536, PROT_READ, MAP_SHARED, dmabuf, 0);
 	ck_assert_msg(p == MAP_FAILED, "a NO_MMAP BO was mapped through its dma-buf");
 	ck_assert_int_eq(prime_import(fd2, dmabuf, &h), 0);
@@ -754,7 +605,7 @@ START_TEST(dmabuf_implicit_cross_file)
 	npu_bo(G.fd, BIG, 0, &big_d);
 	npu_bo(G.fd, MID, 52, &src);
 	npu_bo(G.fd, MID, 0, &x);
-	ck_assert_int_eq(prime_export(G.fd, x.handle, DRM_CLOEXEC, &dmabuf), 0);
+	ck_assert_int_eq(gt_prime_export(G.fd, x.handle, DRM_CLOEXEC, &dmabuf), 0);
 	import_bo(fd2, dmabuf, &xb);
 	close(dmabuf);
 	npu_bo(fd2, GT_COPY_PROG_SIZE, 0, &cmdb);
@@ -1028,13 +879,13 @@ START_TEST(dmabuf_bad_fd)
 	close(sync_fd);
 	gt_syncobj_destroy(G.fd, so);
 	/* Export: unknown handle, unknown flags. */
-	rc = prime_export(G.fd, 0x7fffffff, DRM_CLOEXEC, &out);
+	rc = gt_prime_export(G.fd, 0x7fffffff, DRM_CLOEXEC, &out);
 	ck_assert_msg(rc == -ENOENT, "export of an unknown handle: %s", strerror(-rc));
 	{
 		struct gt_bo bo;
 
 		ck_assert_int_eq(gt_bo_create(G.fd, 4096, 0, &bo), 0);
-		rc = prime_export(G.fd, bo.handle, 0x1234, &out);
+		rc = gt_prime_export(G.fd, bo.handle, 0x1234, &out);
 		ck_assert_msg(rc == -EINVAL, "export with flags 0x1234: %s", strerror(-rc));
 		gt_bo_free(G.fd, &bo);
 	}
