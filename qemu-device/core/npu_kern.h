@@ -77,6 +77,19 @@ void npu_kern_gemm_force_portable(bool on);
 void npu_kern_gemm_f32(int M, int N, int K,
 		       const float *A, long lda, const float *B, long ldb,
 		       float *C, long ldc, bool accumulate);
+/*
+ * The same, then C[m][n] = C[m][n] + bias[n] (@bias NULL: none), each
+ * value bit for bit what a separate pass over C would give; the fast
+ * paths add it as they write the sum's last part, not in another pass.
+ */
+void npu_kern_gemm_bf16_bias(int M, int N, int K,
+			     const uint16_t *A, long lda, const uint16_t *B,
+			     long ldb, float *C, long ldc, bool accumulate,
+			     const float *bias);
+void npu_kern_gemm_f32_bias(int M, int N, int K,
+			    const float *A, long lda, const float *B, long ldb,
+			    float *C, long ldc, bool accumulate,
+			    const float *bias);
 
 /*
  * 2-D convolution, NHWC with N = 1: X [H][W][C], Wt [KH][KW][C/groups][OC],
@@ -90,6 +103,11 @@ struct npu_kern_conv {
 	int stride_h, stride_w, dil_h, dil_w;
 	int pad_top, pad_left;
 	int groups;
+	/*
+	 * Float kernels: [OC] added to every output pixel after its sum, as
+	 * a separate pass would (NULL: none).  The int8 kernel ignores it.
+	 */
+	const float *bias;
 };
 void npu_kern_conv2d_i8(const struct npu_kern_conv *p,
 			const void *X, bool x_signed, int32_t x_zp,

@@ -113,22 +113,28 @@ struct gemm_call {
 	bool a_signed, b_signed;
 	int32_t a_zp, b_zp;
 	bool accumulate;
+	const float *bias;	/* float types: [OC], or NULL */
 };
 
+/* @n0: the first of the N output channels (the group's bias). */
 static void run_gemm(const struct gemm_call *c, int M, int N, int K,
 		     const void *A, long lda, const void *B, long ldb, void *C,
-		     long ldc)
+		     long ldc, long n0)
 {
+	const float *bias = c->bias ? c->bias + n0 : NULL;
+
 	switch (c->type) {
 	case CT_I8:
 		npu_kern_gemm_i8(M, N, K, A, lda, c->a_signed, c->a_zp, B, ldb,
 				 c->b_signed, c->b_zp, C, ldc, c->accumulate);
 		break;
 	case CT_BF16:
-		npu_kern_gemm_bf16(M, N, K, A, lda, B, ldb, C, ldc, c->accumulate);
+		npu_kern_gemm_bf16_bias(M, N, K, A, lda, B, ldb, C, ldc,
+					c->accumulate, bias);
 		break;
 	case CT_F32:
-		npu_kern_gemm_f32(M, N, K, A, lda, B, ldb, C, ldc, c->accumulate);
+		npu_kern_gemm_f32_bias(M, N, K, A, lda, B, ldb, C, ldc,
+				       c->accumulate, bias);
 		break;
 	}
 }
@@ -146,7 +152,7 @@ static bool conv_gemm(const struct npu_kern_conv *p, const struct conv_geom *g,
 	uint8_t *buf, *padrow;
 
 	if (conv_is_pointwise(p)) {
-		run_gemm(c, (int)g->P, p->OC, p->C, X, p->C, Wt, p->OC, Y, p->OC);
+		run_gemm(c, (int)g->P, p->OC, p->C, X, p->C, Wt, p->OC, Y, p->OC, 0);
 		return true;
 	}
 	rowbytes = (size_t)g->Kc * esz;
@@ -181,7 +187,7 @@ static bool conv_gemm(const struct npu_kern_conv *p, const struct conv_geom *g,
 				 p->OC,
 				 (uint8_t *)Y + ((size_t)q0 * p->OC +
 						 (size_t)grp * g->OCg) * ysz,
-				 p->OC);
+				 p->OC, (long)grp * g->OCg);
 		}
 	}
 	free(buf);
@@ -276,15 +282,24 @@ typedef float dw_v8u __attribute__((vector_size(32), aligned(4), may_alias));
 #define dw_load(p)		(*(const dw_v8u *)(p))
 #define dw_store(p, v)		(*(dw_v8u *)(p) = (v))
 
+/*
+ * @bias (or NULL) is added after the taps: the sum, then the bias, as the
+ * separate pass it replaces did.  @fresh: the sums start from +0.0, not
+ * from @acc (which need not have been cleared first).
+ */
 CONV_CLONES
 static void dw_pixel_f32(const struct dw_taps *tp, const float *restrict x,
-			 const float *restrict w, float *restrict acc, long C)
+			 const float *restrict w, float *restrict acc, long C,
+			 const float *restrict bias, bool fresh)
 {
+	const dw_v8 zero = { 0 };
 	long c = 0;
 
 	for (; c + 32 <= C; c += 32) {
-		dw_v8 a0 = dw_load(acc + c), a1 = dw_load(acc + c + 8);
-		dw_v8 a2 = dw_load(acc + c + 16), a3 = dw_load(acc + c + 24);
+		dw_v8 a0 = fresh ? zero : (dw_v8)dw_load(acc + c);
+		dw_v8 a1 = fresh ? zero : (dw_v8)dw_load(acc + c + 8);
+		dw_v8 a2 = fresh ? zero : (dw_v8)dw_load(acc + c + 16);
+		dw_v8 a3 = fresh ? zero : (dw_v8)dw_load(acc + c + 24);
 
 		for (int k = 0; k < tp->n; k++) {
 			const float *xr = x + tp->xoff[k] + c;
@@ -295,23 +310,33 @@ static void dw_pixel_f32(const struct dw_taps *tp, const float *restrict x,
 			a2 += dw_load(xr + 16) * dw_load(wt + 16);
 			a3 += dw_load(xr + 24) * dw_load(wt + 24);
 		}
+		if (bias) {
+			a0 += dw_load(bias + c);
+			a1 += dw_load(bias + c + 8);
+			a2 += dw_load(bias + c + 16);
+			a3 += dw_load(bias + c + 24);
+		}
 		dw_store(acc + c, a0);
 		dw_store(acc + c + 8, a1);
 		dw_store(acc + c + 16, a2);
 		dw_store(acc + c + 24, a3);
 	}
 	for (; c + 8 <= C; c += 8) {
-		dw_v8 a = dw_load(acc + c);
+		dw_v8 a = fresh ? zero : (dw_v8)dw_load(acc + c);
 
 		for (int k = 0; k < tp->n; k++)
 			a += dw_load(x + tp->xoff[k] + c) * dw_load(w + tp->woff[k] + c);
+		if (bias)
+			a += dw_load(bias + c);
 		dw_store(acc + c, a);
 	}
 	for (; c < C; c++) {
-		float a = acc[c];
+		float a = fresh ? 0.0f : acc[c];
 
 		for (int k = 0; k < tp->n; k++)
 			a += x[tp->xoff[k] + c] * w[tp->woff[k] + c];
+		if (bias)
+			a += bias[c];
 		acc[c] = a;
 	}
 }
@@ -349,7 +374,7 @@ static void dw_taps_at(const struct npu_kern_conv *p, long ih0, long iw0,
  * others, near a padded edge, get their own.
  */
 static void dw_f32(const struct npu_kern_conv *p, const float *x,
-		   const float *w, float *Y)
+		   const float *w, float *Y, bool fresh)
 {
 	const long C = p->C;
 	const long span_h = (long)(p->KH - 1) * p->dil_h;
@@ -367,11 +392,11 @@ static void dw_f32(const struct npu_kern_conv *p, const float *x,
 			if (rows_in && iw0 >= 0 && iw0 + span_w < p->W &&
 			    inner.n == p->KH * p->KW) {
 				dw_pixel_f32(&inner, x + (ih0 * p->W + iw0) * C, w,
-					     Y + q * C, C);
+					     Y + q * C, C, p->bias, fresh);
 				continue;
 			}
 			dw_taps_at(p, ih0, iw0, &edge);
-			dw_pixel_f32(&edge, x, w, Y + q * C, C);
+			dw_pixel_f32(&edge, x, w, Y + q * C, C, p->bias, fresh);
 		}
 	}
 }
@@ -475,6 +500,18 @@ out:
 	free(xe);
 }
 
+/* Y[q][oc] = Y[q][oc] + bias[oc] for every output pixel q, if a bias. */
+static void conv_add_bias(const struct npu_kern_conv *p, float *Y)
+{
+	const size_t P = (size_t)p->OH * (size_t)p->OW;
+
+	if (!p->bias || p->OC <= 0)
+		return;
+	for (size_t q = 0; q < P; q++)
+		for (int c = 0; c < p->OC; c++)
+			Y[q * (size_t)p->OC + c] = Y[q * (size_t)p->OC + c] + p->bias[c];
+}
+
 /*
  * Floating point, any grouping (used for one input channel per group, and
  * if the im2col buffer cannot be allocated).  @X16/@W16 are bf16 when
@@ -503,14 +540,15 @@ static void conv_direct_float(const struct npu_kern_conv *p,
 		w = wbuf;
 		x = xbuf;
 	}
+	/* The depthwise loops write every output, from +0.0 or from Y. */
+	if (g->Cg == 1 && g->OCg == 1 && p->KH * p->KW <= NPU_DW_MAX_TAPS) {
+		dw_f32(p, x, w, Y, !accumulate);
+		goto out;
+	}
 	if (!accumulate)
 		for (size_t i = 0; i < (size_t)g->P * p->OC; i++)
 			Y[i] = 0.0f;
 
-	if (g->Cg == 1 && g->OCg == 1 && p->KH * p->KW <= NPU_DW_MAX_TAPS) {
-		dw_f32(p, x, w, Y);
-		goto out;
-	}
 	FOR_EACH_TAP(p, q, xoff, t, {
 		float *acc = Y + q * p->OC;
 		const float *xr = x + xoff;
@@ -532,6 +570,7 @@ static void conv_direct_float(const struct npu_kern_conv *p,
 					 wt + (long)c * p->OC + (long)grp * g->OCg,
 					 g->OCg);
 	})
+	conv_add_bias(p, Y);
 out:
 	free(wbuf);
 	free(xbuf);
@@ -576,7 +615,9 @@ void npu_kern_conv2d_i8(const struct npu_kern_conv *p,
 void npu_kern_conv2d_bf16(const struct npu_kern_conv *p, const uint16_t *X,
 			  const uint16_t *Wt, float *Y, bool accumulate)
 {
-	const struct gemm_call c = { .type = CT_BF16, .accumulate = accumulate };
+	const struct gemm_call c = {
+		.type = CT_BF16, .accumulate = accumulate, .bias = p->bias,
+	};
 	const uint16_t zero = 0;	/* +0.0 */
 	struct conv_geom g;
 
@@ -584,6 +625,7 @@ void npu_kern_conv2d_bf16(const struct npu_kern_conv *p, const uint16_t *X,
 		return;
 	if (g.Kc == 0) {
 		conv_clear(p, Y, accumulate);
+		conv_add_bias(p, Y);
 		return;
 	}
 	if (g.Cg > 1 && conv_gemm(p, &g, &c, 2, X, Wt, Y, &zero))
@@ -594,7 +636,9 @@ void npu_kern_conv2d_bf16(const struct npu_kern_conv *p, const uint16_t *X,
 void npu_kern_conv2d_f32(const struct npu_kern_conv *p, const float *X,
 			 const float *Wt, float *Y, bool accumulate)
 {
-	const struct gemm_call c = { .type = CT_F32, .accumulate = accumulate };
+	const struct gemm_call c = {
+		.type = CT_F32, .accumulate = accumulate, .bias = p->bias,
+	};
 	const float zero = 0.0f;
 	struct conv_geom g;
 
@@ -602,6 +646,7 @@ void npu_kern_conv2d_f32(const struct npu_kern_conv *p, const float *X,
 		return;
 	if (g.Kc == 0) {
 		conv_clear(p, Y, accumulate);
+		conv_add_bias(p, Y);
 		return;
 	}
 	if (g.Cg > 1 && conv_gemm(p, &g, &c, 4, X, Wt, Y, &zero))

@@ -168,6 +168,22 @@ static void clear_c(int M, int N, void *C, long ldc, size_t esz,
 		       (size_t)N * esz);
 }
 
+/*
+ * C[m][n] = C[m][n] + bias[n]: what the portable paths do after the sum,
+ * and what the fast ones do as they write the sum's last part.
+ */
+static void add_bias(int M, int N, float *C, long ldc, const float *bias)
+{
+	if (!bias)
+		return;
+	for (int i = 0; i < M; i++) {
+		float *c = C + (long)i * ldc;
+
+		for (int j = 0; j < N; j++)
+			c[j] = c[j] + bias[j];
+	}
+}
+
 #ifdef GEMM_HAVE_X86
 /* ------------------------------------------------------------------------
  * AVX-512 implementation.
@@ -244,6 +260,7 @@ struct gemm_job {
 	void *C;
 	long ldc;		/* elements */
 	bool accumulate;
+	const float *bias;	/* float kinds: [N] added after the sum, or NULL */
 	/* int8 only */
 	bool a_flip, b_flip;	/* XOR 0x80 while packing */
 	uint32_t alpha, beta;	/* see the top of the file */
@@ -544,12 +561,14 @@ static inline void TGT_BASE store_i32(int32_t *c, __m512i v0, __m512i v1,
 
 static void TGT_VNNI kern_i8(long kg, const uint8_t *Ap, const uint8_t *Bp,
 			     void *Cv, long ldc, int mr, int nr, bool load_c,
-			     const int32_t *rowc, const int32_t *colc)
+			     const int32_t *rowc, const int32_t *colc,
+			     const float *bias)
 {
 	const __m512i z = _mm512_setzero_si512();
 	int32_t *C = Cv;
 	ACC_DECL(__m512i, z);
 
+	(void)bias;	/* int32 sums: the output stage adds their bias */
 	prefetch_c(Cv, ldc, mr);
 	for (long g = 0; g < kg; g++) {
 		const __m512i b0 = _mm512_loadu_si512(Bp);
@@ -581,12 +600,35 @@ static void TGT_VNNI kern_i8(long kg, const uint8_t *Ap, const uint8_t *Bp,
 	}
 }
 
+/*
+ * a + b with a as the first source: when both are NaN the result is a's
+ * (quieted).  The compiler may swap the operands of _mm512_add_ps, and
+ * did so differently from one build of a kernel to the next.
+ */
+static inline __m512 TGT_BASE add_first(__m512 a, __m512 b)
+{
+	__m512 r;
+
+	__asm__("vaddps %2, %1, %0" : "=v"(r) : "v"(a), "v"(b));
+	return r;
+}
+
+/*
+ * C first, then the sum (as the portable paths' c += a * b), then the
+ * bias (when @bias; the output stage's order: the value first): every
+ * path gives the same bits, NaN payloads included.
+ */
 static inline void TGT_BASE store_f32(float *c, __m512 v0, __m512 v1,
-				      __mmask16 m0, __mmask16 m1, bool load_c)
+				      __mmask16 m0, __mmask16 m1, bool load_c,
+				      const float *bias)
 {
 	if (load_c) {
-		v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, c));
-		v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, c + 16));
+		v0 = add_first(_mm512_maskz_loadu_ps(m0, c), v0);
+		v1 = add_first(_mm512_maskz_loadu_ps(m1, c + 16), v1);
+	}
+	if (bias) {
+		v0 = add_first(v0, _mm512_maskz_loadu_ps(m0, bias));
+		v1 = add_first(v1, _mm512_maskz_loadu_ps(m1, bias + 16));
 	}
 	_mm512_mask_storeu_ps(c, m0, v0);
 	_mm512_mask_storeu_ps(c + 16, m1, v1);
@@ -594,11 +636,12 @@ static inline void TGT_BASE store_f32(float *c, __m512 v0, __m512 v1,
 
 #define OUT_F32(i)							\
 	if ((i) < mr)							\
-		store_f32(C + (i) * ldc, c##i##a, c##i##b, m0, m1, load_c);
+		store_f32(C + (i) * ldc, c##i##a, c##i##b, m0, m1, load_c, bias);
 
 static void TGT_BF16 kern_bf16(long kg, const uint8_t *Ap, const uint8_t *Bp,
 			       void *Cv, long ldc, int mr, int nr, bool load_c,
-			       const int32_t *rowc, const int32_t *colc)
+			       const int32_t *rowc, const int32_t *colc,
+			       const float *bias)
 {
 	const __m512 z = _mm512_setzero_ps();
 	float *C = Cv;
@@ -632,7 +675,8 @@ static void TGT_BF16 kern_bf16(long kg, const uint8_t *Ap, const uint8_t *Bp,
 
 static void TGT_BASE kern_f32(long kg, const uint8_t *Ap, const uint8_t *Bp,
 			      void *Cv, long ldc, int mr, int nr, bool load_c,
-			      const int32_t *rowc, const int32_t *colc)
+			      const int32_t *rowc, const int32_t *colc,
+			      const float *bias)
 {
 	const __m512 z = _mm512_setzero_ps();
 	float *C = Cv;
@@ -669,7 +713,8 @@ static void TGT_BASE kern_f32(long kg, const uint8_t *Ap, const uint8_t *Bp,
 
 typedef void kern_fn(long kg, const uint8_t *Ap, const uint8_t *Bp, void *C,
 		     long ldc, int mr, int nr, bool load_c,
-		     const int32_t *rowc, const int32_t *colc);
+		     const int32_t *rowc, const int32_t *colc,
+		     const float *bias);
 
 static inline long lmin(long a, long b)
 {
@@ -840,7 +885,8 @@ static bool gemm_blocked(const struct gemm_job *j)
 						kern(kg, ap + ir / MR * kg_max * A_GROUP_BYTES,
 						     bpan, c, j->ldc, rows, cols, load_c,
 						     i8 && last ? rowc + ic + ir : NULL,
-						     i8 && last ? colc + jr : NULL);
+						     i8 && last ? colc + jr : NULL,
+						     last && j->bias ? j->bias + jc + jr : NULL);
 					}
 				}
 			}
@@ -857,7 +903,7 @@ out:
  * block of KGB groups an accumulator from zero, the groups in increasing
  * k (pair g = rows 2g and 2g+1 of the block; an odd block's last pair
  * completed by zeros on both sides, as the packers do), then the block's
- * sum added to C (store_f32: the sum first, C second) or stored.
+ * sum added to C (store_f32: C first, the sum second) or stored.
  *
  * The two rows are interleaved as pack_b_bf16 interleaves them, minus
  * its permute: lane L of the word unpacks holds columns 8L..8L+3 (lo) and
@@ -869,7 +915,7 @@ out:
 
 static void TGT_BF16 gemv_bf16(int N, int K, const uint16_t *A,
 			       const uint16_t *B, long ldb, float *C,
-			       bool accumulate)
+			       bool accumulate, const float *bias)
 {
 	const long kc_max = KGB * 2;	/* bf16 elements of a KC block */
 	const __m512i idx0 = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
@@ -930,7 +976,8 @@ static void TGT_BF16 gemv_bf16(int N, int K, const uint16_t *A,
 
 				store_f32(c, _mm512_castsi512_ps(_mm512_permutex2var_epi64(l, idx0, h)),
 					  _mm512_castsi512_ps(_mm512_permutex2var_epi64(l, idx1, h)),
-					  (__mmask16)m[v], (__mmask16)(m[v] >> 16), load_c);
+					  (__mmask16)m[v], (__mmask16)(m[v] >> 16), load_c,
+					  bias && pc + kc >= K ? bias + j0 + 32 * v : NULL);
 			}
 		}
 	}
@@ -986,15 +1033,24 @@ void npu_kern_gemm_bf16(int M, int N, int K,
 			const uint16_t *A, long lda, const uint16_t *B, long ldb,
 			float *C, long ldc, bool accumulate)
 {
+	npu_kern_gemm_bf16_bias(M, N, K, A, lda, B, ldb, C, ldc, accumulate, NULL);
+}
+
+void npu_kern_gemm_bf16_bias(int M, int N, int K,
+			     const uint16_t *A, long lda, const uint16_t *B,
+			     long ldb, float *C, long ldc, bool accumulate,
+			     const float *bias)
+{
 	if (M <= 0 || N <= 0)
 		return;
 	if (K <= 0) {
 		clear_c(M, N, C, ldc, sizeof(*C), accumulate);
+		add_bias(M, N, C, ldc, bias);
 		return;
 	}
 #ifdef GEMM_HAVE_X86
 	if (use_fast(ISA_AVX512 | ISA_BF16) && M == 1) {
-		gemv_bf16(N, K, A, B, ldb, C, accumulate);
+		gemv_bf16(N, K, A, B, ldb, C, accumulate, bias);
 		return;
 	}
 	if (use_fast(ISA_AVX512 | ISA_BF16)) {
@@ -1003,6 +1059,7 @@ void npu_kern_gemm_bf16(int M, int N, int K,
 			.A = (const uint8_t *)A, .lda = lda,
 			.B = (const uint8_t *)B, .ldb = ldb,
 			.C = C, .ldc = ldc, .accumulate = accumulate,
+			.bias = bias,
 		};
 
 		if (gemm_blocked(&j))
@@ -1010,16 +1067,26 @@ void npu_kern_gemm_bf16(int M, int N, int K,
 	}
 #endif
 	gemm_bf16_portable(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+	add_bias(M, N, C, ldc, bias);
 }
 
 void npu_kern_gemm_f32(int M, int N, int K,
 		       const float *A, long lda, const float *B, long ldb,
 		       float *C, long ldc, bool accumulate)
 {
+	npu_kern_gemm_f32_bias(M, N, K, A, lda, B, ldb, C, ldc, accumulate, NULL);
+}
+
+void npu_kern_gemm_f32_bias(int M, int N, int K,
+			    const float *A, long lda, const float *B, long ldb,
+			    float *C, long ldc, bool accumulate,
+			    const float *bias)
+{
 	if (M <= 0 || N <= 0)
 		return;
 	if (K <= 0) {
 		clear_c(M, N, C, ldc, sizeof(*C), accumulate);
+		add_bias(M, N, C, ldc, bias);
 		return;
 	}
 #ifdef GEMM_HAVE_X86
@@ -1029,6 +1096,7 @@ void npu_kern_gemm_f32(int M, int N, int K,
 			.A = (const uint8_t *)A, .lda = lda,
 			.B = (const uint8_t *)B, .ldb = ldb,
 			.C = C, .ldc = ldc, .accumulate = accumulate,
+			.bias = bias,
 		};
 
 		if (gemm_blocked(&j))
@@ -1036,4 +1104,5 @@ void npu_kern_gemm_f32(int M, int N, int K,
 	}
 #endif
 	gemm_f32_portable(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+	add_bias(M, N, C, ldc, bias);
 }

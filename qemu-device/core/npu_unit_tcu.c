@@ -314,8 +314,28 @@ static int32_t add_wrap(int32_t a, int32_t b)
 }
 
 /*
+ * A float TCU's bias (SRC2, fp32 [N]) for the GEMM or convolution to add
+ * as it writes its sums, rather than in a pass of its own over them: NULL
+ * with *@st 0 when the instruction has none or accumulates in int32 (the
+ * output stage adds that one).  Loaded after the inputs, so a fault is
+ * reported for the same operand as before.
+ */
+static const float *float_bias(struct npu_iteration *it, int *st)
+{
+	const struct npu_dinsn *di = it->di;
+	struct npu_view zv;
+
+	*st = 0;
+	if (!di->used[NPU_OPND_SRC2] || di->priv[TCU_PRIV_KIND] == TCU_INT8)
+		return NULL;
+	npu_opnd_view(it, NPU_OPND_SRC2, &zv);
+	return load_aligned(it, &zv, st);
+}
+
+/*
  * The output stage on n = rows * nchan raw accumulators (channel = index
- * % nchan), then the store.  @acc is int32 (integer inputs) or fp32.
+ * % nchan), then the store.  @acc is int32 (integer inputs) or fp32; a
+ * float one already holds its bias (float_bias).
  */
 static int output_stage(struct npu_iteration *it, void *acc, size_t n,
 			size_t nchan)
@@ -330,35 +350,21 @@ static int output_stage(struct npu_iteration *it, void *acc, size_t n,
 	if (n && !nchan)
 		return NPU_TASK_INTERNAL;	/* walker counts are >= 1 */
 	npu_opnd_view(it, NPU_OPND_DST, &cv);
-	if (di->used[NPU_OPND_SRC2]) {
+	if (di->used[NPU_OPND_SRC2] && int_acc) {
+		int32_t *a = acc;
+		const int32_t *bias;
 		struct npu_view zv;
-		const void *z;
 
 		npu_opnd_view(it, NPU_OPND_SRC2, &zv);
-		z = load_aligned(it, &zv, &st);
-		if (!z)
+		bias = load_aligned(it, &zv, &st);
+		if (!bias)
 			return st;
-		/* Row by row (channel = index % nchan): the inner loops vectorize. */
-		if (int_acc) {
-			int32_t *a = acc;
-			const int32_t *bias = z;
+		/* Row by row (channel = index % nchan): the inner loop vectorizes. */
+		for (size_t r = 0; r < n; r += nchan) {
+			size_t m = n - r < nchan ? n - r : nchan;
 
-			for (size_t r = 0; r < n; r += nchan) {
-				size_t m = n - r < nchan ? n - r : nchan;
-
-				for (size_t c = 0; c < m; c++)
-					a[r + c] = add_wrap(a[r + c], bias[c]);
-			}
-		} else {
-			float *a = acc;
-			const float *bias = z;
-
-			for (size_t r = 0; r < n; r += nchan) {
-				size_t m = n - r < nchan ? n - r : nchan;
-
-				for (size_t c = 0; c < m; c++)
-					a[r + c] += bias[c];
-			}
+			for (size_t c = 0; c < m; c++)
+				a[r + c] = add_wrap(a[r + c], bias[c]);
 		}
 	}
 
@@ -521,22 +527,29 @@ static int exec_matmul(struct npu_iteration *it)
 		return NPU_TASK_INTERNAL;
 	if (kind == TCU_FP16) {
 		/* no fp16 GEMM: widen both (exactly) and use the fp32 one */
-		const float *A = load_f32(it, &av, &st), *B;
+		const float *A = load_f32(it, &av, &st), *B, *bias;
 
 		if (!A)
 			return st;
 		B = load_f32(it, &bv, &st);
 		if (!B)
 			return st;
-		npu_kern_gemm_f32(M, N, K, A, K, B, N, acc, N, false);
+		bias = float_bias(it, &st);
+		if (st)
+			return st;
+		npu_kern_gemm_f32_bias(M, N, K, A, K, B, N, acc, N, false, bias);
 	} else {
 		long lda, ldb;
 		const void *A = load_matrix(it, &av, &lda, &st), *B;
+		const float *bias;
 
 		if (!A)
 			return st;
 		B = load_matrix(it, &bv, &ldb, &st);
 		if (!B)
+			return st;
+		bias = float_bias(it, &st);
+		if (st)
 			return st;
 		if (kind == TCU_INT8)
 			npu_kern_gemm_i8(M, N, K, A, lda,
@@ -544,8 +557,8 @@ static int exec_matmul(struct npu_iteration *it)
 					 ldb, bv.dtype == NPU_DT_INT8, p->b_zp,
 					 acc, N, false);
 		else
-			npu_kern_gemm_bf16(M, N, K, A, lda, B, ldb, acc, N,
-					   false);
+			npu_kern_gemm_bf16_bias(M, N, K, A, lda, B, ldb, acc, N,
+						false, bias);
 	}
 	return output_stage(it, acc, (size_t)av.dims[1] * bv.dims[0],
 			    bv.dims[0]);
@@ -601,6 +614,9 @@ static int exec_conv2d(struct npu_iteration *it)
 		Wt = load_f32(it, &wv, &st);
 		if (!Wt)
 			return st;
+		kp.bias = float_bias(it, &st);
+		if (st)
+			return st;
 		npu_kern_conv2d_f32(&kp, X, Wt, acc, false);
 	} else {
 		const void *X = load_aligned(it, &xv, &st), *Wt;
@@ -609,6 +625,9 @@ static int exec_conv2d(struct npu_iteration *it)
 			return st;
 		Wt = load_aligned(it, &wv, &st);
 		if (!Wt)
+			return st;
+		kp.bias = float_bias(it, &st);
+		if (st)
 			return st;
 		if (kind == TCU_INT8)
 			npu_kern_conv2d_i8(&kp, X, xv.dtype == NPU_DT_INT8,
