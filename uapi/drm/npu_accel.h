@@ -267,8 +267,10 @@ struct drm_npu_ctx_create {
  * @ctx_id:	in: from DRM_IOCTL_NPU_CTX_CREATE.
  * @pad:	must be zero.
  *
- * Jobs not yet started are cancelled (their fences signal -ECANCELED); a
- * running job is waited for.  The partition is free when this returns.
+ * Jobs not yet on the hardware are cancelled (their fences signal
+ * -ECANCELED); those already written to the ring are waited for, a hung
+ * one until the timeout and reset end it.  When this returns, every fence
+ * of the context has signalled and the partition is free.
  */
 struct drm_npu_ctx_destroy {
 	__u32 ctx_id;
