@@ -2,9 +2,9 @@
 /*
  * MatMul and Gemm with both operands computed at run time (attention's
  * Q K^T and scores x V): batch dims equal and broadcast as numpy does,
- * Gemm's transB, and the 8-bit MatMulInteger, on the emulator against a
- * C reference of the same arithmetic (operands rounded to bf16, sums in
- * float, 8-bit exactly).
+ * Gemm's transB, and the 8-bit MatMulInteger; and a constant B wider than
+ * a tile.  On the emulator against a C reference of the same arithmetic
+ * (operands rounded to bf16, sums in float, 8-bit exactly).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -241,6 +241,76 @@ START_TEST(runtime_b_integer)
 }
 END_TEST
 
+/*
+ * A constant B wider than a tile: the compiler lays it out in blocks of the
+ * tiles' width (lower_matmul.c's const_b).  One weight [K][N] used by a
+ * decode-shaped MatMul (M = 1: narrow tiles spread over the TPBs) and by
+ * a prefill-shaped one (M = 40: other tiles), and a Gemm with transB on a
+ * constant [N][K]: every column of every block against the reference, so
+ * a block in the wrong place, the wrong width for the last one or a
+ * placed copy reused at another width shows.
+ */
+START_TEST(const_b_blocks)
+{
+	enum { K = 64, N = 1000, M2 = 40 };
+	npu_ir_graph *g = irb_graph(13);
+	float *w = randf(K * N, 5), *wt = randf(N * K, 6);
+	float *a1 = randf(K, 7), *a2 = randf(M2 * K, 8), *a3 = randf(K, 9);
+	float *y1 = calloc(N, 4), *y2 = calloc((size_t)M2 * N, 4), *y3 = calloc(N, 4);
+	int in1 = irb_tensor(g, "a1", NPU_DTYPE_FLOAT32, 2, (int64_t[]){ 1, K });
+	int in2 = irb_tensor(g, "a2", NPU_DTYPE_FLOAT32, 2, (int64_t[]){ M2, K });
+	int in3 = irb_tensor(g, "a3", NPU_DTYPE_FLOAT32, 2, (int64_t[]){ 1, K });
+	int cw = irb_const(g, "w", NPU_DTYPE_FLOAT32, 2, (int64_t[]){ K, N }, w);
+	int cwt = irb_const(g, "wt", NPU_DTYPE_FLOAT32, 2, (int64_t[]){ N, K }, wt);
+	int o1 = irb_tensor(g, "y1", NPU_DTYPE_FLOAT32, -1, NULL);
+	int o2 = irb_tensor(g, "y2", NPU_DTYPE_FLOAT32, -1, NULL);
+	int o3 = irb_tensor(g, "y3", NPU_DTYPE_FLOAT32, -1, NULL);
+	struct npu_cmodel *cm;
+	npu_ir_node *gemm;
+	npu_status st;
+
+	irb_node(g, "MatMul", (int[]){ in1, cw }, 2, &o1, 1);
+	irb_node(g, "MatMul", (int[]){ in2, cw }, 2, &o2, 1);
+	gemm = irb_node(g, "Gemm", (int[]){ in3, cwt }, 2, &o3, 1);
+	ck_assert_int_eq(npu_ir_set_attr_int(gemm, "transB", 1), NPU_OK);
+	irb_io(g, (int[]){ in1, in2, in3 }, 3, (int[]){ o1, o2, o3 }, 3);
+	ck_assert_int_eq(npu_ops_infer_shapes(g), NPU_OK);
+	st = irb_compile(g, "emu", &cm);
+	ck_assert_msg(st == NPU_OK, "compile: %s", npu_last_error());
+	st = irb_exec(cm, "emu", (void *[]){ a1, a2, a3 }, (void *[]){ y1, y2, y3 });
+	ck_assert_msg(st == NPU_OK, "run: %s", npu_last_error());
+	for (int i = 0; i < M2; i++)
+		for (int j = 0; j < N; j++) {
+			float s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+
+			for (int k = 0; k < K; k++) {
+				s2 += bf(a2[i * K + k]) * bf(w[k * N + j]);
+				if (!i) {
+					s1 += bf(a1[k]) * bf(w[k * N + j]);
+					s3 += bf(a3[k]) * bf(wt[j * K + k]);
+				}
+			}
+			ck_assert_msg(fabsf(y2[i * N + j] - s2) <= 1e-4f * K,
+				      "M = %d, (%d, %d): %g, expected %g", M2, i, j, y2[i * N + j], s2);
+			if (i)
+				continue;
+			ck_assert_msg(fabsf(y1[j] - s1) <= 1e-4f * K,
+				      "M = 1, column %d: %g, expected %g", j, y1[j], s1);
+			ck_assert_msg(fabsf(y3[j] - s3) <= 1e-4f * K,
+				      "Gemm transB, column %d: %g, expected %g", j, y3[j], s3);
+		}
+	free(w);
+	free(wt);
+	free(a1);
+	free(a2);
+	free(a3);
+	free(y1);
+	free(y2);
+	free(y3);
+	npu_ir_graph_free(g);
+}
+END_TEST
+
 static Suite *matmul_suite(void)
 {
 	Suite *s = suite_create("npu_matmul");
@@ -252,6 +322,7 @@ static Suite *matmul_suite(void)
 	tcase_add_test(tc, runtime_b_gemm_trans);
 	tcase_add_test(tc, runtime_b_integer);
 	tcase_add_test(tc, scale_folded_into_product);
+	tcase_add_test(tc, const_b_blocks);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

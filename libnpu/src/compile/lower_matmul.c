@@ -2,8 +2,14 @@
 /*
  * MatMul and Gemm on the TCU, in bf16 with fp32 accumulation.
  *
- * Constant weights become a bf16 [K][N] matrix at compile time.  Each tile
- * is an (M rows) x (N columns) block: its rows of A come in as fp32 and the
+ * Constant weights become bf16 at compile time, in blocks of the tiles'
+ * width: block j holds columns [j * nb, (j + 1) * nb) as a [K][nb] matrix,
+ * so that a tile's B is one dense run of DDR rather than K rows a whole
+ * matrix row apart (a decode step's tiles are 16-64 columns of matrices
+ * thousands wide: each row of them a DRAM page of its own).  The DMA
+ * moves the same bytes into the same HBSM layout, and its cost counts
+ * bytes, so the cycle model does not change.  Each tile is an (M rows) x
+ * (N columns) block: its rows of A come in as fp32 and the
  * CVU converts them to bf16; the TCU multiplies, adds the bias and writes
  * fp32 rows that a GSDU puts back in place.  The bias is Gemm's C, or a
  * MatMul's third input: the constant row of an Add the fusion pass folded.
@@ -29,9 +35,14 @@ static uint32_t f32_bits(float f)
 	return u;
 }
 
-/* Constant B (float32, [K][N] or [N][K] when @trans) as bf16 [K][N]. */
+/*
+ * Constant B (float32, [K][N] or [N][K] when @trans) as bf16, in blocks of
+ * @tile columns (the last one narrower): block j, columns [j * tile, ...)
+ * as [K][width], at element j * tile * K.  @tile >= N is plain [K][N].
+ */
 static npu_status const_b(struct npu_cc *cc, const npu_ir_tensor *b, int64_t K,
-			  int64_t N, bool trans, uint64_t batch_off, uint64_t *off)
+			  int64_t N, bool trans, int64_t tile, uint64_t batch_off,
+			  uint64_t *off)
 {
 	const float *src = (const float *)b->data + batch_off;
 	uint16_t *dst;
@@ -42,7 +53,7 @@ static npu_status const_b(struct npu_cc *cc, const npu_ir_tensor *b, int64_t K,
 	for (unsigned i = 0; i < cc->nbconst; i++) {
 		bc = &cc->bconst[i];
 		if (bc->src == src && bc->K == K && bc->N == N && bc->trans == trans &&
-		    !batch_off) {
+		    bc->tile == tile && !batch_off) {
 			*off = bc->off;
 			return NPU_OK;
 		}
@@ -50,9 +61,15 @@ static npu_status const_b(struct npu_cc *cc, const npu_ir_tensor *b, int64_t K,
 	dst = malloc((size_t)(K * N) * 2 + 2);
 	if (!dst)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
-	for (int64_t k = 0; k < K; k++)
-		for (int64_t n = 0; n < N; n++)
-			dst[k * N + n] = npu_ir_f32_to_bf16(trans ? src[n * K + k] : src[k * N + n]);
+	for (int64_t j0 = 0; j0 < N; j0 += tile) {
+		const int64_t w = N - j0 < tile ? N - j0 : tile;
+		uint16_t *blk = dst + j0 * K;
+
+		for (int64_t k = 0; k < K; k++)
+			for (int64_t n = 0; n < w; n++)
+				blk[k * w + n] = npu_ir_f32_to_bf16(trans ? src[(j0 + n) * K + k] :
+								    src[k * N + j0 + n]);
+	}
 	*off = npu_cc_const(cc, dst, (uint64_t)(K * N) * 2, &st);
 	free(dst);
 	if (st || batch_off)
@@ -61,7 +78,7 @@ static npu_status const_b(struct npu_cc *cc, const npu_ir_tensor *b, int64_t K,
 	if (!bc)
 		return npu_fail(NPU_ERR_NO_MEMORY, "out of memory");
 	cc->bconst = bc;
-	cc->bconst[cc->nbconst++] = (struct npu_cc_bconst){ src, K, N, trans, *off };
+	cc->bconst[cc->nbconst++] = (struct npu_cc_bconst){ src, K, N, tile, trans, *off };
 	return st;
 }
 
@@ -243,8 +260,6 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 	st = NPU_OK;
 	if (quant)
 		st = prep_quant(cc, n, N, &boff, &q_off, &tcu);
-	else if (!b_rt)
-		st = const_b(cc, b, K, N, tb != 0, 0, &boff);
 	if (!st && b_rt)
 		st = npu_cc_loc(cc, n->inputs[quant && !strcmp(n->op, "QLinearMatMul") ? 3 : 1], &lb);
 	if (st || (st = npu_cc_loc(cc, n->inputs[0], &la)) ||
@@ -272,6 +287,9 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 	if (!b_rt)
 		nb = npu_tile_weight_cols((uint64_t)N, nb, (uint64_t)batch * ((M + mb - 1) / mb),
 					  mb, cc->workers, 4);
+	/* Placed now that the tiles' width is known: blocks of nb columns. */
+	if (!quant && !b_rt && (st = const_b(cc, b, K, N, tb != 0, (int64_t)nb, 0, &boff)))
+		return st;
 	for (int64_t bi = 0; bi < batch && !st; bi++) {
 		for (uint64_t m0 = 0; m0 < (uint64_t)M && !st; m0 += mb) {
 			for (uint64_t n0 = 0; n0 < (uint64_t)N && !st; n0 += nb) {
@@ -322,6 +340,11 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 				t->in[1].walk.base = boff + n0 * bb;
 				npu_twu_lvl(&t->in[1].walk, 0, (int64_t)cols, bb);
 				npu_twu_lvl(&t->in[1].walk, 1, K, N * bb);
+				if (!quant && !b_rt) {
+					/* its block of const_b: [K][cols], dense */
+					t->in[1].walk.base = boff + n0 * (uint64_t)K * bb;
+					npu_twu_lvl(&t->in[1].walk, 1, K, (int64_t)cols * bb);
+				}
 				t->in[1].hbsm = h_b;
 				if (b_rt) {
 					/* [K][cols] of B as it lies ([N][K] with transB):

@@ -105,6 +105,7 @@ struct npu_cc {
 	struct npu_cc_bconst {
 		const void *src;	/* the IR tensor's data */
 		int64_t K, N;
+		int64_t tile;		/* columns per block (lower_matmul.c) */
 		bool trans;
 		uint64_t off;
 	} *bconst;
