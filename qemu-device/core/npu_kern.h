@@ -77,10 +77,12 @@ void npu_kern_gemm_force_portable(bool on);
 void npu_kern_gemm_f32(int M, int N, int K,
 		       const float *A, long lda, const float *B, long ldb,
 		       float *C, long ldc, bool accumulate);
+/* C[m][n] = C[m][n] + bias[n] for M rows of N (@bias NULL: nothing). */
+void npu_kern_add_bias(int M, int N, float *C, long ldc, const float *bias);
 /*
- * The same, then C[m][n] = C[m][n] + bias[n] (@bias NULL: none), each
- * value bit for bit what a separate pass over C would give; the fast
- * paths add it as they write the sum's last part, not in another pass.
+ * The same as the two above, then npu_kern_add_bias: each value bit for
+ * bit what that separate pass would give; the fast paths add the bias as
+ * they write the sum's last part, not in another pass.
  */
 void npu_kern_gemm_bf16_bias(int M, int N, int K,
 			     const uint16_t *A, long lda, const uint16_t *B,

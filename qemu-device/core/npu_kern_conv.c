@@ -503,13 +503,7 @@ out:
 /* Y[q][oc] = Y[q][oc] + bias[oc] for every output pixel q, if a bias. */
 static void conv_add_bias(const struct npu_kern_conv *p, float *Y)
 {
-	const size_t P = (size_t)p->OH * (size_t)p->OW;
-
-	if (!p->bias || p->OC <= 0)
-		return;
-	for (size_t q = 0; q < P; q++)
-		for (int c = 0; c < p->OC; c++)
-			Y[q * (size_t)p->OC + c] = Y[q * (size_t)p->OC + c] + p->bias[c];
+	npu_kern_add_bias(p->OH * p->OW, p->OC, Y, p->OC, p->bias);
 }
 
 /*

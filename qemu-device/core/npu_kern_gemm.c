@@ -169,10 +169,10 @@ static void clear_c(int M, int N, void *C, long ldc, size_t esz,
 }
 
 /*
- * C[m][n] = C[m][n] + bias[n]: what the portable paths do after the sum,
- * and what the fast ones do as they write the sum's last part.
+ * What the portable paths do after the sum, and what the fast ones do as
+ * they write the sum's last part (npu_kern.h).
  */
-static void add_bias(int M, int N, float *C, long ldc, const float *bias)
+void npu_kern_add_bias(int M, int N, float *C, long ldc, const float *bias)
 {
 	if (!bias)
 		return;
@@ -1045,7 +1045,7 @@ void npu_kern_gemm_bf16_bias(int M, int N, int K,
 		return;
 	if (K <= 0) {
 		clear_c(M, N, C, ldc, sizeof(*C), accumulate);
-		add_bias(M, N, C, ldc, bias);
+		npu_kern_add_bias(M, N, C, ldc, bias);
 		return;
 	}
 #ifdef GEMM_HAVE_X86
@@ -1067,7 +1067,7 @@ void npu_kern_gemm_bf16_bias(int M, int N, int K,
 	}
 #endif
 	gemm_bf16_portable(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
-	add_bias(M, N, C, ldc, bias);
+	npu_kern_add_bias(M, N, C, ldc, bias);
 }
 
 void npu_kern_gemm_f32(int M, int N, int K,
@@ -1086,7 +1086,7 @@ void npu_kern_gemm_f32_bias(int M, int N, int K,
 		return;
 	if (K <= 0) {
 		clear_c(M, N, C, ldc, sizeof(*C), accumulate);
-		add_bias(M, N, C, ldc, bias);
+		npu_kern_add_bias(M, N, C, ldc, bias);
 		return;
 	}
 #ifdef GEMM_HAVE_X86
@@ -1104,5 +1104,5 @@ void npu_kern_gemm_f32_bias(int M, int N, int K,
 	}
 #endif
 	gemm_f32_portable(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
-	add_bias(M, N, C, ldc, bias);
+	npu_kern_add_bias(M, N, C, ldc, bias);
 }
