@@ -333,18 +333,16 @@ npu_status npu_lower_matmul(struct npu_cc *cc, const npu_ir_node *n)
 					npu_twu_lvl(&t->in[0].walk, 0, (int64_t)(rows * K), ab);
 				}
 				t->in[0].hbsm = h_a32;
-				/* B columns n0.. (bf16 [K][cols]). */
+				/*
+				 * B columns n0.. (bf16 [K][cols]): quantised, rows of
+				 * [K][N]; else its block of const_b, dense.
+				 */
 				t->in[1].seg = cc->seg_const;
 				t->in[1].walk.space = NPU_SPACE_DDR;
 				t->in[1].walk.dtype = (uint8_t)bdt;
-				t->in[1].walk.base = boff + n0 * bb;
+				t->in[1].walk.base = boff + n0 * (quant ? 1 : (uint64_t)K) * bb;
 				npu_twu_lvl(&t->in[1].walk, 0, (int64_t)cols, bb);
-				npu_twu_lvl(&t->in[1].walk, 1, K, N * bb);
-				if (!quant && !b_rt) {
-					/* its block of const_b: [K][cols], dense */
-					t->in[1].walk.base = boff + n0 * (uint64_t)K * bb;
-					npu_twu_lvl(&t->in[1].walk, 1, K, (int64_t)cols * bb);
-				}
+				npu_twu_lvl(&t->in[1].walk, 1, K, (quant ? N : (int64_t)cols) * bb);
 				t->in[1].hbsm = h_b;
 				if (b_rt) {
 					/* [K][cols] of B as it lies ([N][K] with transB):
