@@ -312,6 +312,24 @@ int gt_syncobj_destroy(int fd, uint32_t handle)
 	return gt_ioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
 }
 
+int gt_syncobj_from_sync_file(int fd, int sync_file, uint32_t *handle)
+{
+	struct drm_syncobj_handle h = {
+		.flags = DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE,
+		.fd = sync_file,
+	};
+	int rc = gt_syncobj_create(fd, 0, &h.handle);
+
+	if (!rc) {
+		rc = gt_ioctl(fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h);
+		if (rc)
+			gt_syncobj_destroy(fd, h.handle);
+	}
+	close(sync_file);
+	*handle = rc ? 0 : h.handle;
+	return rc;
+}
+
 int gt_syncobj_wait(int fd, const uint32_t *handles, uint32_t count,
 		    int64_t rel_ns)
 {
@@ -694,12 +712,11 @@ int gt_batch_init(int fd, struct gt_batch *b, unsigned n, uint64_t bytes,
 
 int gt_batch_submit(struct gt_batch *b, unsigned k, uint32_t ctx_id)
 {
-	return gt_batch_submit_after(b, k, ctx_id, NULL, 0, 0);
+	return gt_batch_submit_after(b, k, ctx_id, NULL, 0);
 }
 
 int gt_batch_submit_after(struct gt_batch *b, unsigned k, uint32_t ctx_id,
-			  const struct drm_npu_sync *in, uint32_t nin,
-			  uint32_t timeout_ms)
+			  const struct drm_npu_sync *in, uint32_t nin)
 {
 	struct drm_npu_bo_ref refs[2] = {
 		{ b->src.handle, DRM_NPU_BO_REF_READ },
@@ -715,7 +732,6 @@ int gt_batch_submit_after(struct gt_batch *b, unsigned k, uint32_t ctx_id,
 		.in_syncs = (uintptr_t)in,
 		.in_sync_count = nin,
 		.out_sync = b->sync[k],
-		.timeout_ms = timeout_ms,
 	};
 	int rc = gt_submit(b->fd, &s);
 

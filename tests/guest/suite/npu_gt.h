@@ -98,6 +98,8 @@ int gt_ctx_query(int fd, uint32_t ctx_id, struct drm_npu_ctx_query *q);
 
 int gt_syncobj_create(int fd, uint32_t flags, uint32_t *handle);
 int gt_syncobj_destroy(int fd, uint32_t handle);
+/* A new syncobj holding the fence of @sync_file, which is closed. */
+int gt_syncobj_from_sync_file(int fd, int sync_file, uint32_t *handle);
 /* Current CLOCK_MONOTONIC time in ns. */
 int64_t gt_now_ns(void);
 /* Wait for all @count handles; @rel_ns from now (converted to the
@@ -198,10 +200,9 @@ struct gt_batch {
 int gt_batch_init(int fd, struct gt_batch *b, unsigned n, uint64_t bytes,
 		  unsigned seed);
 int gt_batch_submit(struct gt_batch *b, unsigned k, uint32_t ctx_id);
-/* gt_batch_submit after @nin in-syncs, with a task budget (0: default). */
+/* gt_batch_submit, the job to run after @nin in-syncs. */
 int gt_batch_submit_after(struct gt_batch *b, unsigned k, uint32_t ctx_id,
-			  const struct drm_npu_sync *in, uint32_t nin,
-			  uint32_t timeout_ms);
+			  const struct drm_npu_sync *in, uint32_t nin);
 /* Wait for every job; 0 or -errno (-ETIME). */
 int gt_batch_wait(struct gt_batch *b, int64_t rel_ns);
 /* 0 when dst[k] holds the source data, else -EIO with gt_msg. */

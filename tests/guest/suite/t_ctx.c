@@ -330,9 +330,6 @@ START_TEST(ctx_destroy_waits_for_hardware)
 	struct drm_npu_ctx_create cc;
 	struct drm_npu_ctx_query q;
 	struct drm_npu_sync in = { 0 };
-	struct drm_syncobj_handle h = {
-		.flags = DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE,
-	};
 	struct destroyer d = { .fd = G.fd };
 	struct gt_batch b;
 	struct gt_gate gate;
@@ -347,11 +344,7 @@ START_TEST(ctx_destroy_waits_for_hardware)
 		GT_SKIP("no sw_sync and no vgem: nothing to hold jobs back with");
 	ck_assert_int_eq(gt_ctx_create_retry(G.fd, 1, DRM_NPU_PRIORITY_NORMAL, &cc, 2000), 0);
 	ck_assert_msg(gt_batch_init(G.fd, &b, N, 65536, 13) == 0, "%s", gt_msg);
-	ck_assert_int_eq(gt_syncobj_create(G.fd, 0, &in.handle), 0);
-	h.handle = in.handle;
-	h.fd = gt_gate_fence(&gate);
-	ck_assert_int_eq(gt_ioctl(G.fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h), 0);
-	close(h.fd);
+	ck_assert_int_eq(gt_syncobj_from_sync_file(G.fd, gt_gate_fence(&gate), &in.handle), 0);
 
 	/* Job 0 reaches the hardware and hangs there. */
 	ck_assert_int_eq(gt_debugfs_write("inject_hang", "1"), 0);
@@ -359,7 +352,7 @@ START_TEST(ctx_destroy_waits_for_hardware)
 	rc = gt_syncobj_wait(G.fd, &b.sync[0], 1, 200 * GT_NS_PER_MS);
 	ck_assert_msg(rc == -ETIME, "the hung job completed at once (%d)", rc);
 	for (unsigned k = 1; k < N; k++)
-		ck_assert_msg(gt_batch_submit_after(&b, k, cc.ctx_id, &in, 1, 0) == 0,
+		ck_assert_msg(gt_batch_submit_after(&b, k, cc.ctx_id, &in, 1) == 0,
 			      "%s", gt_msg);
 
 	d.ctx_id = cc.ctx_id;

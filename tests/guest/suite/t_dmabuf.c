@@ -746,17 +746,7 @@ START_TEST(dmabuf_job_fence_usage)
 	import_bo(G.fd, ud.fd, &id);
 	npu_bo(G.fd, GT_COPY_PROG_SIZE, 0, &cmd);
 	ck_assert_int_eq(gt_syncobj_create(G.fd, 0, &so), 0);
-	ck_assert_int_eq(gt_syncobj_create(G.fd, 0, &gate), 0);
-	{
-		struct drm_syncobj_handle h = {
-			.handle = gate,
-			.flags = DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE,
-			.fd = blocker_fence(&blk),
-		};
-
-		ck_assert_int_eq(gt_ioctl(G.fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h), 0);
-		close(h.fd);
-	}
+	ck_assert_int_eq(gt_syncobj_from_sync_file(G.fd, blocker_fence(&blk), &gate), 0);
 	in.handle = gate;
 	rc = submit_copy(G.fd, ctx, &cmd, &is, &id, UDMA_SIZE, so, &in, 1);
 	ck_assert_msg(rc == 0, "SUBMIT: %s", strerror(-rc));
@@ -929,16 +919,9 @@ START_TEST(dmabuf_cancelled_job_counts)
 	bad = src;
 	bad.dev_addr = gt_unmapped_addr(&G.info);
 	for (unsigned k = 0; k < 2; k++) {
-		struct drm_syncobj_handle h = {
-			.flags = DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE,
-		};
-
-		ck_assert_int_eq(gt_syncobj_create(G.fd, 0, &gate[k]), 0);
+		ck_assert_int_eq(gt_syncobj_from_sync_file(G.fd, blocker_fence(&blk[k]),
+							   &gate[k]), 0);
 		ck_assert_int_eq(gt_syncobj_create(G.fd, 0, &so[k]), 0);
-		h.handle = gate[k];
-		h.fd = blocker_fence(&blk[k]);
-		ck_assert_int_eq(gt_ioctl(G.fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h), 0);
-		close(h.fd);
 	}
 	in.handle = gate[0];
 	rc = submit_copy(G.fd, ctx, &cmd[0], &bad, &dst, 4096, so[0], &in, 1);
