@@ -192,6 +192,7 @@ void npu_kern_add_bias(int M, int N, float *C, long ldc, const float *bias)
 #define TGT_BASE   __attribute__((target("avx512f,avx512bw,avx512vl")))
 #define TGT_VNNI   __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define TGT_BF16   __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#define ALWAYS_INLINE __attribute__((always_inline))
 
 enum {
 	ISA_AVX512 = 1,		/* avx512f + bw + vl: fp32 path */
@@ -333,8 +334,10 @@ static inline struct a_quad TGT_BASE load_a_quad(const uint8_t *A, long lda,
 }
 
 /*
- * Pack up to MR rows (rows beyond @rows read as zero) of a K slice of
- * @kbytes bytes into the group layout: dst[g][r] = dword g of row r.  Rows
+ * Pack up to MR rows of a K slice of @kbytes bytes into the group layout:
+ * dst[g][r] = dword g of row r; rows from @rows to the next multiple of 4
+ * are zeros, and later ones are not written (the micro-kernel for @rows
+ * reads whole 4-row blocks only).  Rows
  * are read 64 bytes (16 groups) at a time, 4 rows at a time, and transposed
  * by load_a_quad().  With @flip, bytes are XORed with 0x80 (int8 -> uint8).
  * With @rowsum, the byte sums of each row (after the flip) are stored there.
@@ -355,9 +358,9 @@ static void TGT_BASE pack_a(const uint8_t *A, long lda_bytes, int rows,
 		const long g0 = kb / 4;
 		const long ng = kg - g0 < 16 ? kg - g0 : 16;
 
-		for (int rb = 0; rb < MR / 4; rb++) {
-			/* a block of padding rows never forms a pointer into A */
-			const uint8_t *src = rows > rb * 4 ? A + rb * 4 * lda_bytes + kb : A;
+		/* 4-row blocks of padding only: no micro-kernel reads them */
+		for (int rb = 0; rb * 4 < rows; rb++) {
+			const uint8_t *src = A + rb * 4 * lda_bytes + kb;
 			const struct a_quad q = load_a_quad(src, lda_bytes, rows - rb * 4,
 							    m, flip);
 			uint8_t *d = dst + (g0 * MR + rb * 4) * 4;
@@ -493,7 +496,9 @@ static void TGT_BASE pack_b_bf16(const uint16_t *B, long ldb, long kc,
 		lo = _mm512_unpacklo_epi16(r0, r1);
 		hi = _mm512_unpackhi_epi16(r0, r1);
 		_mm512_storeu_si512(o, _mm512_permutex2var_epi64(lo, idx0, hi));
-		_mm512_storeu_si512(o + 64, _mm512_permutex2var_epi64(lo, idx1, hi));
+		/* columns 16..31: only a two-vector micro-kernel reads them */
+		if (cols > 16)
+			_mm512_storeu_si512(o + 64, _mm512_permutex2var_epi64(lo, idx1, hi));
 	}
 }
 
@@ -508,7 +513,8 @@ static void TGT_BASE pack_b_f32(const float *B, long ldb, long kc, int cols,
 		float *o = (float *)(dst + k * B_GROUP_BYTES);
 
 		_mm512_storeu_ps(o, _mm512_maskz_loadu_ps(m0, B + k * ldb));
-		_mm512_storeu_ps(o + 16, _mm512_maskz_loadu_ps(m1, B + k * ldb + 16));
+		if (cols > 16)
+			_mm512_storeu_ps(o + 16, _mm512_maskz_loadu_ps(m1, B + k * ldb + 16));
 	}
 }
 
@@ -559,26 +565,28 @@ static inline void TGT_BASE store_i32(int32_t *c, __m512i v0, __m512i v1,
 	_mm512_mask_storeu_epi32(c + 16, m1, v1);
 }
 
-static void TGT_VNNI kern_i8(long kg, const uint8_t *Ap, const uint8_t *Bp,
-			     void *Cv, long ldc, int mr, int nr, bool load_c,
-			     const int32_t *rowc, const int32_t *colc,
-			     const float *bias)
+static inline void ALWAYS_INLINE TGT_VNNI
+kern_i8_body(long kg, const uint8_t *Ap, const uint8_t *Bp, void *Cv,
+	     long ldc, int mr, int nr, bool load_c, const int32_t *rowc,
+	     const int32_t *colc, const int R, const int V)
 {
 	const __m512i z = _mm512_setzero_si512();
 	int32_t *C = Cv;
 	ACC_DECL(__m512i, z);
 
-	(void)bias;	/* int32 sums: the output stage adds their bias */
 	prefetch_c(Cv, ldc, mr);
 	for (long g = 0; g < kg; g++) {
 		const __m512i b0 = _mm512_loadu_si512(Bp);
-		const __m512i b1 = _mm512_loadu_si512(Bp + 64);
+		const __m512i b1 = V > 1 ? _mm512_loadu_si512(Bp + 64) : z;
 		__m512i a;
 
 #define STEP_I8(i)							\
-		a = _mm512_set1_epi32((int)ld32(Ap + 4 * (i)));		\
-		c##i##a = _mm512_dpbusd_epi32(c##i##a, a, b0);		\
-		c##i##b = _mm512_dpbusd_epi32(c##i##b, a, b1);
+		if ((i) < R) {						\
+			a = _mm512_set1_epi32((int)ld32(Ap + 4 * (i)));	\
+			c##i##a = _mm512_dpbusd_epi32(c##i##a, a, b0);	\
+			if (V > 1)					\
+				c##i##b = _mm512_dpbusd_epi32(c##i##b, a, b1); \
+		}
 		ROWS_APPLY(STEP_I8)
 #undef STEP_I8
 		Ap += A_GROUP_BYTES;
@@ -592,7 +600,7 @@ static void TGT_VNNI kern_i8(long kg, const uint8_t *Ap, const uint8_t *Bp,
 		const __m512i cc1 = colc ? _mm512_loadu_si512(colc + 16) : z;
 
 #define OUT_I8(i)							\
-		if ((i) < mr)						\
+		if ((i) < R && (i) < mr)				\
 			store_i32(C + (i) * ldc, c##i##a, c##i##b, m0, m1, load_c, \
 				  rowc ? rowc + (i) : NULL, cc0, cc1);
 		ROWS_APPLY(OUT_I8)
@@ -635,30 +643,32 @@ static inline void TGT_BASE store_f32(float *c, __m512 v0, __m512 v1,
 }
 
 #define OUT_F32(i)							\
-	if ((i) < mr)							\
+	if ((i) < R && (i) < mr)					\
 		store_f32(C + (i) * ldc, c##i##a, c##i##b, m0, m1, load_c, bias);
 
-static void TGT_BF16 kern_bf16(long kg, const uint8_t *Ap, const uint8_t *Bp,
-			       void *Cv, long ldc, int mr, int nr, bool load_c,
-			       const int32_t *rowc, const int32_t *colc,
-			       const float *bias)
+static inline void ALWAYS_INLINE TGT_BF16
+kern_bf16_body(long kg, const uint8_t *Ap, const uint8_t *Bp, void *Cv,
+	       long ldc, int mr, int nr, bool load_c, const float *bias,
+	       const int R, const int V)
 {
 	const __m512 z = _mm512_setzero_ps();
 	float *C = Cv;
 	ACC_DECL(__m512, z);
 
-	(void)rowc;
-	(void)colc;
 	prefetch_c(Cv, ldc, mr);
 	for (long g = 0; g < kg; g++) {
 		const __m512bh b0 = (__m512bh)_mm512_loadu_si512(Bp);
-		const __m512bh b1 = (__m512bh)_mm512_loadu_si512(Bp + 64);
+		const __m512bh b1 = V > 1 ? (__m512bh)_mm512_loadu_si512(Bp + 64) :
+					    (__m512bh)_mm512_setzero_si512();
 		__m512bh a;
 
 #define STEP_BF16(i)							\
-		a = (__m512bh)_mm512_set1_epi32((int)ld32(Ap + 4 * (i)));	\
-		c##i##a = _mm512_dpbf16_ps(c##i##a, a, b0);		\
-		c##i##b = _mm512_dpbf16_ps(c##i##b, a, b1);
+		if ((i) < R) {						\
+			a = (__m512bh)_mm512_set1_epi32((int)ld32(Ap + 4 * (i))); \
+			c##i##a = _mm512_dpbf16_ps(c##i##a, a, b0);	\
+			if (V > 1)					\
+				c##i##b = _mm512_dpbf16_ps(c##i##b, a, b1); \
+		}
 		ROWS_APPLY(STEP_BF16)
 #undef STEP_BF16
 		Ap += A_GROUP_BYTES;
@@ -673,29 +683,42 @@ static void TGT_BF16 kern_bf16(long kg, const uint8_t *Ap, const uint8_t *Bp,
 	}
 }
 
-static void TGT_BASE kern_f32(long kg, const uint8_t *Ap, const uint8_t *Bp,
-			      void *Cv, long ldc, int mr, int nr, bool load_c,
-			      const int32_t *rowc, const int32_t *colc,
-			      const float *bias)
+/*
+ * c + a * b as vfmadd231ps c, a, b: when more than one is NaN the result
+ * is the first of c, a, b (quieted).  GCC picks the 132/213/231 form, and
+ * folds a broadcast into the last source, by register pressure, which
+ * differs from one micro-kernel variant to the next.
+ */
+static inline __m512 TGT_BASE fma_acc(__m512 c, __m512 a, __m512 b)
+{
+	__asm__("vfmadd231ps %2, %1, %0" : "+v"(c) : "v"(a), "v"(b));
+	return c;
+}
+
+static inline void ALWAYS_INLINE TGT_BASE
+kern_f32_body(long kg, const uint8_t *Ap, const uint8_t *Bp, void *Cv,
+	      long ldc, int mr, int nr, bool load_c, const float *bias,
+	      const int R, const int V)
 {
 	const __m512 z = _mm512_setzero_ps();
 	float *C = Cv;
 	ACC_DECL(__m512, z);
 
-	(void)rowc;
-	(void)colc;
 	prefetch_c(Cv, ldc, mr);
 	for (long g = 0; g < kg; g++) {
 		const __m512 b0 = _mm512_loadu_ps(Bp);
-		const __m512 b1 = _mm512_loadu_ps(Bp + 64);
+		const __m512 b1 = V > 1 ? _mm512_loadu_ps(Bp + 64) : z;
 		__m512 a;
 		float f;
 
 #define STEP_F32(i)							\
-		memcpy(&f, Ap + 4 * (i), sizeof(f));			\
-		a = _mm512_set1_ps(f);					\
-		c##i##a = _mm512_fmadd_ps(a, b0, c##i##a);		\
-		c##i##b = _mm512_fmadd_ps(a, b1, c##i##b);
+		if ((i) < R) {						\
+			memcpy(&f, Ap + 4 * (i), sizeof(f));		\
+			a = _mm512_set1_ps(f);				\
+			c##i##a = fma_acc(c##i##a, a, b0);		\
+			if (V > 1)					\
+				c##i##b = fma_acc(c##i##b, a, b1);	\
+		}
 		ROWS_APPLY(STEP_F32)
 #undef STEP_F32
 		Ap += A_GROUP_BYTES;
@@ -715,6 +738,57 @@ typedef void kern_fn(long kg, const uint8_t *Ap, const uint8_t *Bp, void *C,
 		     long ldc, int mr, int nr, bool load_c,
 		     const int32_t *rowc, const int32_t *colc,
 		     const float *bias);
+
+/*
+ * One micro-kernel per kind and tile shape: R = 4, 8 or 12 rows, V = 1 or
+ * 2 vectors of 16 columns.  A tile of mr x nr takes the smallest that
+ * covers it (tiles of 3 x 16 are most of a small transformer's products
+ * once the compiler has spread them over 56 TPBs), so rows and columns
+ * that would only be masked off are not computed.  Each column of C sees
+ * the same vdpbusd/vdpbf16ps/FMA sequence in every variant: the results
+ * do not depend on which one ran.
+ */
+#define KERN_VARIANT(kind, tgt, R, V)					\
+static void tgt kind##_##R##x##V(long kg, const uint8_t *Ap,		\
+				 const uint8_t *Bp, void *C, long ldc,	\
+				 int mr, int nr, bool load_c,		\
+				 const int32_t *rowc, const int32_t *colc, \
+				 const float *bias)			\
+{									\
+	KERN_CALL_##kind(R, V);						\
+}
+
+#define KERN_CALL_kern_i8(R, V)						\
+	(void)bias;	/* int32 sums: the output stage adds their bias */ \
+	kern_i8_body(kg, Ap, Bp, C, ldc, mr, nr, load_c, rowc, colc, R, V)
+#define KERN_CALL_kern_bf16(R, V)					\
+	(void)rowc;							\
+	(void)colc;							\
+	kern_bf16_body(kg, Ap, Bp, C, ldc, mr, nr, load_c, bias, R, V)
+#define KERN_CALL_kern_f32(R, V)					\
+	(void)rowc;							\
+	(void)colc;							\
+	kern_f32_body(kg, Ap, Bp, C, ldc, mr, nr, load_c, bias, R, V)
+
+#define KERN_VARIANTS(kind, tgt)					\
+	KERN_VARIANT(kind, tgt, 4, 1) KERN_VARIANT(kind, tgt, 4, 2)	\
+	KERN_VARIANT(kind, tgt, 8, 1) KERN_VARIANT(kind, tgt, 8, 2)	\
+	KERN_VARIANT(kind, tgt, 12, 1) KERN_VARIANT(kind, tgt, 12, 2)	\
+	static kern_fn *const kind##_shapes[3][2] = {			\
+		{ kind##_4x1, kind##_4x2 },				\
+		{ kind##_8x1, kind##_8x2 },				\
+		{ kind##_12x1, kind##_12x2 },				\
+	};
+
+KERN_VARIANTS(kern_i8, TGT_VNNI)
+KERN_VARIANTS(kern_bf16, TGT_BF16)
+KERN_VARIANTS(kern_f32, TGT_BASE)
+
+/* The variant for an @rows x @cols tile: rows in 4-row blocks (as packed). */
+static kern_fn *kern_for(kern_fn *const shapes[3][2], int rows, int cols)
+{
+	return shapes[(rows - 1) / 4][cols > 16];
+}
 
 static inline long lmin(long a, long b)
 {
@@ -800,7 +874,9 @@ static bool gemm_blocked(const struct gemm_job *j)
 	uint8_t *bp = scratch(SCR_BP, (size_t)ncb * (size_t)kg_max * 4);
 	uint8_t *ap = scratch(SCR_AP, (size_t)mcb * (size_t)kg_max * 4);
 	int32_t *colsum = NULL, *colc = NULL, *rowsum = NULL, *rowc = NULL;
-	kern_fn *kern = i8 ? kern_i8 : j->kind == KIND_BF16 ? kern_bf16 : kern_f32;
+	kern_fn *const (*shapes)[2] = i8 ? kern_i8_shapes :
+				      j->kind == KIND_BF16 ? kern_bf16_shapes :
+							     kern_f32_shapes;
 	bool ok = bp && ap;
 
 	if (ok && i8) {
@@ -882,7 +958,7 @@ static bool gemm_blocked(const struct gemm_job *j)
 							(size_t)(ic + ir) * ldc_b +
 							(size_t)(jc + jr) * 4;
 
-						kern(kg, ap + ir / MR * kg_max * A_GROUP_BYTES,
+						kern_for(shapes, rows, cols)(kg, ap + ir / MR * kg_max * A_GROUP_BYTES,
 						     bpan, c, j->ldc, rows, cols, load_c,
 						     i8 && last ? rowc + ic + ir : NULL,
 						     i8 && last ? colc + jr : NULL,

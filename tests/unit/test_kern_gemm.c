@@ -534,6 +534,105 @@ START_TEST(test_gemm_bf16_row_vector)
 }
 END_TEST
 
+/*
+ * The fast path computes a tile of C with the smallest micro-kernel that
+ * covers it (4, 8 or 12 rows; 16 or 32 columns).  An element of C must
+ * not depend on which one ran: the top-left m x n corner of a 13 x 40
+ * product (two tiles each way, every kernel shape) is computed again on
+ * its own, as an m x n product reading the same A and B, for every m in
+ * 2..13 and n in 1..40, with NaNs of different payloads, infinities and
+ * denormals among the inputs (so a changed order of the sums shows), and
+ * must match bit for bit; columns past n must keep their sentinel.
+ * (m = 1 has its own path, checked against M = 2 above.)
+ */
+static void sub_tile_case(bool bf16, int K, bool acc, long *bad)
+{
+	enum { MM = 13, NN = 40 };
+	const long lda = K + 1, ldb = NN + 3, ldc = NN + 2;
+	const size_t esz = bf16 ? 2 : 4;
+	uint8_t *A = xmalloc((size_t)MM * lda * esz);
+	uint8_t *B = xmalloc((size_t)K * ldb * esz);
+	float *C0 = xmalloc((size_t)MM * ldc * 4), *full = xmalloc((size_t)MM * ldc * 4);
+	float *C = xmalloc((size_t)MM * ldc * 4);
+
+	for (long i = 0; i < MM * lda; i++) {
+		uint16_t h = rnd_bf16_any();
+
+		if (bf16) {
+			memcpy(A + 2 * i, &h, 2);
+		} else {
+			uint32_t u = (uint32_t)h << 16 | (rnd() & 0xffff);
+
+			memcpy(A + 4 * i, &u, 4);
+		}
+	}
+	for (long i = 0; i < K * ldb; i++) {
+		uint16_t h = rnd_bf16_any();
+
+		if (bf16) {
+			memcpy(B + 2 * i, &h, 2);
+		} else {
+			uint32_t u = (uint32_t)h << 16 | (rnd() & 0xffff);
+
+			memcpy(B + 4 * i, &u, 4);
+		}
+	}
+	for (long i = 0; i < MM * ldc; i++)
+		C0[i] = acc ? (float)rnd_range(-1000, 1000) / 7.0f : 0.0f;
+	memcpy(full, C0, (size_t)MM * ldc * 4);
+	if (bf16)
+		npu_kern_gemm_bf16(MM, NN, K, (const uint16_t *)A, lda,
+				   (const uint16_t *)B, ldb, full, ldc, acc);
+	else
+		npu_kern_gemm_f32(MM, NN, K, (const float *)A, lda,
+				  (const float *)B, ldb, full, ldc, acc);
+	for (int m = 2; m <= MM; m++)
+		for (int n = 1; n <= NN; n++) {
+			long wrong = 0;
+
+			memcpy(C, C0, (size_t)MM * ldc * 4);
+			for (int i = 0; i < m; i++)
+				fill_sentinel(C + i * ldc + n, (size_t)(ldc - n));
+			if (bf16)
+				npu_kern_gemm_bf16(m, n, K, (const uint16_t *)A, lda,
+						   (const uint16_t *)B, ldb, C, ldc, acc);
+			else
+				npu_kern_gemm_f32(m, n, K, (const float *)A, lda,
+						  (const float *)B, ldb, C, ldc, acc);
+			for (int i = 0; i < m; i++) {
+				uint32_t sent = SENTINEL, u;
+
+				wrong += memcmp(C + i * ldc, full + i * ldc, (size_t)n * 4) != 0;
+				for (long j = n; j < ldc; j++) {
+					memcpy(&u, C + i * ldc + j, 4);
+					wrong += u != sent;
+				}
+			}
+			if (wrong) {
+				(*bad)++;
+				fprintf(stderr, "gemm_%s %d x %d (K=%d acc=%d): %ld rows differ from the 13 x 40 product's corner\n",
+					bf16 ? "bf16" : "f32", m, n, K, acc, wrong);
+			}
+		}
+	free(A);
+	free(B);
+	free(C0);
+	free(full);
+	free(C);
+}
+
+START_TEST(test_gemm_float_tile_shapes)
+{
+	static const int ks[] = { 1, 2, 7, 64, 257, 600 };
+	long bad = 0;
+
+	for (int bf16 = 0; bf16 < 2; bf16++)
+		for (unsigned k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
+			sub_tile_case(bf16, ks[k], k & 1, &bad);
+	ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(test_gemm_f32_shapes)
 {
 	for (int a = 0; a < NODD; a += 2)
@@ -881,6 +980,7 @@ static Suite *kern_gemm_suite(void)
 	tcase_add_test(g, test_gemm_bf16_random);
 	tcase_add_test(g, test_gemm_bf16_portable);
 	tcase_add_test(g, test_gemm_bf16_row_vector);
+	tcase_add_test(g, test_gemm_float_tile_shapes);
 	tcase_add_test(g, test_gemm_f32_shapes);
 	tcase_add_test(g, test_gemm_f32_accumulate_portable);
 	tcase_add_test(c, test_conv_i8_basic);
