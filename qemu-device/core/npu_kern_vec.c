@@ -22,6 +22,7 @@
  * supported.  pool2d needs distinct buffers.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "npu_kern.h"
@@ -272,22 +273,60 @@ static ALWAYS_INLINE float gelu_fast(float x)
 /* ---- runtime ISA selection for the exp-heavy loops ---- */
 
 #if KERN_X86_DISPATCH
-static bool cpu_has_avx2(void)
+/* npu_kern_vec_force_isa's choice, or -1: the best the CPU has */
+static atomic_int forced_isa = -1;
+
+static bool isa_allowed(int isa)
 {
-	/* cheap: a load and a bit test after libgcc's constructor ran */
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2");
+	int f = atomic_load_explicit(&forced_isa, memory_order_relaxed);
+
+	return f < 0 || f >= isa;
 }
 
-/* name##_avx2 and name##_base are the same always_inline body compiled
- * for two ISAs; name() picks one per call. */
+/* cheap: a load and a bit test after libgcc's constructor ran */
+static bool cpu_has_avx2(void)
+{
+	__builtin_cpu_init();
+	return isa_allowed(NPU_KERN_ISA_AVX2) && __builtin_cpu_supports("avx2");
+}
+
+static bool cpu_has_avx512(void)
+{
+	__builtin_cpu_init();
+	return isa_allowed(NPU_KERN_ISA_AVX512) && __builtin_cpu_supports("avx512f");
+}
+
+bool npu_kern_vec_force_isa(int isa)
+{
+	atomic_store_explicit(&forced_isa, isa, memory_order_relaxed);
+	switch (isa) {
+	case NPU_KERN_ISA_AVX512:
+		return cpu_has_avx512();
+	case NPU_KERN_ISA_AVX2:
+		return cpu_has_avx2();
+	default:
+		return true;
+	}
+}
+
+/*
+ * name##_avx512, name##_avx2 and name##_base are the same always_inline
+ * body compiled for three ISAs; name() picks one per call.  They give the
+ * same bits: every element goes through the same IEEE operations (ISO C
+ * mode: no contraction into FMAs), and reductions keep their NLANES
+ * partial sums, whatever the vector width.
+ */
 #define DISPATCH_DEFINE(name, params, args)				\
+	static __attribute__((target("avx512f"))) void name##_avx512 params \
+	{ name##_body args; }						\
 	static __attribute__((target("avx2"))) void name##_avx2 params \
 	{ name##_body args; }						\
 	static void name##_base params { name##_body args; }		\
 	static void name params						\
 	{								\
-		if (cpu_has_avx2())					\
+		if (cpu_has_avx512())					\
+			name##_avx512 args;				\
+		else if (cpu_has_avx2())				\
 			name##_avx2 args;				\
 		else							\
 			name##_base args;				\
@@ -295,6 +334,11 @@ static bool cpu_has_avx2(void)
 #else
 #define DISPATCH_DEFINE(name, params, args)				\
 	static void name params { name##_body args; }
+
+bool npu_kern_vec_force_isa(int isa)
+{
+	return isa <= NPU_KERN_ISA_BASE;
+}
 #endif
 
 /* ---- elementwise ---- */

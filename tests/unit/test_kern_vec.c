@@ -738,6 +738,93 @@ END_TEST
 
 /* ---- layernorm ---- */
 
+/*
+ * The exp-heavy loops (and softmax) are one body built for the baseline,
+ * AVX2 and AVX-512, picked per call by the CPU: the three must give the
+ * same bits, NaN payloads included, or a model's results would depend on
+ * the machine.  Inputs: every special value, the functions' branch points,
+ * random bit patterns over the whole range and random values in
+ * [-20, 20], at lengths that leave every vector tail.
+ */
+static float any_float(unsigned i)
+{
+	static const uint32_t special[] = {
+		0x7fc00000, 0xffc00001, 0x7f800001, 0x7fa00000, 0x7f800000,
+		0xff800000, 0x00000000, 0x80000000, 0x00000001, 0x807fffff,
+		0x00800000, 0x7f7fffff, 0xff7fffff, 0x42b17218, 0xc2cff1b5,
+		0xc2d00000, 0x42b20000, 0x3f000000, 0xbf000000, 0x41800000,
+		0xc1800000, 0x3f800000, 0xbf800000,
+	};
+	const unsigned nspecial = sizeof(special) / sizeof(special[0]);
+	uint32_t u;
+	float f;
+
+	if (i < nspecial)
+		u = special[i];
+	else if (i % 2)
+		u = rng_next();
+	else
+		return rng_uniform(-20.0f, 20.0f);
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+START_TEST(vec_isa_builds_agree)
+{
+	static const unsigned fns[] = {
+		NPU_FN_SIGMOID, NPU_FN_TANH, NPU_FN_EXP, NPU_FN_ERF,
+		NPU_FN_GELU, NPU_FN_SILU, NPU_FN_GELU_TANH,
+	};
+	static const int isas[] = { NPU_KERN_ISA_AVX2, NPU_KERN_ISA_AVX512 };
+	enum { N = 2053, ROW = 67 };
+	float *x = malloc(N * sizeof(*x)), *ref = malloc(N * sizeof(*ref));
+	float *y = malloc(N * sizeof(*y));
+	long bad = 0;
+	int ran = 0;
+
+	ck_assert(x && ref && y);
+	rng_seed(2026);
+	for (unsigned i = 0; i < N; i++)
+		x[i] = any_float(i);
+	for (unsigned f = 0; f <= sizeof(fns) / sizeof(fns[0]) + 1; f++) {
+		const bool unary = f < sizeof(fns) / sizeof(fns[0]);
+		const bool log = f > sizeof(fns) / sizeof(fns[0]);
+
+		/* lengths 1..N: every tail of every vector width */
+		for (size_t n = 1; n <= N; n += unary ? 37 : ROW * 5) {
+			ck_assert(npu_kern_vec_force_isa(NPU_KERN_ISA_BASE));
+			if (unary)
+				npu_kern_unary(ref, x, n, fns[f], 0.0f, 0.0f);
+			else
+				npu_kern_softmax(ref, x, n / ROW + 1, n % ROW + 1, log);
+			for (unsigned k = 0; k < sizeof(isas) / sizeof(isas[0]); k++) {
+				if (!npu_kern_vec_force_isa(isas[k]))
+					continue;
+				ran++;
+				if (unary)
+					npu_kern_unary(y, x, n, fns[f], 0.0f, 0.0f);
+				else
+					npu_kern_softmax(y, x, n / ROW + 1, n % ROW + 1, log);
+				if (memcmp(y, ref, (unary ? n : (n / ROW + 1) * (n % ROW + 1)) *
+						   sizeof(*y))) {
+					bad++;
+					fprintf(stderr, "%s %u n=%zu: the %s build differs from the baseline\n",
+						unary ? "fn" : log ? "log_softmax" : "softmax",
+						unary ? fns[f] : 0, n, isas[k] == NPU_KERN_ISA_AVX2 ? "AVX2" : "AVX-512");
+				}
+			}
+		}
+	}
+	npu_kern_vec_force_isa(NPU_KERN_ISA_AUTO);
+	free(x);
+	free(ref);
+	free(y);
+	ck_assert_int_eq(bad, 0);
+	if (!ran)
+		fprintf(stderr, "vec_isa_builds_agree: this CPU has neither AVX2 nor AVX-512; only the baseline ran\n");
+}
+END_TEST
+
 START_TEST(layernorm_mean_var)
 {
 	enum { OUTER = 5, INNER = 301 };
@@ -1430,6 +1517,7 @@ static Suite *kern_vec_suite(void)
 	tcase_add_test(tc, softmax_rows_sum_to_one);
 	tcase_add_test(tc, softmax_large_inputs_stable);
 	tcase_add_test(tc, log_softmax);
+	tcase_add_test(tc, vec_isa_builds_agree);
 	tcase_add_test(tc, layernorm_mean_var);
 	tcase_add_test(tc, layernorm_gamma_beta_reference);
 	tcase_add_test(tc, rmsnorm_reference);
