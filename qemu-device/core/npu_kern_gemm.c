@@ -337,9 +337,8 @@ static inline struct a_quad TGT_BASE load_a_quad(const uint8_t *A, long lda,
  * Pack up to MR rows of a K slice of @kbytes bytes into the group layout:
  * dst[g][r] = dword g of row r; rows from @rows to the next multiple of 4
  * are zeros, and later ones are not written (the micro-kernel for @rows
- * reads whole 4-row blocks only).  Rows
- * are read 64 bytes (16 groups) at a time, 4 rows at a time, and transposed
- * by load_a_quad().  With @flip, bytes are XORed with 0x80 (int8 -> uint8).
+ * reads whole 4-row blocks only).  Rows are read 64 bytes (16 groups) at
+ * a time, 4 rows at a time, and transposed by load_a_quad().  With @flip, bytes are XORed with 0x80 (int8 -> uint8).
  * With @rowsum, the byte sums of each row (after the flip) are stored there.
  */
 static void TGT_BASE pack_a(const uint8_t *A, long lda_bytes, int rows,
@@ -568,12 +567,13 @@ static inline void TGT_BASE store_i32(int32_t *c, __m512i v0, __m512i v1,
 static inline void ALWAYS_INLINE TGT_VNNI
 kern_i8_body(long kg, const uint8_t *Ap, const uint8_t *Bp, void *Cv,
 	     long ldc, int mr, int nr, bool load_c, const int32_t *rowc,
-	     const int32_t *colc, const int R, const int V)
+	     const int32_t *colc, const float *bias, const int R, const int V)
 {
 	const __m512i z = _mm512_setzero_si512();
 	int32_t *C = Cv;
 	ACC_DECL(__m512i, z);
 
+	(void)bias;	/* int32 sums: the output stage adds their bias */
 	prefetch_c(Cv, ldc, mr);
 	for (long g = 0; g < kg; g++) {
 		const __m512i b0 = _mm512_loadu_si512(Bp);
@@ -648,13 +648,15 @@ static inline void TGT_BASE store_f32(float *c, __m512 v0, __m512 v1,
 
 static inline void ALWAYS_INLINE TGT_BF16
 kern_bf16_body(long kg, const uint8_t *Ap, const uint8_t *Bp, void *Cv,
-	       long ldc, int mr, int nr, bool load_c, const float *bias,
-	       const int R, const int V)
+	       long ldc, int mr, int nr, bool load_c, const int32_t *rowc,
+	       const int32_t *colc, const float *bias, const int R, const int V)
 {
 	const __m512 z = _mm512_setzero_ps();
 	float *C = Cv;
 	ACC_DECL(__m512, z);
 
+	(void)rowc;
+	(void)colc;
 	prefetch_c(Cv, ldc, mr);
 	for (long g = 0; g < kg; g++) {
 		const __m512bh b0 = (__m512bh)_mm512_loadu_si512(Bp);
@@ -697,13 +699,15 @@ static inline __m512 TGT_BASE fma_acc(__m512 c, __m512 a, __m512 b)
 
 static inline void ALWAYS_INLINE TGT_BASE
 kern_f32_body(long kg, const uint8_t *Ap, const uint8_t *Bp, void *Cv,
-	      long ldc, int mr, int nr, bool load_c, const float *bias,
-	      const int R, const int V)
+	      long ldc, int mr, int nr, bool load_c, const int32_t *rowc,
+	      const int32_t *colc, const float *bias, const int R, const int V)
 {
 	const __m512 z = _mm512_setzero_ps();
 	float *C = Cv;
 	ACC_DECL(__m512, z);
 
+	(void)rowc;
+	(void)colc;
 	prefetch_c(Cv, ldc, mr);
 	for (long g = 0; g < kg; g++) {
 		const __m512 b0 = _mm512_loadu_ps(Bp);
@@ -755,20 +759,9 @@ static void tgt kind##_##R##x##V(long kg, const uint8_t *Ap,		\
 				 const int32_t *rowc, const int32_t *colc, \
 				 const float *bias)			\
 {									\
-	KERN_CALL_##kind(R, V);						\
+	kind##_body(kg, Ap, Bp, C, ldc, mr, nr, load_c, rowc, colc, bias, \
+		    R, V);						\
 }
-
-#define KERN_CALL_kern_i8(R, V)						\
-	(void)bias;	/* int32 sums: the output stage adds their bias */ \
-	kern_i8_body(kg, Ap, Bp, C, ldc, mr, nr, load_c, rowc, colc, R, V)
-#define KERN_CALL_kern_bf16(R, V)					\
-	(void)rowc;							\
-	(void)colc;							\
-	kern_bf16_body(kg, Ap, Bp, C, ldc, mr, nr, load_c, bias, R, V)
-#define KERN_CALL_kern_f32(R, V)					\
-	(void)rowc;							\
-	(void)colc;							\
-	kern_f32_body(kg, Ap, Bp, C, ldc, mr, nr, load_c, bias, R, V)
 
 #define KERN_VARIANTS(kind, tgt)					\
 	KERN_VARIANT(kind, tgt, 4, 1) KERN_VARIANT(kind, tgt, 4, 2)	\

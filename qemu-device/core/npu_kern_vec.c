@@ -283,14 +283,18 @@ static bool isa_allowed(int isa)
 	return f < 0 || f >= isa;
 }
 
-/* cheap: a load and a bit test after libgcc's constructor ran */
-static bool cpu_has_avx2(void)
+/*
+ * Whether to run the AVX2 / AVX-512 build: the CPU has it and no forced
+ * choice rules it out.  Cheap: a load and a bit test after libgcc's
+ * constructor ran.
+ */
+static bool use_avx2(void)
 {
 	__builtin_cpu_init();
 	return isa_allowed(NPU_KERN_ISA_AVX2) && __builtin_cpu_supports("avx2");
 }
 
-static bool cpu_has_avx512(void)
+static bool use_avx512(void)
 {
 	__builtin_cpu_init();
 	return isa_allowed(NPU_KERN_ISA_AVX512) && __builtin_cpu_supports("avx512f");
@@ -301,9 +305,9 @@ bool npu_kern_vec_force_isa(int isa)
 	atomic_store_explicit(&forced_isa, isa, memory_order_relaxed);
 	switch (isa) {
 	case NPU_KERN_ISA_AVX512:
-		return cpu_has_avx512();
+		return use_avx512();
 	case NPU_KERN_ISA_AVX2:
-		return cpu_has_avx2();
+		return use_avx2();
 	default:
 		return true;
 	}
@@ -324,9 +328,9 @@ bool npu_kern_vec_force_isa(int isa)
 	static void name##_base params { name##_body args; }		\
 	static void name params						\
 	{								\
-		if (cpu_has_avx512())					\
+		if (use_avx512())					\
 			name##_avx512 args;				\
-		else if (cpu_has_avx2())				\
+		else if (use_avx2())				\
 			name##_avx2 args;				\
 		else							\
 			name##_base args;				\
