@@ -545,6 +545,32 @@ END_TEST
  * must match bit for bit; columns past n must keep their sentinel.
  * (m = 1 has its own path, checked against M = 2 above.)
  */
+/* n elements of any kind (rnd_bf16_any, fp32 with random low bits) */
+static void fill_any(uint8_t *p, long n, bool bf16)
+{
+	for (long i = 0; i < n; i++) {
+		uint16_t h = rnd_bf16_any();
+		uint32_t u = (uint32_t)h << 16 | (rnd() & 0xffff);
+
+		if (bf16)
+			memcpy(p + 2 * i, &h, 2);
+		else
+			memcpy(p + 4 * i, &u, 4);
+	}
+}
+
+static void gemm_float(bool bf16, int M, int N, int K, const uint8_t *A,
+		       long lda, const uint8_t *B, long ldb, float *C, long ldc,
+		       bool acc)
+{
+	if (bf16)
+		npu_kern_gemm_bf16(M, N, K, (const uint16_t *)A, lda,
+				   (const uint16_t *)B, ldb, C, ldc, acc);
+	else
+		npu_kern_gemm_f32(M, N, K, (const float *)A, lda,
+				  (const float *)B, ldb, C, ldc, acc);
+}
+
 static void sub_tile_case(bool bf16, int K, bool acc, long *bad)
 {
 	enum { MM = 13, NN = 40 };
@@ -555,37 +581,12 @@ static void sub_tile_case(bool bf16, int K, bool acc, long *bad)
 	float *C0 = xmalloc((size_t)MM * ldc * 4), *full = xmalloc((size_t)MM * ldc * 4);
 	float *C = xmalloc((size_t)MM * ldc * 4);
 
-	for (long i = 0; i < MM * lda; i++) {
-		uint16_t h = rnd_bf16_any();
-
-		if (bf16) {
-			memcpy(A + 2 * i, &h, 2);
-		} else {
-			uint32_t u = (uint32_t)h << 16 | (rnd() & 0xffff);
-
-			memcpy(A + 4 * i, &u, 4);
-		}
-	}
-	for (long i = 0; i < K * ldb; i++) {
-		uint16_t h = rnd_bf16_any();
-
-		if (bf16) {
-			memcpy(B + 2 * i, &h, 2);
-		} else {
-			uint32_t u = (uint32_t)h << 16 | (rnd() & 0xffff);
-
-			memcpy(B + 4 * i, &u, 4);
-		}
-	}
+	fill_any(A, MM * lda, bf16);
+	fill_any(B, K * ldb, bf16);
 	for (long i = 0; i < MM * ldc; i++)
 		C0[i] = acc ? (float)rnd_range(-1000, 1000) / 7.0f : 0.0f;
 	memcpy(full, C0, (size_t)MM * ldc * 4);
-	if (bf16)
-		npu_kern_gemm_bf16(MM, NN, K, (const uint16_t *)A, lda,
-				   (const uint16_t *)B, ldb, full, ldc, acc);
-	else
-		npu_kern_gemm_f32(MM, NN, K, (const float *)A, lda,
-				  (const float *)B, ldb, full, ldc, acc);
+	gemm_float(bf16, MM, NN, K, A, lda, B, ldb, full, ldc, acc);
 	for (int m = 2; m <= MM; m++)
 		for (int n = 1; n <= NN; n++) {
 			long wrong = 0;
@@ -593,12 +594,7 @@ static void sub_tile_case(bool bf16, int K, bool acc, long *bad)
 			memcpy(C, C0, (size_t)MM * ldc * 4);
 			for (int i = 0; i < m; i++)
 				fill_sentinel(C + i * ldc + n, (size_t)(ldc - n));
-			if (bf16)
-				npu_kern_gemm_bf16(m, n, K, (const uint16_t *)A, lda,
-						   (const uint16_t *)B, ldb, C, ldc, acc);
-			else
-				npu_kern_gemm_f32(m, n, K, (const float *)A, lda,
-						  (const float *)B, ldb, C, ldc, acc);
+			gemm_float(bf16, m, n, K, A, lda, B, ldb, C, ldc, acc);
 			for (int i = 0; i < m; i++) {
 				uint32_t sent = SENTINEL, u;
 
