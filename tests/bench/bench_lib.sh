@@ -46,6 +46,31 @@ ort_p50() {
 	fig get "$TMP/ort.json" p50_ms
 }
 
+# bench_rounds: NPU_BENCH_ROUNDS (default 4), the rounds of an alternated
+# figure; fails, saying why, on anything but a count of 1 or more.
+bench_rounds() {
+	case ${NPU_BENCH_ROUNDS:-4} in
+	'' | *[!0-9]* | 0)
+		echo "bench: NPU_BENCH_ROUNDS=$NPU_BENCH_ROUNDS: give a count of 1 or more" >&2
+		return 1 ;;
+	esac
+	echo "${NPU_BENCH_ROUNDS:-4}"
+}
+
+# ort_round R THREADS MODEL ARGS...: onnxruntime's round R of an
+# alternated figure, into $TMP/ort.rR.json; once a round has failed, $ref
+# says why and later rounds do not run.
+ort_round() {
+	round=$1
+	shift
+	[ -z "$ref" ] || return 0
+	if ort_p50 "$@" >/dev/null; then
+		mv "$TMP/ort.json" "$TMP/ort.r$round.json"
+	else
+		ref="onnxruntime failed: $(why "$TMP/ort.err")"
+	fi
+}
+
 # latency_line NAME THREADS MODEL "NPU_ARGS" "ORT_ARGS": one latency figure,
 # ours / onnxruntime's.  The argument strings are split on blanks.  The two
 # engines alternate: NPU_BENCH_ROUNDS rounds (default 4) of ITER / rounds
@@ -55,14 +80,10 @@ ort_p50() {
 # minutes, so the ratio says more than two back-to-back blocks did.
 latency_line() {
 	name=$1 t=$2 m=$3
-	rounds=${NPU_BENCH_ROUNDS:-4}
-	case $rounds in
-	'' | *[!0-9]* | 0) echo "bench: NPU_BENCH_ROUNDS=$rounds: give a count of 1 or more" >&2
-		exit 1 ;;
-	esac
+	rounds=$(bench_rounds) || exit 1
 	iter=$ITER
 	ITER=$(( (iter + rounds - 1) / rounds ))
-	ours= ref= r=0
+	ours='' ref='' r=0
 	rm -f "$TMP"/npu.r*.json "$TMP"/ort.r*.json
 	while [ "$r" -lt "$rounds" ]; do
 		# shellcheck disable=SC2086
@@ -72,11 +93,7 @@ latency_line() {
 			ours="npu-run failed: $(why "$TMP/npu.err")"
 		fi
 		# shellcheck disable=SC2086
-		if [ -z "$ref" ] && ort_p50 "$t" "$m" $5 >/dev/null; then
-			mv "$TMP/ort.json" "$TMP/ort.r$r.json"
-		elif [ -z "$ref" ]; then
-			ref="onnxruntime failed: $(why "$TMP/ort.err")"
-		fi
+		ort_round "$r" "$t" "$m" $5
 		r=$((r + 1))
 	done
 	ITER=$iter

@@ -108,8 +108,8 @@ decode_line() {
 # latency_line: ROUNDS - 1 further generations (into $TMP/NAME.rR.json) and
 # ROUNDS onnxruntime runs of ITER / ROUNDS steps each, ours then theirs,
 # each side's figure the median of its rounds'.  The test model's step
-# takes 0.2-0.4 ms, and onnxruntime's measured 0.17 to 0.26 ms from one
-# make bench run to the next when taken in one block.
+# takes 0.2-0.4 ms, and onnxruntime's measured 0.17 to 0.38 ms from one
+# process to the next when taken in one block.
 latency_decode() {
 	name=$1 m=$2 ctx=$3 rounds=${4:-1}
 	ours='' ref='' r=0 iter=$ITER
@@ -126,11 +126,7 @@ latency_decode() {
 				ours="npu-run --generate failed: $(why "$TMP/$name.r$r.err")"
 			fi
 			# shellcheck disable=SC2086
-			if [ -z "$ref" ] && ort_p50 1 "$m" $feeds >/dev/null; then
-				mv "$TMP/ort.json" "$TMP/ort.r$r.json"
-			elif [ -z "$ref" ]; then
-				ref="onnxruntime failed: $(why "$TMP/ort.err")"
-			fi
+			ort_round "$r" 1 "$m" $feeds
 			r=$((r + 1))
 		done
 		ITER=$iter
@@ -157,7 +153,8 @@ generate llama_test_bf16 "$TEST" 128 emu:threads=1
 generate llama_test_w8 "$TEST" 128 emu --precision w8
 decode_line llama_test_bf16 "$TEST" 128 bf16
 decode_line llama_test_w8 "$TEST" 128 w8
-latency_decode llama_test_bf16 "$TEST" 128 "${NPU_BENCH_ROUNDS:-4}"
+ROUNDS=$(bench_rounds) || exit 1
+latency_decode llama_test_bf16 "$TEST" 128 "$ROUNDS"
 
 # ---- LLaMA-2-7B's dimensions, 2 layers scaled to 32 ----
 ITER=${NPU_BENCH_LLM_ITERATIONS:-5}
