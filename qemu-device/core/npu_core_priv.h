@@ -144,6 +144,25 @@ struct npu_mmu_range {
 	uint8_t perm;		/* held by every page of the range */
 };
 
+/*
+ * And the host pointers of the last few page spans npu_mmu_map gave for
+ * reading, for the rest of the memory bracket they were mapped in: most
+ * DMAs of a decode step read a few dozen bytes each, the next slice of
+ * the same page as an earlier DMA of the round (of one of an operation's
+ * two or three inputs), and a translation plus the host's mem_map cost
+ * ~230 instructions each time.  Reads only: a host records what the core
+ * writes through each mem_map call (QEMU marks those pages dirty as the
+ * bracket ends).
+ */
+#define NPU_MMU_READ_MAPS 4
+
+struct npu_mmu_read_map {
+	uint64_t bracket;	/* npu_mmu_bracket() when mapped; 0: empty */
+	uint64_t va, len;	/* whole pages */
+	uint64_t pa;
+	const uint8_t *host;
+};
+
 struct npu_mmu_tlb {
 	uint64_t vpn[NPU_MMU_TLB_ENTRIES];
 	uint64_t pa[NPU_MMU_TLB_ENTRIES];
@@ -151,7 +170,18 @@ struct npu_mmu_tlb {
 	bool valid[NPU_MMU_TLB_ENTRIES];
 	struct npu_mmu_range range[NPU_MMU_TLB_RANGES];	/* perm 0: empty */
 	unsigned range_next;	/* the entry a new range replaces */
+	struct npu_mmu_read_map read_map[NPU_MMU_READ_MAPS];
+	unsigned read_map_next;	/* the entry a new span replaces */
 };
+
+/*
+ * The memory bracket this thread is in (npu_task_mem_begin/_end): an id
+ * unique across threads and brackets, 0 outside one.  A host pointer is
+ * valid only until its bracket ends (npu_core_host.mem_map).
+ */
+uint64_t npu_mmu_bracket(void);
+void npu_mmu_bracket_enter(void);
+void npu_mmu_bracket_leave(void);
 int npu_mmu_translate(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		      uint64_t va, bool write, uint64_t *pa,
 		      uint64_t *fault_addr, uint32_t *detail);

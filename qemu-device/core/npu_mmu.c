@@ -4,6 +4,7 @@
  * per-walker TLB.  A task only ever walks the tables named by its own
  * descriptor, which is what isolates contexts from each other.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "npu_core_priv.h"
@@ -316,12 +317,76 @@ static void range_note(struct npu_mmu_tlb *tlb, struct npu_mmu_range *r,
 	r->perm = write ? PERM_W : PERM_R;
 }
 
+static atomic_uint_fast64_t bracket_ids;
+static _Thread_local uint64_t bracket_cur;
+
+uint64_t npu_mmu_bracket(void)
+{
+	return bracket_cur;
+}
+
+void npu_mmu_bracket_enter(void)
+{
+	bracket_cur = atomic_fetch_add(&bracket_ids, 1) + 1;
+}
+
+void npu_mmu_bracket_leave(void)
+{
+	bracket_cur = 0;
+}
+
+/* @va's @len bytes inside one of @tlb's read maps of this bracket: their host pointer. */
+static const uint8_t *read_map_hit(const struct npu_mmu_tlb *tlb, uint64_t va,
+				   size_t len, uint64_t *pa)
+{
+	for (unsigned i = 0; i < NPU_MMU_READ_MAPS; i++) {
+		const struct npu_mmu_read_map *m = &tlb->read_map[i];
+
+		if (m->bracket && m->bracket == bracket_cur && va >= m->va &&
+		    va - m->va <= m->len && len <= m->len - (va - m->va)) {
+			*pa = m->pa + (va - m->va);
+			return m->host + (va - m->va);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * For a read of pages [first, last], translated contiguous from @pa0: ask
+ * the host for the whole pages and keep them among @tlb's read maps (in
+ * place of the oldest), so that the next reads of the same pages in this
+ * bracket skip the translation and the host.  NULL when the host does
+ * not give the whole pages (the caller then asks for the bytes alone).
+ */
+static const uint8_t *read_map_fill(struct npu_core *core, struct npu_mmu_tlb *tlb,
+				    uint64_t first, uint64_t last, uint64_t pa0)
+{
+	uint64_t len = (last - first + 1) << NPU_MMU_PAGE_SHIFT;
+	struct npu_mmu_read_map *m;
+	const uint8_t *host;
+
+	if (!bracket_cur)
+		return NULL;
+	host = core->host.mem_map(core->host.opaque, pa0, len, false);
+	if (!host)
+		return NULL;
+	m = &tlb->read_map[tlb->read_map_next];
+	tlb->read_map_next = (tlb->read_map_next + 1) % NPU_MMU_READ_MAPS;
+	m->bracket = bracket_cur;
+	m->va = first << NPU_MMU_PAGE_SHIFT;
+	m->len = len;
+	m->pa = pa0;
+	m->host = host;
+	return host;
+}
+
 void *npu_mmu_map_pa(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		     uint64_t va, size_t len, bool write, uint64_t *pa)
 {
 	struct npu_core *core = task->core;
 	uint64_t first, last, vpn, pa0 = 0, page;
 	struct npu_mmu_range *r;
+	const uint8_t *host;
 
 	if (!core->host.mem_map || !len)
 		return NULL;
@@ -331,6 +396,9 @@ void *npu_mmu_map_pa(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 	}
 	if (va >> NPU_MMU_VA_BITS || len - 1 > (1ull << NPU_MMU_VA_BITS) - 1 - va)
 		return NULL;
+	/* The host's pointer is to const bytes only for reads: never written through. */
+	if (!write && tlb && (host = read_map_hit(tlb, va, len, pa)))
+		return (void *)host;
 	first = va >> NPU_MMU_PAGE_SHIFT;
 	last = (va + len - 1) >> NPU_MMU_PAGE_SHIFT;
 	/*
@@ -356,6 +424,8 @@ void *npu_mmu_map_pa(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 		return NULL;
 	range_note(tlb, r, first, last, pa0, write);
 	*pa = pa0 | (va & (NPU_MMU_PAGE_SIZE - 1));
+	if (!write && tlb && (host = read_map_fill(core, tlb, first, last, pa0)))
+		return (void *)(host + (va & (NPU_MMU_PAGE_SIZE - 1)));
 	return core->host.mem_map(core->host.opaque, *pa, len, write);
 }
 

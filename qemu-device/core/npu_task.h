@@ -278,12 +278,14 @@ static inline void npu_task_mem_begin(struct npu_task *task)
 
 	if (host->mem_begin)
 		host->mem_begin(host->opaque);
+	npu_mmu_bracket_enter();
 }
 
 static inline void npu_task_mem_end(struct npu_task *task)
 {
 	const struct npu_core_host *host = &task->core->host;
 
+	npu_mmu_bracket_leave();
 	if (host->mem_end)
 		host->mem_end(host->opaque);
 }

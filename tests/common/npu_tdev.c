@@ -8,6 +8,11 @@
 /* This thread is between the core's mem_begin and mem_end. */
 static _Thread_local bool in_bracket;
 
+/* npu_tdev.bounce_reads: this thread's copies, let go of as its bracket ends. */
+#define BOUNCE_MAX 64
+static _Thread_local struct { void *p; size_t len; } bounce[BOUNCE_MAX];
+static _Thread_local unsigned nbounce;
+
 static void mem_begin(void *opaque)
 {
 	struct npu_tdev *d = opaque;
@@ -25,6 +30,11 @@ static void mem_end(void *opaque)
 	if (!in_bracket)
 		atomic_fetch_add(&d->mem_misnested, 1);
 	in_bracket = false;
+	for (unsigned i = 0; i < nbounce; i++) {
+		memset(bounce[i].p, 0xa5, bounce[i].len);
+		free(bounce[i].p);
+	}
+	nbounce = 0;
 	atomic_fetch_add(&d->mem_ends, 1);
 }
 
@@ -58,13 +68,23 @@ static void *mem_map(void *opaque, uint64_t pa, size_t len, bool write)
 {
 	struct npu_tdev *d = opaque;
 
-	(void)write;
+	void *copy;
+
 	if (!d->map_ddr || !in_bracket || pa > d->ddr_size ||
 	    len > d->ddr_size - pa)
 		return NULL;
+	if (d->bounce_reads) {
+		if (write || nbounce == BOUNCE_MAX || !(copy = malloc(len)))
+			return NULL;
+		memcpy(copy, d->ddr + pa, len);
+		bounce[nbounce].p = copy;
+		bounce[nbounce++].len = len;
+	} else {
+		copy = d->ddr + pa;
+	}
 	atomic_fetch_add(&d->mem_bracketed, 1);
 	atomic_fetch_add(&d->mem_maps, 1);
-	return d->ddr + pa;
+	return copy;
 }
 
 static uint64_t mem_version(void *opaque, uint64_t pa, size_t len)

@@ -37,6 +37,12 @@ struct npu_tdev {
 	 * mem_write: tests run both ways and expect the same outcome. */
 	bool map_ddr;
 	atomic_uint mem_maps;		/* ranges the core got mapped */
+	/* With map_ddr: reads are mapped as a copy of their range that is
+	 * poisoned and freed as the bracket ends, as a host whose mappings
+	 * last one bracket (QEMU's) would let go of them; writes are not
+	 * mapped.  A pointer kept past its bracket reads poison (under
+	 * ASan, freed memory). */
+	bool bounce_reads;
 	/* While nonzero (with map_ddr), what the host's mem_version says of
 	 * any DDR range: a test that writes DDR and wants the core to see
 	 * it changes this, as a host tracking writes would. */

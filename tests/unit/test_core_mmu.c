@@ -301,6 +301,59 @@ START_TEST(test_tiles_share_pages)
 END_TEST
 
 /*
+ * Slices of one page of DDR into HBSM, one DMA each, as a decode step's
+ * small operations load their operands: the core keeps the host pointer
+ * of the pages the first read mapped and reads the next slices through
+ * it, but only inside the memory bracket it was mapped in.  The host
+ * here lets go of every mapping as its bracket ends (npu_tdev
+ * bounce_reads): the first run brackets each round, the second (a
+ * replay) the whole task, and the source changes between them.  Every
+ * slice lands as it was when read.
+ */
+START_TEST(test_read_map_per_bracket)
+{
+	enum { SLICES = 24, SLICE = 40 };
+	struct npu_tdev *d = small_dev_map(1);
+	uint64_t root = npu_tdev_ctx(d);
+	struct npu_tdev_submit o = { .root = root, .nclusters = 2 };
+	uint64_t pa = npu_tdev_alloc(d, 4096);
+	const uint8_t *h = npu_tdev_hbsm(d, 1, 1);
+	struct npu_hw_completion c;
+	struct npu_tprog p;
+
+	d->bounce_reads = true;
+	npu_tdev_map(d, root, VA_IN, pa, 4096, true, false);
+	npu_tprog_init(&p);
+	for (unsigned i = 0; i < SLICES; i++) {
+		struct npu_hw_insn *in = add_dma(&p, NPU_SPACE_DDR, VA_IN + i * SLICE,
+						 NPU_SPACE_HBSM_REMOTE, i * 64, SLICE);
+
+		in->opnd[NPU_OPND_DST].cluster_mask = 0x2;
+		in->opnd[NPU_OPND_DST].tpb_mask = 0x2;
+		in->params.dma.engine = (uint8_t)(i % 2);
+	}
+	for (unsigned run = 0; run < 2; run++) {
+		unsigned maps = d->mem_maps;
+		bool ok = true;
+
+		pattern(npu_tdev_ptr(d, pa), 4096, 7 + run);
+		ck_assert_int_eq(npu_tdev_run(d, &p, &o, &c), NPU_TASK_OK);
+		/* The replay's slices after the first read the first's pages. */
+		if (run)
+			ck_assert_uint_lt(d->mem_maps - maps, SLICES / 2);
+		for (unsigned i = 0; i < SLICES; i++)
+			ok = ok && !memcmp(h + i * 64, (uint8_t *)npu_tdev_ptr(d, pa) + i * SLICE,
+					   SLICE);
+		ck_assert_msg(ok, "run %u: a slice read through a mapping of an earlier bracket",
+			      run);
+	}
+	ck_assert_uint_eq(d->mem_misnested, 0);
+	npu_tprog_free(&p);
+	npu_tdev_destroy(d);
+}
+END_TEST
+
+/*
  * Pages mapped for reading do not become writable because a read found
  * them contiguous, nor pages mapped for writing readable: read-only
  * pages read whole, then written by a DMA, fault on the write;
@@ -933,6 +986,7 @@ static Suite *core_mmu_suite(void)
 	tcase_add_loop_test(t, test_tiles_share_pages, 0, 2);
 	tcase_add_loop_test(t, test_range_keeps_permissions, 0, 2);
 	tcase_add_loop_test(t, test_dense_rows_to_strided, 0, 2);
+	tcase_add_test(t, test_read_map_per_bracket);
 	suite_add_tcase(s, f);
 	suite_add_tcase(s, t);
 	return s;
