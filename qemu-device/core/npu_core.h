@@ -99,7 +99,11 @@ struct npu_core_host {
 	 * obtained in.  NULL when the host cannot give one (outside a
 	 * bracket, a range not in one piece of host memory, or never): the
 	 * core then copies through mem_read/mem_write, which also reports
-	 * any bus error, so NULL is never an error in itself.
+	 * any bus error, so NULL is never an error in itself.  For a read
+	 * the core may ask for the whole pages around the bytes it needs,
+	 * and read other bytes of a range it got through the same pointer
+	 * until the bracket ends; it asks again for every write, so a host
+	 * learns every range written.
 	 */
 	void *(*mem_map)(void *opaque, uint64_t pa, size_t len, bool write);
 	/*
