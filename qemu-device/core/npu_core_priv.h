@@ -157,7 +157,7 @@ struct npu_mmu_range {
 #define NPU_MMU_READ_MAPS 4
 
 struct npu_mmu_read_map {
-	uint64_t bracket;	/* npu_mmu_bracket() when mapped; 0: empty */
+	uint64_t bracket;	/* the bracket it was mapped in; 0: empty */
 	uint64_t va, len;	/* whole pages */
 	uint64_t pa;
 	const uint8_t *host;
@@ -175,11 +175,11 @@ struct npu_mmu_tlb {
 };
 
 /*
- * The memory bracket this thread is in (npu_task_mem_begin/_end): an id
- * unique across threads and brackets, 0 outside one.  A host pointer is
- * valid only until its bracket ends (npu_core_host.mem_map).
+ * This thread enters and leaves a memory bracket (npu_task_mem_begin/_end):
+ * each gets an id unique across threads and brackets, which the read maps
+ * are tagged with, as a host pointer is valid only until its bracket ends
+ * (npu_core_host.mem_map).
  */
-uint64_t npu_mmu_bracket(void);
 void npu_mmu_bracket_enter(void);
 void npu_mmu_bracket_leave(void);
 int npu_mmu_translate(struct npu_core_task *task, struct npu_mmu_tlb *tlb,

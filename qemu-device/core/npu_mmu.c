@@ -318,12 +318,8 @@ static void range_note(struct npu_mmu_tlb *tlb, struct npu_mmu_range *r,
 }
 
 static atomic_uint_fast64_t bracket_ids;
+/* The id of the bracket this thread is in, 0 outside one. */
 static _Thread_local uint64_t bracket_cur;
-
-uint64_t npu_mmu_bracket(void)
-{
-	return bracket_cur;
-}
 
 void npu_mmu_bracket_enter(void)
 {
@@ -396,7 +392,7 @@ void *npu_mmu_map_pa(struct npu_core_task *task, struct npu_mmu_tlb *tlb,
 	}
 	if (va >> NPU_MMU_VA_BITS || len - 1 > (1ull << NPU_MMU_VA_BITS) - 1 - va)
 		return NULL;
-	/* The host's pointer is to const bytes only for reads: never written through. */
+	/* Kept for reads only: the caller never writes through it. */
 	if (!write && tlb && (host = read_map_hit(tlb, va, len, pa)))
 		return (void *)host;
 	first = va >> NPU_MMU_PAGE_SHIFT;
