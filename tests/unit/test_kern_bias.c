@@ -17,20 +17,18 @@
 
 #include "npu_kern.h"
 #include "npu_test.h"
+#include "npu_test_rng.h"
 
 static uint64_t bias_rng = 0x9e3779b97f4a7c15ull;
 
 static uint32_t bias_rnd(void)
 {
-	bias_rng ^= bias_rng >> 12;
-	bias_rng ^= bias_rng << 25;
-	bias_rng ^= bias_rng >> 27;
-	return (uint32_t)((bias_rng * 0x2545f4914f6cdd1dull) >> 32);
+	return npu_test_rnd(&bias_rng);
 }
 
 static int bias_range(int lo, int hi)
 {
-	return lo + (int)(bias_rnd() % (uint32_t)(hi - lo + 1));
+	return npu_test_range(&bias_rng, lo, hi);
 }
 
 /* Mostly ordinary values; one in eight a special one. */

@@ -16,20 +16,18 @@
 
 #include "npu_kern.h"
 #include "npu_test.h"
+#include "npu_test_rng.h"
 
 static uint64_t dw_rng = 0x2545f4914f6cdd1dull;
 
 static uint32_t dw_rnd(void)
 {
-	dw_rng ^= dw_rng >> 12;
-	dw_rng ^= dw_rng << 25;
-	dw_rng ^= dw_rng >> 27;
-	return (uint32_t)((dw_rng * 0x2545f4914f6cdd1dull) >> 32);
+	return npu_test_rnd(&dw_rng);
 }
 
 static int dw_range(int lo, int hi)
 {
-	return lo + (int)(dw_rnd() % (uint32_t)(hi - lo + 1));
+	return npu_test_range(&dw_rng, lo, hi);
 }
 
 /* In [-2, 2) with a full mantissa, so sums round at every step. */

@@ -18,6 +18,7 @@
 
 #include "npu_kern.h"
 #include "npu_test.h"
+#include "npu_test_rng.h"
 
 
 #define SENTINEL 0x5a5a5a5a
@@ -28,17 +29,13 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint32_t rnd(void)
 {
-	/* xorshift64* */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (uint32_t)((rng_state * 0x2545f4914f6cdd1dull) >> 32);
+	return npu_test_rnd(&rng_state);
 }
 
 /* uniform in [lo, hi] */
 static int rnd_range(int lo, int hi)
 {
-	return lo + (int)(rnd() % (uint32_t)(hi - lo + 1));
+	return npu_test_range(&rng_state, lo, hi);
 }
 
 static void *xmalloc(size_t n)
