@@ -73,19 +73,6 @@ void npu_kern_gemm_bf16(int M, int N, int K,
 			float *C, long ldc, bool accumulate);
 /* Tests: force the portable (non-SIMD) GEMM paths on or off. */
 void npu_kern_gemm_force_portable(bool on);
-/*
- * Tests: run the vector unit's exp-heavy loops (npu_kern_vec.c) built for
- * at most @isa (NPU_KERN_ISA_*; NPU_KERN_ISA_AUTO: the best the CPU has).
- * Returns false when this CPU cannot run @isa (the loops then take the
- * best it has below it).
- */
-enum {
-	NPU_KERN_ISA_AUTO = -1,
-	NPU_KERN_ISA_BASE = 0,
-	NPU_KERN_ISA_AVX2 = 1,
-	NPU_KERN_ISA_AVX512 = 2,
-};
-bool npu_kern_vec_force_isa(int isa);
 /* The same with fp32 inputs (used for fp16 operands after widening). */
 void npu_kern_gemm_f32(int M, int N, int K,
 		       const float *A, long lda, const float *B, long ldb,
@@ -134,6 +121,19 @@ void npu_kern_conv2d_f32(const struct npu_kern_conv *p, const float *X,
 			 const float *Wt, float *Y, bool accumulate);
 
 /* ---- Vector math (npu_kern_vec.c), fp32 ---- */
+/*
+ * Tests: run the vector unit's exp-heavy loops (npu_kern_vec.c) built for
+ * at most @isa (NPU_KERN_ISA_*; NPU_KERN_ISA_AUTO: the best the CPU has).
+ * Returns false when this CPU cannot run @isa (the loops then take the
+ * best it has below it).
+ */
+enum {
+	NPU_KERN_ISA_AUTO = -1,
+	NPU_KERN_ISA_BASE = 0,
+	NPU_KERN_ISA_AVX2 = 1,
+	NPU_KERN_ISA_AVX512 = 2,
+};
+bool npu_kern_vec_force_isa(int isa);
 
 /* y[i] = fn(x[i]); fn is a unary enum npu_hw_fn, alpha/beta its parameters. */
 void npu_kern_unary(float *y, const float *x, size_t n, unsigned fn,

@@ -338,7 +338,8 @@ static inline struct a_quad TGT_BASE load_a_quad(const uint8_t *A, long lda,
  * dst[g][r] = dword g of row r; rows from @rows to the next multiple of 4
  * are zeros, and later ones are not written (the micro-kernel for @rows
  * reads whole 4-row blocks only).  Rows are read 64 bytes (16 groups) at
- * a time, 4 rows at a time, and transposed by load_a_quad().  With @flip, bytes are XORed with 0x80 (int8 -> uint8).
+ * a time, 4 rows at a time, and transposed by load_a_quad().  With @flip,
+ * bytes are XORed with 0x80 (int8 -> uint8).
  * With @rowsum, the byte sums of each row (after the flip) are stored there.
  */
 static void TGT_BASE pack_a(const uint8_t *A, long lda_bytes, int rows,
@@ -950,8 +951,9 @@ static bool gemm_blocked(const struct gemm_job *j)
 						char *c = (char *)j->C +
 							(size_t)(ic + ir) * ldc_b +
 							(size_t)(jc + jr) * 4;
+						kern_fn *kern = kern_for(shapes, rows, cols);
 
-						kern_for(shapes, rows, cols)(kg, ap + ir / MR * kg_max * A_GROUP_BYTES,
+						kern(kg, ap + ir / MR * kg_max * A_GROUP_BYTES,
 						     bpan, c, j->ldc, rows, cols, load_c,
 						     i8 && last ? rowc + ic + ir : NULL,
 						     i8 && last ? colc + jr : NULL,
