@@ -13,6 +13,7 @@
 
 #include "npu_tdev.h"
 #include "npu_test.h"
+#include "npu_test_rng.h"
 
 #define RD(d, off) npu_core_mmio_read((d)->core, (off))
 #define WR(d, off, v) npu_core_mmio_write((d)->core, (off), (v))
@@ -31,10 +32,7 @@ static uint64_t rng;
 
 static uint32_t rnd(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32);
+	return npu_test_rnd(&rng);
 }
 
 static struct npu_tdev *fuzz_dev(void)
